@@ -1,0 +1,1 @@
+"""dokoro core server."""

@@ -1,0 +1,1 @@
+"""Database plumbing: engine, dialect operations, column types and migrations."""

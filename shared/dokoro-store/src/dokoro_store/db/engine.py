@@ -1,0 +1,113 @@
+"""The database handle: one engine per store, sessions for reads and serialised writes."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import OperationalError
+from sqlmodel import Session
+
+from dokoro_store.db.dialect import DialectOps, PostgresOps, SqliteOps
+from dokoro_store.errors import StoreUnavailableError
+
+__all__ = ["Database"]
+
+# How long a writer waits for another process's write transaction before giving up.
+# Writes are short; a wait this long means something is wedged, not merely busy.
+SQLITE_BUSY_TIMEOUT_S = 30.0
+_IMMEDIATE = "dokoro_immediate"
+
+
+def _sqlite_engine(path: Path) -> Engine:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(
+        f"sqlite:///{path}",
+        connect_args={"timeout": SQLITE_BUSY_TIMEOUT_S, "check_same_thread": False},
+    )
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # Let SQLAlchemy, not the driver, decide when a transaction begins, so a write can
+        # take the write lock up front (BEGIN IMMEDIATE) instead of failing half-way.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute(f"PRAGMA busy_timeout={int(SQLITE_BUSY_TIMEOUT_S * 1000)}")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection: Any) -> None:
+        immediate = connection.get_execution_options().get(_IMMEDIATE, False)
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+    return engine
+
+
+class Database:
+    """An engine plus the dialect operations of its backend."""
+
+    def __init__(self, engine: Engine, ops: DialectOps) -> None:
+        self.engine = engine
+        self.ops = ops
+        self._writer = engine.execution_options(**{_IMMEDIATE: True})
+
+    @classmethod
+    def open_sqlite(cls, path: Path) -> Database:
+        return cls(_sqlite_engine(path), SqliteOps(path.parent))
+
+    @classmethod
+    def open_url(cls, url: str, lock_dir: Path) -> Database:
+        parsed = make_url(url)
+        if parsed.get_backend_name() == "sqlite":
+            if not parsed.database:
+                raise StoreUnavailableError("a sqlite URL needs a file path: sqlite:///path/to/dokoro.sqlite")
+            return cls.open_sqlite(Path(parsed.database))
+        if parsed.get_backend_name() == "postgresql":
+            engine = create_engine(url, pool_pre_ping=True)
+            return cls(engine, PostgresOps())
+        raise StoreUnavailableError(
+            f"unsupported database URL scheme {parsed.drivername!r}; use a folder path, "
+            "sqlite:///file or postgresql+psycopg://user@host/db"
+        )
+
+    @property
+    def dialect(self) -> str:
+        return self.ops.name
+
+    @contextlib.contextmanager
+    def read(self) -> Iterator[Session]:
+        """A session for reads (a deferred transaction, never blocks writers in WAL mode)."""
+        with Session(self.engine, expire_on_commit=False) as session:
+            yield session
+
+    @contextlib.contextmanager
+    def write(self) -> Iterator[Session]:
+        """A read-modify-write transaction that holds the write lock from its first statement.
+
+        Commits on success, rolls back on any exception. Concurrent writers queue on the
+        busy timeout instead of failing with "database is locked".
+        """
+        with Session(self._writer, expire_on_commit=False) as session:
+            try:
+                yield session
+                session.commit()
+            except OperationalError as exc:
+                session.rollback()
+                if "locked" in str(exc.orig) or "busy" in str(exc.orig):
+                    raise StoreUnavailableError(
+                        "the store stayed busy for too long (another process held the write lock); retry"
+                    ) from exc
+                raise
+            except BaseException:
+                session.rollback()
+                raise
+
+    def dispose(self) -> None:
+        self.engine.dispose()

@@ -1,0 +1,48 @@
+"""Column types shared by every table."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import DateTime, String
+from sqlalchemy.engine import Dialect
+from sqlalchemy.types import TypeDecorator, TypeEngine
+
+__all__ = ["UtcDateTime"]
+
+_SQLITE_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
+
+
+class UtcDateTime(TypeDecorator[datetime]):
+    """An aware UTC datetime.
+
+    PostgreSQL stores ``timestamptz``. SQLite stores fixed-width ISO text
+    (``YYYY-MM-DDTHH:MM:SS.ffffffZ``) so that string order is time order and a comparison
+    with a bound parameter never mixes formats.
+    """
+
+    impl = String(27)
+    cache_ok = True
+
+    def load_dialect_impl(self, dialect: Dialect) -> TypeEngine[Any]:
+        if dialect.name == "postgresql":
+            return dialect.type_descriptor(DateTime(timezone=True))
+        return dialect.type_descriptor(String(27))
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> Any:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given to a UTC column; attach a timezone")
+        utc = value.astimezone(UTC)
+        if dialect.name == "postgresql":
+            return utc
+        return utc.strftime(_SQLITE_FORMAT)
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if isinstance(value, datetime):
+            return value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
+        return datetime.strptime(value, _SQLITE_FORMAT).replace(tzinfo=UTC)

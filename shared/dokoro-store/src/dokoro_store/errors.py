@@ -1,0 +1,41 @@
+"""Every error the store raises on purpose. Messages tell the caller how to fix the call."""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConflictError",
+    "DokoroError",
+    "InvalidArgumentError",
+    "NoWorkspaceError",
+    "NotFoundError",
+    "StoreUnavailableError",
+    "WorkspaceLockedError",
+]
+
+
+class DokoroError(Exception):
+    """Base class: an anticipated failure whose message is safe to show an agent."""
+
+
+class InvalidArgumentError(DokoroError, ValueError):
+    """An argument is malformed or out of range."""
+
+
+class NotFoundError(DokoroError, LookupError):
+    """A referenced id, file or record does not exist."""
+
+
+class ConflictError(DokoroError):
+    """The write would clash with a concurrent or existing one."""
+
+
+class WorkspaceLockedError(ConflictError):
+    """Another agent holds the workspace lock."""
+
+
+class NoWorkspaceError(DokoroError):
+    """The working memory needs a claimed workspace (or an initialised folder) first."""
+
+
+class StoreUnavailableError(DokoroError):
+    """The database cannot be opened or reached."""

@@ -1,0 +1,56 @@
+"""Safe file writes: atomic replacement and cross-process serialisation.
+
+A workspace file is only ever replaced whole (temp file in the same folder, fsync, rename),
+so a reader sees the old or the new text, never half of one. Read-modify-write of a shared
+file (current.md, session.json) runs under a sidecar file lock so two server processes never
+lose each other's lines.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from filelock import FileLock
+
+__all__ = ["atomic_write_bytes", "atomic_write_text", "file_lock", "read_text_or_none"]
+
+_LOCK_TIMEOUT_S = 30.0
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` atomically (temp + fsync + rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        Path(tmp).replace(path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            Path(tmp).unlink()
+        raise
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def read_text_or_none(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+
+
+@contextlib.contextmanager
+def file_lock(lock_dir: Path, name: str) -> Iterator[None]:
+    """Hold the cross-process lock ``<lock_dir>/<name>.lock`` for the duration of the block."""
+    lock_dir.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(lock_dir / f"{name}.lock"), timeout=_LOCK_TIMEOUT_S):
+        yield

@@ -1,0 +1,74 @@
+"""Where a store lives: the workspace folder and everything under it (reference §1.3, §3.3)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["StorePaths", "resolve_dokoro_path"]
+
+
+def resolve_dokoro_path(env_value: str | None, cwd: Path) -> Path:
+    """Resolve the workspace folder the way the reference does.
+
+    ``DOKORO_PATH`` when set; else ``<cwd>/dokoro``, except when the cwd is itself named
+    ``dokoro`` and holds no nested ``dokoro/`` folder, in which case the cwd is the store.
+    """
+    if env_value:
+        return Path(env_value).expanduser().resolve()
+    cwd = cwd.resolve()
+    if cwd.name == "dokoro" and not (cwd / "dokoro").is_dir():
+        return cwd
+    return cwd / "dokoro"
+
+
+@dataclass(frozen=True)
+class StorePaths:
+    """Every well-known path of one workspace folder."""
+
+    root: Path
+
+    @property
+    def data_dir(self) -> Path:
+        return self.root / ".dokoro"
+
+    @property
+    def db_dir(self) -> Path:
+        return self.data_dir / "db"
+
+    @property
+    def sqlite_file(self) -> Path:
+        return self.db_dir / "dokoro.sqlite"
+
+    @property
+    def mcp_dir(self) -> Path:
+        return self.root / ".mcp"
+
+    @property
+    def current_md(self) -> Path:
+        return self.root / "current.md"
+
+    @property
+    def workspace_lock(self) -> Path:
+        return self.mcp_dir / "workspace.lock"
+
+    @property
+    def session_json(self) -> Path:
+        return self.mcp_dir / "session.json"
+
+    @property
+    def daily_dir(self) -> Path:
+        return self.root / "daily"
+
+    @property
+    def assets_dir(self) -> Path:
+        return self.root / "assets"
+
+    @property
+    def locks_dir(self) -> Path:
+        """Sidecar lock files that serialise read-modify-write of shared files across processes."""
+        return self.mcp_dir / "locks"
+
+    def relative(self, path: Path) -> str:
+        """POSIX path relative to the workspace root (for display and docs rows)."""
+        return path.resolve().relative_to(self.root.resolve()).as_posix()

@@ -1,0 +1,1 @@
+"""Services of the store, one module per concern."""

@@ -1,0 +1,148 @@
+"""Assets of the workspace: images and files copied under ``assets/`` (reference §2.4)."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from dokoro_store.clock import Clock
+from dokoro_store.errors import InvalidArgumentError, NotFoundError
+from dokoro_store.files import atomic_write_bytes
+from dokoro_store.paths import StorePaths
+from dokoro_store.services.workspace import WorkspaceService
+
+__all__ = ["ASSET_CATEGORIES", "AssetService", "SavedAsset"]
+
+ASSET_CATEGORIES = ("images", "documents", "code", "data", "other")
+FILE_CATEGORIES = ("documents", "code", "data", "other")
+_DATA_URL = re.compile(r"^data:image/([a-zA-Z0-9.+-]+);base64,(.*)$", re.DOTALL)
+_BASE64 = re.compile(r"^[A-Za-z0-9+/\s]+=*\s*$")
+
+
+@dataclass(frozen=True)
+class SavedAsset:
+    path: Path
+    relative: str
+    source: str
+    description: str | None
+
+    @property
+    def markdown(self) -> str:
+        return f"![{self.description or 'image'}]({self.relative})"
+
+
+def _safe_name(name: str, what: str) -> str:
+    cleaned = name.strip()
+    if not cleaned or cleaned in (".", "..") or "/" in cleaned or "\\" in cleaned or "\0" in cleaned:
+        raise InvalidArgumentError(f"{what} must be a plain file name without folders; got {name!r}")
+    return cleaned
+
+
+def _safe_subfolder(subfolder: str) -> PurePosixPath:
+    parts = PurePosixPath(subfolder.replace("\\", "/").strip("/")).parts
+    if not parts or any(part in ("", ".", "..") for part in parts):
+        raise InvalidArgumentError(f"subfolder must be a relative folder inside assets/images; got {subfolder!r}")
+    return PurePosixPath(*parts)
+
+
+class AssetService:
+    def __init__(self, paths: StorePaths, clock: Clock, workspace: WorkspaceService) -> None:
+        self._paths = paths
+        self._clock = clock
+        self._workspace = workspace
+
+    def _resolve_source(self, source: str, cwd: Path) -> Path:
+        path = Path(source).expanduser()
+        if not path.is_absolute():
+            path = cwd / path
+        if not path.is_file():
+            raise NotFoundError(
+                f"Source not found: {path}. Pass an existing file path (absolute or relative to {cwd}), "
+                "base64 data, or a data:image/...;base64, URL."
+            )
+        return path
+
+    def save_image(
+        self,
+        source: str,
+        *,
+        name: str | None = None,
+        subfolder: str | None = None,
+        description: str | None = None,
+        cwd: Path,
+    ) -> SavedAsset:
+        source = source.strip()
+        if not source:
+            raise InvalidArgumentError("source must be a file path, base64 data or a data:image URL")
+        target_dir = self._paths.assets_dir / "images"
+        if subfolder:
+            target_dir = target_dir.joinpath(*_safe_subfolder(subfolder).parts)
+        millis = int(self._clock.now().timestamp() * 1000)
+        data_url = _DATA_URL.match(source)
+        if data_url or (len(source) >= 8 and _BASE64.match(source) and not Path(source).exists()):
+            ext = "png"
+            payload = source
+            if data_url:
+                ext = data_url.group(1).lower().replace("jpeg", "jpg").split("+")[0]
+                payload = data_url.group(2)
+            try:
+                data = base64.b64decode("".join(payload.split()), validate=True)
+            except (binascii.Error, ValueError):
+                raise InvalidArgumentError("source looks like base64 but does not decode; check the data") from None
+            if not data:
+                raise InvalidArgumentError("source decodes to an empty image")
+            filename = _safe_name(name, "name") if name else f"image-{millis}.{ext}"
+            target = target_dir / filename
+            atomic_write_bytes(target, data)
+            origin = "base64 data"
+        else:
+            path = self._resolve_source(source, cwd)
+            filename = _safe_name(name, "name") if name else f"image-{millis}{path.suffix}"
+            target = target_dir / filename
+            target_dir.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target)
+            origin = str(path)
+        saved = SavedAsset(target, self._paths.relative(target), origin, description)
+        self._workspace.log_line("🖼️", f"IMAGE SAVED: {saved.relative}\n   {saved.markdown}")
+        return saved
+
+    def save_file(
+        self,
+        source: str,
+        *,
+        category: str = "other",
+        name: str | None = None,
+        description: str | None = None,
+        cwd: Path,
+    ) -> SavedAsset:
+        if category not in FILE_CATEGORIES:
+            raise InvalidArgumentError(f"category must be one of {', '.join(FILE_CATEGORIES)}; got {category!r}")
+        path = self._resolve_source(source.strip(), cwd)
+        target_dir = self._paths.assets_dir / category
+        target_dir.mkdir(parents=True, exist_ok=True)
+        target = target_dir / (_safe_name(name, "name") if name else path.name)
+        shutil.copyfile(path, target)
+        saved = SavedAsset(target, self._paths.relative(target), str(path), description)
+        note = f" — {description}" if description else ""
+        self._workspace.log_line("📎", f"FILE SAVED: {saved.relative}{note}")
+        return saved
+
+    def list(self, category: str = "all") -> dict[str, list[str]]:
+        """Direct entries of each category folder, as workspace-relative paths."""
+        if category != "all" and category not in ASSET_CATEGORIES:
+            raise InvalidArgumentError(
+                f"category must be 'all' or one of {', '.join(ASSET_CATEGORIES)}; got {category!r}"
+            )
+        wanted = ASSET_CATEGORIES if category == "all" else (category,)
+        listing: dict[str, list[str]] = {}
+        for cat in wanted:
+            folder = self._paths.assets_dir / cat
+            if folder.is_dir():
+                entries = sorted(p for p in folder.iterdir() if not p.name.startswith("."))
+                if entries:
+                    listing[cat] = [self._paths.relative(p) for p in entries]
+        return listing

@@ -1,0 +1,311 @@
+"""Episodic memory: session summaries, recall, and automatic compaction (reference §2.1, §4.2, §4.3).
+
+Compaction folds a session's summaries into one retained entry once they pass
+:data:`COMPACTION_THRESHOLD_TOKENS`. It runs in two committed steps:
+
+1. *pre-flush*: the session is marked ``compactionPending``;
+2. *fold*: in one transaction the merged text is written to the session, the source rows are
+   deleted, one ``compacted`` row is inserted and the mark is cleared.
+
+A crash after step 1 leaves the mark; :meth:`EpisodicService.recover` (run whenever a store
+is opened) redoes step 2 from the rows as they are. Step 2 is atomic, so nothing is ever lost
+or counted twice.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import func, or_
+from sqlmodel import Session, col, select
+
+from dokoro_store.clock import Clock, parse_iso
+from dokoro_store.db.engine import Database
+from dokoro_store.errors import InvalidArgumentError
+from dokoro_store.models import ConversationSummary, EpisodeSession
+
+__all__ = [
+    "COMPACTION_THRESHOLD_TOKENS",
+    "CompactionResult",
+    "EpisodicService",
+    "RecallHit",
+    "SummaryAdded",
+    "estimate_tokens",
+    "escape_like",
+]
+
+COMPACTION_THRESHOLD_TOKENS = 40_000
+COMPACTION_MODEL = "compaction"
+RECALL_DEFAULT_LIMIT = 10
+RECALL_MAX_LIMIT = 100
+
+
+def estimate_tokens(text: str) -> int:
+    """The reference's estimate: one token per four characters, rounded up."""
+    return math.ceil(len(text) / 4)
+
+
+def escape_like(text: str, escape: str = "\\") -> str:
+    """Escape LIKE wildcards so user text matches literally."""
+    return text.replace(escape, escape * 2).replace("%", escape + "%").replace("_", escape + "_")
+
+
+@dataclass(frozen=True)
+class CompactionResult:
+    session_id: str
+    compacted_count: int
+    total_tokens: int
+
+
+@dataclass(frozen=True)
+class SummaryAdded:
+    id: int
+    session_id: str
+    compaction: CompactionResult | None
+
+
+@dataclass(frozen=True)
+class RecallHit:
+    id: int
+    session_id: str | None
+    ai_model: str
+    summary: str
+    started_at: datetime
+    message_count: int | None
+    token_count: int | None
+    key_decisions: list[str]
+    key_topics: list[str]
+    compacted: bool
+
+
+class EpisodicService:
+    def __init__(self, db: Database, clock: Clock) -> None:
+        self._db = db
+        self._clock = clock
+
+    # ------------------------------------------------------------------ write
+    def add_summary(
+        self,
+        session_id: str,
+        ai_model: str,
+        summary: str,
+        *,
+        key_decisions: list[str] | None = None,
+        key_topics: list[str] | None = None,
+        message_count: int | None = None,
+        token_count: int | None = None,
+    ) -> SummaryAdded:
+        session_id, ai_model, summary = session_id.strip(), ai_model.strip(), summary.strip()
+        if not session_id:
+            raise InvalidArgumentError("session_id must not be empty: pass the id of the session summarised")
+        if not ai_model:
+            raise InvalidArgumentError("ai_model must not be empty: name the model that ran the session")
+        if not summary:
+            raise InvalidArgumentError("summary must not be empty: write what the session did")
+        if message_count is not None and message_count < 0:
+            raise InvalidArgumentError("message_count must be 0 or more")
+        if token_count is not None and token_count < 0:
+            raise InvalidArgumentError("token_count must be 0 or more")
+        now = self._clock.now()
+        # A summary given without a token count still counts toward compaction (reference bug §7.20).
+        tokens = token_count if token_count is not None else estimate_tokens(summary)
+        with self._db.write() as session:
+            session.execute(
+                self._db.ops.upsert(
+                    EpisodeSession.__table__,  # type: ignore[arg-type]
+                    {"id": session_id, "started_at": now, "status": "completed"},
+                    ["id"],
+                    None,
+                )
+            )
+            row = ConversationSummary(
+                session_id=session_id,
+                ai_model=ai_model,
+                summary=summary,
+                key_decisions=list(key_decisions) if key_decisions else None,
+                key_topics=list(key_topics) if key_topics else None,
+                message_count=message_count,
+                token_count=tokens,
+                started_at=now,
+                created_at=now,
+            )
+            session.add(row)
+            session.flush()
+            row_id = int(row.id or 0)
+            pending = self._uncompacted_tokens(session, session_id) > COMPACTION_THRESHOLD_TOKENS
+            if pending:
+                # Pre-flush in the same commit as the row that crossed the threshold: if the
+                # process dies before folding, the next open finds the mark and folds.
+                self._mark_pending(session, session_id, now)
+        compaction = self._fold(session_id) if pending else None
+        return SummaryAdded(row_id, session_id, compaction)
+
+    @staticmethod
+    def _uncompacted_tokens(session: Session, session_id: str) -> int:
+        total = session.exec(
+            select(func.coalesce(func.sum(ConversationSummary.token_count), 0)).where(
+                ConversationSummary.session_id == session_id,
+                col(ConversationSummary.compacted).is_(False),
+            )
+        ).one()
+        return int(total)
+
+    @staticmethod
+    def _mark_pending(session: Session, session_id: str, now: datetime) -> None:
+        row = session.get(EpisodeSession, session_id)
+        if row is None:
+            return
+        meta = dict(row.metadata_json or {})
+        meta["compactionPending"] = True
+        meta["preFlushAt"] = now.isoformat()
+        row.metadata_json = meta
+        session.add(row)
+
+    # ------------------------------------------------------------------ compaction
+    def needs_compaction(self, session_id: str) -> bool:
+        with self._db.read() as session:
+            return self._uncompacted_tokens(session, session_id) > COMPACTION_THRESHOLD_TOKENS
+
+    def compact(self, session_id: str) -> CompactionResult | None:
+        """Compact a session now (both steps), whatever its size."""
+        with self._db.write() as session:
+            if session.get(EpisodeSession, session_id) is None:
+                return None
+            self._mark_pending(session, session_id, self._clock.now())
+        return self._fold(session_id)
+
+    def _fold(self, session_id: str) -> CompactionResult | None:
+        """Step 2: fold every summary of a marked session into one row, atomically."""
+        now = self._clock.now()
+        with self._db.write() as session:
+            owner = session.get(EpisodeSession, session_id)
+            if owner is None or not (owner.metadata_json or {}).get("compactionPending"):
+                # Another process folded it first, or it was never marked.
+                return None
+            rows = list(
+                session.exec(
+                    select(ConversationSummary)
+                    .where(ConversationSummary.session_id == session_id)
+                    .order_by(col(ConversationSummary.started_at), col(ConversationSummary.id))
+                )
+            )
+            meta = dict(owner.metadata_json or {})
+            meta.pop("compactionPending", None)
+            meta.pop("preFlushAt", None)
+            if not rows:
+                owner.metadata_json = meta
+                session.add(owner)
+                return CompactionResult(session_id, 0, 0)
+            count = len(rows)
+            parts = [
+                f"[{i}/{count}] ({row.ai_model}, ~{row.token_count or 0} tokens): {row.summary}"
+                for i, row in enumerate(rows, start=1)
+            ]
+            merged = "\n\n".join(parts)
+            total = sum(row.token_count or 0 for row in rows)
+            decisions = _merge_lists(row.key_decisions for row in rows)
+            topics = _merge_lists(row.key_topics for row in rows)
+            messages = [row.message_count for row in rows if row.message_count is not None]
+            latest = max(row.started_at for row in rows)
+            for row in rows:
+                session.delete(row)
+            session.add(
+                ConversationSummary(
+                    session_id=session_id,
+                    ai_model=COMPACTION_MODEL,
+                    summary=merged,
+                    key_decisions=decisions or None,
+                    key_topics=topics or None,
+                    message_count=sum(messages) if messages else None,
+                    token_count=total,
+                    started_at=latest,
+                    created_at=now,
+                    compacted=True,
+                )
+            )
+            meta.update(lastCompactedAt=now.isoformat(), compactedTokens=total, compactedCount=count)
+            owner.summary = merged
+            owner.metadata_json = meta
+            session.add(owner)
+        return CompactionResult(session_id, count, total)
+
+    def pending_sessions(self) -> list[str]:
+        with self._db.read() as session:
+            rows = session.exec(select(EpisodeSession).where(col(EpisodeSession.metadata_json).is_not(None)))
+            return [row.id for row in rows if (row.metadata_json or {}).get("compactionPending")]
+
+    def recover(self) -> list[CompactionResult]:
+        """Finish every compaction that a crash interrupted; failures stay isolated per session."""
+        done: list[CompactionResult] = []
+        for session_id in self.pending_sessions():
+            result = self._fold(session_id)
+            if result is not None:
+                done.append(result)
+        return done
+
+    # ------------------------------------------------------------------ read
+    def recall(
+        self,
+        *,
+        query: str | None = None,
+        session_id: str | None = None,
+        since: str | None = None,
+        limit: int = RECALL_DEFAULT_LIMIT,
+    ) -> list[RecallHit]:
+        """Summaries matching every given filter, newest first."""
+        if not 1 <= limit <= RECALL_MAX_LIMIT:
+            raise InvalidArgumentError(f"limit must be between 1 and {RECALL_MAX_LIMIT}; got {limit}")
+        statement = select(ConversationSummary)
+        if query and query.strip():
+            pattern = f"%{escape_like(query.strip().lower())}%"
+            statement = statement.where(
+                or_(
+                    func.lower(ConversationSummary.summary).like(pattern, escape="\\"),
+                    func.lower(func.coalesce(ConversationSummary.session_id, "")).like(pattern, escape="\\"),
+                )
+            )
+        if session_id:
+            statement = statement.where(ConversationSummary.session_id == session_id)
+        if since:
+            try:
+                bound = parse_iso(since)
+            except ValueError as exc:
+                raise InvalidArgumentError(f"since: {exc}") from None
+            statement = statement.where(col(ConversationSummary.started_at) >= bound)
+        statement = statement.order_by(
+            col(ConversationSummary.started_at).desc(), col(ConversationSummary.id).desc()
+        ).limit(limit)
+        with self._db.read() as session:
+            return [_hit(row) for row in session.exec(statement)]
+
+    def count(self, session_id: str | None = None) -> int:
+        statement = select(func.count()).select_from(ConversationSummary)
+        if session_id:
+            statement = statement.where(ConversationSummary.session_id == session_id)
+        with self._db.read() as session:
+            return int(session.exec(statement).one())
+
+
+def _merge_lists(lists: object) -> list[str]:
+    seen: dict[str, None] = {}
+    for items in lists:  # type: ignore[attr-defined]
+        for item in items or []:
+            seen.setdefault(str(item), None)
+    return list(seen)
+
+
+def _hit(row: ConversationSummary) -> RecallHit:
+    return RecallHit(
+        id=int(row.id or 0),
+        session_id=row.session_id,
+        ai_model=row.ai_model,
+        summary=row.summary,
+        started_at=row.started_at,
+        message_count=row.message_count,
+        token_count=row.token_count,
+        key_decisions=list(row.key_decisions or []),
+        key_topics=list(row.key_topics or []),
+        compacted=row.compacted,
+    )

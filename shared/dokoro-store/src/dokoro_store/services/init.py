@@ -1,0 +1,95 @@
+"""Lay out a new dokoro folder with its conventional folders and files (reference §2.11)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from dokoro_store.clock import Clock, iso
+from dokoro_store.files import atomic_write_text
+
+__all__ = ["InitResult", "init_folder"]
+
+FOLDERS = (
+    "daily",
+    "features",
+    "decisions",
+    "insights",
+    "research",
+    "retrospective",
+    "retrospective/weekly",
+    "retrospective/monthly",
+    "archive",
+    ".mcp",
+    ".config",
+    ".tags",
+)
+
+_README = """# dokoro
+
+This folder is the memory of this project's coding agents, kept by the dokoro MCP server.
+
+- `current.md` — the live working file of the claimed workspace (overwritten on claim).
+- `daily/` — session dumps, named `<YYYY-MM-DD-HHhMM-weekday>-session-<topic>.md` (UTC).
+- `decisions/`, `insights/`, `research/`, `features/` — durable notes, indexed for search.
+- `retrospective/` — weekly and monthly consolidations.
+- `archive/` — swept daily files and finished plans.
+- `assets/` — images and files saved by agents.
+- `.dokoro/db/` — the database (do not edit by hand); `.mcp/` — locks and runtime state.
+
+Markdown here is safe to edit by hand; dokoro picks up the changes.
+"""
+
+_GITIGNORE = """.mcp/
+.config/
+.dokoro/
+*.tmp
+*.swp
+private/
+personal/
+"""
+
+
+@dataclass(frozen=True)
+class InitResult:
+    root: Path
+    created: bool
+    folders: tuple[str, ...]
+
+
+def _template_current(now: str) -> str:
+    return f"""---
+agent_id: "agent-initial"
+last_active: "{now}"
+task: "Getting started"
+---
+# Current Workspace
+
+## 🎯 Today's Focus
+- [ ] _What are you working on?_
+
+## 🚧 In Progress
+
+## 📝 Quick Notes
+
+## ⏭️ Next Session
+
+## 📥 Inbox
+"""
+
+
+def init_folder(root: Path, clock: Clock, *, skip_if_exists: bool = True) -> InitResult:
+    """Create the folder layout; an existing initialised folder is left alone when asked."""
+    already = (root / "README.md").exists() and (root / "daily").is_dir()
+    if already and skip_if_exists:
+        return InitResult(root, False, ())
+    for folder in FOLDERS:
+        (root / folder).mkdir(parents=True, exist_ok=True)
+    if not (root / "README.md").exists():
+        atomic_write_text(root / "README.md", _README)
+    if not (root / ".gitignore").exists():
+        atomic_write_text(root / ".gitignore", _GITIGNORE)
+    if not (root / "current.md").exists():
+        atomic_write_text(root / "current.md", _template_current(iso(clock.now())))
+    atomic_write_text(root / ".config" / "search-mode", "auto\n")
+    return InitResult(root, True, FOLDERS)
