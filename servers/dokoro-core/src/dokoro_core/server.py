@@ -1,1 +1,58 @@
-def main() -> None: ...
+"""The core server: working and episodic memory over one store.
+
+``register(mcp)`` adds the core tools to any :class:`MCPServer` (the unified launcher uses it);
+``build_server`` makes a server with the dokoro lifespan; ``main`` serves the core tools alone.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+
+from dokoro_core.settings import DokoroSettings
+from dokoro_core.toolkit import AppState, add_tools, app_lifespan, capture_middleware
+from dokoro_core.tools import assets, current, episodic, questions, workspace
+
+__all__ = ["INSTRUCTIONS", "build_server", "main", "register"]
+
+VERSION = "0.1.0"
+INSTRUCTIONS = (
+    "dokoro is this project's persistent memory. At session start call dokoro_workspace_status and "
+    "dokoro_session_recall; claim the workspace with dokoro_workspace_claim, log progress with "
+    "dokoro_session_log, and at the end write dokoro_session_summary_add and dokoro_workspace_dump."
+)
+
+
+def register(mcp: MCPServer[Any]) -> None:
+    """Add every core tool to ``mcp``."""
+    for module in (workspace, current, questions, assets, episodic):
+        add_tools(mcp, module.TOOLS)
+
+
+def build_server(
+    settings: DokoroSettings, *, name: str = "dokoro-core", cwd: Path | None = None
+) -> MCPServer[AppState]:
+    """A server with the dokoro lifespan and outcome capture, and no tools yet."""
+    mcp: MCPServer[AppState] = MCPServer(
+        name,
+        version=VERSION,
+        instructions=INSTRUCTIONS,
+        lifespan=app_lifespan(settings, cwd),
+        log_level="WARNING",
+        middleware=[capture_middleware()],
+    )
+    return mcp
+
+
+def create_server(settings: DokoroSettings | None = None, *, cwd: Path | None = None) -> MCPServer[AppState]:
+    """The core server with its tools registered."""
+    mcp = build_server(settings or DokoroSettings(), cwd=cwd)
+    register(mcp)
+    return mcp
+
+
+def main() -> None:
+    """Entry point of ``dokoro-core``: serve the core tools over stdio."""
+    create_server(DokoroSettings()).run("stdio")

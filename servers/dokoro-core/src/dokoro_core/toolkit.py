@@ -1,0 +1,194 @@
+"""What every dokoro server shares: the application state, tool registration and results.
+
+Servers register plain typed functions through :func:`add_tools`; the wrapper turns the
+store's :class:`~dokoro_store.DokoroError` into an MCP error result whose message tells the
+agent how to fix the call, and lets anything unexpected surface as a logged crash.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel
+
+from dokoro_core.settings import DokoroSettings
+
+__all__ = [
+    "AppState",
+    "ToolSpec",
+    "add_tools",
+    "card",
+    "app_lifespan",
+    "capture_middleware",
+    "result",
+    "state",
+]
+
+log = logging.getLogger("dokoro")
+
+ToolObserver = Callable[["AppState", str, bool, float], None]
+
+
+@dataclass
+class AppState:
+    """Everything a tool can reach: the open store, the settings, the caller's cwd."""
+
+    store: Any  # dokoro_store.Store, typed loosely so the server module imports fast
+    settings: DokoroSettings
+    cwd: Path
+    observers: list[ToolObserver] = field(default_factory=list)
+
+
+def state(ctx: Context) -> AppState:
+    """The :class:`AppState` of the running server, from a tool's context."""
+    app = ctx.request_context.lifespan_context
+    if not isinstance(app, AppState):  # pragma: no cover - a wiring bug, not a user error
+        raise RuntimeError("dokoro tools need the dokoro lifespan (build the server with dokoro_core)")
+    return app
+
+
+def store_root(settings: DokoroSettings, cwd: Path) -> Path:
+    from dokoro_store import resolve_dokoro_path
+
+    return resolve_dokoro_path(str(settings.path) if settings.path else None, cwd)
+
+
+def app_lifespan(
+    settings: DokoroSettings, cwd: Path | None = None
+) -> Callable[[MCPServer[AppState]], Any]:
+    """A lifespan that opens the store once for the life of the server."""
+
+    @asynccontextmanager
+    async def lifespan(_server: MCPServer[AppState]) -> AsyncIterator[AppState]:
+        from dokoro_store import Store
+
+        here = cwd or Path.cwd()
+        root = store_root(settings, here)
+        store = await anyio.to_thread.run_sync(
+            functools.partial(Store.open, root, database_url=settings.database_url)
+        )
+        if store.recovered:
+            log.warning("dokoro: finished %d interrupted compaction(s)", len(store.recovered))
+        app = AppState(store=store, settings=settings, cwd=here)
+        app.observers.append(_track_session_time)
+        try:
+            yield app
+        finally:
+            store.close()
+
+    return lifespan
+
+
+def _track_session_time(app: AppState, tool_name: str, _ok: bool, _latency_ms: float) -> None:
+    app.store.working.workspace.record_tool_use(tool_name)
+
+
+def capture_middleware() -> Callable[[ServerRequestContext[Any, Any], CallNext], Awaitable[HandlerResult]]:
+    """Middleware that times every tool call and hands its outcome to the state's observers.
+
+    An error result (``isError``) or an exception counts as a failure. Observers never fail
+    the call they watch: their errors are logged and dropped.
+    """
+
+    async def middleware(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        if ctx.method != "tools/call":
+            return await call_next(ctx)
+        name = str((ctx.params or {}).get("name", "?"))
+        started = time.perf_counter()
+        ok = False
+        try:
+            outcome = await call_next(ctx)
+            is_error = (
+                outcome.get("isError") if isinstance(outcome, dict) else getattr(outcome, "is_error", False)
+            )
+            ok = not is_error
+            return outcome
+        finally:
+            latency_ms = (time.perf_counter() - started) * 1000
+            app = ctx.lifespan_context
+            if isinstance(app, AppState) and app.observers:
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(_notify, app, name, ok, latency_ms)
+
+    return middleware
+
+
+def _notify(app: AppState, name: str, ok: bool, latency_ms: float) -> None:
+    for observer in app.observers:
+        try:
+            observer(app, name, ok, latency_ms)
+        except Exception:  # an observer must never break the tool it watches
+            log.exception("dokoro: tool observer %s failed", getattr(observer, "__name__", observer))
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool function and how it behaves, for :func:`add_tools`."""
+
+    fn: Callable[..., Any]
+    title: str | None = None
+    read_only: bool = False
+    destructive: bool = False
+    idempotent: bool = False
+
+
+def _guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
+    from dokoro_store import DokoroError
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except DokoroError as exc:
+            raise ToolError(str(exc)) from exc
+
+    return wrapper
+
+
+def add_tools(mcp: MCPServer[Any], specs: Sequence[ToolSpec]) -> None:
+    """Register every spec on ``mcp`` (name = function name, description = docstring)."""
+    for spec in specs:
+        mcp.add_tool(
+            _guarded(spec.fn),
+            name=spec.fn.__name__,
+            title=spec.title,
+            annotations=ToolAnnotations(
+                title=spec.title,
+                read_only_hint=spec.read_only,
+                destructive_hint=spec.destructive,
+                idempotent_hint=spec.idempotent,
+                open_world_hint=False,
+            ),
+        )
+
+
+def result(text: str, data: BaseModel | None = None) -> CallToolResult:
+    """A tool result: text the agent reads, plus the same facts as structured content."""
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)],
+        structured_content=data.model_dump(mode="json") if data is not None else None,
+    )
+
+
+def card(title: str, message: str = "", details: dict[str, Any] | None = None, status: str = "success") -> str:
+    """Plain-markdown rendering of the reference's status cards."""
+    icon = {"success": "✅", "error": "❌", "warning": "⚠️", "info": "ℹ️"}.get(status, "•")  # noqa: RUF001
+    lines = [f"### {icon} {title}"]
+    if message:
+        lines += ["", message]
+    if details:
+        lines.append("")
+        lines += [f"- **{key}:** {value}" for key, value in details.items() if value is not None]
+    return "\n".join(lines)

@@ -1,0 +1,96 @@
+"""Asset tools: keep images and files with the project's memory under assets/."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from mcp.server.mcpserver import Context
+from mcp_types import CallToolResult
+from pydantic import BaseModel, Field
+
+from dokoro_core.toolkit import ToolSpec, card, result, state
+
+__all__ = ["TOOLS"]
+
+
+class SavedOut(BaseModel):
+    path: str
+    relative: str
+    markdown: str
+    source: str
+
+
+class AssetsOut(BaseModel):
+    assets: dict[str, list[str]]
+
+
+def dokoro_save_image(
+    ctx: Context,
+    source: Annotated[
+        str, Field(description="Image file path (absolute or relative to the server's cwd), base64, or data:image/..;base64,...")
+    ],
+    name: Annotated[str | None, Field(description="File name to save as (no folders).")] = None,
+    subfolder: Annotated[str | None, Field(description="Folder under assets/images/.")] = None,
+    description: Annotated[str | None, Field(description="Alt text / what the image shows.")] = None,
+) -> Annotated[CallToolResult, SavedOut]:
+    """Save an image (screenshot, diagram) under assets/images/ and get a markdown reference."""
+    app = state(ctx)
+    saved = app.store.working.assets.save_image(
+        source, name=name, subfolder=subfolder, description=description, cwd=app.cwd
+    )
+    text = card(
+        "Image Saved",
+        "",
+        {
+            "Location": str(saved.path),
+            "Relative path": saved.relative,
+            "Markdown ref": saved.markdown,
+            "From": saved.source,
+        },
+    )
+    return result(
+        text, SavedOut(path=str(saved.path), relative=saved.relative, markdown=saved.markdown, source=saved.source)
+    )
+
+
+def dokoro_save_file(
+    ctx: Context,
+    source: Annotated[str, Field(description="File path (absolute or relative to the server's cwd).")],
+    category: Annotated[
+        Literal["documents", "code", "data", "other"], Field(description="Folder under assets/.")
+    ] = "other",
+    name: Annotated[str | None, Field(description="File name to save as (no folders).")] = None,
+    description: Annotated[str | None, Field(description="What the file is.")] = None,
+) -> Annotated[CallToolResult, SavedOut]:
+    """Copy a file into assets/<category>/ so it stays with the project's memory."""
+    app = state(ctx)
+    saved = app.store.working.assets.save_file(
+        source, category=category, name=name, description=description, cwd=app.cwd
+    )
+    link = f"[{saved.path.name}]({saved.relative})"
+    text = card("File Saved", "", {"Location": str(saved.path), "Relative path": saved.relative, "From": saved.source})
+    return result(text, SavedOut(path=str(saved.path), relative=saved.relative, markdown=link, source=saved.source))
+
+
+def dokoro_list_assets(
+    ctx: Context,
+    category: Annotated[
+        Literal["images", "documents", "code", "data", "other", "all"], Field(description="Which folder to list.")
+    ] = "all",
+) -> Annotated[CallToolResult, AssetsOut]:
+    """List saved assets by category."""
+    listing = state(ctx).store.working.assets.list(category)
+    if not listing:
+        return result(card("No Assets", "Nothing saved yet.", status="info"), AssetsOut(assets={}))
+    lines = ["## Dokoro Assets"]
+    for cat, files in listing.items():
+        lines += ["", f"### {cat.capitalize()} ({len(files)})"]
+        lines += [f"- `{f}`" for f in files]
+    return result("\n".join(lines), AssetsOut(assets=listing))
+
+
+TOOLS = [
+    ToolSpec(dokoro_save_image, "Save an image"),
+    ToolSpec(dokoro_save_file, "Save a file"),
+    ToolSpec(dokoro_list_assets, "List assets", read_only=True, idempotent=True),
+]

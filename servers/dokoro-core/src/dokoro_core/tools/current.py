@@ -1,0 +1,97 @@
+"""current.md tools: regenerate it from daily files, edit a section, read the focus."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from mcp.server.mcpserver import Context
+from mcp_types import CallToolResult
+from pydantic import BaseModel, Field
+
+from dokoro_core.toolkit import ToolSpec, card, result, state
+
+__all__ = ["TOOLS"]
+
+
+class RegenerateOut(BaseModel):
+    in_progress: int
+    completed: int
+    upcoming: int
+    active_tags: list[str]
+    path: str
+    files_scanned: int
+
+
+class SectionOut(BaseModel):
+    section: str
+    action: str
+
+
+class FocusOut(BaseModel):
+    last_updated: str | None
+    sections: dict[str, str]
+
+
+def dokoro_regenerate_current(
+    ctx: Context,
+    includeDays: Annotated[int, Field(ge=0, le=3650, description="How many days of daily/ files to scan.")] = 7,
+    preserveSections: Annotated[
+        list[str], Field(description="Sections of the old current.md to keep, e.g. ['Next Steps'].")
+    ] = [],  # noqa: B006 - pydantic copies defaults; the schema shows []
+) -> Annotated[CallToolResult, RegenerateOut]:
+    """Rebuild current.md from the checklists of recent daily files (in progress, recently
+    completed, active tags). Overwrites current.md, keeping the sections you name."""
+    done = state(ctx).store.working.current.regenerate(includeDays, preserveSections)
+    out = RegenerateOut(
+        in_progress=done.in_progress,
+        completed=done.completed,
+        upcoming=0,
+        active_tags=done.active_tags,
+        path=done.path,
+        files_scanned=done.files_scanned,
+    )
+    text = card(
+        "Current Workspace Regenerated",
+        "",
+        {
+            "In Progress": done.in_progress,
+            "Completed": done.completed,
+            "Upcoming": 0,
+            "Active Tags": len(done.active_tags),
+            "Files scanned": done.files_scanned,
+            "Path": done.path,
+        },
+    )
+    return result(text, out)
+
+
+def dokoro_update_current_section(
+    ctx: Context,
+    section: Annotated[str, Field(description="Heading to edit, e.g. 'Next Steps' (leading # optional).")],
+    content: Annotated[str, Field(description="New markdown body of the section.")],
+    append: Annotated[bool, Field(description="Append to the section instead of replacing it.")] = False,
+) -> Annotated[CallToolResult, SectionOut]:
+    """Replace (or append to) one section of current.md; a missing section is added at the end."""
+    done = state(ctx).store.working.current.update_section(section, content, append=append)
+    verb = {"appended": "Appended to section", "replaced": "Replaced section", "added": "Added new section"}
+    return result(
+        card(f'Updated "{done.section}"', verb[done.action]), SectionOut(section=done.section, action=done.action)
+    )
+
+
+def dokoro_get_current_focus(ctx: Context) -> Annotated[CallToolResult, FocusOut]:
+    """Read the Current Focus, In Progress and Next Steps sections of current.md."""
+    updated, sections = state(ctx).store.working.current.focus()
+    lines = ["# Current Workspace Status", "", f"*Last Updated: {updated or 'unknown'}*"]
+    for name, body in sections.items():
+        lines += ["", f"## {name}", "", body]
+    if not sections:
+        lines += ["", "_No focus, progress or next-steps sections found in current.md._"]
+    return result("\n".join(lines), FocusOut(last_updated=updated, sections=sections))
+
+
+TOOLS = [
+    ToolSpec(dokoro_regenerate_current, "Regenerate current.md", idempotent=True),
+    ToolSpec(dokoro_update_current_section, "Update a current.md section"),
+    ToolSpec(dokoro_get_current_focus, "Current focus", read_only=True, idempotent=True),
+]

@@ -1,0 +1,119 @@
+"""Episodic memory tools: write a session summary, recall past sessions."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import Context
+from mcp_types import CallToolResult
+from pydantic import BaseModel, Field
+
+from dokoro_core.toolkit import ToolSpec, result, state
+
+__all__ = ["TOOLS"]
+
+
+class CompactionOut(BaseModel):
+    compacted_count: int
+    total_tokens: int
+
+
+class SummaryOut(BaseModel):
+    id: int
+    session_id: str
+    compaction: CompactionOut | None = None
+
+
+class EpisodeOut(BaseModel):
+    id: int
+    session_id: str | None
+    ai_model: str
+    summary: str
+    started_at: str
+    message_count: int | None
+    token_count: int | None
+    key_decisions: list[str]
+    key_topics: list[str]
+    compacted: bool
+
+
+class RecallOut(BaseModel):
+    ranking: str
+    episodes: list[EpisodeOut]
+
+
+def dokoro_session_summary_add(
+    ctx: Context,
+    session_id: Annotated[str, Field(description="Id of the session summarised (any stable string).")],
+    ai_model: Annotated[str, Field(description="Model that ran the session, e.g. claude-opus-4-7.")],
+    summary: Annotated[str, Field(description="What the session did, found and left open.")],
+    key_decisions: Annotated[list[str] | None, Field(description="Decisions taken.")] = None,
+    key_topics: Annotated[list[str] | None, Field(description="Topics touched.")] = None,
+    message_count: Annotated[int | None, Field(ge=0, description="Messages in the session.")] = None,
+    token_count: Annotated[
+        int | None, Field(ge=0, description="Tokens of the session; estimated from the summary when omitted.")
+    ] = None,
+) -> Annotated[CallToolResult, SummaryOut]:
+    """Write an episodic summary at session end, so a later session can recall it. A session
+    whose summaries pass 40,000 tokens is compacted into one retained entry."""
+    added = state(ctx).store.episodic.add_summary(
+        session_id,
+        ai_model,
+        summary,
+        key_decisions=key_decisions,
+        key_topics=key_topics,
+        message_count=message_count,
+        token_count=token_count,
+    )
+    text = f"summary recorded for session {added.session_id}"
+    compaction = None
+    if added.compaction is not None:
+        compaction = CompactionOut(
+            compacted_count=added.compaction.compacted_count, total_tokens=added.compaction.total_tokens
+        )
+        text += f" (compacted {compaction.compacted_count} summaries, ~{compaction.total_tokens} tokens)"
+    return result(text, SummaryOut(id=added.id, session_id=added.session_id, compaction=compaction))
+
+
+def _episode(hit: Any) -> EpisodeOut:
+    from dokoro_store.clock import iso
+
+    return EpisodeOut(
+        id=hit.id,
+        session_id=hit.session_id,
+        ai_model=hit.ai_model,
+        summary=hit.summary,
+        started_at=iso(hit.started_at),
+        message_count=hit.message_count,
+        token_count=hit.token_count,
+        key_decisions=hit.key_decisions,
+        key_topics=hit.key_topics,
+        compacted=hit.compacted,
+    )
+
+
+def dokoro_session_recall(
+    ctx: Context,
+    query: Annotated[str | None, Field(description="Text the summary (or session id) contains.")] = None,
+    session_id: Annotated[str | None, Field(description="Only this session.")] = None,
+    since: Annotated[
+        str | None, Field(description="ISO-8601 lower bound, e.g. 2026-05-12 or 2026-05-12T09:00:00Z.")
+    ] = None,
+    limit: Annotated[int, Field(ge=1, le=100, description="How many summaries to return.")] = 10,
+) -> Annotated[CallToolResult, RecallOut]:
+    """Recall summaries of past sessions, newest first: what was done before, to resume work."""
+    hits = state(ctx).store.episodic.recall(query=query, session_id=session_id, since=since, limit=limit)
+    episodes = [_episode(hit) for hit in hits]
+    if not episodes:
+        return result("(no past sessions)", RecallOut(ranking="recency", episodes=[]))
+    blocks = []
+    for e in episodes:
+        msgs = e.message_count if e.message_count is not None else "null"
+        blocks.append(f"[{e.started_at}] session={e.session_id} model={e.ai_model} msgs={msgs}\n  {e.summary}")
+    return result("\n\n".join(blocks), RecallOut(ranking="recency", episodes=episodes))
+
+
+TOOLS = [
+    ToolSpec(dokoro_session_summary_add, "Add a session summary"),
+    ToolSpec(dokoro_session_recall, "Recall past sessions", read_only=True, idempotent=True),
+]

@@ -1,0 +1,194 @@
+"""Question tools: open questions shared by every agent of the store, blockers first."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver import Context
+from mcp_types import CallToolResult
+from pydantic import BaseModel, Field
+
+from dokoro_core.toolkit import ToolSpec, card, result, state
+
+__all__ = ["TOOLS"]
+
+_ICON = {"blocker": "🚨", "high": "❗", "medium": "•", "low": "○"}
+
+
+class QuestionOut(BaseModel):
+    id: str
+    question: str
+    context: str | None
+    priority: str
+    status: str
+    answer: str | None
+    created_at: str
+    answered_at: str | None
+
+
+class CountsOut(BaseModel):
+    open: int
+    blockers: int
+    by_priority: dict[str, int]
+
+
+class AddOut(BaseModel):
+    question: QuestionOut
+    counts: CountsOut
+
+
+class AnswerOut(BaseModel):
+    question: QuestionOut
+    open_for_seconds: float
+    counts: CountsOut
+
+
+class ListOut(BaseModel):
+    questions: list[QuestionOut]
+
+
+class CheckOut(BaseModel):
+    blocked: bool
+    blockers: list[QuestionOut]
+    counts: CountsOut
+
+
+def _q(row: Any) -> QuestionOut:
+    from dokoro_store.clock import iso
+
+    return QuestionOut(
+        id=row.id,
+        question=row.question,
+        context=row.context,
+        priority=row.priority,
+        status=row.status,
+        answer=row.answer,
+        created_at=iso(row.created_at),
+        answered_at=iso(row.answered_at) if row.answered_at else None,
+    )
+
+
+def _counts(counts: Any) -> CountsOut:
+    return CountsOut(open=counts.open, blockers=counts.blockers, by_priority=dict(counts.by_priority))
+
+
+def _ago(seconds: float) -> str:
+    minutes = int(seconds // 60)
+    if minutes < 60:
+        return f"{minutes}m"
+    if minutes < 60 * 24:
+        return f"{minutes // 60}h"
+    return f"{minutes // (60 * 24)}d"
+
+
+def dokoro_question_add(
+    ctx: Context,
+    question: Annotated[str, Field(description="The open question.")],
+    context: Annotated[str | None, Field(description="What it is about or why it matters.")] = None,
+    priority: Annotated[
+        Literal["low", "medium", "high", "blocker"], Field(description="'blocker' stops work until answered.")
+    ] = "medium",
+) -> Annotated[CallToolResult, AddOut]:
+    """Record an open question (shared with every agent of this store); blockers surface first."""
+    app = state(ctx)
+    row, counts = app.store.working.questions.add(
+        question, context=context, priority=priority, agent_id=app.settings.agent_id
+    )
+    text = card(
+        "Question Added",
+        row.question,
+        {
+            "ID": row.id,
+            "PRIORITY": row.priority.upper(),
+            "Open questions": f"{counts.open} ({counts.blockers} blockers)",
+        },
+        status="warning" if priority == "blocker" else "success",
+    )
+    return result(text, AddOut(question=_q(row), counts=_counts(counts)))
+
+
+def dokoro_question_answer(
+    ctx: Context,
+    answer: Annotated[str, Field(description="The answer.")],
+    id: Annotated[
+        str | None, Field(description="Question id (q-...). Default: the most recent open question.")
+    ] = None,
+) -> Annotated[CallToolResult, AnswerOut]:
+    """Answer an open question (by id, or the most recent open one)."""
+    done = state(ctx).store.working.questions.answer(answer, id)
+    text = card(
+        "Question Answered",
+        done.question.question,
+        {
+            "ID": done.question.id,
+            "Answer": done.question.answer,
+            "Was open for": _ago(done.open_for_seconds),
+            "Remaining open": done.remaining.open,
+        },
+    )
+    return result(
+        text,
+        AnswerOut(
+            question=_q(done.question), open_for_seconds=done.open_for_seconds, counts=_counts(done.remaining)
+        ),
+    )
+
+
+def dokoro_question_list(
+    ctx: Context,
+    status: Annotated[Literal["open", "answered", "all"], Field(description="Which questions to list.")] = "open",
+    includeAnswered: Annotated[bool, Field(description="Also show up to 10 answered questions.")] = False,
+) -> Annotated[CallToolResult, ListOut]:
+    """List questions: blockers first, then by priority, newest first."""
+    service = state(ctx).store.working.questions
+    wanted = "all" if includeAnswered else status
+    rows = service.list(wanted)
+    if not rows:
+        return result(card("No Questions", f"No {status} questions.", status="info"), ListOut(questions=[]))
+    open_rows = [q for q in rows if q.status == "open"]
+    answered = [q for q in rows if q.status == "answered"]
+    lines = [f"## Questions ({len(rows)})"]
+    blockers = [q for q in open_rows if q.priority == "blocker"]
+    others = [q for q in open_rows if q.priority != "blocker"]
+    if blockers:
+        lines += ["", "### 🚨 BLOCKERS"]
+        lines += [f"- 🚨 **{q.question}** `[{q.id}]`" + (f"\n  _{q.context}_" if q.context else "") for q in blockers]
+    if others:
+        lines += ["", "### Open Questions"]
+        lines += [
+            f"- {_ICON.get(q.priority, '•')} {q.question} `[{q.id}]`" + (f"\n  _{q.context}_" if q.context else "")
+            for q in others
+        ]
+    if answered and (includeAnswered or status in ("answered", "all")):
+        lines += ["", "### Answered"]
+        answered.sort(key=lambda q: q.answered_at or q.created_at, reverse=True)
+        lines += [f"- ~~{q.question}~~ → {q.answer} `[{q.id}]`" for q in answered[:10]]
+        if len(answered) > 10:
+            lines.append(f"- ...and {len(answered) - 10} more")
+    return result("\n".join(lines), ListOut(questions=[_q(q) for q in rows]))
+
+
+def dokoro_question_check(ctx: Context) -> Annotated[CallToolResult, CheckOut]:
+    """Are we blocked? Lists open blocker questions that must be answered before going on."""
+    service = state(ctx).store.working.questions
+    rows = service.list("open")
+    counts = service.counts()
+    blockers = [q for q in rows if q.priority == "blocker"]
+    out = CheckOut(blocked=bool(blockers), blockers=[_q(q) for q in blockers], counts=_counts(counts))
+    if blockers:
+        lines = [f"## 🚨 BLOCKED: {len(blockers)} question(s) must be answered", ""]
+        lines += [f"- **{q.question}** `[{q.id}]`" + (f" — {q.context}" if q.context else "") for q in blockers]
+        lines += ["", "Answer with dokoro_question_answer(id=..., answer=...)."]
+        return result("\n".join(lines), out)
+    if counts.open:
+        details = {p.capitalize(): n for p, n in counts.by_priority.items()}
+        return result(card("Open Questions", f"{counts.open} open, none blocking.", details, "warning"), out)
+    return result(card("All Clear", "No open questions.", status="success"), out)
+
+
+TOOLS = [
+    ToolSpec(dokoro_question_add, "Add a question"),
+    ToolSpec(dokoro_question_answer, "Answer a question"),
+    ToolSpec(dokoro_question_list, "List questions", read_only=True, idempotent=True),
+    ToolSpec(dokoro_question_check, "Check for blockers", read_only=True, idempotent=True),
+]
