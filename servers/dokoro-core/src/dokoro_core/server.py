@@ -7,13 +7,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver import MCPServer
 
 from dokoro_core.settings import DokoroSettings
 from dokoro_core.toolkit import AppState, add_tools, app_lifespan, capture_middleware
 from dokoro_core.tools import assets, current, episodic, questions, workspace
+
+if TYPE_CHECKING:
+    from dokoro_store import Clock
 
 __all__ = ["INSTRUCTIONS", "build_server", "main", "register"]
 
@@ -32,23 +35,32 @@ def register(mcp: MCPServer[Any]) -> None:
 
 
 def build_server(
-    settings: DokoroSettings, *, name: str = "dokoro-core", cwd: Path | None = None
+    settings: DokoroSettings,
+    *,
+    name: str = "dokoro-core",
+    cwd: Path | None = None,
+    clock: Clock | None = None,
 ) -> MCPServer[AppState]:
-    """A server with the dokoro lifespan and outcome capture, and no tools yet."""
+    """A server with the dokoro lifespan and outcome capture, and no tools yet.
+
+    ``clock`` replaces the real UTC clock of the store (for tests).
+    """
     mcp: MCPServer[AppState] = MCPServer(
         name,
         version=VERSION,
         instructions=INSTRUCTIONS,
-        lifespan=app_lifespan(settings, cwd),
+        lifespan=app_lifespan(settings, cwd, clock),
         log_level="WARNING",
         middleware=[capture_middleware()],
     )
     return mcp
 
 
-def create_server(settings: DokoroSettings | None = None, *, cwd: Path | None = None) -> MCPServer[AppState]:
+def create_server(
+    settings: DokoroSettings | None = None, *, cwd: Path | None = None, clock: Clock | None = None
+) -> MCPServer[AppState]:
     """The core server with its tools registered."""
-    mcp = build_server(settings or DokoroSettings(), cwd=cwd)
+    mcp = build_server(settings or DokoroSettings(), cwd=cwd, clock=clock)
     register(mcp)
     return mcp
 

@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
@@ -25,13 +25,18 @@ from pydantic import BaseModel
 
 from dokoro_core.settings import DokoroSettings
 
+if TYPE_CHECKING:
+    from dokoro_store import Clock
+
 __all__ = [
     "AppState",
+    "acting_agent",
+    "authenticated_agent",
     "ToolSpec",
     "add_tools",
-    "card",
     "app_lifespan",
     "capture_middleware",
+    "card",
     "result",
     "state",
 ]
@@ -59,6 +64,30 @@ def state(ctx: Context) -> AppState:
     return app
 
 
+def authenticated_agent() -> str | None:
+    """The agent id of the bearer token of this request (shared HTTP server), if any."""
+    from mcp.server.auth.middleware.auth_context import get_access_token
+
+    token = get_access_token()
+    return token.client_id if token is not None else None
+
+
+def acting_agent(ctx: Context, claimed: str | None = None) -> str:
+    """Who this call acts for: the authenticated agent, which may not claim to be another.
+
+    Without authentication (stdio, loopback HTTP) it is ``claimed`` or ``DOKORO_AGENT_ID``.
+    """
+    authenticated = authenticated_agent()
+    if authenticated is not None:
+        if claimed and claimed != authenticated:
+            raise ToolError(
+                f"you are authenticated as {authenticated!r} and cannot act as {claimed!r}; "
+                "omit agent_id or pass your own"
+            )
+        return authenticated
+    return claimed or state(ctx).settings.agent_id
+
+
 def store_root(settings: DokoroSettings, cwd: Path) -> Path:
     from dokoro_store import resolve_dokoro_path
 
@@ -66,9 +95,12 @@ def store_root(settings: DokoroSettings, cwd: Path) -> Path:
 
 
 def app_lifespan(
-    settings: DokoroSettings, cwd: Path | None = None
+    settings: DokoroSettings, cwd: Path | None = None, clock: Clock | None = None
 ) -> Callable[[MCPServer[AppState]], Any]:
-    """A lifespan that opens the store once for the life of the server."""
+    """A lifespan that opens the store once for the life of the server.
+
+    ``clock`` replaces the real UTC clock (tests freeze and move time with it).
+    """
 
     @asynccontextmanager
     async def lifespan(_server: MCPServer[AppState]) -> AsyncIterator[AppState]:
@@ -77,7 +109,7 @@ def app_lifespan(
         here = cwd or Path.cwd()
         root = store_root(settings, here)
         store = await anyio.to_thread.run_sync(
-            functools.partial(Store.open, root, database_url=settings.database_url)
+            functools.partial(Store.open, root, database_url=settings.database_url, clock=clock)
         )
         if store.recovered:
             log.warning("dokoro: finished %d interrupted compaction(s)", len(store.recovered))
@@ -184,7 +216,7 @@ def result(text: str, data: BaseModel | None = None) -> CallToolResult:
 
 def card(title: str, message: str = "", details: dict[str, Any] | None = None, status: str = "success") -> str:
     """Plain-markdown rendering of the reference's status cards."""
-    icon = {"success": "✅", "error": "❌", "warning": "⚠️", "info": "ℹ️"}.get(status, "•")  # noqa: RUF001
+    icon = {"success": "✅", "error": "❌", "warning": "⚠️", "info": "ℹ️"}.get(status, "•")
     lines = [f"### {icon} {title}"]
     if message:
         lines += ["", message]

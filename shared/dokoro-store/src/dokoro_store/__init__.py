@@ -9,8 +9,8 @@ from dokoro_store.errors import (
     ConflictError,
     DokoroError,
     InvalidArgumentError,
-    NoWorkspaceError,
     NotFoundError,
+    NoWorkspaceError,
     StoreUnavailableError,
     WorkspaceLockedError,
 )

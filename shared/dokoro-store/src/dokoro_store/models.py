@@ -10,7 +10,7 @@ from sqlmodel import Field, SQLModel
 
 from dokoro_store.db.types import UtcDateTime
 
-__all__ = ["ConversationSummary", "Doc", "EpisodeSession", "Question"]
+__all__ = ["ApiToken", "ConversationSummary", "Doc", "EpisodeSession", "Question"]
 
 
 class EpisodeSession(SQLModel, table=True):
@@ -87,3 +87,17 @@ class Question(SQLModel, table=True):
     created_at: datetime = Field(sa_type=UtcDateTime)
     answered_at: datetime | None = Field(default=None, sa_type=UtcDateTime)
     agent_id: str | None = None
+
+
+class ApiToken(SQLModel, table=True):
+    """A bearer token of the shared HTTP server; only its SHA-256 is stored."""
+
+    __tablename__ = "api_tokens"
+
+    id: str = Field(primary_key=True)
+    agent_id: str = Field(index=True)
+    token_hash: str = Field(sa_column=Column(String, unique=True, nullable=False))
+    label: str | None = None
+    created_at: datetime = Field(sa_type=UtcDateTime)
+    last_used_at: datetime | None = Field(default=None, sa_type=UtcDateTime)
+    revoked_at: datetime | None = Field(default=None, sa_type=UtcDateTime)

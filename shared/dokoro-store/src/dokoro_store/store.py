@@ -14,6 +14,7 @@ from dokoro_store.services.assets import AssetService
 from dokoro_store.services.current import CurrentService
 from dokoro_store.services.episodic import CompactionResult, EpisodicService
 from dokoro_store.services.questions import QuestionService
+from dokoro_store.services.tokens import TokenService
 from dokoro_store.services.workspace import WorkspaceService
 
 __all__ = ["Store", "WorkingMemory"]
@@ -51,6 +52,7 @@ class Store:
             assets=AssetService(paths, clock, workspace),
         )
         self.episodic = EpisodicService(db, clock)
+        self.tokens = TokenService(db, clock)
         self.recovered: list[CompactionResult] = []
 
     @classmethod
@@ -64,13 +66,12 @@ class Store:
         """Open the store of the workspace folder ``root``.
 
         The database is ``root/.dokoro/db/dokoro.sqlite`` unless ``database_url`` names another
-        one. The folder itself is not created here: ``dokoro_init`` does that.
+        one. The folder is created when missing, so a fresh project works at once;
+        ``dokoro_init`` adds the conventional folders and files.
         """
         paths = StorePaths(root.expanduser().resolve())
-        if database_url:
-            db = Database.open_url(database_url, paths.db_dir)
-        else:
-            db = Database.open_sqlite(paths.sqlite_file)
+        paths.root.mkdir(parents=True, exist_ok=True)
+        db = Database.open_url(database_url, paths.db_dir) if database_url else Database.open_sqlite(paths.sqlite_file)
         try:
             upgrade(db)
             store = cls(paths, db, clock or Clock())

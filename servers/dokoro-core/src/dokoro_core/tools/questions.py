@@ -8,7 +8,7 @@ from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
 from pydantic import BaseModel, Field
 
-from dokoro_core.toolkit import ToolSpec, card, result, state
+from dokoro_core.toolkit import ToolSpec, acting_agent, card, result, state
 
 __all__ = ["TOOLS"]
 
@@ -92,7 +92,7 @@ def dokoro_question_add(
     """Record an open question (shared with every agent of this store); blockers surface first."""
     app = state(ctx)
     row, counts = app.store.working.questions.add(
-        question, context=context, priority=priority, agent_id=app.settings.agent_id
+        question, context=context, priority=priority, agent_id=acting_agent(ctx)
     )
     text = card(
         "Question Added",

@@ -9,7 +9,7 @@ from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
 from pydantic import BaseModel, Field
 
-from dokoro_core.toolkit import ToolSpec, card, result, state
+from dokoro_core.toolkit import ToolSpec, authenticated_agent, card, result, state
 
 __all__ = ["TOOLS"]
 
@@ -64,7 +64,9 @@ def dokoro_init(
     ctx: Context,
     projectPath: Annotated[
         str | None,
-        Field(description="Project folder; the store is created at <projectPath>/dokoro. Default: this server's store."),
+        Field(
+            description="Project folder; the store is created at <projectPath>/dokoro. Default: this server's store."
+        ),
     ] = None,
     skipIfExists: Annotated[bool, Field(description="Leave an existing dokoro folder untouched.")] = True,
 ) -> Annotated[CallToolResult, InitOut]:
@@ -74,7 +76,8 @@ def dokoro_init(
     from dokoro_store.services.init import init_folder
 
     app = state(ctx)
-    root = (Path(projectPath).expanduser().resolve() / "dokoro") if projectPath else app.store.paths.root
+    # A relative projectPath means relative to where the agent started the server, not this process's cwd.
+    root = (app.cwd / Path(projectPath).expanduser()).resolve() / "dokoro" if projectPath else app.store.paths.root
     done = init_folder(root, app.store.clock, skip_if_exists=skipIfExists)
     out = InitOut(path=str(root), created=done.created, folders=list(done.folders))
     if not done.created:
@@ -98,7 +101,9 @@ def dokoro_workspace_claim(
     work), rewrites current.md with the task, and starts session time tracking. Call it first."""
     from dokoro_store.clock import iso
 
-    claimed = state(ctx).store.working.workspace.claim(task, force=force, tags=tags)
+    # An authenticated agent (shared HTTP server) claims under its own name; otherwise the
+    # reference's time-based agent id is generated.
+    claimed = state(ctx).store.working.workspace.claim(task, force=force, tags=tags, agent_id=authenticated_agent())
     details = {
         "Agent": claimed.agent_id,
         "Session": claimed.session_id,
@@ -206,7 +211,7 @@ def dokoro_workspace_dump(
     from dokoro_store.clock import format_duration
 
     dumped = state(ctx).store.working.workspace.dump(
-        reason, keep_active=keepActive, status=status, doc_type=docType
+        reason, keep_active=keepActive, status=status, doc_type=docType, acting_agent=authenticated_agent()
     )
     out = DumpOut(
         path=str(dumped.path),

@@ -33,6 +33,20 @@ class DialectOps(Protocol):
         """An INSERT that updates ``update`` columns (or does nothing when None) on a key clash."""
         ...
 
+    def upsert_many(
+        self,
+        table: Table,
+        rows: Sequence[Mapping[str, Any]],
+        key: Sequence[str],
+        update: Sequence[str] | None,
+    ) -> Insert:
+        """A multi-row :meth:`upsert`."""
+        ...
+
+    def after_bulk_insert(self, connection: Connection, table: Table) -> None:
+        """Repair what explicit ids bypass (PostgreSQL sequences) after copying rows in."""
+        ...
+
     def epoch_now_sql(self) -> str:
         """SQL expression for the database clock in whole unix seconds."""
         ...
@@ -44,7 +58,6 @@ class DialectOps(Protocol):
 
 def _on_conflict(
     stmt: sqlite.Insert | postgresql.Insert,
-    values: Mapping[str, Any],
     key: Sequence[str],
     update: Sequence[str] | None,
 ) -> Insert:
@@ -68,7 +81,20 @@ class SqliteOps:
         key: Sequence[str],
         update: Sequence[str] | None,
     ) -> Insert:
-        return _on_conflict(sqlite.insert(table).values(**values), values, key, update)
+        return _on_conflict(sqlite.insert(table).values(**values), key, update)
+
+    def upsert_many(
+        self,
+        table: Table,
+        rows: Sequence[Mapping[str, Any]],
+        key: Sequence[str],
+        update: Sequence[str] | None,
+    ) -> Insert:
+        return _on_conflict(sqlite.insert(table).values(list(rows)), key, update)
+
+    def after_bulk_insert(self, connection: Connection, table: Table) -> None:
+        # SQLite hands out max(rowid) + 1; nothing to repair.
+        return None
 
     def epoch_now_sql(self) -> str:
         return "CAST(strftime('%s','now') AS INTEGER)"
@@ -90,7 +116,27 @@ class PostgresOps:
         key: Sequence[str],
         update: Sequence[str] | None,
     ) -> Insert:
-        return _on_conflict(postgresql.insert(table).values(**values), values, key, update)
+        return _on_conflict(postgresql.insert(table).values(**values), key, update)
+
+    def upsert_many(
+        self,
+        table: Table,
+        rows: Sequence[Mapping[str, Any]],
+        key: Sequence[str],
+        update: Sequence[str] | None,
+    ) -> Insert:
+        return _on_conflict(postgresql.insert(table).values(list(rows)), key, update)
+
+    def after_bulk_insert(self, connection: Connection, table: Table) -> None:
+        for column in table.primary_key.columns:
+            if column.autoincrement is True or (column.autoincrement == "auto" and column.type.python_type is int):
+                connection.execute(
+                    text(
+                        f"SELECT setval(pg_get_serial_sequence('{table.name}', '{column.name}'), "
+                        f"COALESCE((SELECT MAX({column.name}) FROM {table.name}), 1), "
+                        f"(SELECT MAX({column.name}) FROM {table.name}) IS NOT NULL)"
+                    )
+                )
 
     def epoch_now_sql(self) -> str:
         return "CAST(EXTRACT(EPOCH FROM clock_timestamp()) AS BIGINT)"

@@ -8,14 +8,14 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError, OperationalError
 from sqlmodel import Session
 
 from dokoro_store.db.dialect import DialectOps, PostgresOps, SqliteOps
 from dokoro_store.errors import StoreUnavailableError
 
-__all__ = ["Database"]
+__all__ = ["Database", "describe_url", "normalise_url"]
 
 # How long a writer waits for another process's write transaction before giving up.
 # Writes are short; a wait this long means something is wedged, not merely busy.
@@ -50,6 +50,45 @@ def _sqlite_engine(path: Path) -> Engine:
     return engine
 
 
+def normalise_url(url: str) -> URL:
+    """Parse a database URL; plain ``postgres://``/``postgresql://`` use the psycopg 3 driver."""
+    parsed = make_url(url)
+    if parsed.drivername in ("postgres", "postgresql"):
+        parsed = parsed.set(drivername="postgresql+psycopg")
+    return parsed
+
+
+def describe_url(url: URL) -> str:
+    """The URL without its password, and where the server is, for messages."""
+    host = url.host or (url.query.get("host") if url.query else None) or "localhost"
+    where = f"{host}:{url.port}" if url.port else str(host)
+    return f"{url.render_as_string(hide_password=True)} (server {where})"
+
+
+def _postgres_engine(url: URL) -> Engine:
+    try:
+        import psycopg  # noqa: F401  - only to give a clear message when the driver is missing
+    except ImportError:
+        raise StoreUnavailableError(
+            "DOKORO_DATABASE_URL points at PostgreSQL but the psycopg driver is not installed; "
+            "install the team extra: pip install 'dokoro-store[postgres]' (the unified `dokoro` has it)"
+        ) from None
+    engine = create_engine(url, pool_pre_ping=True, connect_args={"connect_timeout": 10})
+    try:
+        with engine.connect() as connection:
+            connection.exec_driver_sql("SELECT 1")
+    except OperationalError as exc:
+        engine.dispose()
+        reason = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
+        raise StoreUnavailableError(
+            f"cannot reach the team database at {describe_url(url)}: {reason}. "
+            "Check DOKORO_DATABASE_URL (host, port, user, password, database name) and that the server "
+            "is running and accepts connections from this machine. dokoro does not fall back to a local "
+            "file, so the team's memory is never split."
+        ) from exc
+    return engine
+
+
 class Database:
     """An engine plus the dialect operations of its backend."""
 
@@ -64,18 +103,26 @@ class Database:
 
     @classmethod
     def open_url(cls, url: str, lock_dir: Path) -> Database:
-        parsed = make_url(url)
+        try:
+            parsed = normalise_url(url)
+        except ArgumentError:
+            raise StoreUnavailableError(
+                f"{url!r} is not a database URL; use postgresql+psycopg://user:password@host:5432/dbname"
+            ) from None
         if parsed.get_backend_name() == "sqlite":
             if not parsed.database:
                 raise StoreUnavailableError("a sqlite URL needs a file path: sqlite:///path/to/dokoro.sqlite")
             return cls.open_sqlite(Path(parsed.database))
         if parsed.get_backend_name() == "postgresql":
-            engine = create_engine(url, pool_pre_ping=True)
-            return cls(engine, PostgresOps())
+            return cls(_postgres_engine(parsed), PostgresOps())
         raise StoreUnavailableError(
             f"unsupported database URL scheme {parsed.drivername!r}; use a folder path, "
             "sqlite:///file or postgresql+psycopg://user@host/db"
         )
+
+    @property
+    def url(self) -> URL:
+        return self.engine.url
 
     @property
     def dialect(self) -> str:

@@ -15,7 +15,7 @@ from dokoro_store.db.engine import Database
 
 __all__ = ["HEAD", "current_revision", "upgrade"]
 
-HEAD = "0002"
+HEAD = "0003"
 MIGRATIONS_DIR = Path(__file__).with_name("migrations")
 
 
@@ -42,8 +42,7 @@ def upgrade(db: Database, revision: str = "head") -> None:
         return
     from alembic import command
 
-    with db.engine.connect() as connection:
-        with db.ops.migration_lock(connection):
-            connection.commit()
-            command.upgrade(_alembic_config(connection), revision)  # type: ignore[arg-type]
-            connection.commit()
+    with db.engine.connect() as connection, db.ops.migration_lock(connection):
+        connection.commit()
+        command.upgrade(_alembic_config(connection), revision)  # type: ignore[arg-type]
+        connection.commit()

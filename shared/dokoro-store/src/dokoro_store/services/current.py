@@ -79,7 +79,12 @@ def _relative_day(day: date, today: date) -> str:
 
 
 def _section_span(body: str, section: str) -> tuple[int, int] | None:
-    """Span of the body of the first ``## …section…`` heading (case-insensitive)."""
+    """Span of the body of the first ``## …section…`` heading (case-insensitive).
+
+    A ``##`` section runs to the next ``#`` or ``##`` heading (its ``###`` subsections belong
+    to it). The fallback, a ``#`` heading, runs to the next heading of any level, so matching
+    the document title never swallows the sections under it.
+    """
     heading = re.compile(rf"^##[^#\n]*{re.escape(section)}[^\n]*$", re.IGNORECASE | re.MULTILINE)
     match = heading.search(body)
     if match is None:
@@ -87,9 +92,9 @@ def _section_span(body: str, section: str) -> tuple[int, int] | None:
         match = heading.search(body)
         if match is None:
             return None
-        end = re.compile(r"^#(?!#)", re.MULTILINE).search(body, match.end())
+        end = re.compile(r"^#", re.MULTILINE).search(body, match.end())
     else:
-        end = re.compile(r"^##(?!#)", re.MULTILINE).search(body, match.end())
+        end = re.compile(r"^##?(?!#)", re.MULTILINE).search(body, match.end())
     return match.end(), end.start() if end else len(body)
 
 
@@ -135,7 +140,8 @@ class CurrentService:
                 "activeTags": list(tags),
             }
             for key, value in old_front.items():
-                front.setdefault(key, value if isinstance(value, str | int | float | bool | list | dict) else str(value))
+                plain = isinstance(value, str | int | float | bool | list | dict)
+                front.setdefault(key, value if plain else str(value))
             parts = ["# Current Workspace", "", "## 🎯 Current Focus", ""]
             parts += [f"- [ ] {item.text}" for item in in_progress[:3]] or ["_Nothing in progress._"]
             parts += ["", "## 🚧 In Progress", ""]

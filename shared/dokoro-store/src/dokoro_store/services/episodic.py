@@ -32,8 +32,8 @@ __all__ = [
     "EpisodicService",
     "RecallHit",
     "SummaryAdded",
-    "estimate_tokens",
     "escape_like",
+    "estimate_tokens",
 ]
 
 COMPACTION_THRESHOLD_TOKENS = 40_000
@@ -154,7 +154,7 @@ class EpisodicService:
 
     @staticmethod
     def _mark_pending(session: Session, session_id: str, now: datetime) -> None:
-        row = session.get(EpisodeSession, session_id)
+        row = session.get(EpisodeSession, session_id, with_for_update=True)
         if row is None:
             return
         meta = dict(row.metadata_json or {})
@@ -180,7 +180,8 @@ class EpisodicService:
         """Step 2: fold every summary of a marked session into one row, atomically."""
         now = self._clock.now()
         with self._db.write() as session:
-            owner = session.get(EpisodeSession, session_id)
+            # FOR UPDATE serialises folds of one session on PostgreSQL (SQLite's BEGIN IMMEDIATE already does).
+            owner = session.get(EpisodeSession, session_id, with_for_update=True)
             if owner is None or not (owner.metadata_json or {}).get("compactionPending"):
                 # Another process folded it first, or it was never marked.
                 return None

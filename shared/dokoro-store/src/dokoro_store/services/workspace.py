@@ -19,7 +19,7 @@ from typing import Any
 from dokoro_store import frontmatter
 from dokoro_store.clock import Clock, format_duration, iso, parse_iso, slug
 from dokoro_store.db.engine import Database
-from dokoro_store.errors import InvalidArgumentError, NoWorkspaceError, WorkspaceLockedError
+from dokoro_store.errors import ConflictError, InvalidArgumentError, NoWorkspaceError, WorkspaceLockedError
 from dokoro_store.files import atomic_write_text, file_lock, read_text_or_none
 from dokoro_store.models import Doc
 from dokoro_store.paths import StorePaths
@@ -157,6 +157,9 @@ class WorkspaceService:
         self._paths = paths
         self._db = db
         self._clock = clock
+        # The session this process claimed. Only its own tool calls count toward that session's
+        # time and renew its lock: another agent's calls (even a refused claim) must not.
+        self._claimed_session: str | None = None
 
     # ------------------------------------------------------------------ helpers
     def _require_folder(self) -> None:
@@ -212,15 +215,28 @@ class WorkspaceService:
         return True
 
     # ------------------------------------------------------------------ claim
-    def claim(self, task: str, *, force: bool = False, tags: dict[str, Any] | None = None) -> ClaimResult:
+    def claim(
+        self,
+        task: str,
+        *,
+        force: bool = False,
+        tags: dict[str, Any] | None = None,
+        agent_id: str | None = None,
+    ) -> ClaimResult:
+        """Take the workspace lock and start a session.
+
+        ``agent_id`` names the claimant (an authenticated agent); without it the reference's
+        time-based id ``agent-YYMMDDHHMMSS`` is generated.
+        """
         task = task.strip()
         if not task:
             raise InvalidArgumentError("task must not be empty: describe what this session will work on")
         self._require_folder()
         now = self._clock.now()
-        agent_id = f"agent-{now:%y%m%d%H%M%S}"
+        named = agent_id is not None
+        agent_id = agent_id or f"agent-{now:%y%m%d%H%M%S}"
         current = self._read_current()
-        if current is not None:
+        if current is not None and not named:
             previous = str(current.data.get("agent_id", ""))
             if previous.startswith(agent_id):
                 suffix = previous[len(agent_id) :]
@@ -234,13 +250,15 @@ class WorkspaceService:
             existing = self._read_lock()
             if existing is not None:
                 stale = existing.is_stale(now)
-                if not stale and not force:
+                # A named agent re-claiming its own workspace renews it rather than locking itself out.
+                own = named and existing.agent_id == agent_id
+                if not stale and not force and not own:
                     minutes = max(0, int((existing.expires_at - now).total_seconds() // 60))
                     raise WorkspaceLockedError(
                         f"Workspace is locked by {existing.agent_id}. Expires in {minutes} minutes. "
                         "Use force=true to override."
                     )
-                took_over = existing.agent_id
+                took_over = None if own else existing.agent_id
             self._paths.workspace_lock.unlink(missing_ok=True)
             if not self._create_lock(lock):
                 raise WorkspaceLockedError(
@@ -254,6 +272,7 @@ class WorkspaceService:
         except OSError:
             self._paths.workspace_lock.unlink(missing_ok=True)
             raise
+        self._claimed_session = session_id
         return ClaimResult(agent_id, session_id, task, lock.expires_at, took_over)
 
     def _write_claimed_current(
@@ -318,14 +337,17 @@ class WorkspaceService:
         """Count a tool call toward the claimed session's time tracking and renew its lock.
 
         Active time accrues between calls less than five minutes apart; a longer silence is
-        recorded as an ``auto_inactive`` pause. No workspace claimed: nothing to do.
+        recorded as an ``auto_inactive`` pause. Nothing to do unless this process claimed the
+        workspace and its session is still the current one.
         """
-        if not self._paths.session_json.exists():
+        if self._claimed_session is None or not self._paths.session_json.exists():
             return
         now = self._clock.now()
         with file_lock(self._paths.locks_dir, "session-json"):
             meta = self._read_session_json()
             if meta is None or meta.get("session", {}).get("end"):
+                return
+            if meta.get("session", {}).get("id") != self._claimed_session:
                 return
             session = meta.setdefault("session", {})
             timing = meta.setdefault("timing", {"active_minutes": 0, "pause_minutes": 0, "pauses": []})
@@ -417,7 +439,13 @@ class WorkspaceService:
         keep_active: bool = True,
         status: str = "active",
         doc_type: str = "session",
+        acting_agent: str | None = None,
     ) -> DumpResult:
+        """Save the workspace to a daily file and a docs row; optionally end the session.
+
+        ``acting_agent`` is the authenticated caller: only the agent holding the workspace may
+        dump it (and so release its lock).
+        """
         if status not in DUMP_STATUSES:
             raise InvalidArgumentError(f"status must be one of {', '.join(DUMP_STATUSES)}; got {status!r}")
         if doc_type not in DOC_TYPES:
@@ -435,6 +463,11 @@ class WorkspaceService:
             task = str(data.get("task") or "session")
             agent_id = str(data.get("agent_id") or "unknown")
             session_id = str(data.get("session_id") or "")
+            if acting_agent is not None and acting_agent != agent_id:
+                raise ConflictError(
+                    f"The workspace is held by {agent_id}; you are {acting_agent}. Only the holder can dump "
+                    "or release it — claim it yourself with dokoro_workspace_claim(force=true) if it is abandoned."
+                )
             meta = self._finalise_session_meta(now, close=not keep_active)
             start = _parse_optional(data.get("session_start"))
             duration = round((now - start).total_seconds() / 60) if start else 0
@@ -452,6 +485,8 @@ class WorkspaceService:
             else:
                 released = self._release_lock(session_id)
                 self._paths.current_md.unlink(missing_ok=True)
+                if session_id == self._claimed_session:
+                    self._claimed_session = None
 
         doc_indexed = self._upsert_doc(path.stem, relative, f"Session: {task}", content, doc_type, status, now)
         return DumpResult(path, relative, path.stem, status, doc_type, reason, duration, released, doc_indexed)

@@ -1,0 +1,202 @@
+"""Human-readable JSON backups of a whole store, and a restore that never overwrites.
+
+``export_store`` writes every table's canonical rows to one indented JSON file.
+``plan_import`` compares a backup with a store, row by row: a row already there with the
+same content is a *duplicate* (skipped), a row whose identity exists with different content
+is a *conflict* (reported with both versions, never applied), anything else is *new*.
+``apply_import`` inserts only the new rows, in one transaction.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Table, select
+
+from dokoro_store.clock import iso
+from dokoro_store.db.engine import Database
+from dokoro_store.db.migrate import HEAD, upgrade
+from dokoro_store.errors import InvalidArgumentError
+from dokoro_store.files import atomic_write_text
+from dokoro_store.transfer import canonical_row, decode_row, read_rows, store_tables
+
+__all__ = ["BACKUP_FORMAT", "Conflict", "ImportPlan", "TablePlan", "apply_import", "export_store", "plan_import"]
+
+BACKUP_FORMAT = "dokoro-backup"
+BACKUP_VERSION = 1
+
+# How a row is recognised when its primary key is a surrogate number that differs between
+# stores: episodic summaries are the same fact when session, time and text agree.
+NATURAL_KEYS: dict[str, tuple[str, ...]] = {
+    "conversation_summaries": ("session_id", "started_at", "summary"),
+}
+
+
+def _surrogate(table: Table) -> str | None:
+    """The integer surrogate key of a table recognised by a natural key, if any."""
+    if table.name not in NATURAL_KEYS:
+        return None
+    (pk,) = table.primary_key.columns
+    return pk.name
+
+
+def backup_document(db: Database, exported_at: datetime) -> dict[str, Any]:
+    upgrade(db)
+    return {
+        "format": BACKUP_FORMAT,
+        "version": BACKUP_VERSION,
+        "schema_revision": HEAD,
+        "exported_at": iso(exported_at),
+        "backend": db.dialect,
+        "tables": {table.name: read_rows(db, table) for table in store_tables()},
+    }
+
+
+def export_store(db: Database, folder: Path, exported_at: datetime) -> tuple[Path, dict[str, int]]:
+    """Write ``dokoro-backup-<UTC stamp>.json`` into ``folder``; returns the path and row counts."""
+    document = backup_document(db, exported_at)
+    path = folder / f"dokoro-backup-{exported_at:%Y%m%dT%H%M%SZ}.json"
+    counter = 2
+    while path.exists():
+        path = folder / f"dokoro-backup-{exported_at:%Y%m%dT%H%M%SZ}-{counter}.json"
+        counter += 1
+    atomic_write_text(path, json.dumps(document, indent=2, ensure_ascii=False, sort_keys=False) + "\n")
+    return path, {name: len(rows) for name, rows in document["tables"].items()}
+
+
+def load_backup(path: Path) -> dict[str, Any]:
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InvalidArgumentError(f"no backup file at {path}") from None
+    except json.JSONDecodeError as exc:
+        raise InvalidArgumentError(f"{path} is not valid JSON: {exc}") from None
+    if not isinstance(document, dict) or document.get("format") != BACKUP_FORMAT:
+        raise InvalidArgumentError(f"{path} is not a dokoro backup (no \"format\": \"{BACKUP_FORMAT}\")")
+    if int(document.get("version", 0)) > BACKUP_VERSION:
+        raise InvalidArgumentError(f"{path} was written by a newer dokoro (backup version {document['version']})")
+    return document
+
+
+@dataclass(frozen=True)
+class Conflict:
+    table: str
+    key: dict[str, Any]
+    ours: dict[str, Any]
+    theirs: dict[str, Any]
+
+    @property
+    def differing(self) -> list[str]:
+        return sorted(k for k in self.theirs if self.ours.get(k) != self.theirs.get(k))
+
+
+@dataclass
+class TablePlan:
+    table: str
+    new: list[dict[str, Any]] = field(default_factory=list)
+    duplicates: int = 0
+    conflicts: list[Conflict] = field(default_factory=list)
+
+
+@dataclass
+class ImportPlan:
+    tables: list[TablePlan]
+    unknown_tables: list[str]
+
+    @property
+    def new_rows(self) -> int:
+        return sum(len(t.new) for t in self.tables)
+
+    @property
+    def duplicates(self) -> int:
+        return sum(t.duplicates for t in self.tables)
+
+    @property
+    def conflicts(self) -> list[Conflict]:
+        return [c for t in self.tables for c in t.conflicts]
+
+
+def _identity(table: Table) -> tuple[str, ...]:
+    return NATURAL_KEYS.get(table.name) or tuple(c.name for c in table.primary_key.columns)
+
+
+def plan_import(db: Database, document: Mapping[str, Any]) -> ImportPlan:
+    """Classify every row of a backup against the store, changing nothing."""
+    upgrade(db)
+    tables = {table.name: table for table in store_tables()}
+    incoming: Mapping[str, list[dict[str, Any]]] = document.get("tables", {})
+    plans: list[TablePlan] = []
+    for table in store_tables():
+        rows = incoming.get(table.name, [])
+        plan = TablePlan(table.name)
+        identity = _identity(table)
+        surrogate = _surrogate(table)
+        existing: dict[tuple[Any, ...], dict[str, Any]] = {}
+        for row in read_rows(db, table):
+            existing[tuple(row[name] for name in identity)] = row
+        seen: set[tuple[Any, ...]] = set()
+        for raw in rows:
+            row = canonical_row(table, _with_defaults(table, decode_row(table, raw)))
+            key = tuple(row[name] for name in identity)
+            if key in seen:
+                plan.duplicates += 1
+                continue
+            seen.add(key)
+            ours = existing.get(key)
+            if ours is None:
+                plan.new.append(row)
+                continue
+            comparable_ours = {k: v for k, v in ours.items() if k != surrogate}
+            comparable_theirs = {k: v for k, v in row.items() if k != surrogate}
+            if comparable_ours == comparable_theirs:
+                plan.duplicates += 1
+            else:
+                plan.conflicts.append(Conflict(table.name, dict(zip(identity, key, strict=True)), ours, row))
+        plans.append(plan)
+    unknown = sorted(name for name in incoming if name not in tables)
+    return ImportPlan(plans, unknown)
+
+
+def _with_defaults(table: Table, values: dict[str, Any]) -> dict[str, Any]:
+    for column in table.columns:
+        if column.name not in values:
+            values[column.name] = None
+    return values
+
+
+def apply_import(db: Database, plan: ImportPlan) -> int:
+    """Insert the plan's new rows (keeping their ids where free); returns how many."""
+    tables = {table.name: table for table in store_tables()}
+    inserted = 0
+    with db.write() as session:
+        for table_plan in plan.tables:
+            table = tables[table_plan.table]
+            surrogate = _surrogate(table)
+            taken: set[Any] = set()
+            if surrogate is not None:
+                taken = set(session.execute(select(table.c[surrogate])).scalars())
+            keep: list[dict[str, Any]] = []
+            renumber: list[dict[str, Any]] = []
+            for row in table_plan.new:
+                values = decode_row(table, row)
+                if surrogate is not None and values.get(surrogate) in taken:
+                    # The id is used by another row here: the row gets a fresh one, after every
+                    # row that keeps its own id is in, so a fresh id never steals a kept one.
+                    values.pop(surrogate)
+                    renumber.append(values)
+                else:
+                    keep.append(values)
+            for values in keep:
+                session.execute(table.insert().values(**values))
+            # Explicit ids bypass PostgreSQL's sequence: move it past them before fresh ids are drawn.
+            db.ops.after_bulk_insert(session.connection(), table)
+            for values in renumber:
+                session.execute(table.insert().values(**values))
+            inserted += len(keep) + len(renumber)
+    return inserted
+

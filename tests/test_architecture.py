@@ -1,0 +1,94 @@
+"""Rules of the layout that a reviewer should not have to check by hand."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PERSISTENCE = {"sqlmodel", "sqlalchemy", "sqlite3", "alembic", "lancedb", "psycopg", "psycopg2", "pyarrow"}
+HEAVY = ["lancedb", "pyarrow", "scipy", "ollama", "model2vec", "torch", "numpy"]
+
+
+def _imported_roots(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    roots: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            roots.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            roots.add(node.module.split(".")[0])
+    return roots
+
+
+def _source_files() -> list[Path]:
+    files: list[Path] = []
+    for folder in ("servers", "packages"):
+        files += [p for p in (ROOT / folder).rglob("*.py") if "/tests/" not in p.as_posix()]
+    return files
+
+
+def test_no_persistence_library_is_imported_outside_dokoro_store() -> None:
+    breaches = {
+        str(path.relative_to(ROOT)): sorted(_imported_roots(path) & PERSISTENCE)
+        for path in _source_files()
+        if _imported_roots(path) & PERSISTENCE
+    }
+    assert breaches == {}
+
+
+def test_the_scan_sees_the_server_sources() -> None:
+    # Guard against the boundary test passing because it scanned nothing.
+    names = {p.name for p in _source_files()}
+    assert {"server.py", "toolkit.py"} <= names
+
+
+def test_no_server_imports_another_servers_private_modules() -> None:
+    breaches = []
+    for path in _source_files():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                parts = node.module.split(".")
+                if any(part.startswith("_") and part != "__main__" for part in parts[1:]):
+                    breaches.append(f"{path.relative_to(ROOT)}: {node.module}")
+    assert breaches == []
+
+
+_PROBE = """
+import json, sys, tempfile, anyio
+from pathlib import Path
+from mcp import Client
+from {module} import {factory}
+from dokoro_core.settings import DokoroSettings
+
+async def main():
+    tmp = Path(tempfile.mkdtemp())
+    server = {factory}(DokoroSettings(path=tmp / "dokoro"), cwd=tmp)
+    async with Client(server) as client:
+        await client.list_tools()
+        await client.call_tool("dokoro_workspace_claim", {{"task": "probe"}})
+        await client.call_tool("dokoro_session_recall", {{"query": "probe"}})
+    print(json.dumps(sorted(m for m in {heavy!r} if m in sys.modules)))
+
+anyio.run(main)
+"""
+
+
+def _heavy_modules_loaded(module: str, factory: str) -> list[str]:
+    code = _PROBE.format(module=module, factory=factory, heavy=HEAVY)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_building_and_using_the_core_server_imports_no_heavy_library() -> None:
+    assert _heavy_modules_loaded("dokoro_core.server", "create_server") == []
+
+
+def test_importing_the_core_server_module_does_not_open_a_database() -> None:
+    code = "import sys, dokoro_core.server; print('sqlalchemy' in sys.modules, 'alembic' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "False"]
