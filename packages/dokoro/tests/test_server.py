@@ -1,0 +1,77 @@
+"""The unified server: every package's tools on one server, a true superset of core."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from pathlib import Path
+
+import pytest
+from dokoro.server import BRIDGE_PACKAGES, TOOL_PACKAGES, create_unified_server
+from dokoro_core.server import build_server, create_server
+from dokoro_core.settings import DokoroSettings
+from mcp import Client
+
+pytestmark = pytest.mark.anyio
+
+
+def _settings(tmp_path: Path, **overrides: object) -> DokoroSettings:
+    return DokoroSettings(path=tmp_path / "dokoro", **overrides)  # type: ignore[arg-type]
+
+
+async def _tool_names(server) -> list[str]:
+    async with Client(server) as client:
+        return [tool.name for tool in (await client.list_tools()).tools]
+
+
+async def test_the_unified_server_serves_every_core_tool(tmp_path: Path) -> None:
+    unified = await _tool_names(create_unified_server(_settings(tmp_path), cwd=tmp_path))
+    core = await _tool_names(create_server(_settings(tmp_path), cwd=tmp_path))
+
+    assert set(core) <= set(unified)
+    assert len(core) == 17
+
+
+async def test_unified_tool_names_are_unique(tmp_path: Path) -> None:
+    names = await _tool_names(create_unified_server(_settings(tmp_path), cwd=tmp_path))
+
+    assert len(names) == len(set(names))
+
+
+async def test_no_package_shadows_a_tool_of_another(tmp_path: Path) -> None:
+    # The SDK keeps the first of two same-named tools and drops the other silently, so
+    # register every package on a server of its own and compare the totals.
+    per_package = 0
+    for module_name in TOOL_PACKAGES:
+        alone = build_server(_settings(tmp_path), cwd=tmp_path)
+        importlib.import_module(module_name).register(alone)
+        per_package += len(await _tool_names(alone))
+
+    unified = await _tool_names(create_unified_server(_settings(tmp_path), cwd=tmp_path))
+
+    assert len(unified) == per_package
+
+
+async def test_the_unified_server_is_named_dokoro_and_answers_a_tool_call(tmp_path: Path) -> None:
+    async with Client(create_unified_server(_settings(tmp_path), cwd=tmp_path)) as client:
+        assert client.server_info.name == "dokoro"
+        claim = await client.call_tool("dokoro_workspace_claim", {"task": "Fix the flaky login test"})
+
+    assert not claim.is_error, claim.content
+    assert (tmp_path / "dokoro" / "current.md").is_file()
+
+
+async def test_the_bridge_flag_without_bridge_tools_still_serves_everything_else(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    plain = await _tool_names(create_unified_server(_settings(tmp_path), cwd=tmp_path))
+    with caplog.at_level(logging.WARNING, logger="dokoro"):
+        bridged = await _tool_names(
+            create_unified_server(_settings(tmp_path, enable_tachibot_bridge=True), cwd=tmp_path)
+        )
+
+    if BRIDGE_PACKAGES:
+        assert set(plain) < set(bridged)
+    else:
+        assert bridged == plain
+        assert "no bridge tools" in caplog.text

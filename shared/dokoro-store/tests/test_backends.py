@@ -1,0 +1,38 @@
+"""Opening the store on each backend, and refusing clearly when the team database is away."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from dokoro_store import Store, StoreUnavailableError
+from dokoro_store.db.migrate import HEAD, current_revision
+
+
+def test_the_store_opens_on_both_backends_at_the_current_schema(tmp_path: Path, database_url: str | None) -> None:
+    with Store.open(tmp_path / "s", database_url=database_url) as store:
+        assert current_revision(store.db) == HEAD
+        assert store.db.dialect == ("sqlite" if database_url is None else "postgresql")
+
+
+def test_an_unreachable_team_database_names_the_host_and_the_fix(tmp_path: Path) -> None:
+    url = "postgresql+psycopg://dokoro:secret@127.0.0.1:9/team"  # port 9 (discard) has no server
+    with pytest.raises(StoreUnavailableError) as caught:
+        Store.open(tmp_path / "s", database_url=url)
+    message = str(caught.value)
+    assert "127.0.0.1:9" in message and "DOKORO_DATABASE_URL" in message
+    assert "secret" not in message
+    assert "does not fall back" in message
+    # No local database was created in its place.
+    assert not (tmp_path / "s" / ".dokoro" / "db" / "dokoro.sqlite").exists()
+
+
+def test_a_plain_postgresql_url_uses_the_psycopg_driver(tmp_path: Path, postgres_url: str) -> None:
+    plain = postgres_url.replace("postgresql+psycopg://", "postgresql://", 1)
+    with Store.open(tmp_path / "s", database_url=plain) as store:
+        assert store.db.url.drivername == "postgresql+psycopg"
+
+
+def test_an_unsupported_url_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(StoreUnavailableError, match="unsupported database URL"):
+        Store.open(tmp_path / "s", database_url="mysql://x@y/z")
