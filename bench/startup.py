@@ -52,7 +52,8 @@ async def main(runs: int) -> None:
             proc = await anyio.run_process([sys.executable, "-c", "import mcp.server.mcpserver"])
             assert proc.returncode == 0
             baseline.append(time.perf_counter() - started)
-        print(f"{'(import mcp)':<14} {'':>5} {statistics.median(baseline):>9.3f} {min(baseline):>7.3f} {max(baseline):>7.3f}")
+        median, low, high = statistics.median(baseline), min(baseline), max(baseline)
+        print(f"{'(import mcp)':<14} {'':>5} {median:>9.3f} {low:>7.3f} {high:>7.3f}")
 
 
 if __name__ == "__main__":

@@ -49,8 +49,21 @@ PathOption = Annotated[
 
 
 @app.command()
-def serve(path: PathOption = None) -> None:
-    """Serve every dokoro tool over stdio (the same as running `dokoro` with no arguments)."""
+def serve(
+    path: PathOption = None,
+    http: Annotated[bool, typer.Option("--http", help="Serve over streamable HTTP instead of stdio.")] = False,
+    host: Annotated[str, typer.Option(help="HTTP address to bind; anything but loopback needs tokens.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="HTTP port.")] = 8765,
+    require_token: Annotated[
+        bool, typer.Option("--require-token", help="Demand bearer tokens even on loopback.")
+    ] = False,
+) -> None:
+    """Serve every dokoro tool over stdio (as with no arguments), or over HTTP with --http."""
+    if http:
+        from dokoro.http import serve_http
+
+        serve_http(path, host, port, require_token)
+        return
     from dokoro.server import serve as serve_stdio
 
     serve_stdio(path)
@@ -76,6 +89,92 @@ def demo(
     raise typer.Exit(0 if run_demo(keep=keep) else 1)
 
 
+store_app = typer.Typer(help="Move the store between databases.", no_args_is_help=True)
+token_app = typer.Typer(help="Bearer tokens of the shared HTTP server (one agent each).", no_args_is_help=True)
+app.add_typer(store_app, name="store")
+app.add_typer(token_app, name="token")
+
+
+@store_app.command("migrate")
+def store_migrate(
+    to: Annotated[str, typer.Option("--to", help="Target: a database URL, or a folder for its SQLite file.")],
+    from_url: Annotated[
+        str | None, typer.Option("--from", help="Source database URL (default: this store).")
+    ] = None,
+    path: PathOption = None,
+) -> None:
+    """Copy everything to another database (SQLite ⇄ PostgreSQL): idempotent, non-destructive, verified."""
+    from dokoro.commands.team import migrate_store
+
+    raise typer.Exit(0 if migrate_store(path, to, from_url) else 1)
+
+
+@app.command("export")
+def export_(
+    out: Annotated[Path | None, typer.Option("--out", help="Folder for the backup (default .dokoro/backup).")] = None,
+    path: PathOption = None,
+) -> None:
+    """Write a timestamped, human-readable JSON backup of the whole store."""
+    from dokoro.commands.team import export_backup
+
+    export_backup(path, out)
+
+
+@app.command("import")
+def import_(
+    file: Annotated[Path, typer.Argument(help="A backup written by `dokoro export`.")],
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Import without asking.")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Only show the preview.")] = False,
+    path: PathOption = None,
+) -> None:
+    """Restore a backup: preview counts, skip duplicates, surface conflicting facts (never overwrite)."""
+    from dokoro.commands.team import import_backup
+
+    import_backup(path, file, yes, dry_run)
+
+
+@app.command()
+def doctor(path: PathOption = None) -> None:
+    """Which backend, schema, embedder, vector engine and index this store really uses."""
+    from dokoro.commands.doctor import run_doctor
+
+    raise typer.Exit(0 if run_doctor(path) else 1)
+
+
+@token_app.command("create")
+def token_create(
+    agent: Annotated[str, typer.Option("--agent", help="The agent id this token acts as.")],
+    label: Annotated[str | None, typer.Option(help="A note: whose machine, which client.")] = None,
+    path: PathOption = None,
+) -> None:
+    """Create a token (printed once; only its hash is stored)."""
+    from dokoro.commands.tokens import create_token
+
+    create_token(path, agent, label)
+
+
+@token_app.command("list")
+def token_list(path: PathOption = None) -> None:
+    """List tokens (ids, agents, state, last use; never the secrets)."""
+    from dokoro.commands.tokens import list_tokens
+
+    list_tokens(path)
+
+
+@token_app.command("revoke")
+def token_revoke(token_id: Annotated[str, typer.Argument(help="Token id (tok_...).")], path: PathOption = None) -> None:
+    """Revoke a token at once."""
+    from dokoro.commands.tokens import revoke_token
+
+    revoke_token(path, token_id)
+
+
 def run() -> None:
-    """Run the command line on ``sys.argv``."""
-    app()
+    """Run the command line on ``sys.argv``; store errors end it with their message, not a traceback."""
+    from dokoro_store import DokoroError
+
+    try:
+        app()
+    except DokoroError as exc:
+        typer.echo(f"dokoro: {exc}", err=True)
+        raise SystemExit(2) from None

@@ -14,6 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from dokoro_core.settings import DokoroSettings
+    from dokoro_store import Store
+    from mcp.server.auth.provider import TokenVerifier
+    from mcp.server.auth.settings import AuthSettings
     from mcp.server.mcpserver import MCPServer
 
 __all__ = ["BRIDGE_PACKAGES", "TOOL_PACKAGES", "create_unified_server", "serve"]
@@ -43,12 +46,23 @@ def _register(mcp: MCPServer[Any], module_name: str) -> None:
     module.register(mcp)
 
 
-def create_unified_server(settings: DokoroSettings, cwd: Path | None = None) -> MCPServer[Any]:
+def create_unified_server(
+    settings: DokoroSettings,
+    cwd: Path | None = None,
+    *,
+    store: Store | None = None,
+    token_verifier: TokenVerifier | None = None,
+    auth: AuthSettings | None = None,
+) -> MCPServer[Any]:
     """One server named ``dokoro`` with the tools of every package in :data:`TOOL_PACKAGES`
-    (plus :data:`BRIDGE_PACKAGES` when ``settings.enable_tachibot_bridge``)."""
+    (plus :data:`BRIDGE_PACKAGES` when ``settings.enable_tachibot_bridge``).
+
+    ``store`` is an open store shared by every session; ``token_verifier``/``auth`` turn on
+    bearer-token authentication for the shared HTTP server.
+    """
     from dokoro_core.server import build_server
 
-    mcp = build_server(settings, name=NAME, cwd=cwd)
+    mcp = build_server(settings, name=NAME, cwd=cwd, store=store, token_verifier=token_verifier, auth=auth)
     for module_name in TOOL_PACKAGES:
         _register(mcp, module_name)
     if settings.enable_tachibot_bridge:
@@ -65,6 +79,11 @@ def create_unified_server(settings: DokoroSettings, cwd: Path | None = None) -> 
 def serve(path: Path | None = None) -> None:
     """Serve every tool over stdio; ``path`` overrides ``DOKORO_PATH``."""
     from dokoro_core.settings import DokoroSettings
+    from dokoro_core.toolkit import open_store_or_exit
 
     settings = DokoroSettings(path=path) if path is not None else DokoroSettings()
-    create_unified_server(settings).run("stdio")
+    store = open_store_or_exit(settings, Path.cwd())
+    try:
+        create_unified_server(settings, store=store).run("stdio")
+    finally:
+        store.close()

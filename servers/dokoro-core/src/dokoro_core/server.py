@@ -12,11 +12,13 @@ from typing import TYPE_CHECKING, Any
 from mcp.server.mcpserver import MCPServer
 
 from dokoro_core.settings import DokoroSettings
-from dokoro_core.toolkit import AppState, add_tools, app_lifespan, capture_middleware
+from dokoro_core.toolkit import AppState, add_tools, app_lifespan, capture_middleware, open_store_or_exit
 from dokoro_core.tools import assets, current, episodic, questions, workspace
 
 if TYPE_CHECKING:
-    from dokoro_store import Clock
+    from dokoro_store import Clock, Store
+    from mcp.server.auth.provider import TokenVerifier
+    from mcp.server.auth.settings import AuthSettings
 
 __all__ = ["INSTRUCTIONS", "build_server", "main", "register"]
 
@@ -40,31 +42,47 @@ def build_server(
     name: str = "dokoro-core",
     cwd: Path | None = None,
     clock: Clock | None = None,
+    store: Store | None = None,
+    token_verifier: TokenVerifier | None = None,
+    auth: AuthSettings | None = None,
 ) -> MCPServer[AppState]:
     """A server with the dokoro lifespan and outcome capture, and no tools yet.
 
+    ``store`` is an already open store shared by every session (the caller closes it);
+    ``token_verifier`` and ``auth`` turn on bearer-token authentication (shared HTTP server);
     ``clock`` replaces the real UTC clock of the store (for tests).
     """
     mcp: MCPServer[AppState] = MCPServer(
         name,
         version=VERSION,
         instructions=INSTRUCTIONS,
-        lifespan=app_lifespan(settings, cwd, clock),
+        lifespan=app_lifespan(settings, cwd, clock, store),
         log_level="WARNING",
         middleware=[capture_middleware()],
+        token_verifier=token_verifier,
+        auth=auth,
     )
     return mcp
 
 
 def create_server(
-    settings: DokoroSettings | None = None, *, cwd: Path | None = None, clock: Clock | None = None
+    settings: DokoroSettings | None = None,
+    *,
+    cwd: Path | None = None,
+    clock: Clock | None = None,
+    store: Store | None = None,
 ) -> MCPServer[AppState]:
     """The core server with its tools registered."""
-    mcp = build_server(settings or DokoroSettings(), cwd=cwd, clock=clock)
+    mcp = build_server(settings or DokoroSettings(), cwd=cwd, clock=clock, store=store)
     register(mcp)
     return mcp
 
 
 def main() -> None:
     """Entry point of ``dokoro-core``: serve the core tools over stdio."""
-    create_server(DokoroSettings()).run("stdio")
+    settings = DokoroSettings()
+    store = open_store_or_exit(settings, Path.cwd())
+    try:
+        create_server(settings, store=store).run("stdio")
+    finally:
+        store.close()

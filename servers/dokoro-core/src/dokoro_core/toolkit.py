@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -30,13 +31,15 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AppState",
-    "acting_agent",
-    "authenticated_agent",
     "ToolSpec",
+    "acting_agent",
     "add_tools",
     "app_lifespan",
+    "authenticated_agent",
     "capture_middleware",
     "card",
+    "open_store",
+    "open_store_or_exit",
     "result",
     "state",
 ]
@@ -95,32 +98,57 @@ def store_root(settings: DokoroSettings, cwd: Path) -> Path:
 
 
 def app_lifespan(
-    settings: DokoroSettings, cwd: Path | None = None, clock: Clock | None = None
+    settings: DokoroSettings,
+    cwd: Path | None = None,
+    clock: Clock | None = None,
+    store: Any = None,
 ) -> Callable[[MCPServer[AppState]], Any]:
-    """A lifespan that opens the store once for the life of the server.
+    """A lifespan that gives every tool the store.
 
-    ``clock`` replaces the real UTC clock (tests freeze and move time with it).
+    With ``store`` (already open, owned by the caller) every session shares it; otherwise the
+    lifespan opens one from the settings and closes it at the end. ``clock`` replaces the real
+    UTC clock (tests freeze and move time with it).
     """
 
     @asynccontextmanager
     async def lifespan(_server: MCPServer[AppState]) -> AsyncIterator[AppState]:
-        from dokoro_store import Store
-
         here = cwd or Path.cwd()
-        root = store_root(settings, here)
-        store = await anyio.to_thread.run_sync(
-            functools.partial(Store.open, root, database_url=settings.database_url, clock=clock)
-        )
-        if store.recovered:
-            log.warning("dokoro: finished %d interrupted compaction(s)", len(store.recovered))
-        app = AppState(store=store, settings=settings, cwd=here)
+        opened = store
+        if opened is None:
+            opened = await anyio.to_thread.run_sync(open_store, settings, here, clock)
+        app = AppState(store=opened, settings=settings, cwd=here)
         app.observers.append(_track_session_time)
         try:
             yield app
         finally:
-            store.close()
+            if store is None:
+                opened.close()
 
     return lifespan
+
+
+def open_store(settings: DokoroSettings, cwd: Path, clock: Clock | None = None) -> Any:
+    """Open the store the settings name (folder, or ``DOKORO_DATABASE_URL``)."""
+    from dokoro_store import Store
+
+    opened = Store.open(store_root(settings, cwd), database_url=settings.database_url, clock=clock)
+    if opened.recovered:
+        log.warning("dokoro: finished %d interrupted compaction(s)", len(opened.recovered))
+    return opened
+
+
+def open_store_or_exit(settings: DokoroSettings, cwd: Path) -> Any:
+    """Open the store for an entry point; a store that cannot be opened ends the process clearly.
+
+    An unreachable team database is an error at start, never a silent local fall-back.
+    """
+    from dokoro_store import DokoroError
+
+    try:
+        return open_store(settings, cwd)
+    except DokoroError as exc:
+        print(f"dokoro: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 def _track_session_time(app: AppState, tool_name: str, _ok: bool, _latency_ms: float) -> None:

@@ -37,6 +37,14 @@ NATURAL_KEYS: dict[str, tuple[str, ...]] = {
 }
 
 
+# Credentials are not memory: a backup never carries them (moving a store does).
+EXCLUDED_TABLES = frozenset({"api_tokens"})
+
+
+def backup_tables() -> list[Table]:
+    return [table for table in store_tables() if table.name not in EXCLUDED_TABLES]
+
+
 def _surrogate(table: Table) -> str | None:
     """The integer surrogate key of a table recognised by a natural key, if any."""
     if table.name not in NATURAL_KEYS:
@@ -53,7 +61,7 @@ def backup_document(db: Database, exported_at: datetime) -> dict[str, Any]:
         "schema_revision": HEAD,
         "exported_at": iso(exported_at),
         "backend": db.dialect,
-        "tables": {table.name: read_rows(db, table) for table in store_tables()},
+        "tables": {table.name: read_rows(db, table) for table in backup_tables()},
     }
 
 
@@ -131,7 +139,7 @@ def plan_import(db: Database, document: Mapping[str, Any]) -> ImportPlan:
     tables = {table.name: table for table in store_tables()}
     incoming: Mapping[str, list[dict[str, Any]]] = document.get("tables", {})
     plans: list[TablePlan] = []
-    for table in store_tables():
+    for table in backup_tables():
         rows = incoming.get(table.name, [])
         plan = TablePlan(table.name)
         identity = _identity(table)
@@ -158,7 +166,7 @@ def plan_import(db: Database, document: Mapping[str, Any]) -> ImportPlan:
             else:
                 plan.conflicts.append(Conflict(table.name, dict(zip(identity, key, strict=True)), ours, row))
         plans.append(plan)
-    unknown = sorted(name for name in incoming if name not in tables)
+    unknown = sorted(name for name in incoming if name not in tables or name in EXCLUDED_TABLES)
     return ImportPlan(plans, unknown)
 
 

@@ -58,9 +58,9 @@ def parse_iso(text: str) -> datetime:
     Raises ``ValueError`` with the expected format when the text is not a date.
     """
     value = text.strip()
-    if _DATE_ONLY.match(value):
-        return datetime.fromisoformat(value).replace(tzinfo=UTC)
     try:
+        if _DATE_ONLY.match(value):
+            return datetime.fromisoformat(value).replace(tzinfo=UTC)
         parsed = datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
     except ValueError:
         raise ValueError(

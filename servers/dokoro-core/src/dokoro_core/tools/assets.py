@@ -27,7 +27,11 @@ class AssetsOut(BaseModel):
 def dokoro_save_image(
     ctx: Context,
     source: Annotated[
-        str, Field(description="Image file path (absolute or relative to the server's cwd), base64, or data:image/..;base64,...")
+        str,
+        Field(
+            description="Image file path (absolute or relative to the server's cwd), base64, "
+            "or data:image/..;base64,..."
+        ),
     ],
     name: Annotated[str | None, Field(description="File name to save as (no folders).")] = None,
     subfolder: Annotated[str | None, Field(description="Folder under assets/images/.")] = None,

@@ -141,7 +141,8 @@ def dokoro_question_list(
 ) -> Annotated[CallToolResult, ListOut]:
     """List questions: blockers first, then by priority, newest first."""
     service = state(ctx).store.working.questions
-    wanted = "all" if includeAnswered else status
+    # includeAnswered widens the default open list; it never adds open questions to status='answered'.
+    wanted = "all" if includeAnswered and status == "open" else status
     rows = service.list(wanted)
     if not rows:
         return result(card("No Questions", f"No {status} questions.", status="info"), ListOut(questions=[]))

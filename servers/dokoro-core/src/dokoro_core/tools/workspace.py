@@ -58,6 +58,7 @@ class DumpOut(BaseModel):
     reason: str
     duration_minutes: int
     released: bool
+    doc_indexed: bool = True
 
 
 def dokoro_init(
@@ -222,6 +223,7 @@ def dokoro_workspace_dump(
         reason=dumped.reason,
         duration_minutes=dumped.duration_minutes,
         released=dumped.released,
+        doc_indexed=dumped.doc_indexed,
     )
     text = card(
         "Saved to Dokoro",
@@ -233,6 +235,7 @@ def dokoro_workspace_dump(
             "Reason": dumped.reason,
             "Duration": format_duration(dumped.duration_minutes),
             "Workspace": "kept active" if keepActive else "released",
+            "Indexed": None if dumped.doc_indexed else "no: the database was unavailable; the file is saved",
         },
     )
     return result(text, out)

@@ -60,6 +60,8 @@ def normalise_url(url: str) -> URL:
 
 def describe_url(url: URL) -> str:
     """The URL without its password, and where the server is, for messages."""
+    if url.get_backend_name() == "sqlite":
+        return f"SQLite file {url.database}"
     host = url.host or (url.query.get("host") if url.query else None) or "localhost"
     where = f"{host}:{url.port}" if url.port else str(host)
     return f"{url.render_as_string(hide_password=True)} (server {where})"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import re
 import shutil
 from dataclasses import dataclass
@@ -49,20 +50,34 @@ def _safe_subfolder(subfolder: str) -> PurePosixPath:
     return PurePosixPath(*parts)
 
 
+def _is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except OSError:  # e.g. a long base64 string is "File name too long", not a file
+        return False
+
+
 class AssetService:
     def __init__(self, paths: StorePaths, clock: Clock, workspace: WorkspaceService) -> None:
         self._paths = paths
         self._clock = clock
         self._workspace = workspace
 
-    def _resolve_source(self, source: str, cwd: Path) -> Path:
-        path = Path(source).expanduser()
-        if not path.is_absolute():
-            path = cwd / path
-        if not path.is_file():
+    @staticmethod
+    def _source_path(source: str, cwd: Path) -> Path:
+        path = Path(source)
+        with contextlib.suppress(RuntimeError):  # "~someone" with no such user stays literal
+            path = path.expanduser()
+        return path if path.is_absolute() else cwd / path
+
+    def _resolve_source(self, source: str, cwd: Path, *, image: bool = False) -> Path:
+        if not source:
+            raise InvalidArgumentError("source must be a file path (absolute or relative to the server's cwd)")
+        path = self._source_path(source, cwd)
+        if not _is_file(path):
+            accepted = ", base64 data, or a data:image/...;base64, URL" if image else ""
             raise NotFoundError(
-                f"Source not found: {path}. Pass an existing file path (absolute or relative to {cwd}), "
-                "base64 data, or a data:image/...;base64, URL."
+                f"Source not found: {path}. Pass an existing file path (absolute or relative to {cwd}){accepted}."
             )
         return path
 
@@ -83,7 +98,10 @@ class AssetService:
             target_dir = target_dir.joinpath(*_safe_subfolder(subfolder).parts)
         millis = int(self._clock.now().timestamp() * 1000)
         data_url = _DATA_URL.match(source)
-        if data_url or (len(source) >= 8 and _BASE64.match(source) and not Path(source).exists()):
+        # A file name can be valid base64 too ("screenshot"): an existing file wins, looked up
+        # relative to the agent's cwd like every other relative source path.
+        is_file = not data_url and _is_file(self._source_path(source, cwd))
+        if data_url or (not is_file and len(source) >= 8 and _BASE64.match(source)):
             ext = "png"
             payload = source
             if data_url:
@@ -100,7 +118,7 @@ class AssetService:
             atomic_write_bytes(target, data)
             origin = "base64 data"
         else:
-            path = self._resolve_source(source, cwd)
+            path = self._resolve_source(source, cwd, image=True)
             filename = _safe_name(name, "name") if name else f"image-{millis}{path.suffix}"
             target = target_dir / filename
             target_dir.mkdir(parents=True, exist_ok=True)
@@ -122,9 +140,10 @@ class AssetService:
         if category not in FILE_CATEGORIES:
             raise InvalidArgumentError(f"category must be one of {', '.join(FILE_CATEGORIES)}; got {category!r}")
         path = self._resolve_source(source.strip(), cwd)
+        filename = _safe_name(name, "name") if name else path.name
         target_dir = self._paths.assets_dir / category
         target_dir.mkdir(parents=True, exist_ok=True)
-        target = target_dir / (_safe_name(name, "name") if name else path.name)
+        target = target_dir / filename
         shutil.copyfile(path, target)
         saved = SavedAsset(target, self._paths.relative(target), str(path), description)
         note = f" — {description}" if description else ""

@@ -21,7 +21,7 @@ from datetime import datetime
 from sqlalchemy import func, or_
 from sqlmodel import Session, col, select
 
-from dokoro_store.clock import Clock, parse_iso
+from dokoro_store.clock import Clock, iso, parse_iso
 from dokoro_store.db.engine import Database
 from dokoro_store.errors import InvalidArgumentError
 from dokoro_store.models import ConversationSummary, EpisodeSession
@@ -159,7 +159,7 @@ class EpisodicService:
             return
         meta = dict(row.metadata_json or {})
         meta["compactionPending"] = True
-        meta["preFlushAt"] = now.isoformat()
+        meta["preFlushAt"] = iso(now)
         row.metadata_json = meta
         session.add(row)
 
@@ -226,7 +226,7 @@ class EpisodicService:
                     compacted=True,
                 )
             )
-            meta.update(lastCompactedAt=now.isoformat(), compactedTokens=total, compactedCount=count)
+            meta.update(lastCompactedAt=iso(now), compactedTokens=total, compactedCount=count)
             owner.summary = merged
             owner.metadata_json = meta
             session.add(owner)

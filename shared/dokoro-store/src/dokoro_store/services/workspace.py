@@ -9,6 +9,7 @@ lose a line and a reader never sees half a file.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 from dataclasses import dataclass, field
@@ -16,10 +17,18 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy.exc import SQLAlchemyError
+
 from dokoro_store import frontmatter
 from dokoro_store.clock import Clock, format_duration, iso, parse_iso, slug
 from dokoro_store.db.engine import Database
-from dokoro_store.errors import ConflictError, InvalidArgumentError, NoWorkspaceError, WorkspaceLockedError
+from dokoro_store.errors import (
+    ConflictError,
+    InvalidArgumentError,
+    NoWorkspaceError,
+    StoreUnavailableError,
+    WorkspaceLockedError,
+)
 from dokoro_store.files import atomic_write_text, file_lock, read_text_or_none
 from dokoro_store.models import Doc
 from dokoro_store.paths import StorePaths
@@ -31,6 +40,8 @@ __all__ = [
     "WorkspaceService",
     "WorkspaceStatus",
 ]
+
+log = logging.getLogger("dokoro.store")
 
 LOCK_TTL = timedelta(minutes=30)
 HEARTBEAT_STALE = timedelta(minutes=60)
@@ -593,8 +604,14 @@ class WorkspaceService:
             "content_hash": hashlib.sha256(content.encode()).hexdigest(),
         }
         update = [k for k in values if k not in ("id", "created_at")]
-        with self._db.write() as session:
-            session.execute(self._db.ops.upsert(Doc.__table__, values, ["id"], update))  # type: ignore[arg-type]
+        # Best effort, as in the reference: the daily file is already written (and the lock maybe
+        # released), so a database failure here must not turn a done dump into an error.
+        try:
+            with self._db.write() as session:
+                session.execute(self._db.ops.upsert(Doc.__table__, values, ["id"], update))  # type: ignore[arg-type]
+        except (SQLAlchemyError, StoreUnavailableError):
+            log.warning("dokoro: could not index the dump %s as a document", relative, exc_info=True)
+            return False
         return True
 
 

@@ -1,0 +1,27 @@
+"""Opening the store for a command, the same way the servers do."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+__all__ = ["open_for_command", "settings_for"]
+
+
+def settings_for(path: Path | None, database_url: str | None = None) -> Any:
+    from dokoro_core.settings import DokoroSettings
+
+    overrides: dict[str, Any] = {}
+    if path is not None:
+        overrides["path"] = path
+    if database_url is not None:
+        overrides["database_url"] = database_url
+    return DokoroSettings(**overrides)
+
+
+def open_for_command(path: Path | None, database_url: str | None = None) -> Any:
+    """The store named by ``--path``/``DOKORO_PATH`` and ``DOKORO_DATABASE_URL``; exits 2 with the
+    reason when it cannot be opened."""
+    from dokoro_core.toolkit import open_store_or_exit
+
+    return open_store_or_exit(settings_for(path, database_url), Path.cwd())

@@ -1,0 +1,112 @@
+"""Moving and backing up a store: ``dokoro store migrate``, ``dokoro export``, ``dokoro import``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.table import Table
+
+from dokoro.commands._open import open_for_command
+
+__all__ = ["export_backup", "import_backup", "migrate_store"]
+
+
+def migrate_store(path: Path | None, to_url: str, from_url: str | None) -> bool:
+    """Copy every table of the current store to ``to_url``; True when every table verified."""
+    from dokoro_store import Store
+    from dokoro_store.db.engine import describe_url, normalise_url
+    from dokoro_store.transfer import copy_store
+
+    console = Console(soft_wrap=True)
+    source = open_for_command(path, from_url)
+    target_url = to_url
+    if "://" not in to_url:  # a folder: its embedded SQLite file
+        target_url = f"sqlite:///{Path(to_url).expanduser().resolve() / '.dokoro' / 'db' / 'dokoro.sqlite'}"
+    try:
+        target = Store.open(source.paths.root, database_url=target_url)
+    except Exception:
+        source.close()
+        raise
+    where = describe_url(normalise_url(target_url))
+    console.print(f"Copying {source.db.dialect} store {source.paths.root} → {where}")
+    try:
+        with Progress(
+            TextColumn("{task.description:<24}"), BarColumn(), MofNCompleteColumn(), console=console
+        ) as progress:
+            tasks: dict[str, int] = {}
+
+            def report(table: str, done: int, total: int) -> None:
+                if table not in tasks:
+                    tasks[table] = progress.add_task(table, total=max(total, 1))
+                progress.update(tasks[table], completed=done if total else 1)
+
+            reports = copy_store(source.db, target.db, progress=report)
+    finally:
+        target.close()
+        source.close()
+    table = Table(title="Verification")
+    for column in ("table", "source rows", "target rows", "checksum", "verified"):
+        table.add_column(column)
+    for r in reports:
+        table.add_row(
+            r.table, str(r.source_rows), str(r.target_rows), r.source_checksum[:12], "yes" if r.verified else "NO"
+        )
+    console.print(table)
+    ok = all(r.verified for r in reports)
+    console.print("All tables verified; the source is unchanged." if ok else "Some tables did not verify.")
+    return ok
+
+
+def export_backup(path: Path | None, out: Path | None) -> Path:
+    from dokoro_store.backup import export_store
+
+    store = open_for_command(path)
+    try:
+        folder = (out or store.paths.data_dir / "backup").expanduser().resolve()
+        folder.mkdir(parents=True, exist_ok=True)
+        written, counts = export_store(store.db, folder, store.clock.now())
+    finally:
+        store.close()
+    typer.echo(f"Backup written: {written}")
+    for name, count in counts.items():
+        typer.echo(f"  {name:<24} {count} row(s)")
+    return written
+
+
+def import_backup(path: Path | None, file: Path, yes: bool, dry_run: bool) -> int:
+    """Preview, then (with confirmation) insert the new rows of a backup; returns how many."""
+    from dokoro_store.backup import apply_import, load_backup, plan_import
+
+    console = Console(soft_wrap=True)
+    store = open_for_command(path)
+    try:
+        plan = plan_import(store.db, load_backup(file))
+        table = Table(title=f"Import preview: {file.name}")
+        for column in ("table", "new", "duplicates (skipped)", "conflicts (kept as is)"):
+            table.add_column(column)
+        for t in plan.tables:
+            table.add_row(t.table, str(len(t.new)), str(t.duplicates), str(len(t.conflicts)))
+        console.print(table)
+        if plan.unknown_tables:
+            console.print(f"Ignored tables this dokoro does not know: {', '.join(plan.unknown_tables)}")
+        for conflict in plan.conflicts:
+            differing = ", ".join(conflict.differing)
+            console.print(f"[yellow]conflict[/] {conflict.table} {conflict.key}: differs in {differing}")
+            for column in conflict.differing:
+                console.print(f"    here:   {conflict.ours.get(column)!r}")
+                console.print(f"    backup: {conflict.theirs.get(column)!r}")
+        if dry_run or plan.new_rows == 0:
+            console.print("Nothing imported." if plan.new_rows == 0 else "Dry run: nothing imported.")
+            return 0
+        if not yes and not typer.confirm(f"Import {plan.new_rows} new row(s)?"):
+            console.print("Nothing imported.")
+            return 0
+        inserted = apply_import(store.db, plan)
+    finally:
+        store.close()
+    console.print(f"Imported {inserted} row(s); {plan.duplicates} duplicate(s) skipped, "
+                  f"{len(plan.conflicts)} conflict(s) left for you to resolve.")
+    return inserted

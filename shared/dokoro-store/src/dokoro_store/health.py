@@ -1,0 +1,78 @@
+"""What ``dokoro doctor`` reports: the parts of a store actually in use, each with a plain label."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from sqlalchemy import text
+
+from dokoro_store.db.engine import describe_url
+from dokoro_store.db.migrate import HEAD, current_revision
+from dokoro_store.transfer import row_count, store_tables
+
+if TYPE_CHECKING:
+    from dokoro_store.store import Store
+
+__all__ = ["Check", "diagnose"]
+
+
+@dataclass(frozen=True)
+class Check:
+    label: str
+    value: str
+    status: str  # "ok" | "warn" | "fail" | "info"
+
+
+def _vector_support(store: Store) -> Check:
+    if store.db.dialect != "postgresql":
+        return Check("Vector engine", "not built yet (the retrieval engine arrives with the search server)", "info")
+    with store.db.engine.connect() as connection:
+        installed = connection.execute(text("SELECT extversion FROM pg_extension WHERE extname = 'vector'")).scalar()
+        available = connection.execute(
+            text("SELECT default_version FROM pg_available_extensions WHERE name = 'vector'")
+        ).scalar()
+    if installed:
+        return Check("pgvector", f"installed ({installed})", "ok")
+    if available:
+        return Check("pgvector", f"available ({available}), not yet enabled in this database", "info")
+    return Check("pgvector", "absent: vectors will use an exact scan (slower on large stores)", "warn")
+
+
+def diagnose(store: Store) -> list[Check]:
+    """Every check, in reading order. Never raises for a healthy-but-partial store."""
+    checks: list[Check] = []
+    if store.db.dialect == "sqlite":
+        checks.append(Check("Backend", f"SQLite (embedded) at {store.paths.sqlite_file}", "ok"))
+        with store.db.engine.connect() as connection:
+            mode = connection.exec_driver_sql("PRAGMA journal_mode").scalar()
+        checks.append(Check("Journal", f"{mode}", "ok" if str(mode).lower() == "wal" else "warn"))
+    else:
+        with store.db.engine.connect() as connection:
+            version = connection.execute(text("SHOW server_version")).scalar()
+        checks.append(Check("Backend", f"PostgreSQL {version} (team) at {describe_url(store.db.url)}", "ok"))
+    revision = current_revision(store.db)
+    checks.append(
+        Check(
+            "Schema",
+            f"revision {revision} (this dokoro expects {HEAD})",
+            "ok" if revision == HEAD else "fail",
+        )
+    )
+    checks.append(Check("Workspace folder", str(store.paths.root), "ok" if store.paths.root.is_dir() else "fail"))
+    checks.append(Check("Embedder", "none yet: recall ranks by recency (the retrieval engine is not built)", "info"))
+    checks.append(_vector_support(store))
+    checks.append(Check("Search index", "none yet: nothing to keep fresh", "info"))
+    counts = {table.name: row_count(store.db, table) for table in store_tables()}
+    checks.append(Check("Rows", ", ".join(f"{name} {count}" for name, count in counts.items()), "info"))
+    pending = store.episodic.pending_sessions()
+    checks.append(
+        Check(
+            "Compaction",
+            f"{len(pending)} interrupted compaction(s) waiting" if pending else "nothing pending",
+            "warn" if pending else "ok",
+        )
+    )
+    tokens = [t for t in store.tokens.list() if t.revoked_at is None]
+    checks.append(Check("HTTP tokens", f"{len(tokens)} live token(s)", "info"))
+    return checks

@@ -1,0 +1,77 @@
+"""Schema migrations: a new store starts at HEAD, an old one is brought there with its rows."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from alembic.config import Config
+from alembic.script import ScriptDirectory
+from dokoro_store import Store
+from dokoro_store.db.engine import Database
+from dokoro_store.db.migrate import HEAD, MIGRATIONS_DIR, current_revision, upgrade
+from dokoro_store.models import ConversationSummary, EpisodeSession
+from dokoro_store.paths import StorePaths
+from sqlalchemy import inspect
+
+
+def test_head_names_the_last_migration():
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+
+    assert ScriptDirectory.from_config(config).get_heads() == [HEAD]
+
+
+def test_a_fresh_store_is_at_head(store):
+    assert current_revision(store.db) == HEAD
+    tables = set(inspect(store.db.engine).get_table_names())
+    assert {"sessions", "conversation_summaries", "docs", "questions", "alembic_version"} <= tables
+
+
+def test_a_database_without_a_schema_has_no_revision(tmp_path):
+    db = Database.open_sqlite(tmp_path / "empty.sqlite")
+    try:
+        assert current_revision(db) is None
+    finally:
+        db.dispose()
+
+
+def test_a_store_at_an_old_revision_is_upgraded_on_open_and_keeps_its_rows(root, clock):
+    paths = StorePaths(root)
+    old = Database.open_sqlite(paths.sqlite_file)
+    try:
+        upgrade(old, "0001")
+        assert current_revision(old) == "0001"
+        assert "questions" not in inspect(old.engine).get_table_names()
+        at = datetime(2026, 5, 12, 14, 32, tzinfo=UTC)
+        with old.write() as session:
+            session.add(EpisodeSession(id="s-old", started_at=at, status="completed"))
+            session.flush()
+            session.add(
+                ConversationSummary(
+                    session_id="s-old",
+                    ai_model="claude-opus-4-7",
+                    summary="written before questions moved to the database",
+                    token_count=12,
+                    started_at=at,
+                    created_at=at,
+                )
+            )
+    finally:
+        old.dispose()
+
+    with Store.open(root, clock=clock) as store:
+        assert current_revision(store.db) == HEAD
+        (hit,) = store.episodic.recall()
+        assert hit.session_id == "s-old"
+        assert hit.summary == "written before questions moved to the database"
+        assert hit.started_at == datetime(2026, 5, 12, 14, 32, tzinfo=UTC)
+        question, _ = store.working.questions.add("does the new table work?")
+        assert [q.id for q in store.working.questions.list()] == [question.id]
+
+
+def test_opening_an_up_to_date_store_again_changes_nothing(root, clock):
+    with Store.open(root, clock=clock) as first:
+        first.episodic.add_summary("s-1", "m", "kept")
+    with Store.open(root, clock=clock) as again:
+        assert current_revision(again.db) == HEAD
+        assert [hit.summary for hit in again.episodic.recall()] == ["kept"]
