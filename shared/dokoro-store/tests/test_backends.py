@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 from dokoro_store import Store, StoreUnavailableError
-from dokoro_store.db.migrate import HEAD, current_revision
+from dokoro_store.db.migrate import HEADS, current_heads
 
 
 def test_the_store_opens_on_both_backends_at_the_current_schema(tmp_path: Path, database_url: str | None) -> None:
     with Store.open(tmp_path / "s", database_url=database_url) as store:
-        assert current_revision(store.db) == HEAD
+        assert current_heads(store.db) == HEADS
         assert store.db.dialect == ("sqlite" if database_url is None else "postgresql")
 
 

@@ -8,21 +8,21 @@ from alembic.config import Config
 from alembic.script import ScriptDirectory
 from dokoro_store import Store
 from dokoro_store.db.engine import Database
-from dokoro_store.db.migrate import HEAD, MIGRATIONS_DIR, current_revision, upgrade
+from dokoro_store.db.migrate import HEADS, MIGRATIONS_DIR, current_heads, upgrade
 from dokoro_store.models import ConversationSummary, EpisodeSession
 from dokoro_store.paths import StorePaths
 from sqlalchemy import inspect
 
 
-def test_head_names_the_last_migration():
+def test_heads_name_every_head_of_the_migration_graph():
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS_DIR))
 
-    assert ScriptDirectory.from_config(config).get_heads() == [HEAD]
+    assert frozenset(ScriptDirectory.from_config(config).get_heads()) == HEADS
 
 
 def test_a_fresh_store_is_at_head(store):
-    assert current_revision(store.db) == HEAD
+    assert current_heads(store.db) == HEADS
     tables = set(inspect(store.db.engine).get_table_names())
     assert {"sessions", "conversation_summaries", "docs", "questions", "alembic_version"} <= tables
 
@@ -30,7 +30,7 @@ def test_a_fresh_store_is_at_head(store):
 def test_a_database_without_a_schema_has_no_revision(tmp_path):
     db = Database.open_sqlite(tmp_path / "empty.sqlite")
     try:
-        assert current_revision(db) is None
+        assert current_heads(db) == frozenset()
     finally:
         db.dispose()
 
@@ -40,7 +40,7 @@ def test_a_store_at_an_old_revision_is_upgraded_on_open_and_keeps_its_rows(root,
     old = Database.open_sqlite(paths.sqlite_file)
     try:
         upgrade(old, "0001")
-        assert current_revision(old) == "0001"
+        assert current_heads(old) == {"0001"}
         assert "questions" not in inspect(old.engine).get_table_names()
         at = datetime(2026, 5, 12, 14, 32, tzinfo=UTC)
         with old.write() as session:
@@ -60,7 +60,7 @@ def test_a_store_at_an_old_revision_is_upgraded_on_open_and_keeps_its_rows(root,
         old.dispose()
 
     with Store.open(root, clock=clock) as store:
-        assert current_revision(store.db) == HEAD
+        assert current_heads(store.db) == HEADS
         (hit,) = store.episodic.recall()
         assert hit.session_id == "s-old"
         assert hit.summary == "written before questions moved to the database"
@@ -73,5 +73,5 @@ def test_opening_an_up_to_date_store_again_changes_nothing(root, clock):
     with Store.open(root, clock=clock) as first:
         first.episodic.add_summary("s-1", "m", "kept")
     with Store.open(root, clock=clock) as again:
-        assert current_revision(again.db) == HEAD
+        assert current_heads(again.db) == HEADS
         assert [hit.summary for hit in again.episodic.recall()] == ["kept"]

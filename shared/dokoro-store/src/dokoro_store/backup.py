@@ -20,7 +20,7 @@ from sqlalchemy import Table, select
 
 from dokoro_store.clock import iso
 from dokoro_store.db.engine import Database
-from dokoro_store.db.migrate import HEAD, upgrade
+from dokoro_store.db.migrate import HEADS, schema_label, upgrade
 from dokoro_store.errors import InvalidArgumentError
 from dokoro_store.files import atomic_write_text
 from dokoro_store.transfer import canonical_row, decode_row, read_rows, store_tables
@@ -58,7 +58,7 @@ def backup_document(db: Database, exported_at: datetime) -> dict[str, Any]:
     return {
         "format": BACKUP_FORMAT,
         "version": BACKUP_VERSION,
-        "schema_revision": HEAD,
+        "schema_revision": schema_label(HEADS),
         "exported_at": iso(exported_at),
         "backend": db.dialect,
         "tables": {table.name: read_rows(db, table) for table in backup_tables()},

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import text
 
 from dokoro_store.db.engine import describe_url
-from dokoro_store.db.migrate import HEAD, current_revision
+from dokoro_store.db.migrate import HEADS, current_heads, schema_label
 from dokoro_store.transfer import row_count, store_tables
 
 if TYPE_CHECKING:
@@ -51,12 +51,12 @@ def diagnose(store: Store) -> list[Check]:
         with store.db.engine.connect() as connection:
             version = connection.execute(text("SHOW server_version")).scalar()
         checks.append(Check("Backend", f"PostgreSQL {version} (team) at {describe_url(store.db.url)}", "ok"))
-    revision = current_revision(store.db)
+    heads = current_heads(store.db)
     checks.append(
         Check(
             "Schema",
-            f"revision {revision} (this dokoro expects {HEAD})",
-            "ok" if revision == HEAD else "fail",
+            f"revision {schema_label(heads)} (this dokoro expects {schema_label(HEADS)})",
+            "ok" if heads == HEADS else "fail",
         )
     )
     checks.append(Check("Workspace folder", str(store.paths.root), "ok" if store.paths.root.is_dir() else "fail"))

@@ -1,7 +1,8 @@
 """Bring a database to the schema this version of dokoro expects, on open.
 
-Alembic is imported only when the stored revision differs from :data:`HEAD`, so opening an
-up-to-date store costs one small query.
+Alembic is imported only when the stored revisions differ from :data:`HEADS`, so opening an
+up-to-date store costs one small query. The revision graph may have several heads while
+layers are developed side by side; ``upgrade`` applies all of them.
 """
 
 from __future__ import annotations
@@ -13,18 +14,25 @@ from sqlalchemy.exc import DBAPIError
 
 from dokoro_store.db.engine import Database
 
-__all__ = ["HEAD", "current_revision", "upgrade"]
+__all__ = ["HEADS", "MIGRATIONS_DIR", "current_heads", "schema_label", "upgrade"]
 
-HEAD = "0003"
+# Every head of the revision graph (a test checks this against the migration scripts).
+HEADS: frozenset[str] = frozenset({"0003"})
 MIGRATIONS_DIR = Path(__file__).with_name("migrations")
 
 
-def current_revision(db: Database) -> str | None:
+def current_heads(db: Database) -> frozenset[str]:
+    """The revisions the database is at (empty when it has never been migrated)."""
     with db.engine.connect() as connection:
         try:
-            return connection.execute(text("SELECT version_num FROM alembic_version")).scalar()
+            rows = connection.execute(text("SELECT version_num FROM alembic_version")).scalars()
+            return frozenset(str(row) for row in rows)
         except DBAPIError:
-            return None
+            return frozenset()
+
+
+def schema_label(heads: frozenset[str]) -> str:
+    return "+".join(sorted(heads)) if heads else "none"
 
 
 def _alembic_config(connection: object) -> object:
@@ -36,9 +44,9 @@ def _alembic_config(connection: object) -> object:
     return config
 
 
-def upgrade(db: Database, revision: str = "head") -> None:
+def upgrade(db: Database, revision: str = "heads") -> None:
     """Run every pending migration (serialised between processes)."""
-    if revision == "head" and current_revision(db) == HEAD:
+    if revision == "heads" and current_heads(db) == HEADS:
         return
     from alembic import command
 

@@ -1,0 +1,33 @@
+"""Documents of the workspace."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, Column, Index, String, Text
+from sqlmodel import Field, SQLModel
+
+from dokoro_store.db.types import UtcDateTime
+
+__all__ = ["Doc"]
+
+
+class Doc(SQLModel, table=True):
+    """A document of the workspace (session dumps, imported markdown, indexed content)."""
+
+    __tablename__ = "docs"
+    __table_args__ = (Index("ix_docs_type_status", "doc_type", "status"),)
+
+    id: str = Field(primary_key=True)
+    filepath: str = Field(sa_column=Column(String, unique=True, nullable=False))
+    title: str
+    content: str | None = Field(default=None, sa_type=Text)
+    doc_type: str = Field(default="issue")
+    status: str = Field(default="inbox")
+    priority: str = Field(default="medium")
+    created_at: datetime = Field(sa_type=UtcDateTime)
+    updated_at: datetime = Field(sa_type=UtcDateTime)
+    completed_at: datetime | None = Field(default=None, sa_type=UtcDateTime)
+    metadata_json: dict[str, Any] | None = Field(default=None, sa_type=JSON)
+    content_hash: str | None = Field(default=None, index=True)
