@@ -61,3 +61,50 @@ async def test_parallel_server_processes_lose_and_duplicate_nothing(tmp_path: Pa
     assert sum(row.token_count or 0 for row in rows) == AGENTS * CALLS * TOKENS
     assert any(row.compacted for row in rows)
     assert len(re.findall(r"<a\d+-summary-\d+>", text)) == AGENTS * CALLS
+
+
+_CLAIMER = """
+import sys
+from pathlib import Path
+from dokoro_store import Store, WorkspaceLockedError
+with Store.open(Path(sys.argv[1])) as store:
+    try:
+        claimed = store.working.workspace.claim("take over", agent_id=sys.argv[2])
+    except WorkspaceLockedError:
+        print("refused")
+    else:
+        print("took-over-from", claimed.took_over)
+"""
+
+
+def test_only_one_of_many_processes_takes_over_a_stale_workspace_lock(tmp_path: Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    store = tmp_path / "dokoro"
+    (store / ".mcp").mkdir(parents=True)
+    (store / ".mcp" / "workspace.lock").write_text(
+        json.dumps(
+            {
+                "agent_id": "crashed-agent",
+                "session_id": "s-old",
+                "acquired_at": "2020-01-01T00:00:00Z",
+                "expires_at": "2020-01-01T00:30:00Z",
+                "last_heartbeat": "2020-01-01T00:00:00Z",
+                "pid": 1,
+            }
+        ),
+        encoding="utf-8",
+    )
+    procs = [
+        subprocess.Popen([sys.executable, "-c", _CLAIMER, str(store), f"agent-{n}"], stdout=subprocess.PIPE, text=True)
+        for n in range(AGENTS)
+    ]
+    outputs = [proc.communicate(timeout=120)[0].strip() for proc in procs]
+    assert all(proc.returncode == 0 for proc in procs)
+    winners = [out for out in outputs if out.startswith("took-over-from")]
+    assert winners == ["took-over-from crashed-agent"]
+    assert outputs.count("refused") == AGENTS - 1
+    holder = json.loads((store / ".mcp" / "workspace.lock").read_text(encoding="utf-8"))["agent_id"]
+    assert holder in {f"agent-{n}" for n in range(AGENTS)}

@@ -23,6 +23,17 @@ class _LoudGroup(TyperGroup):
             typer.echo(ctx.get_help() + "\n", err=True)
         return super().resolve_command(ctx, args)
 
+    def invoke(self, ctx: Any) -> Any:
+        # A store error (bad argument, unreachable database, missing token) ends the command with
+        # its message, which says how to fix it, and exit code 2; never a traceback.
+        from dokoro_store import DokoroError
+
+        try:
+            return super().invoke(ctx)
+        except DokoroError as exc:
+            typer.echo(f"dokoro: {exc}", err=True)
+            raise typer.Exit(2) from None
+
 
 app = typer.Typer(
     name="dokoro",
@@ -170,11 +181,5 @@ def token_revoke(token_id: Annotated[str, typer.Argument(help="Token id (tok_...
 
 
 def run() -> None:
-    """Run the command line on ``sys.argv``; store errors end it with their message, not a traceback."""
-    from dokoro_store import DokoroError
-
-    try:
-        app()
-    except DokoroError as exc:
-        typer.echo(f"dokoro: {exc}", err=True)
-        raise SystemExit(2) from None
+    """Run the command line on ``sys.argv``."""
+    app()

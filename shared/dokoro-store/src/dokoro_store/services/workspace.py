@@ -257,25 +257,23 @@ class WorkspaceService:
         lock = LockInfo(agent_id, session_id, now, now + LOCK_TTL, now, os.getpid())
 
         took_over: str | None = None
-        if not self._create_lock(lock):
-            existing = self._read_lock()
-            if existing is not None:
-                stale = existing.is_stale(now)
-                # A named agent re-claiming its own workspace renews it rather than locking itself out.
-                own = named and existing.agent_id == agent_id
-                if not stale and not force and not own:
-                    minutes = max(0, int((existing.expires_at - now).total_seconds() // 60))
-                    raise WorkspaceLockedError(
-                        f"Workspace is locked by {existing.agent_id}. Expires in {minutes} minutes. "
-                        "Use force=true to override."
-                    )
-                took_over = None if own else existing.agent_id
-            self._paths.workspace_lock.unlink(missing_ok=True)
+        # Every writer of the lock file holds this sidecar lock, so deciding that a lock is stale
+        # and replacing it is one step: two agents cannot both take over the same stale lock.
+        with file_lock(self._paths.locks_dir, "workspace-lock"):
             if not self._create_lock(lock):
-                raise WorkspaceLockedError(
-                    "The workspace was claimed by another agent just as the stale lock was cleared; "
-                    "check dokoro_workspace_status and retry."
-                )
+                existing = self._read_lock()
+                if existing is not None:
+                    stale = existing.is_stale(now)
+                    # A named agent re-claiming its own workspace renews it rather than locking itself out.
+                    own = named and existing.agent_id == agent_id
+                    if not stale and not force and not own:
+                        minutes = max(0, int((existing.expires_at - now).total_seconds() // 60))
+                        raise WorkspaceLockedError(
+                            f"Workspace is locked by {existing.agent_id}. Expires in {minutes} minutes. "
+                            "Use force=true to override."
+                        )
+                    took_over = None if own else existing.agent_id
+                atomic_write_text(self._paths.workspace_lock, lock.to_json())
 
         try:
             self._write_claimed_current(agent_id, session_id, task, tags or {}, now)

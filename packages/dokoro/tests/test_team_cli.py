@@ -1,0 +1,124 @@
+"""The team commands: move a store, back it up, restore it, diagnose it, issue tokens."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from dokoro.cli import app
+from dokoro_store import Store
+from dokoro_store.transfer import read_rows, store_tables
+from typer.testing import CliRunner
+
+runner = CliRunner()
+
+
+def _fill(root: Path) -> None:
+    with Store.open(root) as store:
+        for i in range(12):
+            store.episodic.add_summary(f"s{i % 3}", "claude", f"summary {i}", key_topics=["auth", str(i)])
+        store.working.questions.add("Is the cache safe?", context="auth", priority="blocker")
+        store.working.workspace.claim("team move")
+        store.working.workspace.dump("checkpoint")
+        store.tokens.create("alice")
+
+
+def _tables(root: Path, url: str | None = None) -> dict[str, list[dict[str, object]]]:
+    with Store.open(root, database_url=url) as store:
+        return {table.name: read_rows(store.db, table) for table in store_tables()}
+
+
+def test_migrate_sqlite_to_postgres_and_back_compares_field_by_field(tmp_path: Path, postgres_url: str) -> None:
+    source = tmp_path / "laptop"
+    _fill(source)
+
+    there = runner.invoke(app, ["store", "migrate", "--to", postgres_url, "--path", str(source)])
+    assert there.exit_code == 0, there.output
+    assert "All tables verified" in there.output
+    assert "conversation_summaries" in there.output
+
+    back_root = tmp_path / "back"
+    back = runner.invoke(
+        app, ["store", "migrate", "--from", postgres_url, "--to", str(back_root), "--path", str(source)]
+    )
+    assert back.exit_code == 0, back.output
+
+    original = _tables(source)
+    assert _tables(source, postgres_url) == original
+    assert _tables(back_root) == original
+
+    again = runner.invoke(app, ["store", "migrate", "--to", postgres_url, "--path", str(source)])
+    assert again.exit_code == 0 and "All tables verified" in again.output
+    assert _tables(source, postgres_url) == original
+
+
+def test_export_then_import_round_trips_and_reports_duplicates(tmp_path: Path) -> None:
+    source, target = tmp_path / "a", tmp_path / "b"
+    _fill(source)
+    exported = runner.invoke(app, ["export", "--path", str(source), "--out", str(tmp_path / "backups")])
+    assert exported.exit_code == 0, exported.output
+    (backup,) = (tmp_path / "backups").glob("dokoro-backup-*.json")
+    assert json.loads(backup.read_text(encoding="utf-8"))["format"] == "dokoro-backup"
+
+    preview = runner.invoke(app, ["import", str(backup), "--dry-run", "--path", str(target)])
+    assert preview.exit_code == 0 and "Dry run: nothing imported." in preview.output
+
+    imported = runner.invoke(app, ["import", str(backup), "--yes", "--path", str(target)])
+    assert imported.exit_code == 0, imported.output
+    memory = [name for name in _tables(source) if name != "api_tokens"]
+    assert {k: v for k, v in _tables(target).items() if k in memory} == {
+        k: v for k, v in _tables(source).items() if k in memory
+    }
+    assert _tables(target)["api_tokens"] == []  # credentials never travel in a backup
+
+    twice = runner.invoke(app, ["import", str(backup), "--yes", "--path", str(target)])
+    assert twice.exit_code == 0 and "Nothing imported." in twice.output
+
+
+def test_import_surfaces_a_conflicting_fact(tmp_path: Path) -> None:
+    source, target = tmp_path / "a", tmp_path / "b"
+    _fill(source)
+    runner.invoke(app, ["export", "--path", str(source), "--out", str(tmp_path / "backups")])
+    (backup,) = (tmp_path / "backups").glob("*.json")
+    runner.invoke(app, ["import", str(backup), "--yes", "--path", str(target)])
+    document = json.loads(backup.read_text(encoding="utf-8"))
+    document["tables"]["questions"][0]["context"] = "edited elsewhere"
+    backup.write_text(json.dumps(document), encoding="utf-8")
+
+    result = runner.invoke(app, ["import", str(backup), "--yes", "--path", str(target)])
+    assert result.exit_code == 0, result.output
+    assert "conflict" in result.output and "context" in result.output
+    with Store.open(target) as store:
+        assert store.working.questions.list("all")[0].context == "auth"
+
+
+def test_doctor_names_the_backend_and_schema(tmp_path: Path, postgres_url: str) -> None:
+    local = runner.invoke(app, ["doctor", "--path", str(tmp_path / "s")])
+    assert local.exit_code == 0, local.output
+    assert "SQLite (embedded)" in local.output and "Schema" in local.output and "Embedder" in local.output
+
+    team = runner.invoke(app, ["doctor", "--path", str(tmp_path / "s")], env={"DOKORO_DATABASE_URL": postgres_url})
+    assert team.exit_code == 0, team.output
+    assert "PostgreSQL" in team.output and "pgvector" in team.output
+
+
+def test_an_unreachable_team_database_is_a_clear_error_at_start(tmp_path: Path) -> None:
+    url = "postgresql+psycopg://team:pw@127.0.0.1:9/memory"
+    result = runner.invoke(app, ["doctor", "--path", str(tmp_path / "s")], env={"DOKORO_DATABASE_URL": url})
+    assert result.exit_code == 2
+    assert "127.0.0.1:9" in result.output and "DOKORO_DATABASE_URL" in result.output
+
+
+def test_tokens_are_created_listed_and_revoked(tmp_path: Path) -> None:
+    root = str(tmp_path / "s")
+    created = runner.invoke(app, ["token", "create", "--agent", "alice", "--path", root])
+    assert created.exit_code == 0, created.output
+    token = created.output.strip().splitlines()[-1]
+    assert token.startswith("dkr_")
+    listed = runner.invoke(app, ["token", "list", "--path", root])
+    assert "agent=alice" in listed.output and token not in listed.output
+    token_id = listed.output.split()[0]
+    revoked = runner.invoke(app, ["token", "revoke", token_id, "--path", root])
+    assert revoked.exit_code == 0 and "Revoked" in revoked.output
+    missing = runner.invoke(app, ["token", "revoke", "tok_missing", "--path", root])
+    assert missing.exit_code == 2 and "dokoro token list" in missing.output

@@ -1,0 +1,63 @@
+"""Two agents on two machines' worth of server processes, sharing one PostgreSQL memory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from mcp import Client
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_a_memory_written_by_one_agent_is_recalled_by_the_other(
+    tmp_path: Path, postgres_url: str, server_params
+) -> None:
+    # Each developer has a workspace folder of their own; the database is the team's.
+    alice_params = server_params(
+        "dokoro", tmp_path / "alice" / "dokoro", tmp_path, DOKORO_DATABASE_URL=postgres_url, DOKORO_AGENT_ID="alice"
+    )
+    bob_params = server_params(
+        "dokoro", tmp_path / "bob" / "dokoro", tmp_path, DOKORO_DATABASE_URL=postgres_url, DOKORO_AGENT_ID="bob"
+    )
+    async with Client(alice_params) as alice, Client(bob_params) as bob:
+        added = await alice.call_tool(
+            "dokoro_session_summary_add",
+            {"session_id": "alice-monday", "ai_model": "claude", "summary": "Moved sessions to signed cookies"},
+        )
+        assert not added.is_error, added.content
+        asked = await alice.call_tool(
+            "dokoro_question_add", {"question": "Do we rotate the cookie key?", "priority": "blocker"}
+        )
+        assert not asked.is_error
+
+        recall = await bob.call_tool("dokoro_session_recall", {"query": "signed cookies"})
+        assert "session=alice-monday" in recall.content[0].text
+        check = await bob.call_tool("dokoro_question_check", {})
+        assert check.structured_content["blocked"] is True
+        assert "Do we rotate the cookie key?" in check.content[0].text
+
+        answered = await bob.call_tool("dokoro_question_answer", {"answer": "Yes, weekly."})
+        assert not answered.is_error
+        listed = await alice.call_tool("dokoro_question_list", {"status": "answered"})
+        assert "Yes, weekly." in listed.content[0].text
+
+    # Nothing was written to a local database in either folder: the team database holds it all.
+    for who in ("alice", "bob"):
+        assert not (tmp_path / who / "dokoro" / ".dokoro" / "db" / "dokoro.sqlite").exists()
+
+
+async def test_a_server_pointed_at_an_unreachable_database_exits_with_the_reason(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG")}
+    env.update(DOKORO_PATH=str(tmp_path / "dokoro"), DOKORO_DATABASE_URL="postgresql://x:pw@127.0.0.1:9/team")
+    for module in ("dokoro", "dokoro_core"):
+        done = subprocess.run(
+            [sys.executable, "-m", module], env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL
+        )
+        assert done.returncode == 2, done.stderr
+        assert "127.0.0.1:9" in done.stderr and "DOKORO_DATABASE_URL" in done.stderr
+        assert "Traceback" not in done.stderr
