@@ -55,9 +55,8 @@ async def test_a_server_pointed_at_an_unreachable_database_exits_with_the_reason
     env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG")}
     env.update(DOKORO_PATH=str(tmp_path / "dokoro"), DOKORO_DATABASE_URL="postgresql://x:pw@127.0.0.1:9/team")
     for module in ("dokoro", "dokoro_core"):
-        done = subprocess.run(
-            [sys.executable, "-m", module], env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL
-        )
+        command = [sys.executable, "-m", module]
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
         assert done.returncode == 2, done.stderr
         assert "127.0.0.1:9" in done.stderr and "DOKORO_DATABASE_URL" in done.stderr
         assert "Traceback" not in done.stderr
