@@ -66,7 +66,7 @@ async def test_save_image_decodes_base64(call, root):
 
 
 async def test_a_large_base64_image_is_decoded_not_mistaken_for_a_long_path(call, root):
-    large = bytes(4096)  # encodes to one 5,000-character run: far past any file-name limit
+    large = PNG + bytes(4096)  # encodes to one 5,000-character run: far past any file-name limit
 
     outcome = await call("dokoro_save_image", source=base64.b64encode(large).decode(), name="big.png")
 
@@ -250,3 +250,21 @@ async def test_list_assets_rejects_an_unknown_category(fail):
     message = await fail("dokoro_list_assets", category="videos")
 
     assert "'images', 'documents', 'code', 'data', 'other' or 'all'" in message
+
+
+async def test_a_missing_file_name_that_happens_to_be_base64_is_not_saved_as_an_image(fail, root):
+    message = await fail("dokoro_save_image", source="diagram1")
+
+    assert "neither an existing file" in message
+    assert not (root / "assets" / "images").exists() or not any((root / "assets" / "images").iterdir())
+
+
+async def test_saving_a_different_file_under_an_existing_name_keeps_both(call, root, cwd):
+    (cwd / "a.txt").write_text("first", encoding="utf-8")
+    (cwd / "b.txt").write_text("second", encoding="utf-8")
+
+    await call("dokoro_save_file", source="a.txt", name="notes.txt")
+    outcome = await call("dokoro_save_file", source="b.txt", name="notes.txt")
+
+    assert outcome.structured_content["relative"] == "assets/other/notes-2.txt"
+    assert (root / "assets" / "other" / "notes.txt").read_text(encoding="utf-8") == "first"

@@ -53,3 +53,11 @@ def test_windows_line_endings_are_understood():
 
     assert parsed == {"agent_id": "a-1"}
     assert body == "body\r\n"
+
+
+def test_keys_that_are_not_plain_identifiers_are_quoted_and_round_trip():
+    from dokoro_store import frontmatter as fm
+
+    data = {"task": "x", "tags": {"area: auth": "yes", "#hash": ["a"], "plain_key": 1}}
+    parsed, body = fm.parse(fm.render(data) + "body")
+    assert parsed == data and body == "body"

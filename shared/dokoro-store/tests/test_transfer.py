@@ -67,3 +67,18 @@ def test_progress_is_reported_per_table(tmp_path: Path) -> None:
     final = {table: (done, total) for table, done, total in seen}
     assert final["conversation_summaries"] == (230, 230)
     assert ("conversation_summaries", 0, 230) in seen
+
+
+def test_two_stores_moved_into_one_keep_every_summary(tmp_path: Path, database_url: str | None) -> None:
+    with (
+        Store.open(tmp_path / "alice") as alice,
+        Store.open(tmp_path / "bob") as bob,
+        Store.open(tmp_path / "team", database_url=database_url) as team,
+    ):
+        alice.episodic.add_summary("alice-1", "m", "alice fixed the login race")
+        bob.episodic.add_summary("bob-1", "m", "bob moved sessions to cookies")  # the same id 1 as alice's
+        assert all(r.verified for r in copy_store(alice.db, team.db))
+        assert all(r.verified for r in copy_store(bob.db, team.db))
+        assert all(r.verified for r in copy_store(alice.db, team.db))  # again: nothing duplicated
+        texts = sorted(hit.summary for hit in team.episodic.recall(limit=10))
+    assert texts == ["alice fixed the login race", "bob moved sessions to cookies"]

@@ -7,7 +7,6 @@ another. Tokens are created with ``dokoro token create`` and stored hashed.
 
 from __future__ import annotations
 
-import ipaddress
 import sys
 from pathlib import Path
 from typing import Any
@@ -15,13 +14,13 @@ from typing import Any
 __all__ = ["StoreTokenVerifier", "is_loopback", "serve_http"]
 
 
+# The hosts the SDK protects against DNS rebinding by itself; only these may serve without tokens.
+_PROTECTED_LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
 def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
+    """True only for the loopback names served without tokens (other 127.x addresses need them)."""
+    return host.strip("[]") in _PROTECTED_LOOPBACK
 
 
 class StoreTokenVerifier:

@@ -16,26 +16,27 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Table, select
+from sqlalchemy import Table
 
 from dokoro_store.clock import iso
 from dokoro_store.db.engine import Database
 from dokoro_store.db.migrate import HEADS, schema_label, upgrade
 from dokoro_store.errors import InvalidArgumentError
 from dokoro_store.files import atomic_write_text
-from dokoro_store.transfer import canonical_row, decode_row, read_rows, store_tables
+from dokoro_store.transfer import (
+    canonical_row,
+    decode_row,
+    identity_of,
+    insert_keeping_ids,
+    read_rows,
+    store_tables,
+    surrogate_of,
+)
 
 __all__ = ["BACKUP_FORMAT", "Conflict", "ImportPlan", "TablePlan", "apply_import", "export_store", "plan_import"]
 
 BACKUP_FORMAT = "dokoro-backup"
 BACKUP_VERSION = 1
-
-# How a row is recognised when its primary key is a surrogate number that differs between
-# stores: episodic summaries are the same fact when session, time and text agree.
-NATURAL_KEYS: dict[str, tuple[str, ...]] = {
-    "conversation_summaries": ("session_id", "started_at", "summary"),
-}
-
 
 # Credentials are not memory: a backup never carries them (moving a store does).
 EXCLUDED_TABLES = frozenset({"api_tokens"})
@@ -43,14 +44,6 @@ EXCLUDED_TABLES = frozenset({"api_tokens"})
 
 def backup_tables() -> list[Table]:
     return [table for table in store_tables() if table.name not in EXCLUDED_TABLES]
-
-
-def _surrogate(table: Table) -> str | None:
-    """The integer surrogate key of a table recognised by a natural key, if any."""
-    if table.name not in NATURAL_KEYS:
-        return None
-    (pk,) = table.primary_key.columns
-    return pk.name
 
 
 def backup_document(db: Database, exported_at: datetime) -> dict[str, Any]:
@@ -129,10 +122,6 @@ class ImportPlan:
         return [c for t in self.tables for c in t.conflicts]
 
 
-def _identity(table: Table) -> tuple[str, ...]:
-    return NATURAL_KEYS.get(table.name) or tuple(c.name for c in table.primary_key.columns)
-
-
 def plan_import(db: Database, document: Mapping[str, Any]) -> ImportPlan:
     """Classify every row of a backup against the store, changing nothing."""
     upgrade(db)
@@ -142,8 +131,8 @@ def plan_import(db: Database, document: Mapping[str, Any]) -> ImportPlan:
     for table in backup_tables():
         rows = incoming.get(table.name, [])
         plan = TablePlan(table.name)
-        identity = _identity(table)
-        surrogate = _surrogate(table)
+        identity = identity_of(table)
+        surrogate = surrogate_of(table)
         existing: dict[tuple[Any, ...], dict[str, Any]] = {}
         for row in read_rows(db, table):
             existing[tuple(row[name] for name in identity)] = row
@@ -184,27 +173,6 @@ def apply_import(db: Database, plan: ImportPlan) -> int:
     with db.write() as session:
         for table_plan in plan.tables:
             table = tables[table_plan.table]
-            surrogate = _surrogate(table)
-            taken: set[Any] = set()
-            if surrogate is not None:
-                taken = set(session.execute(select(table.c[surrogate])).scalars())
-            keep: list[dict[str, Any]] = []
-            renumber: list[dict[str, Any]] = []
-            for row in table_plan.new:
-                values = decode_row(table, row)
-                if surrogate is not None and values.get(surrogate) in taken:
-                    # The id is used by another row here: the row gets a fresh one, after every
-                    # row that keeps its own id is in, so a fresh id never steals a kept one.
-                    values.pop(surrogate)
-                    renumber.append(values)
-                else:
-                    keep.append(values)
-            for values in keep:
-                session.execute(table.insert().values(**values))
-            # Explicit ids bypass PostgreSQL's sequence: move it past them before fresh ids are drawn.
-            db.ops.after_bulk_insert(session.connection(), table)
-            for values in renumber:
-                session.execute(table.insert().values(**values))
-            inserted += len(keep) + len(renumber)
+            insert_keeping_ids(session, db, table, [decode_row(table, row) for row in table_plan.new])
+            inserted += len(table_plan.new)
     return inserted
-

@@ -44,23 +44,32 @@ def _scalar(value: Any) -> str:
     return json.dumps(str(value), ensure_ascii=False)
 
 
+_PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+
+
+def _key(key: str) -> str:
+    # Keys are caller data too (tags): anything but a plain identifier is quoted, so a key like
+    # "area: auth" cannot break the block.
+    return key if _PLAIN_KEY.match(key) else json.dumps(key, ensure_ascii=False)
+
+
 def render(data: dict[str, Any]) -> str:
     """Render a front-matter block; nested dicts become indented maps, lists YAML lists."""
     lines = ["---"]
 
     def emit(key: str, value: Any, indent: str) -> None:
         if isinstance(value, dict):
-            lines.append(f"{indent}{key}:")
+            lines.append(f"{indent}{_key(key)}:")
             for sub_key, sub_value in value.items():
                 emit(str(sub_key), sub_value, indent + "  ")
         elif isinstance(value, list | tuple):
             if not value:
-                lines.append(f"{indent}{key}: []")
+                lines.append(f"{indent}{_key(key)}: []")
             else:
-                lines.append(f"{indent}{key}:")
+                lines.append(f"{indent}{_key(key)}:")
                 lines.extend(f"{indent}  - {_scalar(item)}" for item in value)
         else:
-            lines.append(f"{indent}{key}: {_scalar(value)}")
+            lines.append(f"{indent}{_key(key)}: {_scalar(value)}")
 
     for key, value in data.items():
         emit(key, value, "")

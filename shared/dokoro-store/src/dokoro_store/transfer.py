@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Table, func, select, tuple_
+from sqlalchemy import Table, func, select
 from sqlalchemy.types import LargeBinary
 
 from dokoro_store.db.engine import Database
@@ -23,18 +23,28 @@ from dokoro_store.db.migrate import upgrade
 from dokoro_store.db.types import UtcDateTime
 
 __all__ = [
+    "NATURAL_KEYS",
     "TableReport",
     "canonical_row",
     "copy_store",
     "decode_row",
+    "identity_of",
+    "insert_keeping_ids",
     "read_rows",
     "row_count",
     "store_tables",
+    "surrogate_of",
     "table_checksum",
 ]
 
 Progress = Callable[[str, int, int], None]
 _BATCH = 200
+
+# How a row is recognised when its primary key is a surrogate number that differs between
+# stores: episodic summaries are the same fact when session, time and text agree.
+NATURAL_KEYS: dict[str, tuple[str, ...]] = {
+    "conversation_summaries": ("session_id", "started_at", "summary"),
+}
 
 
 def store_tables() -> list[Table]:
@@ -78,7 +88,8 @@ def decode_row(table: Table, data: Mapping[str, Any]) -> dict[str, Any]:
     return values
 
 
-def _digest(rows: Sequence[Mapping[str, Any]]) -> str:
+def table_checksum(rows: Sequence[Mapping[str, Any]]) -> str:
+    """SHA-256 over canonical rows, one JSON line each, in the order given."""
     digest = hashlib.sha256()
     for row in rows:
         digest.update(json.dumps(row, sort_keys=True, ensure_ascii=False, default=str).encode())
@@ -90,27 +101,53 @@ def _primary_key(table: Table) -> list[str]:
     return [column.name for column in table.primary_key.columns]
 
 
-def read_rows(db: Database, table: Table, keys: Sequence[tuple[Any, ...]] | None = None) -> list[dict[str, Any]]:
-    """Canonical rows of ``table`` in primary-key order (optionally only those keys)."""
-    pk = [table.c[name] for name in _primary_key(table)]
-    rows: list[dict[str, Any]] = []
+def read_rows(db: Database, table: Table) -> list[dict[str, Any]]:
+    """Every canonical row of ``table`` in primary-key order."""
+    return [row for batch in _canonical_batches(db, table) for row in batch]
+
+
+def row_count(db: Database, table: Table) -> int:
     with db.engine.connect() as connection:
-        if keys is None:
-            result = connection.execute(select(table).order_by(*pk))
-            rows = [canonical_row(table, r._mapping) for r in result]
-        else:
-            for start in range(0, len(keys), _BATCH):
-                chunk = keys[start : start + _BATCH]
-                condition = (
-                    pk[0].in_([key[0] for key in chunk]) if len(pk) == 1 else tuple_(*pk).in_(chunk)
-                )
-                result = connection.execute(select(table).where(condition).order_by(*pk))
-                rows += [canonical_row(table, r._mapping) for r in result]
-    return rows
+        return int(connection.execute(select(func.count()).select_from(table)).scalar_one())
 
 
-def table_checksum(rows: Sequence[Mapping[str, Any]]) -> str:
-    return _digest(rows)
+def identity_of(table: Table) -> tuple[str, ...]:
+    """The columns that say "the same row" across stores: the natural key, else the primary key."""
+    return NATURAL_KEYS.get(table.name) or tuple(_primary_key(table))
+
+
+def surrogate_of(table: Table) -> str | None:
+    """The integer surrogate key of a table recognised by a natural key (it may differ per store)."""
+    if table.name not in NATURAL_KEYS:
+        return None
+    (pk,) = table.primary_key.columns
+    return pk.name
+
+
+def insert_keeping_ids(session: Any, db: Database, table: Table, rows: Sequence[dict[str, Any]]) -> None:
+    """Insert rows of a natural-key table: each keeps its id when free here, else gets a fresh one.
+
+    Rows keeping their ids go in first and the sequence is moved past them, so a fresh id can
+    never take an id another row of the batch still wants.
+    """
+    surrogate = surrogate_of(table)
+    keep: list[dict[str, Any]] = []
+    renumber: list[dict[str, Any]] = []
+    if surrogate is None:
+        keep = list(rows)
+    else:
+        taken = set(session.execute(select(table.c[surrogate])).scalars())
+        for values in rows:
+            if values.get(surrogate) in taken:
+                renumber.append({k: v for k, v in values.items() if k != surrogate})
+            else:
+                keep.append(values)
+                taken.add(values.get(surrogate))
+    for values in keep:
+        session.execute(table.insert().values(**values))
+    db.ops.after_bulk_insert(session.connection(), table)
+    for values in renumber:
+        session.execute(table.insert().values(**values))
 
 
 @dataclass(frozen=True)
@@ -127,63 +164,78 @@ class TableReport:
         return self.source_checksum == self.target_checksum
 
 
-def _raw_rows(db: Database, table: Table) -> Iterator[list[dict[str, Any]]]:
+def _batches(db: Database, table: Table) -> Iterator[list[Any]]:
     pk = [table.c[name] for name in _primary_key(table)]
     with db.engine.connect() as connection:
         result = connection.execution_options(yield_per=_BATCH).execute(select(table).order_by(*pk))
         for partition in result.partitions(_BATCH):
-            yield [dict(row._mapping) for row in partition]
+            yield [row._mapping for row in partition]
+
+
+def _canonical_batches(db: Database, table: Table) -> Iterator[list[dict[str, Any]]]:
+    for batch in _batches(db, table):
+        yield [canonical_row(table, row) for row in batch]
+
+
+def _fingerprint(table: Table, db: Database, wanted: set[tuple[Any, ...]] | None) -> tuple[str, int]:
+    """Checksum of the canonical rows (surrogate ids left out) whose identity is in ``wanted``,
+    taken in identity order; and how many rows the table holds in all."""
+    identity = identity_of(table)
+    surrogate = surrogate_of(table)
+    picked: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
+    total = 0
+    for batch in _canonical_batches(db, table):
+        total += len(batch)
+        for row in batch:
+            key = tuple(row[name] for name in identity)
+            if wanted is None or key in wanted:
+                picked.append((key, {k: v for k, v in row.items() if k != surrogate}))
+    picked.sort(key=lambda item: json.dumps(item[0], default=str))
+    return table_checksum([row for _key, row in picked]), total
 
 
 def copy_store(source: Database, target: Database, *, progress: Progress | None = None) -> list[TableReport]:
     """Copy every row of ``source`` into ``target`` and verify each table.
 
-    The target is upgraded to the current schema first. Rows are upserted by primary key,
-    so running it twice changes nothing the second time; rows only in the target are kept.
+    The target is upgraded to the current schema first. Rows are matched by identity (the
+    primary key, or a natural key for tables whose numeric ids differ between stores): a row
+    already in the target is updated (primary key) or left as it is (natural key), a new row is
+    inserted. Running it twice changes nothing the second time, rows only in the target are
+    kept, and the source is only read.
     """
     upgrade(source)
     upgrade(target)
     reports: list[TableReport] = []
     for table in store_tables():
         pk = _primary_key(table)
+        identity = identity_of(table)
         update = [c.name for c in table.columns if c.name not in pk]
-        with source.engine.connect() as connection:
-            total = int(connection.execute(select(func.count()).select_from(table)).scalar_one())
+        total = row_count(source, table)
+        seen: set[tuple[Any, ...]] = set()
+        known: set[tuple[Any, ...]] = set()
+        if surrogate_of(table) is not None:
+            for batch in _canonical_batches(target, table):
+                known.update(tuple(row[name] for name in identity) for row in batch)
         copied = 0
         if progress:
             progress(table.name, 0, total)
-        for batch in _raw_rows(source, table):
+        for batch in _batches(source, table):
+            rows = [dict(row) for row in batch]
+            keys = [tuple(canonical_row(table, row)[name] for name in identity) for row in rows]
+            seen.update(keys)
             with target.write() as session:
-                session.execute(target.ops.upsert_many(table, batch, pk, update))
-            copied += len(batch)
+                if surrogate_of(table) is None:
+                    session.execute(target.ops.upsert_many(table, rows, pk, update))
+                else:
+                    fresh = [row for row, key in zip(rows, keys, strict=True) if key not in known]
+                    insert_keeping_ids(session, target, table, fresh)
+                    known.update(keys)
+            copied += len(rows)
             if progress:
                 progress(table.name, copied, total)
         with target.engine.begin() as connection:
             target.ops.after_bulk_insert(connection, table)
-        source_rows = read_rows(source, table)
-        keys = [tuple(row[name] for name in pk) for row in _raw_pk_values(source, table)]
-        target_rows = read_rows(target, table, keys)
-        with target.engine.connect() as connection:
-            target_total = int(connection.execute(select(func.count()).select_from(table)).scalar_one())
-        reports.append(
-            TableReport(
-                table=table.name,
-                source_rows=total,
-                target_rows=target_total,
-                copied=copied,
-                source_checksum=table_checksum(source_rows),
-                target_checksum=table_checksum(target_rows),
-            )
-        )
+        source_checksum, _ = _fingerprint(table, source, None)
+        target_checksum, target_total = _fingerprint(table, target, seen)
+        reports.append(TableReport(table.name, total, target_total, copied, source_checksum, target_checksum))
     return reports
-
-
-def _raw_pk_values(db: Database, table: Table) -> list[dict[str, Any]]:
-    pk = [table.c[name] for name in _primary_key(table)]
-    with db.engine.connect() as connection:
-        return [dict(row._mapping) for row in connection.execute(select(*pk).order_by(*pk))]
-
-
-def row_count(db: Database, table: Table) -> int:
-    with db.engine.connect() as connection:
-        return int(connection.execute(select(func.count()).select_from(table)).scalar_one())

@@ -8,7 +8,7 @@ from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
 from pydantic import BaseModel, Field
 
-from dokoro_core.toolkit import ToolSpec, card, result, state
+from dokoro_core.toolkit import ToolSpec, authenticated_agent, card, result, state
 
 __all__ = ["TOOLS"]
 
@@ -40,7 +40,12 @@ def dokoro_save_image(
     """Save an image (screenshot, diagram) under assets/images/ and get a markdown reference."""
     app = state(ctx)
     saved = app.store.working.assets.save_image(
-        source, name=name, subfolder=subfolder, description=description, cwd=app.cwd
+        source,
+        name=name,
+        subfolder=subfolder,
+        description=description,
+        cwd=app.cwd,
+        allow_paths=authenticated_agent() is None,
     )
     text = card(
         "Image Saved",
@@ -69,7 +74,12 @@ def dokoro_save_file(
     """Copy a file into assets/<category>/ so it stays with the project's memory."""
     app = state(ctx)
     saved = app.store.working.assets.save_file(
-        source, category=category, name=name, description=description, cwd=app.cwd
+        source,
+        category=category,
+        name=name,
+        description=description,
+        cwd=app.cwd,
+        allow_paths=authenticated_agent() is None,
     )
     link = f"[{saved.path.name}]({saved.relative})"
     text = card("File Saved", "", {"Location": str(saved.path), "Relative path": saved.relative, "From": saved.source})

@@ -91,7 +91,7 @@ def dokoro_get_current_focus(ctx: Context) -> Annotated[CallToolResult, FocusOut
 
 
 TOOLS = [
-    ToolSpec(dokoro_regenerate_current, "Regenerate current.md", idempotent=True),
+    ToolSpec(dokoro_regenerate_current, "Regenerate current.md", destructive=True),  # overwrites current.md
     ToolSpec(dokoro_update_current_section, "Update a current.md section"),
     ToolSpec(dokoro_get_current_focus, "Current focus", read_only=True, idempotent=True),
 ]

@@ -6,7 +6,6 @@ import base64
 import binascii
 import contextlib
 import re
-import shutil
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -57,6 +56,31 @@ def _is_file(path: Path) -> bool:
         return False
 
 
+_NO_PATHS = (
+    "file paths are not accepted on the shared HTTP server (they would read the server's disk); "
+    "send the image inline as base64 or a data:image/...;base64, URL"
+)
+_IMAGE_MAGIC = (b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"GIF87a", b"GIF89a", b"BM", b"<svg", b"<?xml")
+
+
+def _looks_like_image(data: bytes) -> bool:
+    head = data[:64].lstrip()
+    return head.startswith(_IMAGE_MAGIC) or (data[:4] == b"RIFF" and data[8:12] == b"WEBP")
+
+
+def _write_unique(target: Path, data: bytes) -> Path:
+    """Write ``data`` atomically at ``target``; an existing different file is never overwritten:
+    the new one becomes ``name-2.ext`` (an identical file is simply reused)."""
+    candidate, counter = target, 2
+    while candidate.exists():
+        if candidate.read_bytes() == data:
+            return candidate
+        candidate = target.with_name(f"{target.stem}-{counter}{target.suffix}")
+        counter += 1
+    atomic_write_bytes(candidate, data)
+    return candidate
+
+
 class AssetService:
     def __init__(self, paths: StorePaths, clock: Clock, workspace: WorkspaceService) -> None:
         self._paths = paths
@@ -89,10 +113,18 @@ class AssetService:
         subfolder: str | None = None,
         description: str | None = None,
         cwd: Path,
+        allow_paths: bool = True,
     ) -> SavedAsset:
+        """Save an image from a file path, bare base64 or a data URL.
+
+        ``allow_paths=False`` (the shared HTTP server) accepts only inline data: a remote agent
+        must not copy files from the server's disk.
+        """
         source = source.strip()
         if not source:
             raise InvalidArgumentError("source must be a file path, base64 data or a data:image URL")
+        if not allow_paths and not _DATA_URL.match(source) and not _BASE64.match(source):
+            raise InvalidArgumentError(_NO_PATHS)
         target_dir = self._paths.assets_dir / "images"
         if subfolder:
             target_dir = target_dir.joinpath(*_safe_subfolder(subfolder).parts)
@@ -100,7 +132,7 @@ class AssetService:
         data_url = _DATA_URL.match(source)
         # A file name can be valid base64 too ("screenshot"): an existing file wins, looked up
         # relative to the agent's cwd like every other relative source path.
-        is_file = not data_url and _is_file(self._source_path(source, cwd))
+        is_file = allow_paths and not data_url and _is_file(self._source_path(source, cwd))
         if data_url or (not is_file and len(source) >= 8 and _BASE64.match(source)):
             ext = "png"
             payload = source
@@ -113,16 +145,19 @@ class AssetService:
                 raise InvalidArgumentError("source looks like base64 but does not decode; check the data") from None
             if not data:
                 raise InvalidArgumentError("source decodes to an empty image")
+            if not data_url and not _looks_like_image(data):
+                # "diagram1" is valid base64 too: bare base64 must decode to a real image.
+                raise InvalidArgumentError(
+                    f"source is neither an existing file (looked in {cwd}) nor base64 of an image "
+                    "(PNG, JPEG, GIF, WebP, BMP, SVG); pass a path, base64 image data or a data:image URL"
+                )
             filename = _safe_name(name, "name") if name else f"image-{millis}.{ext}"
-            target = target_dir / filename
-            atomic_write_bytes(target, data)
+            target = _write_unique(target_dir / filename, data)
             origin = "base64 data"
         else:
             path = self._resolve_source(source, cwd, image=True)
             filename = _safe_name(name, "name") if name else f"image-{millis}{path.suffix}"
-            target = target_dir / filename
-            target_dir.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, target)
+            target = _write_unique(target_dir / filename, path.read_bytes())
             origin = str(path)
         saved = SavedAsset(target, self._paths.relative(target), origin, description)
         self._workspace.log_line("🖼️", f"IMAGE SAVED: {saved.relative}\n   {saved.markdown}")
@@ -136,15 +171,15 @@ class AssetService:
         name: str | None = None,
         description: str | None = None,
         cwd: Path,
+        allow_paths: bool = True,
     ) -> SavedAsset:
         if category not in FILE_CATEGORIES:
             raise InvalidArgumentError(f"category must be one of {', '.join(FILE_CATEGORIES)}; got {category!r}")
+        if not allow_paths:
+            raise InvalidArgumentError(_NO_PATHS)
         path = self._resolve_source(source.strip(), cwd)
         filename = _safe_name(name, "name") if name else path.name
-        target_dir = self._paths.assets_dir / category
-        target_dir.mkdir(parents=True, exist_ok=True)
-        target = target_dir / filename
-        shutil.copyfile(path, target)
+        target = _write_unique(self._paths.assets_dir / category / filename, path.read_bytes())
         saved = SavedAsset(target, self._paths.relative(target), str(path), description)
         note = f" — {description}" if description else ""
         self._workspace.log_line("📎", f"FILE SAVED: {saved.relative}{note}")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass
-from datetime import datetime
 
 from sqlmodel import col, select
 
@@ -91,9 +90,12 @@ class QuestionService:
         if not answer:
             raise InvalidArgumentError("answer must not be empty")
         now = self._clock.now()
+        # Row locks (FOR UPDATE) make two agents answering at once on PostgreSQL take turns: the
+        # second sees the first answer and is refused instead of overwriting it. SQLite's
+        # BEGIN IMMEDIATE already serialises the transaction.
         with self._db.write() as session:
             if question_id:
-                row = session.get(Question, question_id.strip())
+                row = session.get(Question, question_id.strip(), with_for_update=True)
                 if row is None:
                     raise NotFoundError(
                         f"No question with ID {question_id!r}. List ids with dokoro_question_list (status='all')."
@@ -106,6 +108,7 @@ class QuestionService:
                     .where(Question.status == "open")
                     .order_by(col(Question.created_at).desc(), col(Question.id).desc())
                     .limit(1)
+                    .with_for_update()
                 ).first()
                 if row is None:
                     raise NotFoundError("No open questions to answer. Add one with dokoro_question_add.")
@@ -128,7 +131,3 @@ class QuestionService:
         rows.sort(key=lambda q: q.created_at, reverse=True)
         rows.sort(key=lambda q: (q.status != "open", _PRIORITY_RANK.get(q.priority, 9)))
         return rows
-
-    def open_for(self, question: Question) -> float:
-        end: datetime = question.answered_at or self._clock.now()
-        return (end - question.created_at).total_seconds()
