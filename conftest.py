@@ -43,15 +43,33 @@ def _admin_url(server: Any) -> str:
     return str(server.get_uri()).replace("postgresql://", "postgresql+psycopg://", 1)
 
 
+@pytest.fixture(scope="session")
+def postgres_template(postgres_server: Any, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A database migrated once to the current schema; each test's database is a copy of it
+    (CREATE DATABASE … TEMPLATE is a file copy, far faster than running every migration again)."""
+    import psycopg
+    from dokoro_store import Store
+
+    name = "dokoro_template"
+    admin = str(postgres_server.get_uri())
+    with psycopg.connect(admin, autocommit=True) as connection:
+        connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        connection.execute(f'CREATE DATABASE "{name}"')
+    url = _admin_url(postgres_server).replace("/postgres?", f"/{name}?", 1)
+    with Store.open(tmp_path_factory.mktemp("template"), database_url=url):
+        pass
+    return name
+
+
 @pytest.fixture
-def postgres_url(postgres_server: Any) -> Iterator[str]:
-    """A fresh, empty PostgreSQL database for one test."""
+def postgres_url(postgres_server: Any, postgres_template: str) -> Iterator[str]:
+    """A fresh PostgreSQL database at the current schema, with no rows, for one test."""
     import psycopg
 
     name = f"t_{uuid.uuid4().hex[:12]}"
     admin = str(postgres_server.get_uri())
     with psycopg.connect(admin, autocommit=True) as connection:
-        connection.execute(f'CREATE DATABASE "{name}"')
+        connection.execute(f'CREATE DATABASE "{name}" TEMPLATE "{postgres_template}"')
     url = _admin_url(postgres_server).replace("/postgres?", f"/{name}?", 1)
     try:
         yield url

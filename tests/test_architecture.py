@@ -72,22 +72,32 @@ async def main():
     server = {factory}(DokoroSettings(path=tmp / "dokoro"), cwd=tmp)
     async with Client(server) as client:
         await client.list_tools()
-        await client.call_tool("dokoro_workspace_claim", {{"task": "probe"}})
-        await client.call_tool("dokoro_session_recall", {{"query": "probe"}})
+        for name, arguments in {calls!r}:
+            await client.call_tool(name, arguments)
     print(json.dumps(sorted(m for m in {heavy!r} if m in sys.modules)))
 
 anyio.run(main)
 """
 
 
-def _heavy_modules_loaded(module: str, factory: str) -> list[str]:
-    code = _PROBE.format(module=module, factory=factory, heavy=HEAVY)
+_CORE_CALLS = [("dokoro_workspace_claim", {"task": "probe"}), ("dokoro_session_recall", {"query": "probe"})]
+
+
+def _heavy_modules_loaded(
+    module: str, factory: str, calls: list[tuple[str, dict[str, str]]] = _CORE_CALLS
+) -> list[str]:
+    code = _PROBE.format(module=module, factory=factory, heavy=HEAVY, calls=calls)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def test_building_and_using_the_core_server_imports_no_heavy_library() -> None:
     assert _heavy_modules_loaded("dokoro_core.server", "create_server") == []
+
+
+def test_starting_the_search_server_imports_no_heavy_library() -> None:
+    calls = [("search_status", {}), ("search_dokoros", {"query": "probe"})]
+    assert _heavy_modules_loaded("dokoro_search.server", "create_server", calls) == []
 
 
 def test_importing_the_core_server_module_does_not_open_a_database() -> None:

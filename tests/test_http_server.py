@@ -107,8 +107,20 @@ async def test_an_agent_cannot_act_as_another(server: str, tokens: dict[str, str
         assert status.structured_content["locked_by"] == "alice"
 
 
-def test_binding_beyond_loopback_without_tokens_refuses_to_start(tmp_path: Path) -> None:
-    args = ["-m", "dokoro", "serve", "--http", "--host", "0.0.0.0", "--port", str(_free_port())]
+async def test_a_remote_agent_cannot_make_the_server_read_its_disk(server: str, tokens: dict[str, str]) -> None:
+    await _wait_until_listening(server)
+    async with _client(server, tokens["bob"]) as bob:
+        copied = await bob.call_tool("dokoro_save_file", {"source": "/etc/hostname"})
+        assert copied.is_error and "not accepted on the shared HTTP server" in copied.content[0].text
+        image = await bob.call_tool("dokoro_save_image", {"source": "/etc/hostname"})
+        assert image.is_error and "base64" in image.content[0].text
+        init = await bob.call_tool("dokoro_init", {"projectPath": "/tmp"})
+        assert init.is_error and "projectPath is not accepted" in init.content[0].text
+
+
+@pytest.mark.parametrize("host", ["127.0.0.2", "0.0.0.0"])
+def test_any_host_but_the_protected_loopback_names_needs_tokens(tmp_path: Path, host: str) -> None:
+    args = ["-m", "dokoro", "serve", "--http", "--host", host, "--port", str(_free_port())]
     done = subprocess.run(
         [sys.executable, *args], env=_env(tmp_path / "dokoro"), capture_output=True, text=True, timeout=60
     )

@@ -342,7 +342,7 @@ async def test_log_appends_a_timestamped_line_with_the_icon_of_its_type(call, cl
 
     outcome = await call("dokoro_session_log", entry="use a refresh lock", type="decision")
 
-    assert outcome.structured_content == {"type": "decision", "time": "2026-06-10T22:23:57Z"}
+    assert outcome.structured_content == {"type": "decision", "time": "2026-06-10T22:23:57Z", "redacted": []}
     assert "Entry Logged" in outcome.content[0].text
     assert "22:23:57" in outcome.content[0].text
     assert "\n🎯 [22:23:57] use a refresh lock\n" in read_current()[1]

@@ -75,3 +75,24 @@ def test_opening_an_up_to_date_store_again_changes_nothing(root, clock):
     with Store.open(root, clock=clock) as again:
         assert current_heads(again.db) == HEADS
         assert [hit.summary for hit in again.episodic.recall()] == ["kept"]
+
+
+def test_every_migration_file_is_named_after_its_revision():
+    from dokoro_store.db.migrate import known_revisions
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    revisions = {script.revision for script in ScriptDirectory.from_config(config).walk_revisions()}
+    assert revisions == set(known_revisions())
+
+
+def test_a_store_written_by_a_newer_dokoro_is_refused_with_the_fix(tmp_path):
+    import pytest
+    from dokoro_store import StoreUnavailableError
+    from sqlalchemy import text
+
+    root = tmp_path / "dokoro"
+    with Store.open(root) as store, store.db.engine.begin() as connection:
+        connection.execute(text("INSERT INTO alembic_version (version_num) VALUES ('9999')"))
+    with pytest.raises(StoreUnavailableError, match="newer dokoro"):
+        Store.open(root)

@@ -152,6 +152,37 @@ def doctor(path: PathOption = None) -> None:
     raise typer.Exit(0 if run_doctor(path) else 1)
 
 
+@app.command("migrate")
+def migrate(
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Only list what would be imported.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Re-import files whose content did not change.")] = False,
+    path: PathOption = None,
+) -> None:
+    """Import every markdown file of the dokoro folder as a searchable document (and index it)."""
+    from dokoro.commands.index import migrate_markdown
+
+    raise typer.Exit(0 if migrate_markdown(path, dry_run, force) else 1)
+
+
+@app.command()
+def reindex(
+    full: Annotated[bool, typer.Option("--full", help="Drop every chunk and vector and rebuild them all.")] = False,
+    path: PathOption = None,
+) -> None:
+    """Bring the search index up to date (only changed documents are re-embedded)."""
+    from dokoro.commands.index import reindex_store
+
+    raise typer.Exit(0 if reindex_store(path, full) else 1)
+
+
+@app.command()
+def reembed(path: PathOption = None) -> None:
+    """Rebuild every vector (documents, session summaries) with the embedder configured now (DOKORO_EMBEDDER)."""
+    from dokoro.commands.index import reembed_store
+
+    raise typer.Exit(0 if reembed_store(path) else 1)
+
+
 @token_app.command("create")
 def token_create(
     agent: Annotated[str, typer.Option("--agent", help="The agent id this token acts as.")],

@@ -29,8 +29,8 @@ NAME = "dokoro"
 # Tool names must be unique across them (a test checks that none shadows another).
 TOOL_PACKAGES: tuple[str, ...] = (
     "dokoro_core.server",
-    # "dokoro_search.server",
-    # "dokoro_planning.server",
+    "dokoro_search.server",
+    "dokoro_planning.server",
     # "dokoro_tracking.server",
     # "dokoro_analytics.server",
 )

@@ -13,7 +13,24 @@ from mcp.server.mcpserver import MCPServer
 
 from dokoro_core.settings import DokoroSettings
 from dokoro_core.toolkit import AppState, add_tools, app_lifespan, capture_middleware, open_store_or_exit
-from dokoro_core.tools import assets, current, episodic, questions, workspace
+from dokoro_core.tools import (
+    archive,
+    assets,
+    blocks,
+    claims,
+    context,
+    current,
+    episodic,
+    feedback,
+    graph,
+    handoffs,
+    memories,
+    notes,
+    plans,
+    presence,
+    questions,
+    workspace,
+)
 
 if TYPE_CHECKING:
     from dokoro_store import Clock, Store
@@ -24,15 +41,33 @@ __all__ = ["INSTRUCTIONS", "build_server", "main", "register"]
 
 VERSION = "0.1.0"
 INSTRUCTIONS = (
-    "dokoro is this project's persistent memory. At session start call dokoro_workspace_status and "
-    "dokoro_session_recall; claim the workspace with dokoro_workspace_claim, log progress with "
-    "dokoro_session_log, and at the end write dokoro_session_summary_add and dokoro_workspace_dump."
+    "dokoro is this project's persistent memory. At session start call dokoro_briefing (rules, workspace, "
+    "blockers, recent sessions) and dokoro_session_recall; claim the workspace with dokoro_workspace_claim, "
+    "log progress with dokoro_session_log, keep durable knowledge with dokoro_remember / dokoro_recall, and "
+    "at the end write dokoro_session_summary_add and dokoro_workspace_dump."
 )
 
 
 def register(mcp: MCPServer[Any]) -> None:
     """Add every core tool to ``mcp``."""
-    for module in (workspace, current, questions, assets, episodic):
+    for module in (
+        workspace,
+        current,
+        questions,
+        assets,
+        episodic,
+        memories,
+        graph,
+        plans,
+        archive,
+        context,
+        feedback,
+        presence,
+        claims,
+        notes,
+        blocks,
+        handoffs,
+    ):
         add_tools(mcp, module.TOOLS)
 
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
-from pydantic import Field
+from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 __all__ = ["DokoroSettings"]
@@ -22,3 +23,41 @@ class DokoroSettings(BaseSettings):
     agent_id: str = Field(default="unknown", description="Who this server process acts for.")
     auto_feedback: bool = Field(default=True, description="Record every tool outcome (affective layer).")
     enable_tachibot_bridge: bool = Field(default=False, description="Serve the bridge_* tools too.")
+    embedder: Literal["auto", "static", "ollama", "hashing", "none"] = Field(
+        default="auto",
+        description=(
+            "Embedder of search and recall: auto (Ollama when OLLAMA_URL is set and answers, else the bundled "
+            "static model, else hashing), static, ollama, hashing (dependency-free floor) or none (full text only)."
+        ),
+    )
+    functional_relation_types: str = Field(
+        default="superseded_by",
+        description="Comma-separated single-valued relation types of the entity graph (a new target closes the old).",
+    )
+    # Ollama keeps its own (unprefixed) variable names, as in the reference.
+    ollama_url: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("ollama_url", "OLLAMA_URL"),
+        description="Ollama's base URL; unset = not configured (deep extraction then tries http://localhost:11434).",
+    )
+    ollama_inference_model: str = Field(
+        default="llama3.2",
+        validation_alias=AliasChoices("ollama_inference_model", "OLLAMA_INFERENCE_MODEL"),
+        description="Chat model of dokoro_entity_extract_deep.",
+    )
+    ollama_timeout_ms: int = Field(
+        default=5000,
+        gt=0,
+        validation_alias=AliasChoices("ollama_timeout_ms", "OLLAMA_TIMEOUT_MS"),
+        description="Timeout of quick Ollama calls (health check, embeddings).",
+    )
+    ollama_chat_timeout_ms: int = Field(
+        default=120_000,
+        gt=0,
+        validation_alias=AliasChoices("ollama_chat_timeout_ms", "OLLAMA_CHAT_TIMEOUT_MS"),
+        description="Timeout of a deep-extraction chat call (generation is slow on a CPU).",
+    )
+
+    @property
+    def functional_relation_type_set(self) -> frozenset[str]:
+        return frozenset(part.strip() for part in self.functional_relation_types.split(",") if part.strip())

@@ -41,6 +41,7 @@ __all__ = [
     "open_store",
     "open_store_or_exit",
     "result",
+    "secret_notice",
     "state",
 ]
 
@@ -118,9 +119,18 @@ def app_lifespan(
             opened = await anyio.to_thread.run_sync(open_store, settings, here, clock)
         app = AppState(store=opened, settings=settings, cwd=here)
         app.observers.append(_track_session_time)
+        recorder = None
+        if settings.auto_feedback:
+            from dokoro_core.capture import FeedbackRecorder
+
+            recorder = FeedbackRecorder(opened, settings.agent_id)
+            app.observers.append(recorder)
         try:
             yield app
         finally:
+            if recorder is not None:
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(recorder.close)
             if store is None:
                 opened.close()
 
@@ -130,8 +140,20 @@ def app_lifespan(
 def open_store(settings: DokoroSettings, cwd: Path, clock: Clock | None = None) -> Any:
     """Open the store the settings name (folder, or ``DOKORO_DATABASE_URL``)."""
     from dokoro_store import Store
+    from dokoro_store.retrieval import RetrievalConfig
 
-    opened = Store.open(store_root(settings, cwd), database_url=settings.database_url, clock=clock)
+    retrieval = RetrievalConfig(
+        embedder=settings.embedder,
+        ollama_url=settings.ollama_url,
+        ollama_timeout_s=settings.ollama_timeout_ms / 1000,
+    )
+    opened = Store.open(
+        store_root(settings, cwd),
+        database_url=settings.database_url,
+        clock=clock,
+        functional_relation_types=settings.functional_relation_type_set,
+        retrieval=retrieval,
+    )
     if opened.recovered:
         log.warning("dokoro: finished %d interrupted compaction(s)", len(opened.recovered))
     return opened
@@ -213,6 +235,13 @@ def _guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
             return fn(*args, **kwargs)
         except DokoroError as exc:
             raise ToolError(str(exc)) from exc
+        except OSError as exc:
+            # The disk said no (permissions, space, a busy lock file): tell the agent what and
+            # where, rather than a bare "Error executing tool".
+            log.warning("dokoro: %s failed on the file system: %s", fn.__name__, exc)
+            where = f" ({exc.filename})" if exc.filename else ""
+            reason = exc.strerror or str(exc) or type(exc).__name__
+            raise ToolError(f"file system error{where}: {reason}; check the path and permissions, then retry") from exc
 
     return wrapper
 
@@ -240,6 +269,15 @@ def result(text: str, data: BaseModel | None = None) -> CallToolResult:
         content=[TextContent(type="text", text=text)],
         structured_content=data.model_dump(mode="json") if data is not None else None,
     )
+
+
+def secret_notice(kinds: Sequence[str]) -> str:
+    """The sentence a tool adds when secrets were redacted from what it stored ('' when none)."""
+    if not kinds:
+        return ""
+    from dokoro_store.secrets import Redaction
+
+    return Redaction("", tuple(kinds)).notice()
 
 
 def card(title: str, message: str = "", details: dict[str, Any] | None = None, status: str = "success") -> str:

@@ -5,6 +5,8 @@ from __future__ import annotations
 __all__ = [
     "ConflictError",
     "DokoroError",
+    "EmbedderMismatchError",
+    "EmbedderUnavailableError",
     "InvalidArgumentError",
     "NoWorkspaceError",
     "NotFoundError",
@@ -39,3 +41,11 @@ class NoWorkspaceError(DokoroError):
 
 class StoreUnavailableError(DokoroError):
     """The database cannot be opened or reached."""
+
+
+class EmbedderUnavailableError(DokoroError):
+    """The configured embedder cannot embed right now (library missing, server unreachable)."""
+
+
+class EmbedderMismatchError(DokoroError):
+    """Stored vectors were made by another embedder than the one this process uses."""

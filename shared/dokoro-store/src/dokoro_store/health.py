@@ -24,9 +24,37 @@ class Check:
     status: str  # "ok" | "warn" | "fail" | "info"
 
 
+def _retrieval_checks(store: Store) -> list[Check]:
+    """Embedder, vector engine, full text and index freshness, as the search server sees them."""
+    status = store.search.status()
+    embedder = status.embedder
+    if embedder.kind == "none":
+        checks = [Check("Embedder", f"none: {embedder.detail}", "info")]
+    elif not embedder.available:
+        checks = [Check("Embedder", f"{embedder.label}: unavailable ({embedder.detail})", "warn")]
+    else:
+        state = "warn" if embedder.kind == "hashing" else "ok"
+        checks = [Check("Embedder", f"{embedder.label}, stamp {embedder.id}", state)]
+    if store.db.dialect == "postgresql":
+        checks.append(_vector_support(store))
+    engine_state = "ok" if status.vector_engine != "exact" else ("warn" if store.db.dialect == "postgresql" else "info")
+    checks.append(Check("Vector engine", status.vector_engine_label, engine_state))
+    checks.append(Check("Full text", status.full_text, "ok"))
+    stats = status.stats
+    summary = (
+        f"{stats.indexed_docs}/{stats.total_docs} documents indexed, {stats.chunks} chunks, {stats.vectors} vectors"
+        f" (stamp {stats.stamp or 'none yet'})"
+    )
+    if status.stamp_message:
+        checks.append(Check("Search index", f"{summary}; {status.stamp_message}", "warn"))
+    elif stats.pending_docs:
+        checks.append(Check("Search index", f"{summary}; {stats.pending_docs} waiting (dokoro reindex)", "info"))
+    else:
+        checks.append(Check("Search index", summary, "ok"))
+    return checks
+
+
 def _vector_support(store: Store) -> Check:
-    if store.db.dialect != "postgresql":
-        return Check("Vector engine", "not built yet (the retrieval engine arrives with the search server)", "info")
     with store.db.engine.connect() as connection:
         installed = connection.execute(text("SELECT extversion FROM pg_extension WHERE extname = 'vector'")).scalar()
         available = connection.execute(
@@ -60,9 +88,7 @@ def diagnose(store: Store) -> list[Check]:
         )
     )
     checks.append(Check("Workspace folder", str(store.paths.root), "ok" if store.paths.root.is_dir() else "fail"))
-    checks.append(Check("Embedder", "none yet: recall ranks by recency (the retrieval engine is not built)", "info"))
-    checks.append(_vector_support(store))
-    checks.append(Check("Search index", "none yet: nothing to keep fresh", "info"))
+    checks += _retrieval_checks(store)
     counts = {table.name: row_count(store.db, table) for table in store_tables()}
     checks.append(Check("Rows", ", ".join(f"{name} {count}" for name, count in counts.items()), "info"))
     pending = store.episodic.pending_sessions()

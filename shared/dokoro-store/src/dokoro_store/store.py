@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -10,9 +11,18 @@ from dokoro_store.clock import Clock
 from dokoro_store.db.engine import Database
 from dokoro_store.db.migrate import upgrade
 from dokoro_store.paths import StorePaths
+from dokoro_store.retrieval import Retrieval, RetrievalConfig
+from dokoro_store.services.archive import ArchiveService
 from dokoro_store.services.assets import AssetService
+from dokoro_store.services.context_inspect import ContextService
+from dokoro_store.services.coordination import Coordination
 from dokoro_store.services.current import CurrentService
 from dokoro_store.services.episodic import CompactionResult, EpisodicService
+from dokoro_store.services.feedback import FeedbackService
+from dokoro_store.services.graph import DEFAULT_FUNCTIONAL_RELATION_TYPES, GraphService
+from dokoro_store.services.memories import MemoryService
+from dokoro_store.services.planning import PlanningService
+from dokoro_store.services.plans import PlanService
 from dokoro_store.services.questions import QuestionService
 from dokoro_store.services.tokens import TokenService
 from dokoro_store.services.workspace import WorkspaceService
@@ -40,7 +50,14 @@ class Store:
     compactions.
     """
 
-    def __init__(self, paths: StorePaths, db: Database, clock: Clock) -> None:
+    def __init__(
+        self,
+        paths: StorePaths,
+        db: Database,
+        clock: Clock,
+        functional_relation_types: Iterable[str] = DEFAULT_FUNCTIONAL_RELATION_TYPES,
+        retrieval: RetrievalConfig | None = None,
+    ) -> None:
         self.paths = paths
         self.db = db
         self.clock = clock
@@ -51,8 +68,37 @@ class Store:
             questions=QuestionService(db, clock, workspace),
             assets=AssetService(paths, clock, workspace),
         )
-        self.episodic = EpisodicService(db, clock)
+        # Retrieval: documents and their index (store.docs, .markdown), hybrid search (store.search),
+        # the embedder shared by search and episodic recall (store.embedder).
+        self.retrieval = Retrieval(paths, db, clock, retrieval or RetrievalConfig())
+        self.embedder = self.retrieval.embedder
+        self.docs = self.retrieval.docs
+        self.markdown = self.retrieval.markdown
+        self.search = self.retrieval.search
+        # A session dump's document is indexed (chunks, vectors, listeners) as soon as it is saved.
+        workspace.after_doc_saved = self.retrieval.index_saved_doc
+        self.episodic = EpisodicService(db, clock, self.embedder, self.retrieval.summaries)
+        self.graph = GraphService(db, clock, functional_relation_types)
+        # Every indexed document goes through regex entity extraction, whichever server indexed it.
+        self.docs.on_indexed(self.graph.on_document_indexed)
+        # Hybrid search lifts documents linked to entities named in the query.
+        self.search.graph_signal = self.graph.search_signal
+        self.feedback = FeedbackService(db)
+        self.coord = Coordination.open(db, clock)
+        # Ending a workspace session (dump with keepActive=false) releases the session's file claims.
+        workspace.release_claims = self.coord.claims.release_session
         self.tokens = TokenService(db, clock)
+        self.plans = PlanService(paths, db, clock, workspace)
+        # The sweep skips files under a live file claim.
+        self.archive = ArchiveService(paths, db, clock, self.plans, claims=self.coord.claims.is_claimed)
+        workspace.after_claim = self.archive.after_claim
+        self.context = ContextService(paths, clock)
+        # Planning helpers (dokoro-planning) answer from hybrid search and plans.
+        self.planning = PlanningService(
+            paths, db, clock, self.plans, self.working.questions, self.search, self.docs, self.embedder
+        )
+        # Typed memories (remember / recall / forget): rows indexed as documents for hybrid recall.
+        self.memories = MemoryService(db, clock, self.docs, self.search)
         self.recovered: list[CompactionResult] = []
 
     @classmethod
@@ -62,19 +108,23 @@ class Store:
         *,
         database_url: str | None = None,
         clock: Clock | None = None,
+        functional_relation_types: Iterable[str] = DEFAULT_FUNCTIONAL_RELATION_TYPES,
+        retrieval: RetrievalConfig | None = None,
     ) -> Store:
         """Open the store of the workspace folder ``root``.
 
         The database is ``root/.dokoro/db/dokoro.sqlite`` unless ``database_url`` names another
         one. The folder is created when missing, so a fresh project works at once;
-        ``dokoro_init`` adds the conventional folders and files.
+        ``dokoro_init`` adds the conventional folders and files. ``functional_relation_types`` are the
+        single-valued relation types of the entity graph (default ``{"superseded_by"}``).
+        ``retrieval`` chooses the embedder and vector engine (default: ``auto`` for both).
         """
         paths = StorePaths(root.expanduser().resolve())
         paths.root.mkdir(parents=True, exist_ok=True)
         db = Database.open_url(database_url, paths.db_dir) if database_url else Database.open_sqlite(paths.sqlite_file)
         try:
             upgrade(db)
-            store = cls(paths, db, clock or Clock())
+            store = cls(paths, db, clock or Clock(), functional_relation_types, retrieval)
             store.recovered = store.episodic.recover()
         except BaseException:
             db.dispose()
@@ -84,6 +134,7 @@ class Store:
         return store
 
     def close(self) -> None:
+        self.retrieval.close()
         self.db.dispose()
 
     def __enter__(self) -> Store:

@@ -44,6 +44,10 @@ _BATCH = 200
 # stores: episodic summaries are the same fact when session, time and text agree.
 NATURAL_KEYS: dict[str, tuple[str, ...]] = {
     "conversation_summaries": ("session_id", "started_at", "summary"),
+    "agent_feedback": ("agent_id", "tool_name", "outcome", "recorded_at"),
+    "shared_notes": ("agent_id", "created_at", "content"),
+    "handoffs": ("from_agent", "created_at", "summary"),
+    "file_claim_events": ("claim_key", "agent_id", "action", "at", "expires_at"),
 }
 
 

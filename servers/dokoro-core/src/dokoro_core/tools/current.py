@@ -8,7 +8,7 @@ from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
 from pydantic import BaseModel, Field
 
-from dokoro_core.toolkit import ToolSpec, card, result, state
+from dokoro_core.toolkit import ToolSpec, card, result, secret_notice, state
 
 __all__ = ["TOOLS"]
 
@@ -73,10 +73,11 @@ def dokoro_update_current_section(
 ) -> Annotated[CallToolResult, SectionOut]:
     """Replace (or append to) one section of current.md; a missing section is added at the end."""
     done = state(ctx).store.working.current.update_section(section, content, append=append)
+    from dokoro_store.secrets import redact
+
     verb = {"appended": "Appended to section", "replaced": "Replaced section", "added": "Added new section"}
-    return result(
-        card(f'Updated "{done.section}"', verb[done.action]), SectionOut(section=done.section, action=done.action)
-    )
+    message = "\n".join(part for part in (verb[done.action], secret_notice(redact(content).kinds)) if part)
+    return result(card(f'Updated "{done.section}"', message), SectionOut(section=done.section, action=done.action))
 
 
 def dokoro_get_current_focus(ctx: Context) -> Annotated[CallToolResult, FocusOut]:

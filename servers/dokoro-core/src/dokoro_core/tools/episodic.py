@@ -8,7 +8,7 @@ from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
 from pydantic import BaseModel, Field
 
-from dokoro_core.toolkit import ToolSpec, result, state
+from dokoro_core.toolkit import ToolSpec, result, secret_notice, state
 
 __all__ = ["TOOLS"]
 
@@ -22,6 +22,7 @@ class SummaryOut(BaseModel):
     id: int
     session_id: str
     compaction: CompactionOut | None = None
+    redacted: list[str] = []
 
 
 class EpisodeOut(BaseModel):
@@ -72,7 +73,14 @@ def dokoro_session_summary_add(
             compacted_count=added.compaction.compacted_count, total_tokens=added.compaction.total_tokens
         )
         text += f" (compacted {compaction.compacted_count} summaries, ~{compaction.total_tokens} tokens)"
-    return result(text, SummaryOut(id=added.id, session_id=added.session_id, compaction=compaction))
+    if added.redacted:
+        text += "\n" + secret_notice(added.redacted)
+    return result(
+        text,
+        SummaryOut(
+            id=added.id, session_id=added.session_id, compaction=compaction, redacted=list(added.redacted)
+        ),
+    )
 
 
 def _episode(hit: Any) -> EpisodeOut:
@@ -101,16 +109,21 @@ def dokoro_session_recall(
     ] = None,
     limit: Annotated[int, Field(ge=1, le=100, description="How many summaries to return.")] = 10,
 ) -> Annotated[CallToolResult, RecallOut]:
-    """Recall summaries of past sessions, newest first: what was done before, to resume work."""
-    hits = state(ctx).store.episodic.recall(query=query, session_id=session_id, since=since, limit=limit)
-    episodes = [_episode(hit) for hit in hits]
+    """Recall summaries of past sessions: what was done before, to resume work. With a query, matching
+    summaries are ranked by meaning (embedding similarity), so an old but relevant session comes first;
+    otherwise newest first. `ranking` says which was used."""
+    recalled = state(ctx).store.episodic.recall_ranked(query=query, session_id=session_id, since=since, limit=limit)
+    episodes = [_episode(hit) for hit in recalled.hits]
     if not episodes:
-        return result("(no past sessions)", RecallOut(ranking="recency", episodes=[]))
+        return result("(no past sessions)", RecallOut(ranking=recalled.ranking, episodes=[]))
     blocks = []
     for e in episodes:
         msgs = e.message_count if e.message_count is not None else "null"
         blocks.append(f"[{e.started_at}] session={e.session_id} model={e.ai_model} msgs={msgs}\n  {e.summary}")
-    return result("\n\n".join(blocks), RecallOut(ranking="recency", episodes=episodes))
+    text = "\n\n".join(blocks)
+    if recalled.ranking != "recency":  # a query was given: say how the matches were ordered
+        text += f"\n\n(ranked by {recalled.ranking})"
+    return result(text, RecallOut(ranking=recalled.ranking, episodes=episodes))
 
 
 TOOLS = [

@@ -8,7 +8,7 @@ from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
 from pydantic import BaseModel, Field
 
-from dokoro_core.toolkit import ToolSpec, acting_agent, card, result, state
+from dokoro_core.toolkit import ToolSpec, acting_agent, card, result, secret_notice, state
 
 __all__ = ["TOOLS"]
 
@@ -94,9 +94,12 @@ def dokoro_question_add(
     row, counts = app.store.working.questions.add(
         question, context=context, priority=priority, agent_id=acting_agent(ctx)
     )
+    from dokoro_store.secrets import redact_all
+
+    notice = secret_notice(redact_all([question, context])[1])
     text = card(
         "Question Added",
-        row.question,
+        row.question + (f"\n\n{notice}" if notice else ""),
         {
             "ID": row.id,
             "PRIORITY": row.priority.upper(),

@@ -6,10 +6,11 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult
 from pydantic import BaseModel, Field
 
-from dokoro_core.toolkit import ToolSpec, authenticated_agent, card, result, state
+from dokoro_core.toolkit import ToolSpec, authenticated_agent, card, result, secret_notice, state
 
 __all__ = ["TOOLS"]
 
@@ -26,6 +27,7 @@ class ClaimOut(BaseModel):
     task: str
     lock_expires_at: str
     took_over_from: str | None = None
+    sweep: str | None = None
 
 
 class StatusOut(BaseModel):
@@ -47,6 +49,7 @@ class StatusOut(BaseModel):
 class LogOut(BaseModel):
     type: str
     time: str
+    redacted: list[str] = []
 
 
 class DumpOut(BaseModel):
@@ -59,6 +62,7 @@ class DumpOut(BaseModel):
     duration_minutes: int
     released: bool
     doc_indexed: bool = True
+    claims_released: int = 0
 
 
 def dokoro_init(
@@ -77,6 +81,11 @@ def dokoro_init(
     from dokoro_store.services.init import init_folder
 
     app = state(ctx)
+    if projectPath and authenticated_agent() is not None:
+        raise ToolError(
+            "projectPath is not accepted on the shared HTTP server (it would create folders on the server's disk); "
+            "call dokoro_init without it to initialise the served folder"
+        )
     # A relative projectPath means relative to where the agent started the server, not this process's cwd.
     root = (app.cwd / Path(projectPath).expanduser()).resolve() / "dokoro" if projectPath else app.store.paths.root
     done = init_folder(root, app.store.clock, skip_if_exists=skipIfExists)
@@ -104,7 +113,11 @@ def dokoro_workspace_claim(
 
     # An authenticated agent (shared HTTP server) claims under its own name; otherwise the
     # reference's time-based agent id is generated.
-    claimed = state(ctx).store.working.workspace.claim(task, force=force, tags=tags, agent_id=authenticated_agent())
+    app = state(ctx)
+    # The claim also runs the opportunistic archive sweep; file claims are keyed from the server's cwd.
+    claimed = app.store.working.workspace.claim(
+        task, force=force, tags=tags, agent_id=authenticated_agent(), claim_root=app.cwd
+    )
     details = {
         "Agent": claimed.agent_id,
         "Session": claimed.session_id,
@@ -119,8 +132,10 @@ def dokoro_workspace_claim(
         task=claimed.task,
         lock_expires_at=iso(claimed.lock_expires_at),
         took_over_from=claimed.took_over,
+        sweep=claimed.sweep_note,
     )
-    return result(card("Workspace Claimed", "", details), out)
+    message = "\n".join(part for part in (secret_notice(claimed.redacted), claimed.sweep_note or "") if part)
+    return result(card("Workspace Claimed", message, details), out)
 
 
 def dokoro_workspace_status(ctx: Context) -> Annotated[CallToolResult, StatusOut]:
@@ -188,8 +203,12 @@ def dokoro_session_log(
     """Append a timestamped line to the claimed workspace's log (current.md)."""
     from dokoro_store.clock import iso
 
-    at = state(ctx).store.working.workspace.log(entry, type)
-    return result(card("Entry Logged", "", {"Type": type, "Time": f"{at:%H:%M:%S}"}), LogOut(type=type, time=iso(at)))
+    logged = state(ctx).store.working.workspace.log(entry, type)
+    at = logged.at
+    return result(
+        card("Entry Logged", secret_notice(logged.redacted), {"Type": type, "Time": f"{at:%H:%M:%S}"}),
+        LogOut(type=type, time=iso(at), redacted=list(logged.redacted)),
+    )
 
 
 def dokoro_workspace_dump(
@@ -224,6 +243,7 @@ def dokoro_workspace_dump(
         duration_minutes=dumped.duration_minutes,
         released=dumped.released,
         doc_indexed=dumped.doc_indexed,
+        claims_released=dumped.claims_released,
     )
     text = card(
         "Saved to Dokoro",
@@ -236,6 +256,7 @@ def dokoro_workspace_dump(
             "Duration": format_duration(dumped.duration_minutes),
             "Workspace": "kept active" if keepActive else "released",
             "Indexed": None if dumped.doc_indexed else "no: the database was unavailable; the file is saved",
+            "File claims released": dumped.claims_released or None,
         },
     )
     return result(text, out)
@@ -243,8 +264,8 @@ def dokoro_workspace_dump(
 
 TOOLS = [
     ToolSpec(dokoro_init, "Initialise a dokoro folder", idempotent=True),
-    ToolSpec(dokoro_workspace_claim, "Claim the workspace"),
+    ToolSpec(dokoro_workspace_claim, "Claim the workspace", destructive=True),  # rewrites current.md
     ToolSpec(dokoro_workspace_status, "Workspace status", read_only=True, idempotent=True),
     ToolSpec(dokoro_session_log, "Log to the session"),
-    ToolSpec(dokoro_workspace_dump, "Dump the session to a daily file"),
+    ToolSpec(dokoro_workspace_dump, "Dump the session to a daily file", destructive=True),  # keepActive=false ends it
 ]

@@ -7,17 +7,24 @@ for an upsert, the database clock, or the migration lock.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from sqlalchemy import Connection, Table, text
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.dialects import sqlite
+from sqlalchemy.orm import Session
 from sqlalchemy.sql.dml import Insert
 
 from dokoro_store.files import file_lock
 
+if TYPE_CHECKING:
+    from sqlalchemy.dialects import postgresql
+
 __all__ = ["DialectOps", "PostgresOps", "SqliteOps"]
+
+# julianday() of 1970-01-01T00:00:00Z.
+_UNIX_EPOCH_JULIAN = 2440587.5
 
 
 class DialectOps(Protocol):
@@ -49,6 +56,30 @@ class DialectOps(Protocol):
 
     def epoch_now_sql(self) -> str:
         """SQL expression for the database clock in whole unix seconds."""
+        ...
+
+    def now_seconds_sql(self) -> str:
+        """SQL expression for the database clock in fractional unix seconds (at least ms precision)."""
+        ...
+
+    def epoch_of_sql(self, column: str) -> str:
+        """SQL expression for a :class:`~dokoro_store.db.types.UtcDateTime` column in fractional unix seconds."""
+        ...
+
+    def half_life_weight_sql(self, age_seconds: str, half_life_seconds: str) -> str:
+        """SQL expression ``0.5 ** (max(0, age) / half_life)`` (a negative age weighs 1)."""
+        ...
+
+    def insert(self, table: Table) -> sqlite.Insert | postgresql.Insert:
+        """The backend's INSERT, with ``on_conflict_do_update``/``on_conflict_do_nothing``."""
+        ...
+
+    def lock_keys(self, session: Session, namespace: str, keys: Iterable[str]) -> None:
+        """Serialise write transactions touching the same ``keys`` (even rows not yet inserted).
+
+        Call it first thing in a ``db.write()`` transaction; the locks end with it. On SQLite
+        the write transaction already holds the database's one write lock.
+        """
         ...
 
     def migration_lock(self, connection: Connection) -> contextlib.AbstractContextManager[None]:
@@ -99,6 +130,23 @@ class SqliteOps:
     def epoch_now_sql(self) -> str:
         return "CAST(strftime('%s','now') AS INTEGER)"
 
+    def now_seconds_sql(self) -> str:
+        return f"((julianday('now') - {_UNIX_EPOCH_JULIAN}) * 86400.0)"
+
+    def epoch_of_sql(self, column: str) -> str:
+        return f"((julianday({column}) - {_UNIX_EPOCH_JULIAN}) * 86400.0)"
+
+    def half_life_weight_sql(self, age_seconds: str, half_life_seconds: str) -> str:
+        # power() is built into most SQLite builds; the engine registers it where it is missing.
+        return f"power(0.5, max(0.0, {age_seconds}) / {half_life_seconds})"
+
+    def insert(self, table: Table) -> sqlite.Insert:
+        return sqlite.insert(table)
+
+    def lock_keys(self, session: Session, namespace: str, keys: Iterable[str]) -> None:
+        # BEGIN IMMEDIATE: the transaction already holds the one write lock of the database.
+        return None
+
     @contextlib.contextmanager
     def migration_lock(self, connection: Connection) -> Iterator[None]:
         with file_lock(self._lock_dir, "migrate"):
@@ -116,6 +164,8 @@ class PostgresOps:
         key: Sequence[str],
         update: Sequence[str] | None,
     ) -> Insert:
+        from sqlalchemy.dialects import postgresql  # only PostgreSQL stores pay for its dialect
+
         return _on_conflict(postgresql.insert(table).values(**values), key, update)
 
     def upsert_many(
@@ -125,6 +175,8 @@ class PostgresOps:
         key: Sequence[str],
         update: Sequence[str] | None,
     ) -> Insert:
+        from sqlalchemy.dialects import postgresql
+
         return _on_conflict(postgresql.insert(table).values(list(rows)), key, update)
 
     def after_bulk_insert(self, connection: Connection, table: Table) -> None:
@@ -140,6 +192,32 @@ class PostgresOps:
 
     def epoch_now_sql(self) -> str:
         return "CAST(EXTRACT(EPOCH FROM clock_timestamp()) AS BIGINT)"
+
+    def now_seconds_sql(self) -> str:
+        return "date_part('epoch', clock_timestamp())"
+
+    def epoch_of_sql(self, column: str) -> str:
+        # date_part gives double precision; EXTRACT gives numeric, much slower in aggregates.
+        return f"date_part('epoch', {column})"
+
+    def half_life_weight_sql(self, age_seconds: str, half_life_seconds: str) -> str:
+        return (
+            f"power(CAST(0.5 AS DOUBLE PRECISION), "
+            f"GREATEST(CAST(0.0 AS DOUBLE PRECISION), {age_seconds}) / {half_life_seconds})"
+        )
+
+    def insert(self, table: Table) -> postgresql.Insert:
+        from sqlalchemy.dialects import postgresql
+
+        return postgresql.insert(table)
+
+    def lock_keys(self, session: Session, namespace: str, keys: Iterable[str]) -> None:
+        # Transaction-scoped advisory locks, taken in one order so two writers never deadlock;
+        # they also cover keys whose rows do not exist yet, which FOR UPDATE cannot.
+        for key in sorted(set(keys)):
+            session.execute(
+                text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))"), {"key": f"{namespace}:{key}"}
+            )
 
     @contextlib.contextmanager
     def migration_lock(self, connection: Connection) -> Iterator[None]:

@@ -13,6 +13,7 @@ from sqlalchemy.exc import ArgumentError, OperationalError
 from sqlmodel import Session
 
 from dokoro_store.db.dialect import DialectOps, PostgresOps, SqliteOps
+from dokoro_store.db.sqlite_functions import install_math_functions
 from dokoro_store.errors import StoreUnavailableError
 
 __all__ = ["Database", "describe_url", "normalise_url"]
@@ -41,6 +42,7 @@ def _sqlite_engine(path: Path) -> Engine:
         cursor.execute(f"PRAGMA busy_timeout={int(SQLITE_BUSY_TIMEOUT_S * 1000)}")
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.close()
+        install_math_functions(dbapi_connection)
 
     @event.listens_for(engine, "begin")
     def _on_begin(connection: Any) -> None:

@@ -13,11 +13,12 @@ from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 
 from dokoro_store.db.engine import Database
+from dokoro_store.errors import StoreUnavailableError
 
-__all__ = ["HEADS", "MIGRATIONS_DIR", "current_heads", "schema_label", "upgrade"]
+__all__ = ["HEADS", "MIGRATIONS_DIR", "current_heads", "known_revisions", "schema_label", "upgrade"]
 
 # Every head of the revision graph (a test checks this against the migration scripts).
-HEADS: frozenset[str] = frozenset({"0003"})
+HEADS: frozenset[str] = frozenset({"0004", "0005", "0006", "0007", "0008"})
 MIGRATIONS_DIR = Path(__file__).with_name("migrations")
 
 
@@ -44,10 +45,26 @@ def _alembic_config(connection: object) -> object:
     return config
 
 
+def known_revisions() -> frozenset[str]:
+    """Every revision this dokoro ships (script files are named ``<revision>_<slug>.py``)."""
+    return frozenset(path.name.split("_", 1)[0] for path in (MIGRATIONS_DIR / "versions").glob("[0-9]*_*.py"))
+
+
 def upgrade(db: Database, revision: str = "heads") -> None:
-    """Run every pending migration (serialised between processes)."""
-    if revision == "heads" and current_heads(db) == HEADS:
+    """Run every pending migration (serialised between processes).
+
+    A database already migrated by a newer dokoro is refused with the fix, not a traceback.
+    """
+    current = current_heads(db)
+    if revision == "heads" and current == HEADS:
         return
+    unknown = current - known_revisions()
+    if unknown:
+        raise StoreUnavailableError(
+            f"this store's schema ({schema_label(current)}) was written by a newer dokoro than this one "
+            f"(which knows up to {schema_label(HEADS)}); upgrade dokoro on this machine (e.g. `uv tool upgrade "
+            "dokoro` or `uvx dokoro@latest`) before opening it"
+        )
     from alembic import command
 
     with db.engine.connect() as connection, db.ops.migration_lock(connection):

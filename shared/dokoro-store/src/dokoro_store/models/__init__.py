@@ -4,9 +4,42 @@ Schema changes go through the Alembic migrations in ``dokoro_store/db/migrations
 this package registers every table on ``SQLModel.metadata``.
 """
 
+from dokoro_store.models.affective import AgentFeedback
 from dokoro_store.models.auth import ApiToken
+from dokoro_store.models.coordination import (
+    AgentPresence,
+    FileClaim,
+    FileClaimEvent,
+    Handoff,
+    SharedBlock,
+    SharedNote,
+)
 from dokoro_store.models.docs import Doc
 from dokoro_store.models.episodic import ConversationSummary, EpisodeSession
+from dokoro_store.models.graph import DocEntity, Entity, EntityContentHash, EntityRelation
+from dokoro_store.models.memories import Memory, MemoryConflict
+from dokoro_store.models.procedural import Plan, PlanItem
 from dokoro_store.models.working import Question
 
-__all__ = ["ApiToken", "ConversationSummary", "Doc", "EpisodeSession", "Question"]
+__all__ = [
+    "AgentFeedback",
+    "AgentPresence",
+    "ApiToken",
+    "ConversationSummary",
+    "Doc",
+    "DocEntity",
+    "Entity",
+    "EntityContentHash",
+    "EntityRelation",
+    "EpisodeSession",
+    "FileClaim",
+    "FileClaimEvent",
+    "Handoff",
+    "Memory",
+    "MemoryConflict",
+    "Plan",
+    "PlanItem",
+    "Question",
+    "SharedBlock",
+    "SharedNote",
+]

@@ -12,6 +12,7 @@ from dokoro_store.clock import Clock, iso
 from dokoro_store.errors import InvalidArgumentError, NoWorkspaceError
 from dokoro_store.files import atomic_write_text, file_lock, read_text_or_none
 from dokoro_store.paths import StorePaths
+from dokoro_store.secrets import redact
 from dokoro_store.services.workspace import WorkspaceService
 
 __all__ = ["CurrentService", "RegenerateResult", "SectionUpdate"]
@@ -178,6 +179,7 @@ class CurrentService:
         return RegenerateResult(len(in_progress), len(completed), list(tags), "current.md", scanned)
 
     def update_section(self, section: str, content: str, *, append: bool = False) -> SectionUpdate:
+        content = redact(content).text
         name = section.strip().lstrip("#").strip()
         if not name:
             raise InvalidArgumentError("section must name a heading, e.g. 'Next Steps'")

@@ -10,13 +10,21 @@ Compaction folds a session's summaries into one retained entry once they pass
 A crash after step 1 leaves the mark; :meth:`EpisodicService.recover` (run whenever a store
 is opened) redoes step 2 from the rows as they are. Step 2 is atomic, so nothing is ever lost
 or counted twice.
+
+Recall ranking (§4.2): with a query, up to :data:`RANK_CANDIDATE_CAP` matching rows (newest
+first) are re-ranked by cosine similarity between the query and each summary's embedding, so an
+old but relevant session beats recent noise. Summaries are embedded when written (a compacted
+row from its first 8,000 characters); a candidate without a vector of the current embedder is
+embedded during recall. Without an embedder, recall keeps recency order and says so.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from sqlalchemy import func, or_
 from sqlmodel import Session, col, select
@@ -25,11 +33,19 @@ from dokoro_store.clock import Clock, iso, parse_iso
 from dokoro_store.db.engine import Database
 from dokoro_store.errors import InvalidArgumentError
 from dokoro_store.models import ConversationSummary, EpisodeSession
+from dokoro_store.secrets import redact_all
+
+if TYPE_CHECKING:
+    from dokoro_store.retrieval.embedders import EmbedderHandle
+    from dokoro_store.retrieval.summary_vectors import SummaryVectors
+
+log = logging.getLogger("dokoro.store")
 
 __all__ = [
     "COMPACTION_THRESHOLD_TOKENS",
     "CompactionResult",
     "EpisodicService",
+    "Recall",
     "RecallHit",
     "SummaryAdded",
     "escape_like",
@@ -40,6 +56,7 @@ COMPACTION_THRESHOLD_TOKENS = 40_000
 COMPACTION_MODEL = "compaction"
 RECALL_DEFAULT_LIMIT = 10
 RECALL_MAX_LIMIT = 100
+RANK_CANDIDATE_CAP = 500
 
 
 def estimate_tokens(text: str) -> int:
@@ -57,6 +74,7 @@ class CompactionResult:
     session_id: str
     compacted_count: int
     total_tokens: int
+    row_id: int | None = None  # the compacted row that now holds the session's history
 
 
 @dataclass(frozen=True)
@@ -64,6 +82,7 @@ class SummaryAdded:
     id: int
     session_id: str
     compaction: CompactionResult | None
+    redacted: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -78,12 +97,39 @@ class RecallHit:
     key_decisions: list[str]
     key_topics: list[str]
     compacted: bool
+    similarity: float | None = None  # cosine with the query, when recall ranked by similarity
+
+
+@dataclass(frozen=True)
+class Recall:
+    """Recalled summaries and how they were ordered (``ranking`` says which, and why)."""
+
+    hits: list[RecallHit]
+    ranking: str
 
 
 class EpisodicService:
-    def __init__(self, db: Database, clock: Clock) -> None:
+    def __init__(
+        self,
+        db: Database,
+        clock: Clock,
+        embedder: EmbedderHandle | None = None,
+        summaries: SummaryVectors | None = None,
+    ) -> None:
         self._db = db
         self._clock = clock
+        self._embedder = embedder
+        if summaries is None:
+            from dokoro_store.retrieval.summary_vectors import SummaryVectors
+
+            summaries = SummaryVectors(db)
+        self._vectors = summaries
+
+    def _embed_rows(self, rows: list[tuple[int, str]]) -> None:
+        """Embed freshly written summaries (best effort: recall embeds what is missing later)."""
+        if self._embedder is None or not rows:
+            return
+        self._vectors.store_quietly(self._embedder.get(), rows)
 
     # ------------------------------------------------------------------ write
     def add_summary(
@@ -109,6 +155,13 @@ class EpisodicService:
         if token_count is not None and token_count < 0:
             raise InvalidArgumentError("token_count must be 0 or more")
         now = self._clock.now()
+        # Secrets never reach episodic memory (it is recalled, compacted, exported and shared).
+        (cleaned_summary, *cleaned_lists), kinds = redact_all([summary, *(key_decisions or []), *(key_topics or [])])
+        summary = str(cleaned_summary)
+        if key_decisions:
+            key_decisions = [str(v) for v in cleaned_lists[: len(key_decisions)]]
+        if key_topics:
+            key_topics = [str(v) for v in cleaned_lists[len(key_decisions or []) :]]
         # A summary given without a token count still counts toward compaction (reference bug §7.20).
         tokens = token_count if token_count is not None else estimate_tokens(summary)
         with self._db.write() as session:
@@ -139,8 +192,17 @@ class EpisodicService:
                 # Pre-flush in the same commit as the row that crossed the threshold: if the
                 # process dies before folding, the next open finds the mark and folds.
                 self._mark_pending(session, session_id, now)
-        compaction = self._fold(session_id) if pending else None
-        return SummaryAdded(row_id, session_id, compaction)
+        compaction = self._fold_safely(session_id) if pending else None
+        if compaction is not None and compaction.row_id is not None:
+            self._embed_rows([(compaction.row_id, self._summary_text(compaction.row_id))])
+        elif compaction is None:
+            self._embed_rows([(row_id, summary)])
+        return SummaryAdded(row_id, session_id, compaction, kinds)
+
+    def _summary_text(self, row_id: int) -> str:
+        with self._db.read() as session:
+            row = session.get(ConversationSummary, row_id)
+            return row.summary if row is not None else ""
 
     @staticmethod
     def _uncompacted_tokens(session: Session, session_id: str) -> int:
@@ -174,7 +236,10 @@ class EpisodicService:
             if session.get(EpisodeSession, session_id) is None:
                 return None
             self._mark_pending(session, session_id, self._clock.now())
-        return self._fold(session_id)
+        result = self._fold(session_id)
+        if result is not None and result.row_id is not None:
+            self._embed_rows([(result.row_id, self._summary_text(result.row_id))])
+        return result
 
     def _fold(self, session_id: str) -> CompactionResult | None:
         """Step 2: fold every summary of a marked session into one row, atomically."""
@@ -212,36 +277,51 @@ class EpisodicService:
             latest = max(row.started_at for row in rows)
             for row in rows:
                 session.delete(row)
-            session.add(
-                ConversationSummary(
-                    session_id=session_id,
-                    ai_model=COMPACTION_MODEL,
-                    summary=merged,
-                    key_decisions=decisions or None,
-                    key_topics=topics or None,
-                    message_count=sum(messages) if messages else None,
-                    token_count=total,
-                    started_at=latest,
-                    created_at=now,
-                    compacted=True,
-                )
+            folded = ConversationSummary(
+                session_id=session_id,
+                ai_model=COMPACTION_MODEL,
+                summary=merged,
+                key_decisions=decisions or None,
+                key_topics=topics or None,
+                message_count=sum(messages) if messages else None,
+                token_count=total,
+                started_at=latest,
+                created_at=now,
+                compacted=True,
             )
+            session.add(folded)
+            session.flush()
+            folded_id = folded.id
             meta.update(lastCompactedAt=iso(now), compactedTokens=total, compactedCount=count)
             owner.summary = merged
             owner.metadata_json = meta
             session.add(owner)
-        return CompactionResult(session_id, count, total)
+        return CompactionResult(session_id, count, total, folded_id)
 
     def pending_sessions(self) -> list[str]:
+        # Only the id and the small metadata column: never the (possibly long) compacted texts.
         with self._db.read() as session:
-            rows = session.exec(select(EpisodeSession).where(col(EpisodeSession.metadata_json).is_not(None)))
-            return [row.id for row in rows if (row.metadata_json or {}).get("compactionPending")]
+            rows = session.exec(
+                select(EpisodeSession.id, EpisodeSession.metadata_json).where(
+                    col(EpisodeSession.metadata_json).is_not(None)
+                )
+            )
+            return [session_id for session_id, meta in rows if (meta or {}).get("compactionPending")]
+
+    def _fold_safely(self, session_id: str) -> CompactionResult | None:
+        """Fold, but never fail the caller: the summary is already committed and the pending mark
+        stays, so the next open finishes the fold (an agent retrying would store it twice)."""
+        try:
+            return self._fold(session_id)
+        except Exception:
+            log.exception("dokoro: compaction of session %s failed; it will be redone on the next open", session_id)
+            return None
 
     def recover(self) -> list[CompactionResult]:
         """Finish every compaction that a crash interrupted; failures stay isolated per session."""
         done: list[CompactionResult] = []
         for session_id in self.pending_sessions():
-            result = self._fold(session_id)
+            result = self._fold_safely(session_id)
             if result is not None:
                 done.append(result)
         return done
@@ -255,7 +335,19 @@ class EpisodicService:
         since: str | None = None,
         limit: int = RECALL_DEFAULT_LIMIT,
     ) -> list[RecallHit]:
-        """Summaries matching every given filter, newest first."""
+        """Summaries matching every given filter: by similarity to ``query`` when there is one and an
+        embedder, else newest first (see :meth:`recall_ranked` for which it was)."""
+        return self.recall_ranked(query=query, session_id=session_id, since=since, limit=limit).hits
+
+    def recall_ranked(
+        self,
+        *,
+        query: str | None = None,
+        session_id: str | None = None,
+        since: str | None = None,
+        limit: int = RECALL_DEFAULT_LIMIT,
+    ) -> Recall:
+        """Recall (reference §4.2) and say how the hits were ordered."""
         if not 1 <= limit <= RECALL_MAX_LIMIT:
             raise InvalidArgumentError(f"limit must be between 1 and {RECALL_MAX_LIMIT}; got {limit}")
         statement = select(ConversationSummary)
@@ -275,11 +367,41 @@ class EpisodicService:
             except ValueError as exc:
                 raise InvalidArgumentError(f"since: {exc}") from None
             statement = statement.where(col(ConversationSummary.started_at) >= bound)
+        ranked = bool(query and query.strip())
         statement = statement.order_by(
             col(ConversationSummary.started_at).desc(), col(ConversationSummary.id).desc()
-        ).limit(limit)
+        ).limit(max(limit, RANK_CANDIDATE_CAP) if ranked else limit)
         with self._db.read() as session:
-            return [_hit(row) for row in session.exec(statement)]
+            hits = [_hit(row) for row in session.exec(statement)]
+        if not ranked:
+            return Recall(hits[:limit], "recency")
+        if not hits:
+            return Recall([], "recency (nothing matched)")
+        return self._rank(str(query).strip(), hits, limit)
+
+    def _rank(self, query: str, hits: list[RecallHit], limit: int) -> Recall:
+        from dataclasses import replace
+
+        from dokoro_store.errors import DokoroError
+
+        embedder = self._embedder.get() if self._embedder is not None else None
+        if embedder is None:
+            why = self._embedder.reason if self._embedder is not None else "no embedder configured"
+            return Recall(hits[:limit], f"recency (no embedder: {why})")
+        try:
+            import numpy as np
+
+            query_vector = embedder.embed([query], query=True)[0]
+            vectors = self._vectors.vectors_for(embedder, [hit.id for hit in hits])
+        except DokoroError as exc:
+            return Recall(hits[:limit], f"recency (embedding failed: {exc})")
+        scored = [
+            replace(hit, similarity=float(np.dot(vectors[hit.id], query_vector)) if hit.id in vectors else None)
+            for hit in hits
+        ]
+        # Stable: equal similarity keeps recency order; a summary without a vector sorts last.
+        scored.sort(key=lambda hit: -(hit.similarity if hit.similarity is not None else -2.0))
+        return Recall(scored[:limit], f"similarity ({embedder.id}, {len(hits)} candidates)")
 
     def count(self, session_id: str | None = None) -> int:
         statement = select(func.count()).select_from(ConversationSummary)

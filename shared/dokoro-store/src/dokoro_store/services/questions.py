@@ -11,6 +11,7 @@ from dokoro_store.clock import Clock
 from dokoro_store.db.engine import Database
 from dokoro_store.errors import InvalidArgumentError, NotFoundError
 from dokoro_store.models import Question
+from dokoro_store.secrets import redact, redact_all
 from dokoro_store.services.workspace import WorkspaceService
 
 __all__ = ["PRIORITIES", "QuestionAnswered", "QuestionCounts", "QuestionService"]
@@ -70,6 +71,8 @@ class QuestionService:
         if priority not in PRIORITIES:
             raise InvalidArgumentError(f"priority must be one of {', '.join(PRIORITIES)}; got {priority!r}")
         now = self._clock.now()
+        (question_clean, context_clean), _kinds = redact_all([question, (context or "").strip() or None])
+        question, context = str(question_clean), context_clean
         row = Question(
             id=f"q-{_base36(int(now.timestamp() * 1000))}-{''.join(secrets.choice(_BASE36) for _ in range(4))}",
             question=question,
@@ -89,6 +92,7 @@ class QuestionService:
         answer = answer.strip()
         if not answer:
             raise InvalidArgumentError("answer must not be empty")
+        answer = redact(answer).text
         now = self._clock.now()
         # Row locks (FOR UPDATE) make two agents answering at once on PostgreSQL take turns: the
         # second sees the first answer and is refused instead of overwriting it. SQLite's

@@ -12,6 +12,7 @@ import json
 import logging
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -24,6 +25,7 @@ from dokoro_store.clock import Clock, format_duration, iso, parse_iso, slug
 from dokoro_store.db.engine import Database
 from dokoro_store.errors import (
     ConflictError,
+    DokoroError,
     InvalidArgumentError,
     NoWorkspaceError,
     StoreUnavailableError,
@@ -32,6 +34,7 @@ from dokoro_store.errors import (
 from dokoro_store.files import atomic_write_text, file_lock, read_text_or_none
 from dokoro_store.models import Doc
 from dokoro_store.paths import StorePaths
+from dokoro_store.secrets import redact
 
 __all__ = [
     "ClaimResult",
@@ -111,6 +114,14 @@ class ClaimResult:
     task: str
     lock_expires_at: datetime
     took_over: str | None = None
+    sweep_note: str | None = None  # what the opportunistic archive sweep did, when worth saying
+    redacted: tuple[str, ...] = ()  # kinds of secret removed from the task before it was written
+
+
+@dataclass(frozen=True)
+class Logged:
+    at: datetime
+    redacted: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -140,6 +151,7 @@ class DumpResult:
     duration_minutes: int
     released: bool
     doc_indexed: bool
+    claims_released: int = 0
 
 
 @dataclass
@@ -171,6 +183,15 @@ class WorkspaceService:
         # The session this process claimed. Only its own tool calls count toward that session's
         # time and renew its lock: another agent's calls (even a refused claim) must not.
         self._claimed_session: str | None = None
+        # Run after every successful claim with the claim root (the Store wires the archive sweep);
+        # returns a line for the claim's message or None. It must not raise.
+        self.after_claim: Callable[[Path | None], str | None] | None = None
+        # Releases the file claims tagged with a session id when that session ends (the Store
+        # wires the coordination layer); returns how many.
+        self.release_claims: Callable[[str], int] | None = None
+        # Indexes a document this service saved (the Store wires the search index: chunks,
+        # vectors, entity extraction). Best effort: a failure is logged, never raised.
+        self.after_doc_saved: Callable[[str], None] | None = None
 
     # ------------------------------------------------------------------ helpers
     def _require_folder(self) -> None:
@@ -187,21 +208,21 @@ class WorkspaceService:
         try:
             return LockInfo.from_json(text)
         except (ValueError, KeyError, TypeError):
-            # An unreadable lock still means "someone is here": report it as locked, not free.
-            now = self._clock.now()
-            return LockInfo("unknown", "unknown", now, now + LOCK_TTL, now, 0)
+            # An unreadable lock still means "someone is here" until it is as old as a lock's TTL;
+            # then it is stale like any other, so a damaged file cannot lock the workspace forever.
+            try:
+                written = datetime.fromtimestamp(self._paths.workspace_lock.stat().st_mtime, UTC)
+            except FileNotFoundError:
+                return None
+            return LockInfo("unknown", "unknown", written, written + LOCK_TTL, written, 0)
 
     def _create_lock(self, info: LockInfo) -> bool:
-        """Create the lock file exclusively; False when another process got there first."""
-        self._paths.mcp_dir.mkdir(parents=True, exist_ok=True)
-        try:
-            fd = os.open(self._paths.workspace_lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        except FileExistsError:
+        """Write the lock when there is none; False when one exists. Callers hold the
+        ``workspace-lock`` side lock, so checking and writing is one step; the write is atomic,
+        so a crash never leaves an empty lock file."""
+        if self._paths.workspace_lock.exists():
             return False
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(info.to_json())
-            handle.flush()
-            os.fsync(handle.fileno())
+        atomic_write_text(self._paths.workspace_lock, info.to_json())
         return True
 
     def _read_current(self) -> _Front | None:
@@ -221,7 +242,7 @@ class WorkspaceService:
             current = read_text_or_none(self._paths.current_md)
             if current is None:
                 return False
-            line = f"\n{icon} [{now:%H:%M:%S}] {text}\n"
+            line = f"\n{icon} [{now:%H:%M:%S}] {redact(text).text}\n"
             atomic_write_text(self._paths.current_md, current + line)
         return True
 
@@ -233,13 +254,16 @@ class WorkspaceService:
         force: bool = False,
         tags: dict[str, Any] | None = None,
         agent_id: str | None = None,
+        claim_root: Path | None = None,
     ) -> ClaimResult:
         """Take the workspace lock and start a session.
 
         ``agent_id`` names the claimant (an authenticated agent); without it the reference's
-        time-based id ``agent-YYMMDDHHMMSS`` is generated.
+        time-based id ``agent-YYMMDDHHMMSS`` is generated. ``claim_root`` is the folder file
+        claims are keyed from, for the archive sweep that follows a claim.
         """
-        task = task.strip()
+        cleaned_task = redact(task.strip())
+        task = cleaned_task.text
         if not task:
             raise InvalidArgumentError("task must not be empty: describe what this session will work on")
         self._require_folder()
@@ -276,13 +300,30 @@ class WorkspaceService:
                 atomic_write_text(self._paths.workspace_lock, lock.to_json())
 
         try:
+            if took_over is not None:
+                self._keep_abandoned(now)
             self._write_claimed_current(agent_id, session_id, task, tags or {}, now)
-            self._write_session_json(self._new_session_meta(lock))
+            with file_lock(self._paths.locks_dir, "session-json"):
+                self._write_session_json(self._new_session_meta(lock))
         except OSError:
             self._paths.workspace_lock.unlink(missing_ok=True)
             raise
         self._claimed_session = session_id
-        return ClaimResult(agent_id, session_id, task, lock.expires_at, took_over)
+        note = self.after_claim(claim_root) if self.after_claim is not None else None
+        return ClaimResult(agent_id, session_id, task, lock.expires_at, took_over, note, cleaned_task.kinds)
+
+    def _keep_abandoned(self, now: datetime) -> None:
+        """Before a stale or forced takeover rewrites current.md, keep the previous session's log
+        as ``daily/<slug>-abandoned-<topic>.md``: a takeover must not erase unsaved work."""
+        with file_lock(self._paths.locks_dir, _CURRENT_LOCK):
+            text = read_text_or_none(self._paths.current_md)
+            if not text:
+                return
+            data, _body = frontmatter.parse(text)
+            if not data.get("session_id"):
+                return
+            path = self._unique_daily_path(f"{slug(now)}-abandoned-{_topic(str(data.get('task') or 'session'))}")
+            atomic_write_text(path, text)
 
     def _write_claimed_current(
         self, agent_id: str, session_id: str, task: str, tags: dict[str, Any], now: datetime
@@ -428,7 +469,7 @@ class WorkspaceService:
         )
 
     # ------------------------------------------------------------------ session log
-    def log(self, entry: str, entry_type: str = "progress") -> datetime:
+    def log(self, entry: str, entry_type: str = "progress") -> Logged:
         entry = entry.strip()
         if not entry:
             raise InvalidArgumentError("entry must not be empty: write what happened")
@@ -436,9 +477,10 @@ class WorkspaceService:
             raise InvalidArgumentError(f"type must be one of {', '.join(LOG_TYPES)}; got {entry_type!r}")
         self._require_folder()
         now = self._clock.now()
-        if not self.log_line(LOG_ICONS[entry_type], entry):
+        cleaned = redact(entry)
+        if not self.log_line(LOG_ICONS[entry_type], cleaned.text):
             raise NoWorkspaceError("No active workspace. Use dokoro_workspace_claim first.")
-        return now
+        return Logged(now, cleaned.kinds)
 
     # ------------------------------------------------------------------ dump
     def dump(
@@ -498,13 +540,42 @@ class WorkspaceService:
                     self._claimed_session = None
 
         doc_indexed = self._upsert_doc(path.stem, relative, f"Session: {task}", content, doc_type, status, now)
-        return DumpResult(path, relative, path.stem, status, doc_type, reason, duration, released, doc_indexed)
+        claims_released = 0 if keep_active else self._release_session_claims(session_id)
+        return DumpResult(
+            path, relative, path.stem, status, doc_type, reason, duration, released, doc_indexed, claims_released
+        )
+
+    def _release_session_claims(self, session_id: str) -> int:
+        # Best effort: the session is already dumped and ended; a claim left behind expires on its TTL.
+        if self.release_claims is None or not session_id:
+            return 0
+        try:
+            return self.release_claims(session_id)
+        except (SQLAlchemyError, DokoroError):
+            log.warning("dokoro: could not release the file claims of session %s", session_id, exc_info=True)
+            return 0
+
+    @property
+    def claimed_session(self) -> str | None:
+        """The workspace session this process claimed and has not ended, if any."""
+        return self._claimed_session
 
     def _unique_daily_path(self, stem: str) -> Path:
+        """A daily file name free both here and in the database: on a team database another
+        developer's dump of the same task in the same minute has the same name (and doc id)."""
         self._paths.daily_dir.mkdir(parents=True, exist_ok=True)
         candidate = self._paths.daily_dir / f"{stem}.md"
         counter = 2
-        while candidate.exists():
+        def taken_in_database(doc_id: str) -> bool:
+            # Best effort, like the dump's indexing: an unreachable database must not stop the
+            # daily file from being written.
+            try:
+                with self._db.read() as session:
+                    return session.get(Doc, doc_id) is not None
+            except SQLAlchemyError:
+                return False
+
+        while candidate.exists() or taken_in_database(candidate.stem):
             candidate = self._paths.daily_dir / f"{stem}-{counter}.md"
             counter += 1
         return candidate
@@ -610,6 +681,11 @@ class WorkspaceService:
         except (SQLAlchemyError, StoreUnavailableError):
             log.warning("dokoro: could not index the dump %s as a document", relative, exc_info=True)
             return False
+        if self.after_doc_saved is not None:
+            try:
+                self.after_doc_saved(doc_id)
+            except (SQLAlchemyError, DokoroError, OSError):
+                log.warning("dokoro: could not add the dump %s to the search index", relative, exc_info=True)
         return True
 
 

@@ -1,0 +1,64 @@
+"""``dokoro migrate``, ``dokoro reindex`` and ``dokoro reembed``, through Typer's runner."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from dokoro.cli import app
+from dokoro_store import Store
+from typer.testing import CliRunner
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    root = tmp_path / "dokoro"
+    (root / "decisions").mkdir(parents=True)
+    (root / "decisions" / "adr-1.md").write_text("---\ntitle: Use JWT\n---\nJWT for the API.\n")
+    (root / "notes.md").write_text("# Notes\nloose notes\n")
+    return root
+
+
+def test_migrate_imports_every_markdown_file_and_indexes_it(folder):
+    dry = runner.invoke(app, ["migrate", "--dry-run", "--path", str(folder)])
+    first = runner.invoke(app, ["migrate", "--path", str(folder)])
+    again = runner.invoke(app, ["migrate", "--path", str(folder)])
+
+    assert dry.exit_code == 0 and "would import 2" in dry.output and "decisions/adr-1.md" in dry.output
+    assert first.exit_code == 0, first.output
+    assert "imported 2, updated 0, skipped 0" in first.output and "indexed 2 document(s)" in first.output
+    assert "skipped 2" in again.output
+    with Store.open(folder) as store:
+        assert store.search.universal("jwt", mode="keyword").hits[0].doc_id == "adr-1"
+
+
+def test_reindex_picks_up_workspace_files_and_reports_the_index(folder):
+    result = runner.invoke(app, ["reindex", "--path", str(folder)])
+    full = runner.invoke(app, ["reindex", "--full", "--path", str(folder)])
+
+    assert result.exit_code == 0, result.output
+    assert "workspace files: 1 added" in result.output
+    assert "index: 1/1 documents" in result.output
+    assert full.exit_code == 0 and "indexed 1 document(s)" in full.output
+
+
+def test_reembed_rebuilds_vectors_with_the_configured_embedder(folder, monkeypatch):
+    runner.invoke(app, ["migrate", "--path", str(folder)])
+    monkeypatch.setenv("DOKORO_EMBEDDER", "hashing")
+
+    result = runner.invoke(app, ["reembed", "--path", str(folder)])
+
+    assert result.exit_code == 0, result.output
+    assert "re-embedding with hashing floor" in result.output
+    assert "2 vectors (hashing:v1-512)" in result.output
+    with Store.open(folder) as store:
+        assert store.docs.stamp()[0] == "hashing:v1-512"
+
+
+def test_the_commands_are_listed_in_the_help():
+    result = runner.invoke(app, ["--help"])
+
+    for command in ("migrate", "reindex", "reembed"):
+        assert command in result.output

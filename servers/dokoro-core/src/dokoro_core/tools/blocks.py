@@ -1,0 +1,107 @@
+"""Shared block tools: named texts agents rewrite safely with compare-and-set versions."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import Context
+from mcp_types import CallToolResult
+from pydantic import BaseModel, Field
+
+from dokoro_core.toolkit import ToolSpec, acting_agent, result, state
+
+__all__ = ["TOOLS"]
+
+
+class BlockOut(BaseModel):
+    block_key: str
+    version: int
+    updated_by: str
+    updated_at: str
+    created_at: str
+    content: str | None = None
+
+
+class BlockWriteOut(BaseModel):
+    block: BlockOut
+    created: bool
+
+
+class BlockReadOut(BaseModel):
+    found: bool
+    block: BlockOut | None = None
+
+
+class BlockListOut(BaseModel):
+    blocks: list[BlockOut]
+
+
+def _out(block: Any, *, content: bool = True) -> BlockOut:
+    from dokoro_store.clock import iso
+
+    return BlockOut(
+        block_key=block.block_key,
+        version=block.version,
+        updated_by=block.updated_by,
+        updated_at=iso(block.updated_at),
+        created_at=iso(block.created_at),
+        content=block.content if content else None,
+    )
+
+
+def dokoro_block_write(
+    ctx: Context,
+    block_key: Annotated[str, Field(min_length=1, max_length=200, description="Name of the block.")],
+    content: Annotated[str, Field(max_length=100000, description="The block's whole new text.")],
+    agent_id: Annotated[
+        str | None, Field(max_length=200, description="You; default: DOKORO_AGENT_ID or your token's agent.")
+    ] = None,
+    expected_version: Annotated[
+        int | None,
+        Field(
+            ge=0,
+            description="The version you read (0 = create only if new). The write fails if the block moved on; "
+            "omit it to overwrite whatever is there.",
+        ),
+    ] = None,
+) -> Annotated[CallToolResult, BlockWriteOut]:
+    """Create or replace a shared block. Pass expected_version (from dokoro_block_read) so a
+    concurrent edit by another agent is refused instead of silently lost."""
+    written = state(ctx).store.coord.blocks.write(
+        block_key, content, acting_agent(ctx, agent_id), expected_version=expected_version
+    )
+    block = written.block
+    verb = "created at" if written.created else "updated to"
+    out = BlockWriteOut(block=_out(block, content=False), created=written.created)
+    return result(f"block '{block.block_key}' {verb} version {block.version} by {block.updated_by}", out)
+
+
+def dokoro_block_read(
+    ctx: Context,
+    block_key: Annotated[str, Field(min_length=1, max_length=200, description="Name of the block.")],
+) -> Annotated[CallToolResult, BlockReadOut]:
+    """Read a shared block and its version (pass the version to dokoro_block_write)."""
+    block = state(ctx).store.coord.blocks.read(block_key)
+    if block is None:
+        return result(f"(no block '{block_key.strip()}')", BlockReadOut(found=False))
+    out = _out(block)
+    text = (
+        f"block '{out.block_key}' — version {out.version} (by {out.updated_by} @ {out.updated_at})\n\n{block.content}"
+    )
+    return result(text, BlockReadOut(found=True, block=out))
+
+
+def dokoro_block_list(ctx: Context) -> Annotated[CallToolResult, BlockListOut]:
+    """List the shared blocks, most recently updated first."""
+    blocks = [_out(block, content=False) for block in state(ctx).store.coord.blocks.list()]
+    if not blocks:
+        return result("(no shared blocks)", BlockListOut(blocks=[]))
+    lines = [f"{b.block_key}  v{b.version}  by {b.updated_by}  @ {b.updated_at}" for b in blocks]
+    return result("\n".join(lines), BlockListOut(blocks=blocks))
+
+
+TOOLS = [
+    ToolSpec(dokoro_block_write, "Write a shared block"),
+    ToolSpec(dokoro_block_read, "Read a shared block", read_only=True, idempotent=True),
+    ToolSpec(dokoro_block_list, "List shared blocks", read_only=True, idempotent=True),
+]

@@ -1,0 +1,75 @@
+"""Context-inspector tools: log what went into an agent's context, read it back, search it."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import Context
+from mcp_types import CallToolResult
+from pydantic import BaseModel, Field
+
+from dokoro_core.toolkit import ToolSpec, result, state
+
+__all__ = ["TOOLS"]
+
+
+class LoggedOut(BaseModel):
+    turn: int | None
+    layers: int
+    file: str
+
+
+class EventsOut(BaseModel):
+    events: list[dict[str, Any]]
+
+
+def dokoro_context_log(
+    ctx: Context,
+    event: Annotated[
+        dict[str, Any],
+        Field(
+            description=(
+                'A context_inspect event: {"event": "context_inspect", "timestamp": ISO-8601, "totalEstimate": n, '
+                '"layers": [{"name", "reason", "tokenEstimate", "contentSnippet", "score"?, "source"?}], '
+                '"sessionId"?, "turn"?, "budgetTokens"?, "dropped"?: [{"reason", "source"?, "score"?, '
+                '"tokenEstimate"?}]}'
+            )
+        ),
+    ],
+) -> Annotated[CallToolResult, LoggedOut]:
+    """Record what was put into (and dropped from) an agent's context for one turn; snippets are
+    cut to 500 characters. Stored as JSON lines in context-inspect/<date>.jsonl."""
+    logged = state(ctx).store.context.log(event)
+    turn = "?" if logged.turn is None else str(logged.turn)
+    text = f"logged context_inspect (turn={turn}, layers={logged.layers}) -> {logged.file}"
+    return result(text, LoggedOut(turn=logged.turn, layers=logged.layers, file=logged.file))
+
+
+def dokoro_context_last(
+    ctx: Context,
+    limit: Annotated[int, Field(ge=1, le=500, description="How many events.")] = 5,
+) -> Annotated[CallToolResult, EventsOut]:
+    """The most recent context-inspector events, newest first, as a JSON array."""
+    events = state(ctx).store.context.last(limit)
+    text = json.dumps(events, ensure_ascii=False, indent=2) if events else "(no context events)"
+    return result(text, EventsOut(events=events))
+
+
+def dokoro_context_search(
+    ctx: Context,
+    query: Annotated[str, Field(description="Text to find in session ids and layer reasons, snippets or sources.")],
+    limit: Annotated[int, Field(ge=1, le=500, description="How many events.")] = 10,
+) -> Annotated[CallToolResult, EventsOut]:
+    """Find context-inspector events (newest first, among the newest 5,000) mentioning a text,
+    case-insensitively. Returns a JSON array."""
+    events = state(ctx).store.context.search(query, limit)
+    text = json.dumps(events, ensure_ascii=False, indent=2) if events else "(no matching context events)"
+    return result(text, EventsOut(events=events))
+
+
+TOOLS = [
+    ToolSpec(dokoro_context_log, "Log a context-inspector event"),
+    ToolSpec(dokoro_context_last, "Latest context-inspector events", read_only=True, idempotent=True),
+    ToolSpec(dokoro_context_search, "Search context-inspector events", read_only=True, idempotent=True),
+]

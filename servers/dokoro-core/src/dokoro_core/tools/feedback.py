@@ -1,0 +1,219 @@
+"""Affective memory tools: record tool outcomes, tally them, and route to the tools that work."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver import Context
+from mcp_types import CallToolResult
+from pydantic import BaseModel, Field
+
+from dokoro_core.toolkit import ToolSpec, acting_agent, result, state
+
+__all__ = ["TOOLS"]
+
+Outcome = Literal["success", "failure", "partial", "rejected", "timeout"]
+
+
+class FeedbackRecordOut(BaseModel):
+    id: int
+    agent_id: str
+    tool_name: str
+    outcome: str
+    recorded_at: str
+
+
+class ToolTallyOut(BaseModel):
+    tool_name: str
+    total: int
+    success: int
+    failure: int
+    partial: int
+    rejected: int
+    timeout: int
+    success_rate: float
+    avg_confidence: float | None
+    avg_latency_ms: float | None
+
+
+class FeedbackQueryOut(BaseModel):
+    tools: list[ToolTallyOut]
+
+
+class RouteOut(BaseModel):
+    tool_name: str
+    agent_id: str
+    n: int
+    success: int
+    failure: int
+    partial: int
+    rejected: int
+    timeout: int
+    decayed_rate: float
+    wilson_lower: float
+    confident: bool
+
+
+class FeedbackRouteOut(BaseModel):
+    grouped_by: Literal["tool", "agent_and_tool"]
+    half_life_days: float
+    min_samples: int
+    confidence_level: float
+    z: float
+    routes: list[RouteOut]
+
+
+def _flush(ctx: Context) -> None:
+    from dokoro_core.capture import flush_feedback
+
+    flush_feedback(state(ctx))
+
+
+def dokoro_feedback_record(
+    ctx: Context,
+    tool_name: Annotated[str, Field(min_length=1, max_length=200, description="The tool whose outcome this is.")],
+    outcome: Annotated[Outcome, Field(description="How the call went.")],
+    agent_id: Annotated[
+        str | None,
+        Field(max_length=200, description="Who made the call; default: you (DOKORO_AGENT_ID or your token's agent)."),
+    ] = None,
+    confidence: Annotated[float | None, Field(ge=0, le=1, description="How sure you are of the outcome, 0..1.")] = None,
+    latency_ms: Annotated[int | None, Field(ge=0, description="How long the call took, in milliseconds.")] = None,
+    error_message: Annotated[str | None, Field(max_length=4000, description="What went wrong, for a failure.")] = None,
+    doc_id: Annotated[str | None, Field(description="A document the call was about.")] = None,
+    session_id: Annotated[str | None, Field(description="The session the call belongs to.")] = None,
+    metadata: Annotated[dict[str, Any] | None, Field(description="Anything else worth keeping.")] = None,
+) -> Annotated[CallToolResult, FeedbackRecordOut]:
+    """Record how a tool call went (success, failure, partial, rejected, timeout). Every dokoro call
+    is already recorded automatically; use this for other tools, or to add a judgment and context."""
+    from dokoro_store.clock import iso
+
+    row = state(ctx).store.feedback.record(
+        acting_agent(ctx, agent_id),
+        tool_name,
+        outcome,
+        confidence=confidence,
+        latency_ms=latency_ms,
+        error_message=error_message,
+        doc_id=doc_id,
+        session_id=session_id,
+        metadata=metadata,
+    )
+    out = FeedbackRecordOut(
+        id=row.id, agent_id=row.agent_id, tool_name=row.tool_name, outcome=row.outcome, recorded_at=iso(row.recorded_at)
+    )
+    return result(f"recorded {row.outcome} for {row.tool_name}", out)
+
+
+def dokoro_feedback_query(
+    ctx: Context,
+    tool_name: Annotated[str | None, Field(description="Only this tool.")] = None,
+    agent_id: Annotated[str | None, Field(description="Only this agent's outcomes.")] = None,
+    since: Annotated[
+        str | None, Field(description="Only outcomes at or after this UTC time: YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ.")
+    ] = None,
+    limit: Annotated[int, Field(ge=1, le=500, description="How many tools to list.")] = 50,
+) -> Annotated[CallToolResult, FeedbackQueryOut]:
+    """Outcome counts per tool, most used first: total, successes, failures, success rate and
+    average confidence."""
+    app = state(ctx)
+    _flush(ctx)
+    tallies = app.store.feedback.query(tool_name=tool_name, agent_id=agent_id, since=since, limit=limit)
+    out = FeedbackQueryOut(
+        tools=[
+            ToolTallyOut(
+                tool_name=t.tool_name,
+                total=t.total,
+                success=t.success,
+                failure=t.failure,
+                partial=t.partial,
+                rejected=t.rejected,
+                timeout=t.timeout,
+                success_rate=round(t.success_rate, 6),
+                avg_confidence=t.avg_confidence,
+                avg_latency_ms=t.avg_latency_ms,
+            )
+            for t in tallies
+        ]
+    )
+    if not tallies:
+        return result("(no feedback recorded)", out)
+    lines = []
+    for t in tallies:
+        confidence = "n/a" if t.avg_confidence is None else f"{t.avg_confidence:.3f}"
+        lines.append(
+            f"{t.tool_name}: total={t.total} success={t.success} failure={t.failure} "
+            f"success_rate={t.success_rate:.3f} avg_confidence={confidence}"
+        )
+    return result("\n".join(lines), out)
+
+
+def dokoro_feedback_route(
+    ctx: Context,
+    tool_name: Annotated[str | None, Field(description="Only this tool.")] = None,
+    agent_id: Annotated[
+        str | None, Field(description="Only this agent (rows are then per tool); default: every agent, per agent.")
+    ] = None,
+    half_life_days: Annotated[
+        float, Field(gt=0, le=36500, description="Recency half-life of the decayed success rate, in days.")
+    ] = 14,
+    min_samples: Annotated[int, Field(gt=0, description="Outcomes needed before a row is marked confident.")] = 5,
+    confidence_level: Annotated[
+        float, Field(ge=0.5, lt=1, description="Confidence of the Wilson lower bound (0.95 → z = 1.96).")
+    ] = 0.95,
+) -> Annotated[CallToolResult, FeedbackRouteOut]:
+    """Which tools can you trust? Ranks tools (per agent) by the Wilson lower bound of their success
+    rate, so 95/100 beats one lucky success; also reports a recency-decayed success rate."""
+    from dokoro_store.services.feedback import z_for_confidence
+
+    app = state(ctx)
+    _flush(ctx)
+    routes = app.store.feedback.route(
+        tool_name=tool_name,
+        agent_id=agent_id,
+        half_life_days=half_life_days,
+        min_samples=min_samples,
+        confidence_level=confidence_level,
+    )
+    per_agent = not (agent_id and agent_id.strip())
+    out = FeedbackRouteOut(
+        grouped_by="agent_and_tool" if per_agent else "tool",
+        half_life_days=half_life_days,
+        min_samples=min_samples,
+        confidence_level=confidence_level,
+        z=z_for_confidence(confidence_level),
+        routes=[
+            RouteOut(
+                tool_name=r.tool_name,
+                agent_id=r.agent_id,
+                n=r.n,
+                success=r.success,
+                failure=r.failure,
+                partial=r.partial,
+                rejected=r.rejected,
+                timeout=r.timeout,
+                decayed_rate=round(r.decayed_rate, 6),
+                wilson_lower=round(r.wilson_lower, 6),
+                confident=r.confident,
+            )
+            for r in routes
+        ],
+    )
+    if not routes:
+        return result("(no feedback recorded)", out)
+    lines = []
+    for r in routes:
+        agent = f" agent={r.agent_id}" if per_agent else ""
+        lines.append(
+            f"{r.tool_name}{agent} n={r.n} success={r.success} failure={r.failure} partial={r.partial} "
+            f"rejected={r.rejected} timeout={r.timeout} decayed_rate={r.decayed_rate:.3f} "
+            f"wilson_lower={r.wilson_lower:.4f} confident={'true' if r.confident else 'false'}"
+        )
+    return result("\n".join(lines), out)
+
+
+TOOLS = [
+    ToolSpec(dokoro_feedback_record, "Record a tool outcome"),
+    ToolSpec(dokoro_feedback_query, "Tally tool outcomes", read_only=True, idempotent=True),
+    ToolSpec(dokoro_feedback_route, "Rank tools by reliability", read_only=True, idempotent=True),
+]

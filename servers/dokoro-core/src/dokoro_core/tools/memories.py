@@ -1,0 +1,353 @@
+"""Typed memory tools: remember (with the conflict gate), recall, forget, status, briefing."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver import Context
+from mcp_types import CallToolResult
+from pydantic import BaseModel, Field
+
+from dokoro_core.toolkit import ToolSpec, acting_agent, result, state
+
+__all__ = ["TOOLS"]
+
+MemoryType = Literal["fact", "preference", "decision", "lesson", "rule", "guardrail", "reference", "episode"]
+Trust = Literal["user-stated", "agent-inferred", "imported"]
+State = Literal["active", "archived", "deprecated"]
+
+
+class MemoryOut(BaseModel):
+    id: str
+    type: str
+    title: str
+    body: str
+    entities: list[str]
+    trust: str
+    state: str
+    agent_id: str | None
+    session_id: str | None
+    source: str | None
+    created_at: str
+    updated_at: str
+    review_after: str | None
+    valid_until: str | None
+    supersedes: str | None
+    superseded_by: str | None
+    state_reason: str | None
+    recall_count: int
+
+
+class ConflictOut(BaseModel):
+    memory: MemoryOut
+    shared_entities: list[str]
+    similarity: float
+    gap_days: float
+    latest_wins_eligible: bool
+    why_not_latest_wins: str | None
+
+
+class RememberOut(BaseModel):
+    memory: MemoryOut
+    conflicts: list[ConflictOut]
+    superseded: MemoryOut | None
+    redacted: list[str]
+    indexed: bool
+
+
+class VerdictOut(BaseModel):
+    new: MemoryOut
+    old: MemoryOut
+    verdict: str
+
+
+class RecallHitOut(BaseModel):
+    memory: MemoryOut
+    score: float
+    relevance: float
+    reason: str
+
+
+class RecallOut(BaseModel):
+    hits: list[RecallHitOut]
+
+
+class ForgetOut(BaseModel):
+    id: str
+    action: str
+    state: str
+
+
+class StatusOut(BaseModel):
+    total: int
+    by_state: dict[str, int]
+    by_type: dict[str, int]
+    index_pending: int
+    stale: list[str]
+    expired: list[str]
+    unresolved_conflicts: list[dict[str, str]]
+    never_recalled: int
+    compaction_candidates: dict[str, list[str]]
+
+
+class BriefingOut(BaseModel):
+    budget: int
+    used: int
+    rules_shown: list[str]
+    rules_total: int
+    rules_overflow: int
+    omitted: dict[str, int]
+
+
+def _out(memory: Any) -> MemoryOut:
+    from dokoro_store.clock import iso
+
+    def opt(value: Any) -> str | None:
+        return iso(value) if value is not None else None
+
+    return MemoryOut(
+        id=memory.id,
+        type=memory.type,
+        title=memory.title,
+        body=memory.body,
+        entities=list(memory.entities),
+        trust=memory.trust,
+        state=memory.state,
+        agent_id=memory.agent_id,
+        session_id=memory.session_id,
+        source=memory.source,
+        created_at=iso(memory.created_at),
+        updated_at=iso(memory.updated_at),
+        review_after=opt(memory.review_after),
+        valid_until=opt(memory.valid_until),
+        supersedes=memory.supersedes,
+        superseded_by=memory.superseded_by,
+        state_reason=memory.state_reason,
+        recall_count=memory.recall_count,
+    )
+
+
+def dokoro_remember(
+    ctx: Context,
+    type: Annotated[MemoryType, Field(description="What kind of memory this is.")],
+    title: Annotated[str, Field(description="One line naming the memory.")],
+    body: Annotated[str, Field(description="The memory itself; its first paragraph is the excerpt.")],
+    entities: Annotated[
+        list[str] | None, Field(description="Things it is about: files, services, components, people.")
+    ] = None,
+    trust: Annotated[Trust, Field(description="Who vouches for it: the user, or your own inference.")] = (
+        "agent-inferred"
+    ),
+    source: Annotated[str | None, Field(description="Where it comes from (a conversation, a doc, a URL).")] = None,
+    session_id: Annotated[str | None, Field(description="The session it was learned in.")] = None,
+    review_after: Annotated[str | None, Field(description="ISO date after which it should be re-checked.")] = None,
+    valid_until: Annotated[str | None, Field(description="ISO date after which it no longer holds.")] = None,
+    supersedes: Annotated[
+        str | None, Field(description="Id of the memory this one replaces (it becomes archived).")
+    ] = None,
+    agent_id: Annotated[str | None, Field(description="Who remembers it (default: this agent).")] = None,
+) -> Annotated[CallToolResult, RememberOut]:
+    """Remember a fact, preference, decision, lesson, rule, guardrail, reference or episode for later
+    sessions. If close memories already exist (same entity, similar text), they are returned for you to
+    judge — nothing is overwritten: give a verdict with dokoro_memory_verdict. Secrets are redacted."""
+    app = state(ctx)
+    done = app.store.memories.remember(
+        type=type,
+        title=title,
+        body=body,
+        entities=entities,
+        trust=trust,
+        agent_id=acting_agent(ctx, agent_id),
+        session_id=session_id,
+        source=source,
+        review_after=review_after,
+        valid_until=valid_until,
+        supersedes=supersedes,
+    )
+    memory = done.memory
+    lines = [f"remembered {memory.type} {memory.id}: {memory.title}"]
+    if done.superseded is not None:
+        lines.append(f"superseded {done.superseded.id} (now archived; the chain is kept)")
+    if done.redacted:
+        from dokoro_store.secrets import Redaction
+
+        lines.append(Redaction("", done.redacted).notice())
+    if not done.indexed:
+        lines.append("(not indexed yet: dokoro_memory_status shows the index; recall finds it once indexed)")
+    if done.conflicts:
+        lines += ["", f"⚖️ {len(done.conflicts)} close memory(ies) — nothing was overwritten; judge each pair:"]
+        for c in done.conflicts:
+            advice = (
+                "latest-wins looks safe" if c.latest_wins_eligible else f"latest-wins NOT safe: {c.why_not_latest_wins}"
+            )
+            shared = ", ".join(c.shared_entities) or "none"
+            lines.append(
+                f"- {c.memory.id} [{c.memory.type}, {c.memory.trust}] {c.memory.title} — similarity {c.similarity}, "
+                f"shared entities: {shared}, {c.gap_days} days apart; {advice}"
+            )
+        lines.append(
+            f"Verdict: dokoro_memory_verdict(new_id='{memory.id}', old_id=..., "
+            "verdict='supersede' | 'keep_both' | 'discard_new')."
+        )
+    out = RememberOut(
+        memory=_out(memory),
+        conflicts=[
+            ConflictOut(
+                memory=_out(c.memory),
+                shared_entities=c.shared_entities,
+                similarity=c.similarity,
+                gap_days=c.gap_days,
+                latest_wins_eligible=c.latest_wins_eligible,
+                why_not_latest_wins=c.why_not_latest_wins,
+            )
+            for c in done.conflicts
+        ],
+        superseded=_out(done.superseded) if done.superseded is not None else None,
+        redacted=list(done.redacted),
+        indexed=done.indexed,
+    )
+    return result("\n".join(lines), out)
+
+
+def dokoro_memory_verdict(
+    ctx: Context,
+    new_id: Annotated[str, Field(description="The newer memory of the pair.")],
+    old_id: Annotated[str, Field(description="The older memory of the pair.")],
+    verdict: Annotated[
+        Literal["supersede", "keep_both", "discard_new"],
+        Field(
+            description="supersede: the new one replaces the old (archived); keep_both: both hold; "
+            "discard_new: the new one was a duplicate (deprecated)."
+        ),
+    ],
+) -> Annotated[CallToolResult, VerdictOut]:
+    """Judge a pair of close memories that dokoro_remember surfaced. Nothing changes without this."""
+    new, old = state(ctx).store.memories.verdict(new_id, old_id, verdict, acting_agent(ctx))
+    text = f"verdict {verdict}: {new.id} is {new.state}, {old.id} is {old.state}"
+    return result(text, VerdictOut(new=_out(new), old=_out(old), verdict=verdict))
+
+
+def dokoro_recall(
+    ctx: Context,
+    query: Annotated[str, Field(description="What you want to remember, in your own words.")],
+    limit: Annotated[int, Field(ge=1, le=50, description="Top-k memories to return.")] = 10,
+    types: Annotated[list[MemoryType] | None, Field(description="Only these kinds of memory.")] = None,
+    entity: Annotated[str | None, Field(description="Only memories about this entity.")] = None,
+    since: Annotated[str | None, Field(description="Only memories created at or after this ISO date.")] = None,
+    until: Annotated[str | None, Field(description="Only memories created at or before this ISO date.")] = None,
+    include_archived: Annotated[
+        bool, Field(description="Also superseded (archived) and deprecated memories, ranked lower.")
+    ] = False,
+) -> Annotated[CallToolResult, RecallOut]:
+    """Recall memories by meaning and words (hybrid search over full text, vectors and the entity graph),
+    ranked by relevance weighted by trust, state, freshness and use. Each hit says why it surfaced."""
+    states = ("active", "archived", "deprecated") if include_archived else ("active",)
+    hits = state(ctx).store.memories.recall(
+        query, limit=limit, types=types, entity=entity, since=since, until=until, states=states
+    )
+    if not hits:
+        return result("(no memories found)", RecallOut(hits=[]))
+    lines = []
+    for i, h in enumerate(hits, start=1):
+        m = h.memory
+        excerpt = " ".join(m.body.split("\n\n", 1)[0].split())
+        if len(excerpt) > 240:
+            excerpt = excerpt[:237] + "..."
+        lines.append(f"{i}. [{m.type}] {m.title} ({m.id}, score {h.score:.3f})\n   {excerpt}\n   why: {h.reason}")
+    out = RecallOut(
+        hits=[
+            RecallHitOut(
+                memory=_out(h.memory), score=round(h.score, 4), relevance=round(h.relevance, 4), reason=h.reason
+            )
+            for h in hits
+        ]
+    )
+    return result("\n".join(lines), out)
+
+
+def dokoro_forget(
+    ctx: Context,
+    id: Annotated[str, Field(description="The memory to forget.")],
+    reason: Annotated[
+        str | None, Field(description="Why it no longer holds (required to deprecate; history is kept).")
+    ] = None,
+    purge: Annotated[bool, Field(description="Delete it for good instead of deprecating it.")] = False,
+    confirm: Annotated[bool, Field(description="Required with purge=true.")] = False,
+) -> Annotated[CallToolResult, ForgetOut]:
+    """Forget a memory: deprecate it with a reason (kept, ranked far down, shown only on request), or
+    purge it for good with purge=true and confirm=true."""
+    row, action = state(ctx).store.memories.forget(id, reason=reason, purge=purge, confirm=confirm)
+    text = f"{action} {row.id}: {row.title}" + (f" — {row.state_reason}" if action == "deprecated" else "")
+    return result(text, ForgetOut(id=row.id, action=action, state="purged" if action == "purged" else row.state))
+
+
+def dokoro_memory_status(ctx: Context) -> Annotated[CallToolResult, StatusOut]:
+    """An honest health report of the memories: index freshness, stale ones past review_after, unresolved
+    conflicts, never-recalled ones, and aging episodes that could be compacted into one memory."""
+    report = state(ctx).store.memories.status()
+    lines = [
+        f"## Memory status: {report.total} memories",
+        "- by state: " + (", ".join(f"{k} {v}" for k, v in sorted(report.by_state.items())) or "none"),
+        "- by type: " + (", ".join(f"{k} {v}" for k, v in sorted(report.by_type.items())) or "none"),
+        "- index: "
+        + ("up to date" if not report.index_pending else f"{report.index_pending} memory(ies) waiting to be indexed"),
+        f"- never recalled: {report.never_recalled}",
+    ]
+    if report.stale:
+        lines.append(
+            f"- past review_after ({len(report.stale)}): " + ", ".join(f"{m.id} {m.title}" for m in report.stale[:10])
+        )
+    if report.expired:
+        lines.append(f"- past valid_until ({len(report.expired)}): " + ", ".join(m.id for m in report.expired[:10]))
+    if report.unresolved:
+        lines.append(f"- unresolved conflicts ({len(report.unresolved)}):")
+        lines += [f"  - {p.new_id} vs {p.old_id} (similarity {p.similarity})" for p in report.unresolved[:10]]
+    if report.compaction_candidates:
+        lines.append("- compaction candidates (aging, unused episodes sharing an entity):")
+        lines += [f"  - {entity}: {len(items)} episodes" for entity, items in report.compaction_candidates[:10]]
+    out = StatusOut(
+        total=report.total,
+        by_state=report.by_state,
+        by_type=report.by_type,
+        index_pending=report.index_pending,
+        stale=[m.id for m in report.stale],
+        expired=[m.id for m in report.expired],
+        unresolved_conflicts=[{"new_id": p.new_id, "old_id": p.old_id} for p in report.unresolved],
+        never_recalled=report.never_recalled,
+        compaction_candidates={entity: [m.id for m in items] for entity, items in report.compaction_candidates},
+    )
+    return result("\n".join(lines), out)
+
+
+def dokoro_briefing(
+    ctx: Context,
+    budget: Annotated[int, Field(ge=200, le=32000, description="Token budget of the briefing.")] = 2000,
+    focus: Annotated[
+        str | None, Field(description="What you are about to do (default: the claimed task); orders the rules.")
+    ] = None,
+) -> Annotated[CallToolResult, BriefingOut]:
+    """What to read at session start, within a token budget: every rule and guardrail (most relevant first
+    when over budget, overflow counted), the workspace, open blockers, latest sessions, others' claims."""
+    from dokoro_store.services.briefing import build_briefing
+
+    app = state(ctx)
+    briefing = build_briefing(app.store, budget=budget, focus=focus, agent_id=acting_agent(ctx))
+    out = BriefingOut(
+        budget=briefing.budget,
+        used=briefing.used,
+        rules_shown=[m.id for m in briefing.rules_shown],
+        rules_total=briefing.rules_total,
+        rules_overflow=briefing.rules_overflow,
+        omitted=briefing.omitted,
+    )
+    return result(briefing.render(), out)
+
+
+TOOLS = [
+    ToolSpec(dokoro_remember, "Remember"),
+    ToolSpec(dokoro_memory_verdict, "Judge a pair of close memories"),
+    ToolSpec(dokoro_recall, "Recall memories", idempotent=False),
+    ToolSpec(dokoro_forget, "Forget a memory", destructive=True),
+    ToolSpec(dokoro_memory_status, "Memory health", read_only=True, idempotent=True),
+    ToolSpec(dokoro_briefing, "Session briefing", read_only=True, idempotent=True),
+]

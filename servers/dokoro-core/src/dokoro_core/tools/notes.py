@@ -1,0 +1,84 @@
+"""Shared notes tools: an append-only scratchpad every agent of the store reads."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver import Context
+from mcp_types import CallToolResult
+from pydantic import BaseModel, Field
+
+from dokoro_core.toolkit import ToolSpec, acting_agent, result, state
+
+__all__ = ["TOOLS"]
+
+NoteType = Literal["scratch", "decision", "blocker", "handoff"]
+
+
+class NoteOut(BaseModel):
+    id: int
+    agent_id: str
+    note_type: str
+    content: str
+    created_at: str
+    metadata: dict[str, Any] | None = None
+
+
+class NotesOut(BaseModel):
+    notes: list[NoteOut]
+
+
+def _out(note: Any) -> NoteOut:
+    from dokoro_store.clock import iso
+
+    return NoteOut(
+        id=note.id,
+        agent_id=note.agent_id,
+        note_type=note.note_type,
+        content=note.content,
+        created_at=iso(note.created_at),
+        metadata=note.metadata_json,
+    )
+
+
+def dokoro_shared_note_append(
+    ctx: Context,
+    content: Annotated[str, Field(min_length=1, max_length=20000, description="The note.")],
+    agent_id: Annotated[
+        str | None, Field(max_length=200, description="You; default: DOKORO_AGENT_ID or your token's agent.")
+    ] = None,
+    note_type: Annotated[NoteType, Field(description="What kind of note.")] = "scratch",
+    metadata: Annotated[dict[str, Any] | None, Field(description="Anything structured worth keeping.")] = None,
+) -> Annotated[CallToolResult, NoteOut]:
+    """Leave a note every agent of this store can read: a finding, a decision, a blocker, a handoff
+    hint. Notes are append-only."""
+    note = state(ctx).store.coord.notes.append(
+        acting_agent(ctx, agent_id), content, note_type=note_type, metadata=metadata
+    )
+    return result(f"note appended by {note.agent_id}", _out(note))
+
+
+def dokoro_shared_note_read(
+    ctx: Context,
+    agent_id: Annotated[str | None, Field(description="Only notes by this agent.")] = None,
+    note_type: Annotated[NoteType | None, Field(description="Only notes of this kind.")] = None,
+    since: Annotated[
+        str | None, Field(description="Only notes at or after this UTC time: YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ.")
+    ] = None,
+    limit: Annotated[int, Field(ge=1, le=200, description="How many notes.")] = 50,
+) -> Annotated[CallToolResult, NotesOut]:
+    """Read the shared notes, newest first."""
+    notes = [
+        _out(note)
+        for note in state(ctx).store.coord.notes.read(agent_id=agent_id, note_type=note_type, since=since, limit=limit)
+    ]
+    if not notes:
+        return result("(no shared notes)", NotesOut(notes=[]))
+    lines = [f"[{n.created_at}] [{n.note_type}] agent={n.agent_id}: {n.content}" for n in notes]
+    return result("\n".join(lines), NotesOut(notes=notes))
+
+
+TOOLS = [
+    ToolSpec(dokoro_shared_note_append, "Append a shared note"),
+    ToolSpec(dokoro_shared_note_read, "Read shared notes", read_only=True, idempotent=True),
+]

@@ -1,0 +1,284 @@
+"""Procedural memory tools: plans shared by every agent of the store (create, check, block,
+validate, status, list). A validated plan is archived and read-only."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver import Context
+from mcp_types import CallToolResult
+from pydantic import BaseModel, Field
+
+from dokoro_core.toolkit import ToolSpec, acting_agent, card, result, state
+
+__all__ = ["TOOLS"]
+
+_STATUS_ICON = {"draft": "📝", "active": "🔄", "completed": "✅", "validated": "✓", "failed": "❌"}
+
+PlanIdArg = Annotated[
+    str | None,
+    Field(description="Plan id (plan-...). Default: the newest live plan that fits the action (see dokoro_plan_list)."),
+]
+ItemIndexArg = Annotated[int, Field(description="Item number, 1-based, as shown by dokoro_plan_status.")]
+
+
+class PlanItemOut(BaseModel):
+    index: int
+    text: str
+    completed: bool
+    completed_at: str | None
+    notes: str | None
+    blockers: list[str]
+
+
+class PlanOut(BaseModel):
+    id: str
+    title: str
+    description: str | None
+    status: str
+    completion: int
+    done: int
+    total: int
+    archived: bool
+    archive_path: str | None
+    created_at: str
+    updated_at: str
+    validated_at: str | None
+    validation_notes: str | None
+    items: list[PlanItemOut]
+
+
+class CheckOut(BaseModel):
+    plan: PlanOut
+    item: PlanItemOut
+    unchecked: bool
+    reopened: bool
+    finished: bool
+
+
+class BlockerOut(BaseModel):
+    plan: PlanOut
+    item: PlanItemOut
+    blocker: str
+
+
+class ValidateOut(BaseModel):
+    plan: PlanOut
+    report: str
+    archived: bool
+    archive_path: str | None
+    archive_error: str | None
+
+
+class StatusOut(BaseModel):
+    plan: PlanOut | None
+
+
+class ListOut(BaseModel):
+    plans: list[PlanOut]
+
+
+def _iso(moment: Any) -> str | None:
+    from dokoro_store.clock import iso
+
+    return iso(moment) if moment is not None else None
+
+
+def _item(item: Any) -> PlanItemOut:
+    return PlanItemOut(
+        index=item.index,
+        text=item.text,
+        completed=item.completed,
+        completed_at=_iso(item.completed_at),
+        notes=item.notes,
+        blockers=list(item.blockers),
+    )
+
+
+def _plan(plan: Any) -> PlanOut:
+    return PlanOut(
+        id=plan.id,
+        title=plan.title,
+        description=plan.description,
+        status=plan.status,
+        completion=plan.completion,
+        done=plan.done,
+        total=plan.total,
+        archived=plan.archived,
+        archive_path=plan.archive_path,
+        created_at=_iso(plan.created_at) or "",
+        updated_at=_iso(plan.updated_at) or "",
+        validated_at=_iso(plan.validated_at),
+        validation_notes=plan.validation_notes,
+        items=[_item(item) for item in plan.items],
+    )
+
+
+def _progress(plan: Any) -> str:
+    return f"{plan.completion}% ({plan.done}/{plan.total})"
+
+
+def dokoro_plan_create(
+    ctx: Context,
+    title: Annotated[str, Field(description="What the plan achieves.")],
+    items: Annotated[list[str], Field(description="The steps, in order (at least one).")],
+    description: Annotated[str | None, Field(description="Optional context for the plan.")] = None,
+) -> Annotated[CallToolResult, PlanOut]:
+    """Create a plan (a checklist every agent of this store shares). Check items off with
+    dokoro_plan_check, validate it with dokoro_plan_validate when done."""
+    plan = state(ctx).store.plans.create(title, items, description, agent_id=acting_agent(ctx))
+    text = card(
+        "Plan Created",
+        plan.title,
+        {"Plan ID": plan.id, "Items": plan.total, "Status": plan.status.upper()},
+    )
+    return result(text, _plan(plan))
+
+
+def dokoro_plan_check(
+    ctx: Context,
+    itemIndex: ItemIndexArg,
+    planId: PlanIdArg = None,
+    notes: Annotated[str | None, Field(description="A note kept on the item.")] = None,
+    uncheck: Annotated[bool, Field(description="Mark the item not done (reopens a completed plan).")] = False,
+) -> Annotated[CallToolResult, CheckOut]:
+    """Mark a plan item done (or not done with uncheck=true, which reopens a completed plan).
+    Default plan: the newest active one (or completed one, for an uncheck). Archived plans are read-only."""
+    from dokoro_store.clock import format_duration
+
+    done = state(ctx).store.plans.check(itemIndex, plan_id=planId, notes=notes, uncheck=uncheck)
+    plan, item = done.plan, done.item
+    details: dict[str, Any] = {
+        "Plan": f"{plan.title} ({plan.id})",
+        "Item": f"{item.index}. {item.text}",
+        "Progress": _progress(plan),
+    }
+    if item.completed_at is not None:
+        minutes = round((item.completed_at - plan.created_at).total_seconds() / 60)
+        details["Time"] = f"{format_duration(minutes)} since the plan was created"
+    if done.finished:
+        details["Next"] = "all items done — validate with dokoro_plan_validate"
+    if done.reopened:
+        details["Status"] = "reopened: the plan is active again"
+    title = "Item Unchecked" if uncheck else "Item Completed"
+    out = CheckOut(
+        plan=_plan(plan), item=_item(item), unchecked=done.unchecked, reopened=done.reopened, finished=done.finished
+    )
+    return result(card(title, "", details), out)
+
+
+def dokoro_plan_blocker(
+    ctx: Context,
+    itemIndex: ItemIndexArg,
+    blocker: Annotated[str, Field(description="What blocks the item.")],
+    planId: PlanIdArg = None,
+) -> Annotated[CallToolResult, BlockerOut]:
+    """Record a blocker on a plan item (shown by dokoro_plan_status and in the validation report)."""
+    added = state(ctx).store.plans.add_blocker(itemIndex, blocker, plan_id=planId)
+    text = card(
+        "Blocker Added",
+        f"⛔ {added.blocker}",
+        {"Plan": f"{added.plan.title} ({added.plan.id})", "Item": f"{added.item.index}. {added.item.text}"},
+        status="warning",
+    )
+    return result(text, BlockerOut(plan=_plan(added.plan), item=_item(added.item), blocker=added.blocker))
+
+
+def dokoro_plan_validate(
+    ctx: Context,
+    planId: Annotated[
+        str | None, Field(description="Plan id. Default: the newest live plan that is active or completed.")
+    ] = None,
+    notes: Annotated[str | None, Field(description="Validation notes, kept in the report.")] = None,
+    requireComplete: Annotated[
+        bool, Field(description="Mark the plan failed (and keep it live) unless every item is done.")
+    ] = False,
+) -> Annotated[CallToolResult, ValidateOut]:
+    """Validate a plan: writes a report to daily/<slug>-validation-<planId>.md; a validated plan is
+    archived to .mcp/plans/archive/YYYY-MM/ and becomes read-only."""
+    done = state(ctx).store.plans.validate(plan_id=planId, notes=notes, require_complete=requireComplete)
+    lines = [done.table, "", f"📄 Report saved to: {done.report_relative}"]
+    archive = done.archive
+    if archive is not None and archive.ok:
+        lines.append(f"📦 Plan archived to: .mcp/plans/{archive.archive_path}")
+    elif archive is not None:
+        lines.append(f"⚠️ Plan archive failed (plan stays live): {archive.error}")
+    out = ValidateOut(
+        plan=_plan(done.plan),
+        report=done.report_relative,
+        archived=done.plan.archived,
+        archive_path=done.plan.archive_path,
+        archive_error=archive.error if archive is not None and not archive.ok else None,
+    )
+    return result("\n".join(lines), out)
+
+
+def _status_text(plan: Any) -> str:
+    filled = round(plan.completion / 5)
+    lines = [f"## {plan.title}" + (" (archived)" if plan.archived else ""), ""]
+    lines.append(f"- **ID:** {plan.id}")
+    lines.append(f"- **Status:** {_STATUS_ICON.get(plan.status, '•')} {plan.status.upper()}")
+    if plan.archived:
+        lines.append(f"- **Archived:** {_iso(plan.archived_at)} → .mcp/plans/{plan.archive_path} (read-only)")
+    lines.append(f"- **Progress:** {_progress(plan)}")
+    lines.append(f"- **Created:** {_iso(plan.created_at)}")
+    lines.append(f"- **Updated:** {_iso(plan.updated_at)}")
+    if plan.validated_at is not None:
+        lines.append(f"- **Validated:** {_iso(plan.validated_at)}")
+    if plan.description:
+        lines += ["", plan.description]
+    lines += ["", f"[{'█' * filled}{'░' * (20 - filled)}] {plan.completion}%", "", "### Tasks"]
+    for item in plan.items:
+        line = f"{item.index}. [{'x' if item.completed else ' '}] {item.text}"
+        if item.completed_at is not None:
+            line += f" ✓ {_iso(item.completed_at)}"
+        lines.append(line)
+        lines += [f"   ⛔ {blocker}" for blocker in item.blockers]
+        if item.notes:
+            lines.append(f"   📝 {item.notes}")
+    return "\n".join(lines)
+
+
+def dokoro_plan_status(
+    ctx: Context,
+    planId: Annotated[str | None, Field(description="Plan id. Default: the newest plan, archived included.")] = None,
+) -> Annotated[CallToolResult, StatusOut]:
+    """Show a plan: status, progress bar, items with completion times, blockers and notes."""
+    plan = state(ctx).store.plans.status(planId)
+    if plan is None:
+        text = card("No Plans", "No plans yet. Create one with dokoro_plan_create.", status="info")
+        return result(text, StatusOut(plan=None))
+    return result(_status_text(plan), StatusOut(plan=_plan(plan)))
+
+
+def dokoro_plan_list(
+    ctx: Context,
+    status: Annotated[
+        Literal["all", "active", "completed", "validated"], Field(description="Only plans with this status.")
+    ] = "all",
+) -> Annotated[CallToolResult, ListOut]:
+    """List plans: live ones newest first, then archived ones (marked "(archived)")."""
+    plans = state(ctx).store.plans.list(status)
+    if not plans:
+        which = "" if status == "all" else f"{status} "
+        return result(
+            card("No Plans", f"No {which}plans. Create one with dokoro_plan_create.", status="info"), ListOut(plans=[])
+        )
+    lines = ["| Status | Plan | Progress | Created |", "|--------|------|----------|---------|"]
+    for plan in plans:
+        name = plan.title.replace("|", "\\|") + (" (archived)" if plan.archived else "")
+        lines.append(
+            f"| {_STATUS_ICON.get(plan.status, '•')} {plan.status} | {name} `{plan.id}` | {_progress(plan)} "
+            f"| {_iso(plan.created_at)} |"
+        )
+    return result("\n".join(lines), ListOut(plans=[_plan(plan) for plan in plans]))
+
+
+TOOLS = [
+    ToolSpec(dokoro_plan_create, "Create a plan"),
+    ToolSpec(dokoro_plan_check, "Check off a plan item"),
+    ToolSpec(dokoro_plan_blocker, "Record a blocker on a plan item"),
+    ToolSpec(dokoro_plan_validate, "Validate (and archive) a plan"),
+    ToolSpec(dokoro_plan_status, "Show a plan", read_only=True),
+    ToolSpec(dokoro_plan_list, "List plans", read_only=True),
+]

@@ -1,0 +1,1 @@
+"""dokoro planning server: planning helpers answered from the store's hybrid search and plans."""

@@ -1,0 +1,79 @@
+"""Fixtures of the planning tool tests: a frozen clock, a store with the bundled static embedder,
+and an in-memory client of a server with the core and planning tools (as the unified server has)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dokoro_core import server as core
+from dokoro_core.server import build_server
+from dokoro_core.settings import DokoroSettings
+from dokoro_planning import server as planning
+from dokoro_store import FrozenClock, Store
+from dokoro_store.retrieval import RetrievalConfig
+from mcp import Client
+from mcp_types import CallToolResult
+
+START = datetime(2026, 6, 10, 22, 23, 15, tzinfo=UTC)
+
+Call = Callable[..., Awaitable[CallToolResult]]
+Fail = Callable[..., Awaitable[str]]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def clock() -> FrozenClock:
+    return FrozenClock(START)
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    return tmp_path / "dokoro"
+
+
+@pytest.fixture
+def store(root: Path, clock: FrozenClock) -> Iterator[Store]:
+    config = RetrievalConfig(embedder="static", vector_engine="exact")
+    with Store.open(root, clock=clock, retrieval=config) as opened:
+        yield opened
+
+
+@pytest.fixture
+async def client(store: Store, root: Path, tmp_path: Path) -> AsyncIterator[Client]:
+    settings = DokoroSettings(path=root, agent_id="unknown", auto_feedback=False)
+    mcp = build_server(settings, name="dokoro-test", cwd=tmp_path, store=store)
+    core.register(mcp)
+    planning.register(mcp)
+    async with Client(mcp) as connected:
+        yield connected
+
+
+@pytest.fixture
+def call(client: Client) -> Call:
+    async def run(name: str, /, **arguments: Any) -> CallToolResult:
+        outcome = await client.call_tool(name, arguments)
+        text = outcome.content[0].text if outcome.content else ""  # type: ignore[union-attr]
+        assert not outcome.is_error, f"{name} failed: {text}"
+        return outcome
+
+    return run
+
+
+@pytest.fixture
+def fail(client: Client) -> Fail:
+    async def run(name: str, /, **arguments: Any) -> str:
+        outcome = await client.call_tool(name, arguments)
+        text = outcome.content[0].text if outcome.content else ""  # type: ignore[union-attr]
+        assert outcome.is_error, f"{name} should have failed but said: {text}"
+        assert "Traceback" not in text
+        return text
+
+    return run

@@ -1,0 +1,1 @@
+"""dokoro search server: documents, hybrid search, markdown search and ambient git context."""

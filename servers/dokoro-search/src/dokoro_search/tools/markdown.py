@@ -1,0 +1,100 @@
+"""Markdown tools: grep the workspace files, list recent ones (reference §2.12)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from dokoro_core.toolkit import ToolSpec, card, result, state
+from mcp.server.mcpserver import Context
+from mcp_types import CallToolResult
+from pydantic import BaseModel, Field
+
+__all__ = ["TOOLS"]
+
+
+class MarkdownHitOut(BaseModel):
+    file: str
+    title: str
+    excerpt: str
+    tags: Any
+    last_modified: str
+
+
+class MarkdownOut(BaseModel):
+    results: list[MarkdownHitOut]
+
+
+def _out(hits: list[Any]) -> list[MarkdownHitOut]:
+    from dokoro_store.clock import iso
+
+    return [
+        MarkdownHitOut(file=h.file, title=h.title, excerpt=h.excerpt, tags=h.tags, last_modified=iso(h.last_modified))
+        for h in hits
+    ]
+
+
+def _render(hits: list[MarkdownHitOut]) -> str:
+    blocks = []
+    for i, h in enumerate(hits, start=1):
+        lines = [f"**{i}. {h.title}** ({h.file}, modified {h.last_modified})"]
+        if h.tags:
+            lines.append(f"Tags: {h.tags}")
+        if h.excerpt:
+            lines.append(f"> {h.excerpt}")
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+def search_dokoros(
+    ctx: Context,
+    query: Annotated[str, Field(description="Text the title or body contains (case-insensitive); empty = any.")] = "",
+    type: Annotated[
+        Literal["insights", "decisions", "features", "daily", "current", "all"],
+        Field(description="Which folder to search, or current.md, or all markdown."),
+    ] = "all",
+    limit: Annotated[int, Field(ge=1, le=100, description="How many files to return.")] = 10,
+    tags: Annotated[
+        dict[str, Any] | None,
+        Field(description='Front-matter tag filter, e.g. {"type": "decision"}; every key must match.'),
+    ] = None,
+) -> Annotated[CallToolResult, MarkdownOut]:
+    """Grep the workspace markdown files (daily notes, decisions, insights, features, current.md) by a plain
+    substring and front-matter tags, newest first. For meaning-based search use search_universal."""
+    from dokoro_store.retrieval.markdown_search import search_markdown
+
+    store = state(ctx).store
+    hits = _out(search_markdown(store.paths.root, query, type, limit, tags))
+    if not hits:
+        return result(
+            card("No Matches", f"No markdown under {type!r} matches {query!r}.", status="info"), MarkdownOut(results=[])
+        )
+    return result(f"📄 {len(hits)} file(s):\n\n" + _render(hits), MarkdownOut(results=hits))
+
+
+def list_recent_dokoros(
+    ctx: Context,
+    days: Annotated[int, Field(ge=1, le=3650, description="Modified within this many days.")] = 7,
+    type: Annotated[
+        Literal["posts", "ideas", "features", "all"],
+        Field(description="posts/, ideas-to-verify/, features/, or all markdown of the folder."),
+    ] = "all",
+) -> Annotated[CallToolResult, MarkdownOut]:
+    """List the workspace markdown files changed in the last N days, newest first."""
+    from dokoro_store.retrieval.markdown_search import recent_markdown
+
+    store = state(ctx).store
+    hits = _out(recent_markdown(store.paths.root, store.clock.now(), days, type))
+    if not hits:
+        return result(
+            card("Nothing Recent", f"No markdown changed in the last {days} day(s).", status="info"),
+            MarkdownOut(results=[]),
+        )
+    return result(
+        f"🕒 {len(hits)} file(s) changed in the last {days} day(s):\n\n" + _render(hits), MarkdownOut(results=hits)
+    )
+
+
+TOOLS = [
+    ToolSpec(search_dokoros, "Grep workspace markdown", read_only=True, idempotent=True),
+    ToolSpec(list_recent_dokoros, "Recent workspace markdown", read_only=True, idempotent=True),
+]

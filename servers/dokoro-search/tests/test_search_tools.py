@@ -1,0 +1,191 @@
+"""Every search tool through the MCP client."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+import pytest
+
+pytestmark = pytest.mark.anyio
+
+BOTH = pytest.mark.parametrize("store_url", ["sqlite", "postgresql"], indirect=True)
+
+
+async def index(call, doc_id: str, content: str, title: str = "Untitled"):
+    return await call("search_index_content", doc_id=doc_id, content=content, title=title)
+
+
+@BOTH
+async def test_search_universal_explains_every_hit(call):
+    await index(call, "auth", "We chose JWT access tokens with refresh token rotation.", "Auth decision")
+    await index(call, "garden", "Tomatoes and basil grow on the balcony.", "Garden")
+
+    outcome = await call("search_universal", query="refresh token rotation", limit=2)
+
+    data = outcome.structured_content
+    top = data["results"][0]
+    assert top["doc_id"] == "auth" and top["source"] == "hybrid"
+    assert "matched terms" in top["why"] and "semantic neighbour" in top["why"]
+    assert top["fts_score"] == 1.0 and top["vector_score"] > 0 and top["score"] > 0
+    assert data["mode"] == "hybrid" and data["embedder"].startswith("static:")
+    text = outcome.content[0].text
+    assert "**1. Auth decision|auth**" in text and "Source: hybrid | Score:" in text and "Why:" in text
+
+
+async def test_search_universal_modes_and_an_empty_result_hint(call):
+    await index(call, "db", "PostgreSQL is the team database.", "Database")
+
+    keyword = (await call("search_universal", query="database", mode="keyword")).structured_content
+    nothing = await call("search_universal", query="zebra", mode="keyword")
+
+    assert [r["source"] for r in keyword["results"]] == ["keyword"]
+    assert nothing.structured_content["results"] == []
+    assert "search_reindex" in nothing.content[0].text
+
+
+@pytest.mark.parametrize(
+    "query", ['"unbalanced', "a AND b", "NEAR(x y)", "*", "-token", '"', "회의를 했어요", "東京に行きました", "100%"]
+)
+async def test_hostile_queries_through_the_tool_never_error(call, query):
+    await index(call, "ko", "오늘 회의를 했어요.", "회의")
+
+    await call("search_universal", query=query)
+
+
+async def test_search_universal_refuses_bad_arguments(fail):
+    assert "query" in await fail("search_universal", query="")
+    assert "limit" in await fail("search_universal", query="x", limit=0)
+    assert "mode" in await fail("search_universal", query="x", mode="fuzzy")
+
+
+async def test_index_content_works_for_an_id_with_no_row_yet(call, store):
+    outcome = await index(call, "brand-new", "Fresh research notes on caching.", "Caching")
+
+    data = outcome.structured_content
+    assert data["doc_id"] == "brand-new" and data["chunks"] == 1 and data["vectors"] == 1
+    assert store.docs.get("brand-new").title == "Caching"
+    assert "Content Indexed" in outcome.content[0].text
+
+
+async def test_index_content_refuses_empty_content(fail):
+    assert "content" in await fail("search_index_content", doc_id="x", content="   ")
+
+
+@BOTH
+async def test_search_reindex_indexes_changed_documents_and_files(call, root):
+    (root / "decisions").mkdir(parents=True)
+    (root / "decisions" / "adr-1.md").write_text("# ADR 1\nUse Valkey for sessions.\n")
+
+    first = (await call("search_reindex")).structured_content
+    again = (await call("search_reindex")).structured_content
+    full = (await call("search_reindex", full=True)).structured_content
+
+    assert first["files_added"] == 1 and first["indexed"] == 1
+    assert again["files_added"] == 0 and again["indexed"] == 0
+    assert full["full"] and full["indexed"] == 1 and full["vectors"] == 1
+    assert full["total_docs"] == full["indexed_docs"] == 1
+
+
+@BOTH
+async def test_search_status_names_the_engines(call, store_url):
+    await index(call, "a", "alpha")
+
+    outcome = await call("search_status")
+
+    data = outcome.structured_content
+    assert data["embedder_kind"] == "static" and data["embedder_available"]
+    assert data["vector_engine"] == ("lancedb" if store_url is None else "pgvector")
+    assert (data["total_docs"], data["indexed_docs"], data["pending_docs"]) == (1, 1, 0)
+    assert "All documents are indexed." in outcome.content[0].text
+
+
+async def test_a_file_edited_by_hand_is_found_by_the_next_search(call, root):
+    (root / "insights").mkdir(parents=True)
+    note = root / "insights" / "perf.md"
+    note.write_text("# Perf\nThe parser is slow on big files.\n")
+    await call("search_universal", query="parser")
+
+    note.write_text("# Perf\nThe tokenizer is the bottleneck.\n")
+    os.utime(note, ns=(10**18, 10**18))
+    outcome = await call("search_universal", query="tokenizer bottleneck", mode="keyword")
+
+    assert [r["doc_id"] for r in outcome.structured_content["results"]] == ["perf"]
+
+
+async def test_a_dumped_session_is_searchable(call):
+    await call("dokoro_workspace_claim", task="migrate the billing export")
+    await call("dokoro_session_log", entry="switched the export to streaming CSV")
+    dump = await call("dokoro_workspace_dump", reason="done", keepActive=False)
+
+    outcome = await call("search_universal", query="streaming CSV export")
+
+    assert outcome.structured_content["results"][0]["filepath"].startswith("daily/")
+    assert dump.structured_content is not None
+
+
+async def test_search_with_another_embedder_refuses_and_names_dokoro_reembed(make_client):
+    async with make_client(embedder="hashing") as client:
+        assert not (await client.call_tool("search_index_content", {"doc_id": "a", "content": "alpha"})).is_error
+    async with make_client(embedder="static") as client:
+        outcome = await client.call_tool("search_universal", {"query": "alpha"})
+        status = await client.call_tool("search_status", {})
+    assert outcome.is_error
+    assert "dokoro reembed" in outcome.content[0].text  # type: ignore[union-attr]
+    assert status.structured_content["stamp_mismatch"]  # type: ignore[index]
+
+
+async def test_search_dokoros_and_list_recent_dokoros(call, root):
+    (root / "decisions").mkdir(parents=True)
+    (root / "decisions" / "a.md").write_text("---\ntitle: Use JWT\ntags:\n  type: decision\n---\nJWT for the API\n")
+
+    found = await call("search_dokoros", query="jwt", type="decisions", tags={"type": "decision"})
+    none = await call("search_dokoros", query="nothing-like-this")
+    recent = await call("list_recent_dokoros", days=30)
+
+    assert [r["file"] for r in found.structured_content["results"]] == ["decisions/a.md"]
+    assert found.structured_content["results"][0]["title"] == "Use JWT"
+    assert none.structured_content["results"] == [] and "No Matches" in none.content[0].text
+    assert "decisions/a.md" in [r["file"] for r in recent.structured_content["results"]]
+
+
+async def test_search_dokoros_refuses_an_unknown_type(fail):
+    assert "type" in await fail("search_dokoros", type="posts")
+
+
+def _git(path, *args):
+    subprocess.run(["git", "-C", str(path), *args], check=True, capture_output=True)
+
+
+async def test_ambient_context_runs_the_search_it_derives_from_git(call, cwd):
+    repo = cwd / "project"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "feature/billing-export")
+    _git(repo, "config", "user.email", "t@example.com")
+    _git(repo, "config", "user.name", "t")
+    (repo / "export.py").write_text("x = 1\n")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "Stream the billing export")
+    await index(call, "billing", "The billing export streams CSV rows.", "Billing export")
+
+    outcome = await call("dokoro_ambient_context", projectPath=str(repo))
+
+    data = outcome.structured_content
+    assert data["branch"] == "feature/billing-export"
+    assert data["query"].startswith("feature billing export")
+    assert data["results"][0]["doc_id"] == "billing"
+    assert "Ambient Context" in outcome.content[0].text and "related document" in outcome.content[0].text
+
+
+async def test_ambient_context_outside_a_repository_is_an_error(fail, cwd):
+    assert "not a git repository" in await fail("dokoro_ambient_context", projectPath=str(cwd))
+
+
+async def test_session_recall_says_it_ranked_by_similarity(call):
+    await call("dokoro_session_summary_add", session_id="s-1", ai_model="m", summary="login bug: expired cookie")
+    await call("dokoro_session_summary_add", session_id="s-2", ai_model="m", summary="billing login link moved")
+
+    outcome = await call("dokoro_session_recall", query="login")
+
+    assert outcome.structured_content["ranking"].startswith("similarity (static:")
+    assert "(ranked by similarity" in outcome.content[0].text

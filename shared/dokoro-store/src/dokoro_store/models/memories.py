@@ -1,0 +1,59 @@
+"""Typed memories (semantic layer): facts, preferences, decisions, lessons, rules, guardrails, ..."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import JSON, Column, Index, String, Text
+from sqlmodel import Field, SQLModel
+
+from dokoro_store.db.types import UtcDateTime
+
+__all__ = ["Memory", "MemoryConflict"]
+
+
+class Memory(SQLModel, table=True):
+    """One memory and its lifecycle: active → archived (superseded) → deprecated, or purged."""
+
+    __tablename__ = "memories"
+    __table_args__ = (
+        Index("ix_memories_state_type", "state", "type"),
+        Index("ix_memories_updated", "updated_at"),
+    )
+
+    id: str = Field(primary_key=True)
+    type: str
+    title: str = Field(sa_type=Text)
+    body: str = Field(sa_type=Text)
+    entities: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    trust: str = Field(default="agent-inferred")
+    state: str = Field(default="active")
+    agent_id: str | None = None
+    session_id: str | None = None
+    source: str | None = Field(default=None, sa_type=Text)
+    created_at: datetime = Field(sa_type=UtcDateTime)
+    updated_at: datetime = Field(sa_type=UtcDateTime)
+    review_after: datetime | None = Field(default=None, sa_type=UtcDateTime)
+    valid_until: datetime | None = Field(default=None, sa_type=UtcDateTime)
+    supersedes: str | None = None
+    superseded_by: str | None = None
+    state_reason: str | None = Field(default=None, sa_type=Text)
+    state_changed_at: datetime | None = Field(default=None, sa_type=UtcDateTime)
+    recall_count: int = Field(default=0)
+    last_recalled_at: datetime | None = Field(default=None, sa_type=UtcDateTime)
+
+
+class MemoryConflict(SQLModel, table=True):
+    """A pair of close memories the conflict gate showed once, and the verdict given on it."""
+
+    __tablename__ = "memory_conflicts"
+
+    pair_hash: str = Field(sa_column=Column(String, primary_key=True))
+    new_id: str = Field(index=True)
+    old_id: str = Field(index=True)
+    shared_entities: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    similarity: float = 0.0
+    shown_at: datetime = Field(sa_type=UtcDateTime)
+    verdict: str | None = None
+    decided_at: datetime | None = Field(default=None, sa_type=UtcDateTime)
+    decided_by: str | None = None

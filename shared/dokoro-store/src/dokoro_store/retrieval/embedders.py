@@ -1,0 +1,255 @@
+"""The embedder protocol and the handle that picks one, lazily, from the configuration.
+
+An embedder turns texts into unit-length float32 vectors. Every vector the store keeps is
+stamped with the ``id`` of the embedder that made it, so vectors of two embedders are never
+compared. Implementations:
+
+- ``static``: a model2vec model distilled from all-MiniLM-L6-v2 and shipped inside this package
+  (offline, the default);
+- ``ollama``: ``nomic-embed-text`` through a local Ollama server;
+- ``hashing``: a dependency-free floor (feature hashing of words: matches shared words, not meaning).
+
+Nothing here imports numpy, model2vec or httpx at module import; the first embedding does.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from importlib.util import find_spec
+from typing import TYPE_CHECKING, Any, Protocol
+
+from dokoro_store.errors import EmbedderUnavailableError
+from dokoro_store.retrieval.config import RetrievalConfig
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    FloatMatrix = npt.NDArray[np.float32]
+
+__all__ = [
+    "Embedder",
+    "EmbedderHandle",
+    "EmbedderStatus",
+    "from_bytes",
+    "normalise_rows",
+    "to_bytes",
+]
+
+
+class Embedder(Protocol):
+    """Texts in, one unit-length float32 row per text out."""
+
+    @property
+    def id(self) -> str:
+        """The stamp stored with every vector, e.g. ``static:minilm-l6-m2v256-i8-1a2b3c4d``."""
+        ...
+
+    @property
+    def kind(self) -> str:
+        """``static``, ``ollama`` or ``hashing``."""
+        ...
+
+    @property
+    def dimension(self) -> int: ...
+
+    @property
+    def label(self) -> str:
+        """A human description, for status and doctor."""
+        ...
+
+    def embed(self, texts: Sequence[str], *, query: bool = False) -> FloatMatrix:
+        """Embed ``texts`` (``query=True`` for a search query, which some models prefix)."""
+        ...
+
+
+@dataclass(frozen=True)
+class EmbedderStatus:
+    """What the handle would embed with, found without loading a model."""
+
+    choice: str
+    kind: str  # static | ollama | hashing | none
+    id: str | None
+    dimension: int | None
+    label: str
+    available: bool
+    detail: str
+
+
+def normalise_rows(matrix: Any) -> FloatMatrix:
+    """Rows scaled to unit length (zero rows stay zero), as float32."""
+    import numpy as np
+
+    array = np.asarray(matrix, dtype=np.float32)
+    if array.ndim == 1:
+        array = array.reshape(1, -1)
+    norms = np.linalg.norm(array, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    normalised: FloatMatrix = (array / norms).astype(np.float32, copy=False)
+    return normalised
+
+
+def to_bytes(vector: Any) -> bytes:
+    """A vector as little-endian float32 bytes (how the database keeps it)."""
+    import numpy as np
+
+    return np.asarray(vector, dtype="<f4").tobytes()
+
+
+def from_bytes(data: bytes | memoryview) -> Any:
+    import numpy as np
+
+    return np.frombuffer(bytes(data), dtype="<f4")
+
+
+def static_available() -> tuple[bool, str]:
+    from dokoro_store.retrieval.static import MODEL_DIR, model_files_present
+
+    if find_spec("model2vec") is None:
+        return False, "the model2vec package is not installed (pip install model2vec)"
+    if not model_files_present(MODEL_DIR):
+        return False, f"the bundled static model is missing from {MODEL_DIR}"
+    return True, "bundled model2vec model (offline)"
+
+
+class EmbedderHandle:
+    """Resolves the configured embedder on first use and keeps it for the life of the store.
+
+    ``stamp_lookup`` returns the embedder id the document vectors are stamped with (or None);
+    ``auto`` uses it to stay with a configured Ollama whose vectors are already stored, rather than
+    silently switching to the static model while Ollama is down.
+    """
+
+    def __init__(
+        self,
+        config: RetrievalConfig,
+        *,
+        stamp_lookup: Callable[[], str | None] | None = None,
+        http_transport: Any = None,
+    ) -> None:
+        self.config = config
+        self._stamp_lookup = stamp_lookup
+        self._transport = http_transport
+        self._lock = threading.Lock()
+        self._resolved: Embedder | None = None
+        self._done = False
+        self._reason = ""
+        self._ollama: Any = None
+
+    # ------------------------------------------------------------------ pieces
+    def ollama(self) -> Any:
+        """The Ollama embedder of this configuration (created once; nothing is contacted yet)."""
+        if self._ollama is None:
+            from dokoro_store.retrieval.config import DEFAULT_OLLAMA_URL
+            from dokoro_store.retrieval.ollama import OllamaEmbedder
+
+            self._ollama = OllamaEmbedder(
+                self.config.ollama_url or DEFAULT_OLLAMA_URL,
+                self.config.ollama_model,
+                self.config.ollama_timeout_s,
+                transport=self._transport,
+            )
+        return self._ollama
+
+    def _auto_wants_ollama(self) -> bool:
+        if self.config.ollama_url is None:
+            return False
+        ollama = self.ollama()
+        if ollama.healthy()[0]:
+            return True
+        stamp = self._stamp_lookup() if self._stamp_lookup else None
+        return bool(stamp and stamp == ollama.id)
+
+    def _resolve(self) -> tuple[Embedder | None, str]:
+        choice = self.config.embedder
+        if choice == "none":
+            return None, "DOKORO_EMBEDDER=none: vectors are off (full text only, recall by recency)"
+        if choice == "hashing":
+            from dokoro_store.retrieval.hashing import HashingEmbedder
+
+            return HashingEmbedder(), ""
+        if choice == "ollama" or (choice == "auto" and self._auto_wants_ollama()):
+            return self.ollama(), ""
+        ok, why = static_available()
+        if ok:
+            from dokoro_store.retrieval.static import StaticEmbedder
+
+            return StaticEmbedder(), ""
+        if choice == "static":
+            return None, f"DOKORO_EMBEDDER=static but {why}"
+        from dokoro_store.retrieval.hashing import HashingEmbedder
+
+        return HashingEmbedder(), ""
+
+    def get(self) -> Embedder | None:
+        """The embedder to use, or None when there is none (see :attr:`reason`).
+
+        An Ollama embedder is returned only while its server answers (one cached health check).
+        """
+        with self._lock:
+            if not self._done:
+                self._resolved, self._reason = self._resolve()
+                self._done = True
+            embedder = self._resolved
+        if embedder is not None and embedder.kind == "ollama":
+            healthy, why = embedder.healthy()  # type: ignore[attr-defined]
+            if not healthy:
+                self._reason = why
+                return None
+        return embedder
+
+    @property
+    def reason(self) -> str:
+        """Why :meth:`get` returned None."""
+        return self._reason
+
+    def require(self) -> Embedder:
+        embedder = self.get()
+        if embedder is None:
+            raise EmbedderUnavailableError(f"no embedder available: {self.reason}")
+        return embedder
+
+    def expected_id(self) -> str | None:
+        """The id vectors should carry, without loading a model or contacting a server twice."""
+        return self.status().id
+
+    # ------------------------------------------------------------------ status
+    def status(self) -> EmbedderStatus:
+        """What this handle embeds with, without loading a model (Ollama: one cached health check)."""
+        choice = self.config.embedder
+        if choice == "none":
+            return EmbedderStatus(choice, "none", None, None, "none", False, self._resolve()[1])
+        if choice == "hashing" or (choice == "auto" and not self._static_or_ollama()):
+            from dokoro_store.retrieval.hashing import HashingEmbedder
+
+            floor = HashingEmbedder()
+            detail = "chosen by DOKORO_EMBEDDER" if choice == "hashing" else f"fallback: {static_available()[1]}"
+            return EmbedderStatus(choice, "hashing", floor.id, floor.dimension, floor.label, True, detail)
+        if choice == "ollama" or (choice == "auto" and self._auto_wants_ollama()):
+            ollama = self.ollama()
+            healthy, why = ollama.healthy()
+            return EmbedderStatus(
+                choice,
+                "ollama",
+                ollama.id,
+                ollama.dimension,
+                ollama.label,
+                healthy,
+                why or f"reachable at {ollama.url}",
+            )
+        ok, why = static_available()
+        if not ok:
+            return EmbedderStatus(choice, "static", None, None, "static (unavailable)", False, why)
+        from dokoro_store.retrieval.static import StaticEmbedder
+
+        static = StaticEmbedder()
+        return EmbedderStatus(choice, "static", static.id, static.dimension, static.label, True, why)
+
+    def _static_or_ollama(self) -> bool:
+        return static_available()[0] or self._auto_wants_ollama()
+
+    def close(self) -> None:
+        if self._ollama is not None:
+            self._ollama.close()

@@ -1,0 +1,212 @@
+"""Full-text search over ``docs``, one implementation per backend behind :class:`FullTextIndex`.
+
+Both answer a :class:`~dokoro_store.retrieval.planner.PlannedQuery` in two sub-legs:
+
+- *words*: SQLite FTS5 ``porter unicode61`` ranked by bm25 (title weighted 5:1), or PostgreSQL's
+  generated ``tsvector`` ranked by ``ts_rank``;
+- *substrings*: CJK terms (and, when the words found fewer hits than asked, the words again as
+  substrings) through the FTS5 trigram index, or ``ILIKE`` (sped up by ``pg_trgm`` when present).
+  Terms shorter than three characters use an escaped ``LIKE``.
+
+The sub-legs are fused by reciprocal rank. The indexes themselves are kept in step with ``docs``
+by the database (triggers, a generated column): any writer of a document is searchable at once.
+A query the engine still rejects is logged and gives an empty leg, never an error.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from sqlalchemy import text
+from sqlalchemy.exc import DBAPIError
+from sqlmodel import Session
+
+from dokoro_store.retrieval.planner import PlannedQuery
+
+__all__ = ["FullTextIndex", "PostgresFullText", "SqliteFullText", "TextHit", "escape_like", "full_text_for"]
+
+log = logging.getLogger("dokoro.store")
+
+SUBSTRING_CAP = 200  # documents fetched per substring term
+_RRF_K = 60
+
+
+def escape_like(value: str, escape: str = "\\") -> str:
+    return value.replace(escape, escape * 2).replace("%", escape + "%").replace("_", escape + "_")
+
+
+@dataclass(frozen=True)
+class TextHit:
+    doc_id: str
+    score: float  # relative to the best hit of this search: 1.0 for the top
+    via: str  # "words" | "substrings" | "both"
+
+
+class FullTextIndex(Protocol):
+    engine: str
+
+    def search(self, session: Session, planned: PlannedQuery, limit: int) -> list[TextHit]: ...
+
+    def rebuild(self, session: Session) -> None:
+        """Rebuild the index from the documents (for ``dokoro reindex --full``)."""
+        ...
+
+    def describe(self, session: Session) -> str: ...
+
+
+def _fuse(words: list[tuple[str, float]], substrings: list[tuple[str, float]], limit: int) -> list[TextHit]:
+    """Words first when substrings only backfill; reciprocal-rank fusion when both carry terms."""
+    if not substrings:
+        return _normalised(words, "words")[:limit]
+    if not words:
+        return _normalised(substrings, "substrings")[:limit]
+    scores: dict[str, float] = {}
+    via: dict[str, set[str]] = {}
+    for leg, name in ((words, "words"), (substrings, "substrings")):
+        for rank, (doc_id, _raw) in enumerate(leg):
+            scores[doc_id] = scores.get(doc_id, 0.0) + 1.0 / (_RRF_K + rank)
+            via.setdefault(doc_id, set()).add(name)
+    ordered = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:limit]
+    top = ordered[0][1] if ordered else 1.0
+    return [
+        TextHit(doc_id, score / top, "both" if len(via[doc_id]) == 2 else next(iter(via[doc_id])))
+        for doc_id, score in ordered
+    ]
+
+
+def _normalised(hits: list[tuple[str, float]], via: str) -> list[TextHit]:
+    top = max((abs(raw) for _doc, raw in hits), default=1.0) or 1.0
+    return [TextHit(doc_id, abs(raw) / top, via) for doc_id, raw in hits]
+
+
+def _score_substrings(matches: dict[str, list[str]]) -> list[tuple[str, float]]:
+    """Documents ranked by how much of the query they contain (longer terms weigh more)."""
+    scored = [(doc_id, float(sum(len(term) for term in terms))) for doc_id, terms in matches.items()]
+    return sorted(scored, key=lambda item: (-item[1], item[0]))
+
+
+def _run(session: Session, sql: str, params: dict[str, Any], what: str) -> Sequence[Any]:
+    try:
+        with session.begin_nested():
+            return session.execute(text(sql), params).all()
+    except DBAPIError as exc:
+        log.warning("dokoro: %s query failed (%s); that leg returns nothing", what, exc.orig)
+        return []
+
+
+class SqliteFullText:
+    engine = "sqlite-fts5"
+
+    def search(self, session: Session, planned: PlannedQuery, limit: int) -> list[TextHit]:
+        words: list[tuple[str, float]] = []
+        match = planned.fts5()
+        if match:
+            rows = _run(
+                session,
+                "SELECT d.id, bm25(docs_fts, 5.0, 1.0) AS rank FROM docs_fts JOIN docs d ON d.rowid = docs_fts.rowid "
+                "WHERE docs_fts MATCH :q ORDER BY rank, d.id LIMIT :k",
+                {"q": match, "k": limit},
+                "full-text",
+            )
+            words = [(str(row[0]), float(row[1])) for row in rows]
+        terms = planned.substrings(include_words=len(words) < limit)
+        matches: dict[str, list[str]] = {}
+        for term in terms:
+            if len(term) >= 3:
+                rows = _run(
+                    session,
+                    "SELECT d.id FROM docs_trgm JOIN docs d ON d.rowid = docs_trgm.rowid "
+                    "WHERE docs_trgm MATCH :q LIMIT :k",
+                    {"q": '"' + term.replace('"', '""') + '"', "k": SUBSTRING_CAP},
+                    "trigram",
+                )
+            else:
+                pattern = f"%{escape_like(term)}%"
+                rows = _run(
+                    session,
+                    "SELECT id FROM docs WHERE title LIKE :p ESCAPE '\\' OR content LIKE :p ESCAPE '\\' LIMIT :k",
+                    {"p": pattern, "k": SUBSTRING_CAP},
+                    "substring",
+                )
+            for row in rows:
+                matches.setdefault(str(row[0]), []).append(term)
+        substrings = _score_substrings(matches)
+        if not planned.cjk:
+            # Only a backfill: keep the word hits' order and add what substrings found beyond them.
+            seen = {doc for doc, _ in words}
+            extra = [(doc, 0.0) for doc, _ in substrings if doc not in seen]
+            hits = _normalised(words, "words") + [TextHit(doc, 0.0, "substrings") for doc, _ in extra]
+            return hits[:limit]
+        return _fuse(words, substrings, limit)
+
+    def rebuild(self, session: Session) -> None:
+        session.execute(text("INSERT INTO docs_fts(docs_fts) VALUES ('rebuild')"))
+        session.execute(text("INSERT INTO docs_trgm(docs_trgm) VALUES ('rebuild')"))
+
+    def describe(self, session: Session) -> str:
+        return "SQLite FTS5 (porter unicode61) + trigram index for CJK and substrings"
+
+
+_PG_DOC_TEXT = "(coalesce(title, '') || ' ' || coalesce(content, ''))"
+
+
+class PostgresFullText:
+    engine = "postgresql-tsvector"
+
+    def __init__(self) -> None:
+        self._has_trgm: bool | None = None
+
+    def has_trgm(self, session: Session) -> bool:
+        if self._has_trgm is None:
+            found = session.execute(text("SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm'")).first()
+            self._has_trgm = found is not None
+        return self._has_trgm
+
+    def search(self, session: Session, planned: PlannedQuery, limit: int) -> list[TextHit]:
+        words: list[tuple[str, float]] = []
+        query = planned.websearch()
+        if query:
+            rows = _run(
+                session,
+                "SELECT d.id, ts_rank(d.fts, q, 1) AS rank FROM docs d, websearch_to_tsquery('english', :q) q "
+                "WHERE d.fts @@ q ORDER BY rank DESC, d.id LIMIT :k",
+                {"q": query, "k": limit},
+                "full-text",
+            )
+            words = [(str(row[0]), float(row[1])) for row in rows]
+        terms = planned.substrings(include_words=len(words) < limit)
+        matches: dict[str, list[str]] = {}
+        for term in terms:
+            rows = _run(
+                session,
+                f"SELECT id FROM docs WHERE {_PG_DOC_TEXT} ILIKE :p ESCAPE '\\' LIMIT :k",
+                {"p": f"%{escape_like(term)}%", "k": SUBSTRING_CAP},
+                "substring",
+            )
+            for row in rows:
+                matches.setdefault(str(row[0]), []).append(term)
+        substrings = _score_substrings(matches)
+        if not planned.cjk:
+            seen = {doc for doc, _ in words}
+            extra = [doc for doc, _ in substrings if doc not in seen]
+            return (_normalised(words, "words") + [TextHit(doc, 0.0, "substrings") for doc in extra])[:limit]
+        return _fuse(words, substrings, limit)
+
+    def rebuild(self, session: Session) -> None:
+        # The tsvector is a generated column: always current. Nothing to rebuild.
+        return None
+
+    def describe(self, session: Session) -> str:
+        trigram = (
+            "pg_trgm index for substrings and CJK"
+            if self.has_trgm(session)
+            else ("no pg_trgm (substring and CJK search scan with ILIKE)")
+        )
+        return f"PostgreSQL tsvector (english) + {trigram}"
+
+
+def full_text_for(dialect: str) -> FullTextIndex:
+    return PostgresFullText() if dialect == "postgresql" else SqliteFullText()

@@ -1,0 +1,99 @@
+"""The bundled static embedder: a model2vec model distilled from all-MiniLM-L6-v2.
+
+The model folder ships inside this package (``static_model/``, made once by
+``scripts/distill_static_model.py``). It is loaded from that folder only — never from a model
+hub — on the first embedding, and shared by every store of the process.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import warnings
+from collections.abc import Sequence
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from dokoro_store.errors import EmbedderUnavailableError
+
+if TYPE_CHECKING:
+    from dokoro_store.retrieval.embedders import FloatMatrix
+
+__all__ = ["MODEL_DIR", "StaticEmbedder", "model_files_present"]
+
+MODEL_DIR = Path(__file__).with_name("static_model")
+_REQUIRED = ("config.json", "model.safetensors", "tokenizer.json", "dokoro_provenance.json")
+# model2vec truncates each text to this many tokens anyway; cutting the characters first keeps
+# tokenising a huge chunk cheap.
+_MAX_CHARS = 8_000
+
+_load_lock = threading.Lock()
+_loaded: dict[Path, Any] = {}
+
+
+def model_files_present(folder: Path) -> bool:
+    return all((folder / name).is_file() for name in _REQUIRED)
+
+
+@cache
+def _provenance(folder: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((folder / "dokoro_provenance.json").read_text(encoding="utf-8"))
+    return data
+
+
+def _load(folder: Path) -> Any:
+    with _load_lock:
+        model = _loaded.get(folder)
+        if model is not None:
+            return model
+        if not model_files_present(folder):
+            # Checked first: model2vec would take a missing folder for a hub id and try to download it.
+            raise EmbedderUnavailableError(
+                f"the bundled static model is missing from {folder}; reinstall dokoro-store, "
+                "or set DOKORO_EMBEDDER=hashing"
+            )
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # third-party import-time deprecations are not ours
+                from model2vec import StaticModel
+        except ImportError:
+            raise EmbedderUnavailableError(
+                "the static embedder needs the model2vec package: pip install model2vec "
+                "(or set DOKORO_EMBEDDER=hashing)"
+            ) from None
+        model = StaticModel.from_pretrained(str(folder.resolve()), force_download=False)
+        _loaded[folder] = model
+        return model
+
+
+class StaticEmbedder:
+    """model2vec static embeddings: offline, fast on a CPU, shipped with the project."""
+
+    kind = "static"
+
+    def __init__(self, folder: Path = MODEL_DIR) -> None:
+        self._folder = folder
+
+    @property
+    def id(self) -> str:
+        return str(_provenance(self._folder)["id"])
+
+    @property
+    def dimension(self) -> int:
+        return int(_provenance(self._folder)["dimension"])
+
+    @property
+    def label(self) -> str:
+        return f"static model2vec distilled from all-MiniLM-L6-v2 ({self.dimension} dimensions, bundled, offline)"
+
+    def embed(self, texts: Sequence[str], *, query: bool = False) -> FloatMatrix:
+        from dokoro_store.retrieval.embedders import normalise_rows
+
+        model = _load(self._folder)
+        if not texts:
+            import numpy as np
+
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        clipped = [text[:_MAX_CHARS] for text in texts]
+        return normalise_rows(model.encode(clipped, show_progress_bar=False))

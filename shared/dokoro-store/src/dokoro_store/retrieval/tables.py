@@ -1,0 +1,77 @@
+"""Tables of the search index: chunk bookkeeping, vectors and the index stamp.
+
+They are *derived* data (rebuilt by ``dokoro reindex``/``reembed`` from the documents and
+summaries), so they live on their own :data:`INDEX_METADATA` rather than ``SQLModel.metadata``:
+store copies and JSON backups carry the memory, not its indexes. The schema is created by
+migration ``0005``; foreign keys to ``docs`` exist in the database (``ON DELETE CASCADE``) but are
+not declared here, so these tables compile without the document models.
+
+``summary_vectors`` is a partial view of ``conversation_summaries``: the two columns the episodic
+recall ranking adds to it (``embedding``, ``embedder``).
+"""
+
+from __future__ import annotations
+
+from typing import cast
+
+from sqlalchemy import BigInteger, Column, Integer, LargeBinary, MetaData, String, Table, Text
+
+from dokoro_store.db.types import UtcDateTime
+from dokoro_store.models import Doc
+
+__all__ = ["INDEX_METADATA", "chunks", "doc_vectors", "docs_table", "index_state", "summary_vectors"]
+
+# The documents table (owned by the models), as a typed Core table for the index's queries.
+docs_table = cast(Table, Doc.__table__)  # type: ignore[attr-defined]
+
+INDEX_METADATA = MetaData()
+
+# One row per indexed document: which content (sha256) its chunks and vectors were made from.
+doc_vectors = Table(
+    "doc_vectors",
+    INDEX_METADATA,
+    Column("doc_id", String, primary_key=True),
+    Column("content_hash", String, nullable=False),
+    Column("token_count", Integer, nullable=False),
+    Column("chunk_count", Integer, nullable=False),
+    Column("embedder", String, nullable=True),  # None: indexed for full text only
+    Column("last_indexed", UtcDateTime, nullable=False),
+)
+
+# The chunks of every indexed document (reference §4.5), with their vector when there is one.
+chunks = Table(
+    "chunks",
+    INDEX_METADATA,
+    Column("chunk_id", String, primary_key=True),
+    Column("doc_id", String, nullable=False, index=True),
+    Column("chunk_index", Integer, nullable=False),
+    Column("start_line", Integer, nullable=False),
+    Column("end_line", Integer, nullable=False),
+    Column("start_char", Integer, nullable=False),
+    Column("end_char", Integer, nullable=False),
+    Column("header_context", Text, nullable=True),
+    Column("token_count", Integer, nullable=False),
+    Column("embedder", String, nullable=True),
+    Column("embedding", LargeBinary, nullable=True),  # little-endian float32, unit length
+)
+
+# A single row (id = 1): the embedder the document vectors are stamped with, and a generation
+# counter bumped by every index write (caches of the vectors compare it to stay fresh).
+index_state = Table(
+    "index_state",
+    INDEX_METADATA,
+    Column("id", Integer, primary_key=True, autoincrement=False),
+    Column("generation", BigInteger, nullable=False),
+    Column("embedder", String, nullable=True),
+    Column("dimension", Integer, nullable=True),
+    Column("updated_at", UtcDateTime, nullable=True),
+)
+
+summary_vectors = Table(
+    "conversation_summaries",
+    INDEX_METADATA,
+    Column("id", Integer, primary_key=True),
+    Column("summary", Text),
+    Column("embedding", LargeBinary, nullable=True),
+    Column("embedder", String, nullable=True),
+)

@@ -1,0 +1,181 @@
+"""The vector index: one interface, three engines.
+
+The database is the source of truth: every chunk's vector is kept (float32 bytes) in
+``chunks.embedding``, stamped with its embedder, in the same transaction as the chunk. An engine
+answers nearest-neighbour queries over those vectors:
+
+- :class:`ExactScanIndex` — a cosine scan in numpy over the vectors read from the database,
+  cached in memory until the index generation changes. Always available.
+- ``LanceIndex`` (``lance.py``) — LanceDB under ``.dokoro/db/vectors.lance`` on the embedded backend,
+  when the optional ``lancedb`` extra is installed; rebuilt from the database when it drifts.
+- ``PgVectorIndex`` (``pgvector.py``) — pgvector on PostgreSQL when the extension was enabled.
+
+:func:`open_vector_index` picks one; ``search_status`` and ``dokoro doctor`` name it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib.util import find_spec
+from typing import TYPE_CHECKING, Any, Protocol
+
+from sqlalchemy import func, select
+from sqlmodel import Session
+
+from dokoro_store.db.engine import Database
+from dokoro_store.retrieval.tables import chunks, index_state
+
+if TYPE_CHECKING:
+    from dokoro_store.paths import StorePaths
+    from dokoro_store.retrieval.config import RetrievalConfig
+
+__all__ = ["ChunkVector", "ExactScanIndex", "VectorHit", "VectorIndex", "current_generation", "open_vector_index"]
+
+
+@dataclass(frozen=True)
+class VectorHit:
+    chunk_id: str
+    doc_id: str
+    score: float  # cosine similarity
+
+
+@dataclass(frozen=True)
+class ChunkVector:
+    chunk_id: str
+    doc_id: str
+    chunk_index: int
+    embedder: str
+    vector: Any  # 1-d float32 array, unit length
+
+
+class VectorIndex(Protocol):
+    engine: str  # "exact" | "lancedb" | "pgvector"
+
+    def describe(self) -> str: ...
+
+    def write_in_transaction(self, session: Session, rows: Sequence[ChunkVector]) -> None:
+        """Called inside the transaction that wrote these chunks."""
+        ...
+
+    def after_commit(self, doc_ids: Sequence[str], rows: Sequence[ChunkVector]) -> None:
+        """Called once the chunks of ``doc_ids`` (replaced by ``rows``) are committed."""
+        ...
+
+    def clear(self) -> None:
+        """Forget every vector (the database rows are cleared by the caller)."""
+        ...
+
+    def search(self, vector: Any, embedder: str, k: int) -> list[VectorHit]:
+        """The ``k`` chunks nearest ``vector`` among those stamped ``embedder``."""
+        ...
+
+    def count(self) -> int:
+        """Vectors the engine holds."""
+        ...
+
+
+def current_generation(session: Session) -> int:
+    value = session.execute(select(index_state.c.generation).where(index_state.c.id == 1)).scalar()
+    return int(value or 0)
+
+
+def top_k(matrix: Any, vector: Any, k: int) -> list[tuple[int, float]]:
+    """Indices and cosine scores of the ``k`` best rows of ``matrix`` (rows and vector unit length)."""
+    import numpy as np
+
+    if matrix.shape[0] == 0 or k <= 0:
+        return []
+    scores = matrix @ np.asarray(vector, dtype=np.float32)
+    k = min(k, scores.shape[0])
+    best = np.argpartition(-scores, k - 1)[:k]
+    best = best[np.argsort(-scores[best], kind="stable")]
+    return [(int(i), float(scores[i])) for i in best]
+
+
+class ExactScanIndex:
+    """Exact cosine search over the vectors kept in the database (cached per index generation)."""
+
+    engine = "exact"
+
+    def __init__(self, db: Database, reason: str = "") -> None:
+        self._db = db
+        self._reason = reason
+        self._lock = threading.Lock()
+        self._cache: tuple[int, str, Any, list[str], list[str]] | None = None
+
+    def describe(self) -> str:
+        why = f" ({self._reason})" if self._reason else ""
+        return f"exact scan of the vectors in the database{why}"
+
+    def write_in_transaction(self, session: Session, rows: Sequence[ChunkVector]) -> None:
+        return None
+
+    def after_commit(self, doc_ids: Sequence[str], rows: Sequence[ChunkVector]) -> None:
+        return None
+
+    def clear(self) -> None:
+        with self._lock:
+            self._cache = None
+
+    def _matrix(self, embedder: str) -> tuple[Any, list[str], list[str]]:
+        import numpy as np
+
+        with self._db.read() as session:
+            generation = current_generation(session)
+            with self._lock:
+                cached = self._cache
+            if cached is not None and cached[0] == generation and cached[1] == embedder:
+                return cached[2], cached[3], cached[4]
+            rows = session.execute(
+                select(chunks.c.chunk_id, chunks.c.doc_id, chunks.c.embedding)
+                .where(chunks.c.embedder == embedder, chunks.c.embedding.is_not(None))
+                .order_by(chunks.c.chunk_id)
+            ).all()
+        chunk_ids = [str(r[0]) for r in rows]
+        doc_ids = [str(r[1]) for r in rows]
+        if rows:
+            matrix = np.frombuffer(b"".join(bytes(r[2]) for r in rows), dtype="<f4").reshape(len(rows), -1)
+        else:
+            matrix = np.zeros((0, 1), dtype=np.float32)
+        with self._lock:
+            self._cache = (generation, embedder, matrix, chunk_ids, doc_ids)
+        return matrix, chunk_ids, doc_ids
+
+    def search(self, vector: Any, embedder: str, k: int) -> list[VectorHit]:
+        matrix, chunk_ids, doc_ids = self._matrix(embedder)
+        if matrix.shape[0] and matrix.shape[1] != len(vector):
+            return []
+        return [VectorHit(chunk_ids[i], doc_ids[i], score) for i, score in top_k(matrix, vector, k)]
+
+    def count(self) -> int:
+        with self._db.read() as session:
+            value = session.execute(
+                select(func.count()).select_from(chunks).where(chunks.c.embedding.is_not(None))
+            ).scalar()
+        return int(value or 0)
+
+
+def lancedb_installed() -> bool:
+    return find_spec("lancedb") is not None and find_spec("pyarrow") is not None
+
+
+def open_vector_index(db: Database, paths: StorePaths, config: RetrievalConfig) -> VectorIndex:
+    """The engine for this store: pgvector or LanceDB when possible, else the exact scan."""
+    if db.dialect == "postgresql":
+        from dokoro_store.retrieval.pgvector import PgVectorIndex, pgvector_column_present
+
+        if config.vector_engine != "exact":
+            present, why = pgvector_column_present(db)
+            if present:
+                return PgVectorIndex(db)
+            return ExactScanIndex(db, why)
+        return ExactScanIndex(db, "chosen by configuration")
+    if config.vector_engine == "exact":
+        return ExactScanIndex(db, "chosen by configuration")
+    if lancedb_installed():
+        from dokoro_store.retrieval.lance import LanceIndex
+
+        return LanceIndex(db, paths)
+    return ExactScanIndex(db, "LanceDB is not installed: pip install 'dokoro-store[lancedb]' for large stores")

@@ -1,0 +1,87 @@
+"""Handoffs: work one agent leaves for another, taken by exactly one claimant (reference §2.8)."""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from sqlalchemy import CursorResult, update
+from sqlmodel import col, or_, select
+
+from dokoro_store.clock import Clock
+from dokoro_store.db.engine import Database
+from dokoro_store.errors import ConflictError, InvalidArgumentError
+from dokoro_store.models import Handoff
+from dokoro_store.services.names import optional_name, required_name
+
+__all__ = ["MAX_SUMMARY", "HandoffService"]
+
+MAX_SUMMARY = 20000
+MAX_ITEMS = 100
+
+
+class HandoffService:
+    def __init__(self, db: Database, clock: Clock) -> None:
+        self._db = db
+        self._clock = clock
+
+    def write(
+        self,
+        from_agent: str,
+        summary: str,
+        *,
+        open_items: list[str] | None = None,
+        to_agent: str | None = None,
+        session_id: str | None = None,
+    ) -> Handoff:
+        from_agent = required_name(from_agent, "from_agent")
+        if not summary or not summary.strip():
+            raise InvalidArgumentError("summary must not be empty: say what is handed over")
+        if len(summary) > MAX_SUMMARY:
+            raise InvalidArgumentError(f"summary is {len(summary)} characters; at most {MAX_SUMMARY}")
+        items = [item.strip() for item in (open_items or []) if item and item.strip()]
+        if len(items) > MAX_ITEMS:
+            raise InvalidArgumentError(f"at most {MAX_ITEMS} open_items; got {len(items)}")
+        handoff = Handoff(
+            from_agent=from_agent,
+            to_agent=optional_name(to_agent, "to_agent"),
+            session_id=optional_name(session_id, "session_id"),
+            summary=summary.strip(),
+            open_items=items or None,
+            status="open",
+            created_at=self._clock.now(),
+        )
+        with self._db.write() as session:
+            session.add(handoff)
+            session.flush()
+        return handoff
+
+    def inbox(self, agent_id: str | None = None, *, limit: int = 20) -> list[Handoff]:
+        """Open handoffs, newest first; with ``agent_id``, those addressed to it or to anyone."""
+        if not 1 <= limit <= 100:
+            raise InvalidArgumentError(f"limit must be between 1 and 100; got {limit}")
+        statement = select(Handoff).where(Handoff.status == "open")
+        if agent_id is not None and agent_id.strip():
+            statement = statement.where(or_(col(Handoff.to_agent).is_(None), col(Handoff.to_agent) == agent_id.strip()))
+        statement = statement.order_by(col(Handoff.created_at).desc(), col(Handoff.id).desc()).limit(limit)
+        with self._db.read() as session:
+            return list(session.exec(statement).all())
+
+    def claim(self, handoff_id: int, agent_id: str) -> Handoff:
+        """Take an open handoff: exactly one of several concurrent claimants succeeds."""
+        if handoff_id < 1:
+            raise InvalidArgumentError(f"handoff_id must be a positive id from dokoro_handoff_inbox; got {handoff_id}")
+        agent_id = required_name(agent_id, "agent_id")
+        with self._db.write() as session:
+            done = cast(
+                "CursorResult[Any]",
+                session.execute(
+                    update(Handoff)
+                    .where(col(Handoff.id) == handoff_id, col(Handoff.status) == "open")
+                    .values(status="claimed", claimed_by=agent_id, claimed_at=self._clock.now())
+                ),
+            )
+            if done.rowcount != 1:
+                raise ConflictError(f"handoff #{handoff_id} is not open (already claimed or missing)")
+            handoff = session.get(Handoff, handoff_id)
+            assert handoff is not None
+            return handoff

@@ -1,0 +1,87 @@
+"""Episodic recall ranked by embedding similarity (§4.2), recency only without an embedder."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from dokoro_store.retrieval.tables import summary_vectors
+from sqlalchemy import select, update
+
+
+def add(store, clock, session_id: str, summary: str, **extra) -> int:
+    clock.advance(timedelta(hours=1))
+    return store.episodic.add_summary(session_id, "claude", summary, **extra).id
+
+
+def test_an_old_but_relevant_session_beats_recent_noise(open_store, clock):
+    store = open_store()
+    add(store, clock, "s-old", "login failed: the login cookie expired, so every login redirected to the login page")
+    for i in range(12):
+        add(store, clock, f"s-{i}", f"billing report {i}: moved the footer of the export below the login link")
+
+    recall = store.episodic.recall_ranked(query="login", limit=1)
+
+    assert recall.hits[0].session_id == "s-old"  # the newest of 13 matches would be s-11
+    assert recall.ranking == f"similarity ({store.embedder.status().id}, 13 candidates)"
+
+
+def test_similarity_orders_the_matches_of_a_query(open_store, clock):
+    store = open_store()
+    add(store, clock, "a", "notes: tomatoes and basil in the garden")
+    add(store, clock, "b", "notes: authentication tokens rotate every day")
+    add(store, clock, "c", "notes: the weekly team lunch")
+
+    recall = store.episodic.recall_ranked(query="notes", limit=3)
+
+    assert {h.session_id for h in recall.hits} == {"a", "b", "c"}
+    assert all(h.similarity is not None for h in recall.hits)
+    sims = [h.similarity for h in recall.hits]
+    assert sims == sorted(sims, reverse=True)
+
+
+def test_summaries_are_embedded_when_written_and_stamped(open_store, clock):
+    store = open_store()
+    row_id = add(store, clock, "s", "embedded at once")
+
+    with store.db.read() as session:
+        row = session.execute(select(summary_vectors).where(summary_vectors.c.id == row_id)).one()
+    assert row.embedding is not None
+    assert row.embedder == store.embedder.status().id
+
+
+def test_a_summary_without_a_vector_is_embedded_during_recall(open_store, clock):
+    store = open_store()
+    row_id = add(store, clock, "s", "vector lost in a copy")
+    with store.db.write() as session:
+        session.execute(update(summary_vectors).values(embedding=None, embedder=None))
+
+    recall = store.episodic.recall_ranked(query="vector")
+
+    assert recall.hits[0].similarity is not None
+    with store.db.read() as session:
+        assert session.execute(select(summary_vectors.c.embedder).where(summary_vectors.c.id == row_id)).scalar()
+
+
+def test_without_an_embedder_recall_keeps_recency_and_says_so(open_store, clock):
+    store = open_store(embedder="none")
+    add(store, clock, "a", "first match")
+    add(store, clock, "b", "second match")
+
+    recall = store.episodic.recall_ranked(query="match")
+
+    assert [h.session_id for h in recall.hits] == ["b", "a"]
+    assert recall.ranking.startswith("recency (no embedder:")
+    assert store.episodic.recall_ranked().ranking == "recency"
+
+
+def test_a_compacted_session_is_embedded_too(open_store, clock):
+    store = open_store()
+    add(store, clock, "big", "part one about parsers", token_count=30_000)
+    added = store.episodic.add_summary("big", "claude", "part two about lexers", token_count=20_000)
+
+    assert added.compaction is not None and added.compaction.row_id is not None
+    with store.db.read() as session:
+        row = session.execute(select(summary_vectors).where(summary_vectors.c.id == added.compaction.row_id)).one()
+    assert row.embedding is not None
+    (hit,) = store.episodic.recall_ranked(query="lexers").hits
+    assert hit.compacted and hit.similarity is not None
