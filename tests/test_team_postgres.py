@@ -60,3 +60,35 @@ async def test_a_server_pointed_at_an_unreachable_database_exits_with_the_reason
         assert done.returncode == 2, done.stderr
         assert "127.0.0.1:9" in done.stderr and "DOKORO_DATABASE_URL" in done.stderr
         assert "Traceback" not in done.stderr
+
+
+async def test_a_file_claim_by_one_agent_is_seen_and_respected_by_the_other(
+    tmp_path: Path, postgres_url: str, server_params
+) -> None:
+    (tmp_path / "auth").mkdir()
+    params = {
+        who: server_params(
+            "dokoro", tmp_path / who / "dokoro", tmp_path, DOKORO_DATABASE_URL=postgres_url, DOKORO_AGENT_ID=who
+        )
+        for who in ("alice", "bob")
+    }
+    async with Client(params["alice"]) as alice, Client(params["bob"]) as bob:
+        claimed = await alice.call_tool(
+            "dokoro_file_claim", {"paths": ["auth/session.ts"], "intent": "cookie sessions", "ttl_seconds": 600}
+        )
+        assert claimed.structured_content["claimed"] is True
+
+        listed = await bob.call_tool("dokoro_claim_list", {})
+        (claim,) = listed.structured_content["claims"]
+        assert (claim["path"], claim["agent_id"], claim["intent"]) == ("auth/session.ts", "alice", "cookie sessions")
+
+        refused = await bob.call_tool("dokoro_file_claim", {"paths": ["auth/session.ts", "auth/token.ts"]})
+        assert not refused.is_error  # a conflict is an answer, not an error
+        assert refused.structured_content["claimed"] is False
+        statuses = {item["path"]: item["status"] for item in refused.structured_content["report"]}
+        assert statuses == {"auth/session.ts": "conflict", "auth/token.ts": "would_acquire"}
+
+        released = await alice.call_tool("dokoro_file_release", {"paths": ["auth/session.ts"]})
+        assert not released.is_error
+        taken = await bob.call_tool("dokoro_file_claim", {"paths": ["auth/session.ts"]})
+        assert taken.structured_content["claimed"] is True
