@@ -63,3 +63,11 @@ def test_several_fields_are_redacted_together() -> None:
     values, kinds = redact_all(["plain", None, f"uses {GITHUB}"])
     assert values[0] == "plain" and values[1] is None and "[REDACTED:github-token]" in str(values[2])
     assert kinds == ("github-token",)
+
+
+def test_indexed_documents_are_redacted_and_the_report_says_so(store) -> None:
+    report = store.docs.index_content("research-keys", f"The staging key is {GITHUB}; rotate monthly.")
+
+    assert any("redacted 1 secret" in note for note in report.notes)
+    assert GITHUB not in (store.docs.get("research-keys").content or "")
+    assert [h.doc_id for h in store.search.universal("staging key rotate").hits] == ["research-keys"]

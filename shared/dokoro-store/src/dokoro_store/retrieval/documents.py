@@ -44,6 +44,7 @@ from dokoro_store.retrieval.embedders import EmbedderHandle, to_bytes
 from dokoro_store.retrieval.markdown_docs import content_hash
 from dokoro_store.retrieval.tables import chunks, doc_vectors, docs_table, index_state
 from dokoro_store.retrieval.vectors import ChunkVector, VectorIndex
+from dokoro_store.secrets import redact
 
 if TYPE_CHECKING:
     from dokoro_store.retrieval.embedders import Embedder
@@ -193,6 +194,7 @@ class DocumentService:
         A new document without ``filepath`` gets ``index://<doc_id>`` (content with no file behind it).
         """
         doc_id = validate_doc_id(doc_id)
+        content = redact(content).text  # secrets never reach the index (or a team's shared database)
         now = self._clock.now()
         with self._db.write() as session:
             row = session.get(Doc, doc_id, with_for_update=True)
@@ -236,8 +238,8 @@ class DocumentService:
                 "id": validate_doc_id(doc.id),
                 "filepath": doc.filepath or f"{CONTENT_PREFIX}{doc.id.strip()}",
                 "title": doc.title or "Untitled",
-                "content": doc.content,
-                "content_hash": content_hash(doc.content),
+                "content": redact(doc.content).text,
+                "content_hash": content_hash(redact(doc.content).text),
                 "doc_type": doc.doc_type,
                 "status": doc.status,
                 "priority": "medium",
@@ -284,8 +286,11 @@ class DocumentService:
         embedder = self._embedder.get()
         if embedder is not None:
             self.check_search_stamp(embedder)  # refuse before writing anything
-        self.save(doc_id, content, title=title.strip() or "Untitled")
+        cleaned = redact(content)
+        self.save(doc_id, cleaned.text, title=title.strip() or "Untitled")
         report = self.index_docs([validate_doc_id(doc_id)])
+        if cleaned.kinds:
+            report.note(cleaned.notice())
         return report
 
     def index_docs(
