@@ -24,9 +24,7 @@ from pathlib import Path
 os.environ["HF_HUB_OFFLINE"] = "1"  # never reach a model hub: the teacher is a local folder
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 
-DEFAULT_OUT = (
-    Path(__file__).resolve().parents[1] / "shared/dokoro-store/src/dokoro_store/retrieval/static_model"
-)
+DEFAULT_OUT = Path(__file__).resolve().parents[1] / "shared/dokoro-store/src/dokoro_store/retrieval/static_model"
 # Files of the saved model that dokoro does not need at run time (model2vec writes a model card).
 _DROP = ("README.md",)
 

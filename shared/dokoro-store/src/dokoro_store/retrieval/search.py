@@ -198,7 +198,9 @@ class SearchService:
             raise InvalidArgumentError(f"limit must be between 1 and {MAX_LIMIT}; got {limit}")
         if mode not in SEARCH_MODES:
             raise InvalidArgumentError(f"mode must be one of {', '.join(SEARCH_MODES)}; got {mode!r}")
-        depth = depth or max(2 * limit, 20)
+        # Candidates per leg: enough for fusion to find agreement, few enough that a weak leg's tail
+        # cannot outvote the other's top hits (measured on LoCoMo: see docs/benchmarks.md).
+        depth = depth or max(limit * 3 // 2, 10)
         planned = plan_query(query)
         notes: list[str] = []
         engine = self._vectors()

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 from alembic import op
-
 from dokoro_store.db.types import UtcDateTime
 
 revision = "0008"
