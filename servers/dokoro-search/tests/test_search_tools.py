@@ -189,3 +189,17 @@ async def test_session_recall_says_it_ranked_by_similarity(call):
 
     assert outcome.structured_content["ranking"].startswith("similarity (static:")
     assert "(ranked by similarity" in outcome.content[0].text
+
+
+@pytest.mark.anyio
+async def test_the_graph_signal_of_search_universal_can_be_switched_off(call):
+    await call("search_index_content", doc_id="doc-a", content="Timeout handling: a timeout, another timeout, retries.")
+    await call("search_index_content", doc_id="doc-b", content="SessionManager owns the login state; one timeout.")
+
+    with_graph = (await call("search_universal", query="SessionManager timeout")).structured_content["results"]
+    without = (await call("search_universal", query="SessionManager timeout", graph=False)).structured_content[
+        "results"
+    ]
+
+    assert any("knowledge graph" in hit["why"] for hit in with_graph)
+    assert not any("knowledge graph" in hit["why"] for hit in without)

@@ -158,13 +158,17 @@ def search_universal(
         Literal["hybrid", "keyword", "semantic"],
         Field(description="hybrid (full text + vectors, fused), keyword (full text only) or semantic (vectors only)."),
     ] = "hybrid",
+    graph: Annotated[
+        bool,
+        Field(description="In hybrid mode, lift documents the entity graph links to entities named in the query."),
+    ] = True,
 ) -> Annotated[CallToolResult, SearchOut]:
     """Search every document of the memory (session dumps, decisions, research, indexed content, workspace
     markdown) by meaning and by words at once. Each result says why it surfaced (matched terms, semantic
     neighbour, or both) and carries its scores. Quotes keep a phrase; any text is safe to pass."""
     store = state(ctx).store
     refresh = store.search.refresh()
-    found = store.search.universal(query, limit=limit, mode=mode)
+    found = store.search.universal(query, limit=limit, mode=mode, graph=graph)
     notes = refresh.notes + found.notes
     out = SearchOut(
         query=query,
