@@ -99,11 +99,11 @@ def _on_conflict(
     )
 
 
-class SqliteOps:
-    name = "sqlite"
+class _Upserts:
+    """``upsert``/``upsert_many`` on top of the dialect's own ``insert`` (its ON CONFLICT clause)."""
 
-    def __init__(self, lock_dir: Path) -> None:
-        self._lock_dir = lock_dir
+    def insert(self, table: Table) -> sqlite.Insert | postgresql.Insert:
+        raise NotImplementedError
 
     def upsert(
         self,
@@ -112,7 +112,7 @@ class SqliteOps:
         key: Sequence[str],
         update: Sequence[str] | None,
     ) -> Insert:
-        return _on_conflict(sqlite.insert(table).values(**values), key, update)
+        return _on_conflict(self.insert(table).values(**values), key, update)
 
     def upsert_many(
         self,
@@ -121,7 +121,14 @@ class SqliteOps:
         key: Sequence[str],
         update: Sequence[str] | None,
     ) -> Insert:
-        return _on_conflict(sqlite.insert(table).values(list(rows)), key, update)
+        return _on_conflict(self.insert(table).values(list(rows)), key, update)
+
+
+class SqliteOps(_Upserts):
+    name = "sqlite"
+
+    def __init__(self, lock_dir: Path) -> None:
+        self._lock_dir = lock_dir
 
     def after_bulk_insert(self, connection: Connection, table: Table) -> None:
         # SQLite hands out max(rowid) + 1; nothing to repair.
@@ -153,31 +160,9 @@ class SqliteOps:
             yield
 
 
-class PostgresOps:
+class PostgresOps(_Upserts):
     name = "postgresql"
     _ADVISORY_KEY = 0x646F6B6F726F  # "dokoro"
-
-    def upsert(
-        self,
-        table: Table,
-        values: Mapping[str, Any],
-        key: Sequence[str],
-        update: Sequence[str] | None,
-    ) -> Insert:
-        from sqlalchemy.dialects import postgresql  # only PostgreSQL stores pay for its dialect
-
-        return _on_conflict(postgresql.insert(table).values(**values), key, update)
-
-    def upsert_many(
-        self,
-        table: Table,
-        rows: Sequence[Mapping[str, Any]],
-        key: Sequence[str],
-        update: Sequence[str] | None,
-    ) -> Insert:
-        from sqlalchemy.dialects import postgresql
-
-        return _on_conflict(postgresql.insert(table).values(list(rows)), key, update)
 
     def after_bulk_insert(self, connection: Connection, table: Table) -> None:
         for column in table.primary_key.columns:
@@ -207,7 +192,7 @@ class PostgresOps:
         )
 
     def insert(self, table: Table) -> postgresql.Insert:
-        from sqlalchemy.dialects import postgresql
+        from sqlalchemy.dialects import postgresql  # only PostgreSQL stores pay for its dialect
 
         return postgresql.insert(table)
 
