@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import os
+import socket
+import subprocess
 import sys
-from collections.abc import Callable
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 
 import pytest
+from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 
@@ -20,7 +25,7 @@ ServerParams = Callable[..., StdioServerParameters]
 
 
 def _server_params(module: str, store: Path, cwd: Path, **env: str) -> StdioServerParameters:
-    environment = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "SYSTEMROOT", "TMPDIR")}
+    environment = _base_env()
     environment.update(DOKORO_PATH=str(store), PYTHONUNBUFFERED="1", **env)
     return StdioServerParameters(command=sys.executable, args=["-m", module], env=environment, cwd=str(cwd))
 
@@ -29,3 +34,69 @@ def _server_params(module: str, store: Path, cwd: Path, **env: str) -> StdioServ
 def server_params() -> ServerParams:
     """Factory: parameters that start ``python -m <module>`` as a real server process over stdio."""
     return _server_params
+
+
+def _base_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "SYSTEMROOT", "TMPDIR")}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def tokens(tmp_path: Path) -> dict[str, str]:
+    """Bearer tokens of agents alice and bob in the store of ``tmp_path/dokoro``."""
+    from dokoro_store import Store
+
+    with Store.open(tmp_path / "dokoro") as store:
+        return {name: store.tokens.create(name).token for name in ("alice", "bob")}
+
+
+@pytest.fixture
+def http_server(tmp_path: Path, tokens: dict[str, str]) -> Iterator[str]:
+    """A real ``dokoro serve --http --require-token`` process; yields its URL once it listens."""
+    port = free_port()
+    args = ["-m", "dokoro", "serve", "--http", "--host", "127.0.0.1", "--port", str(port), "--require-token"]
+    proc = subprocess.Popen(
+        [sys.executable, *args],
+        env={**_base_env(), "DOKORO_PATH": str(tmp_path / "dokoro")},
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:  # bounded: the port accepts connections once uvicorn is up
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"dokoro serve --http did not start: {proc.communicate()[1]}") from None
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)
+
+
+@asynccontextmanager
+async def http_client(url: str, token: str) -> AsyncIterator[Client]:
+    """An MCP client of the shared HTTP server, authenticated with ``token``."""
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with (
+        httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http,
+        Client(streamable_http_client(url, http_client=http)) as client,
+    ):
+        yield client
+
+
+@pytest.fixture
+def connect() -> Callable[[str, str], AbstractAsyncContextManager[Client]]:
+    """Factory: ``async with connect(url, token) as client`` on the shared HTTP server."""
+    return http_client
