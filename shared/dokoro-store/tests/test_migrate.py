@@ -96,3 +96,20 @@ def test_a_store_written_by_a_newer_dokoro_is_refused_with_the_fix(tmp_path):
         connection.execute(text("INSERT INTO alembic_version (version_num) VALUES ('9999')"))
     with pytest.raises(StoreUnavailableError, match="newer dokoro"):
         Store.open(root)
+
+
+def test_doctor_says_when_this_open_upgraded_an_old_store(tmp_path):
+    from dokoro_store.health import diagnose
+
+    root = tmp_path / "dokoro"
+    old = Database.open_sqlite(StorePaths(root).sqlite_file)
+    try:
+        upgrade(old, "0001")
+    finally:
+        old.dispose()
+    with Store.open(root) as store:
+        (schema,) = [c for c in diagnose(store) if c.label == "Schema"]
+        assert "upgraded on this open from 0001" in schema.value and schema.status == "ok"
+    with Store.open(root) as again:
+        (schema,) = [c for c in diagnose(again) if c.label == "Schema"]
+        assert "upgraded" not in schema.value and "created" not in schema.value

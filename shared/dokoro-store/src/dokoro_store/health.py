@@ -80,10 +80,15 @@ def diagnose(store: Store) -> list[Check]:
             version = connection.execute(text("SHOW server_version")).scalar()
         checks.append(Check("Backend", f"PostgreSQL {version} (team) at {describe_url(store.db.url)}", "ok"))
     heads = current_heads(store.db)
+    upgraded = ""
+    if store.schema_before and store.schema_before != heads:
+        upgraded = f"; upgraded on this open from {schema_label(store.schema_before)}"
+    elif not store.schema_before:
+        upgraded = "; created on this open"
     checks.append(
         Check(
             "Schema",
-            f"revision {schema_label(heads)} (this dokoro expects {schema_label(HEADS)})",
+            f"revision {schema_label(heads)} (this dokoro expects {schema_label(HEADS)}){upgraded}",
             "ok" if heads == HEADS else "fail",
         )
     )

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from dokoro_store.clock import Clock
 from dokoro_store.db.engine import Database
-from dokoro_store.db.migrate import upgrade
+from dokoro_store.db.migrate import current_heads, upgrade
 from dokoro_store.paths import StorePaths
 from dokoro_store.retrieval import Retrieval, RetrievalConfig
 from dokoro_store.services.archive import ArchiveService
@@ -100,6 +100,8 @@ class Store:
         # Typed memories (remember / recall / forget): rows indexed as documents for hybrid recall.
         self.memories = MemoryService(db, clock, self.docs, self.search)
         self.recovered: list[CompactionResult] = []
+        # The schema revisions found when the store was opened, before any upgrade.
+        self.schema_before: frozenset[str] = frozenset()
 
     @classmethod
     def open(
@@ -123,8 +125,10 @@ class Store:
         paths.root.mkdir(parents=True, exist_ok=True)
         db = Database.open_url(database_url, paths.db_dir) if database_url else Database.open_sqlite(paths.sqlite_file)
         try:
+            schema_before = current_heads(db)
             upgrade(db)
             store = cls(paths, db, clock or Clock(), functional_relation_types, retrieval)
+            store.schema_before = schema_before
             store.recovered = store.episodic.recover()
         except BaseException:
             db.dispose()
