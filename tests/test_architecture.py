@@ -26,7 +26,7 @@ def _imported_roots(path: Path) -> set[str]:
 
 def _source_files() -> list[Path]:
     files: list[Path] = []
-    for folder in ("servers", "packages"):
+    for folder in ("servers", "packages", "shared/dokoro-server"):
         files += [p for p in (ROOT / folder).rglob("*.py") if "/tests/" not in p.as_posix()]
     return files
 
@@ -49,7 +49,7 @@ def test_the_scan_sees_the_server_sources() -> None:
 def test_no_server_imports_another_servers_private_modules() -> None:
     breaches = []
     for path in _source_files():
-        own = path.relative_to(ROOT).parts[3]  # servers/<dist>/src/<package>/...
+        own = path.relative_to(ROOT).parts[3]  # <group>/<dist>/src/<package>/...
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -65,7 +65,7 @@ import json, sys, tempfile, anyio
 from pathlib import Path
 from mcp import Client
 from {module} import {factory}
-from dokoro_core.settings import DokoroSettings
+from dokoro_server.settings import DokoroSettings
 
 async def main():
     tmp = Path(tempfile.mkdtemp())
@@ -104,3 +104,25 @@ def test_importing_the_core_server_module_does_not_open_a_database() -> None:
     code = "import sys, dokoro_core.server; print('sqlalchemy' in sys.modules, 'alembic' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["False", "False"]
+
+
+def _server_packages() -> dict[str, Path]:
+    return {
+        src.name: src
+        for dist in (ROOT / "servers").iterdir()
+        if (dist / "src").is_dir()
+        for src in (dist / "src").iterdir()
+        if src.is_dir() and (src / "__init__.py").exists()
+    }
+
+
+def test_no_server_imports_another_server() -> None:
+    servers = _server_packages()
+    assert {"dokoro_core", "dokoro_search", "dokoro_planning"} <= set(servers)
+    breaches = [
+        f"{path.relative_to(ROOT)} imports {other}"
+        for own, src in servers.items()
+        for path in src.rglob("*.py")
+        for other in sorted((_imported_roots(path) & set(servers)) - {own})
+    ]
+    assert breaches == []

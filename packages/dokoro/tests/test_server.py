@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 from dokoro.server import BRIDGE_PACKAGES, TOOL_PACKAGES, create_unified_server
-from dokoro_core.server import build_server, create_server
-from dokoro_core.settings import DokoroSettings
+from dokoro_core.server import create_server
+from dokoro_server import build_server
+from dokoro_server.settings import DokoroSettings
 from mcp import Client
 
 pytestmark = pytest.mark.anyio
@@ -66,7 +67,7 @@ async def test_no_package_shadows_a_tool_of_another(tmp_path: Path) -> None:
     # register every package on a server of its own and compare the totals.
     per_package = 0
     for module_name in TOOL_PACKAGES:
-        alone = build_server(_settings(tmp_path), cwd=tmp_path)
+        alone = build_server(_settings(tmp_path), name="alone", cwd=tmp_path)
         importlib.import_module(module_name).register(alone)
         per_package += len(await _tool_names(alone))
 

@@ -14,7 +14,7 @@ from contextlib import asynccontextmanager
 
 import pytest
 from dokoro_core.server import create_server
-from dokoro_core.settings import DokoroSettings
+from dokoro_server.settings import DokoroSettings
 from dokoro_store.models import AgentPresence, FileClaim
 from mcp import Client
 from sqlalchemy import update
@@ -253,7 +253,7 @@ async def test_the_list_is_a_markdown_table_plus_json_soonest_expiry_first(call,
 
 
 async def test_an_authenticated_agent_cannot_claim_or_release_as_another(call, fail, monkeypatch):
-    from dokoro_core import toolkit
+    from dokoro_server import toolkit
 
     await call("dokoro_file_claim", paths=["a.py"], agent_id="alice")
     monkeypatch.setattr(toolkit, "authenticated_agent", lambda: "bob")

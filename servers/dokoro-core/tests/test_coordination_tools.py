@@ -9,7 +9,7 @@ from datetime import timedelta
 import anyio
 import pytest
 from dokoro_core.server import create_server
-from dokoro_core.settings import DokoroSettings
+from dokoro_server.settings import DokoroSettings
 from dokoro_store.models import AgentPresence
 from mcp import Client
 from sqlalchemy import update
@@ -194,7 +194,7 @@ async def test_concurrent_handoff_claims_have_exactly_one_winner(agent, call):
 
 
 async def test_an_authenticated_agent_cannot_write_as_another(call, fail, monkeypatch):
-    from dokoro_core import toolkit
+    from dokoro_server import toolkit
 
     monkeypatch.setattr(toolkit, "authenticated_agent", lambda: "bob")
 

@@ -9,7 +9,7 @@ from datetime import timedelta
 
 import pytest
 from dokoro_core.server import create_server
-from dokoro_core.settings import DokoroSettings
+from dokoro_server.settings import DokoroSettings
 from mcp import Client
 
 pytestmark = pytest.mark.anyio
@@ -226,7 +226,7 @@ async def test_capture_is_off_when_auto_feedback_is_false(agent_client, store):
 
 
 async def test_capture_records_the_authenticated_agent(agent_client, store, monkeypatch):
-    from dokoro_core import toolkit
+    from dokoro_server import toolkit
 
     monkeypatch.setattr(toolkit, "authenticated_agent", lambda: "alice")
     async with agent_client("server-default") as client:
@@ -254,7 +254,7 @@ async def test_a_failing_feedback_store_never_fails_the_tool(agent_client, store
 
 
 async def test_an_authenticated_agent_cannot_record_feedback_as_another(agent_client, store, monkeypatch):
-    from dokoro_core import toolkit
+    from dokoro_server import toolkit
 
     monkeypatch.setattr(toolkit, "authenticated_agent", lambda: "alice")
     async with agent_client(auto_feedback=False) as client:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from dokoro_core.settings import DokoroSettings
 from dokoro_planning.server import create_server
+from dokoro_server.settings import DokoroSettings
 from mcp import Client
 
 pytestmark = pytest.mark.anyio

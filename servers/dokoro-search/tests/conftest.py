@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from dokoro_core.server import build_server
 from dokoro_core.server import register as register_core
-from dokoro_core.settings import DokoroSettings
 from dokoro_search.server import register as register_search
+from dokoro_server import build_server
+from dokoro_server.settings import DokoroSettings
 from dokoro_store import FrozenClock, Store
 from mcp import Client
 from mcp_types import CallToolResult
@@ -64,7 +64,7 @@ def make_client(
 
     @asynccontextmanager
     async def connect(**overrides: Any) -> AsyncIterator[Client]:
-        mcp = build_server(settings.model_copy(update=overrides), cwd=cwd, clock=clock)
+        mcp = build_server(settings.model_copy(update=overrides), name="dokoro-test", cwd=cwd, clock=clock)
         register_core(mcp)
         register_search(mcp)
         async with Client(mcp) as client:

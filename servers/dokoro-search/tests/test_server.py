@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from dokoro_core.settings import DokoroSettings
 from dokoro_search.server import create_server
+from dokoro_server.settings import DokoroSettings
 from mcp import Client
 
 pytestmark = pytest.mark.anyio

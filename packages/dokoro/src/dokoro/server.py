@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from dokoro_core.settings import DokoroSettings
+    from dokoro_server import DokoroSettings, Register
     from dokoro_store import Store
     from mcp.server.auth.provider import TokenVerifier
     from mcp.server.auth.settings import AuthSettings
     from mcp.server.mcpserver import MCPServer
 
-__all__ = ["BRIDGE_PACKAGES", "TOOL_PACKAGES", "create_unified_server", "serve"]
+__all__ = ["BRIDGE_PACKAGES", "NAME", "TOOL_PACKAGES", "create_unified_server", "registers", "serve"]
 
 log = logging.getLogger("dokoro")
 
@@ -41,9 +41,18 @@ BRIDGE_PACKAGES: tuple[str, ...] = (
 )
 
 
-def _register(mcp: MCPServer[Any], module_name: str) -> None:
-    module = importlib.import_module(module_name)
-    module.register(mcp)
+def registers(settings: DokoroSettings) -> list[Register]:
+    """The ``register`` of every package the unified server serves, in order (the bridge only
+    when ``settings.enable_tachibot_bridge``)."""
+    modules = list(TOOL_PACKAGES)
+    if settings.enable_tachibot_bridge:
+        if not BRIDGE_PACKAGES:
+            log.warning(
+                "dokoro: DOKORO_ENABLE_TACHIBOT_BRIDGE is set, but this build has no bridge tools yet; "
+                "serving without them"
+            )
+        modules += BRIDGE_PACKAGES
+    return [importlib.import_module(name).register for name in modules]
 
 
 def create_unified_server(
@@ -60,30 +69,18 @@ def create_unified_server(
     ``store`` is an open store shared by every session; ``token_verifier``/``auth`` turn on
     bearer-token authentication for the shared HTTP server.
     """
-    from dokoro_core.server import build_server
+    from dokoro_server import build_server
 
     mcp = build_server(settings, name=NAME, cwd=cwd, store=store, token_verifier=token_verifier, auth=auth)
-    for module_name in TOOL_PACKAGES:
-        _register(mcp, module_name)
-    if settings.enable_tachibot_bridge:
-        if not BRIDGE_PACKAGES:
-            log.warning(
-                "dokoro: DOKORO_ENABLE_TACHIBOT_BRIDGE is set, but this build has no bridge tools yet; "
-                "serving without them"
-            )
-        for module_name in BRIDGE_PACKAGES:
-            _register(mcp, module_name)
+    for register in registers(settings):
+        register(mcp)
     return mcp
 
 
 def serve(path: Path | None = None) -> None:
     """Serve every tool over stdio; ``path`` overrides ``DOKORO_PATH``."""
-    from dokoro_core.settings import DokoroSettings
-    from dokoro_core.toolkit import open_store_or_exit
+    from dokoro_server import DokoroSettings
+    from dokoro_server import serve as serve_tools
 
     settings = DokoroSettings(path=path) if path is not None else DokoroSettings()
-    store = open_store_or_exit(settings, Path.cwd())
-    try:
-        create_unified_server(settings, store=store).run("stdio")
-    finally:
-        store.close()
+    serve_tools(NAME, *registers(settings), settings=settings)

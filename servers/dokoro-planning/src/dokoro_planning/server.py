@@ -10,14 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dokoro_core.settings import DokoroSettings
-from dokoro_core.toolkit import add_tools, open_store_or_exit
+from dokoro_server import AppState, DokoroSettings, add_tools, build_server, serve
 from mcp.server.mcpserver import MCPServer
 
 from dokoro_planning.tools import planning
 
 if TYPE_CHECKING:
-    from dokoro_core.toolkit import AppState
     from dokoro_store import Clock, Store
 
 __all__ = ["NAME", "create_server", "main", "register"]
@@ -38,7 +36,6 @@ def create_server(
     store: Store | None = None,
 ) -> MCPServer[AppState]:
     """A server with the dokoro lifespan and the planning tools only."""
-    from dokoro_core.server import build_server
 
     mcp = build_server(settings or DokoroSettings(), name=NAME, cwd=cwd, clock=clock, store=store)
     register(mcp)
@@ -47,9 +44,4 @@ def create_server(
 
 def main() -> None:
     """Entry point of ``dokoro-planning``: serve the planning tools over stdio."""
-    settings = DokoroSettings()
-    store = open_store_or_exit(settings, Path.cwd())
-    try:
-        create_server(settings, store=store).run("stdio")
-    finally:
-        store.close()
+    serve(NAME, register)

@@ -5,12 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
+from dokoro_server.toolkit import ToolSpec, result, state
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult
 from pydantic import BaseModel, Field
-
-from dokoro_core.toolkit import ToolSpec, result, state
 
 __all__ = ["TOOLS"]
 

@@ -10,11 +10,10 @@ import json
 from pathlib import Path
 from typing import Annotated, Any
 
+from dokoro_server.toolkit import ToolSpec, acting_agent, state
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
-
-from dokoro_core.toolkit import ToolSpec, acting_agent, state
 
 __all__ = ["TOOLS"]
 

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
+from dokoro_server.toolkit import ToolSpec, result, secret_notice, state
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
 from pydantic import BaseModel, Field
-
-from dokoro_core.toolkit import ToolSpec, result, secret_notice, state
 
 __all__ = ["TOOLS"]
 

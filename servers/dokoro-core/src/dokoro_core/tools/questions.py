@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
+from dokoro_server.toolkit import ToolSpec, acting_agent, card, result, secret_notice, state
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
 from pydantic import BaseModel, Field
-
-from dokoro_core.toolkit import ToolSpec, acting_agent, card, result, secret_notice, state
 
 __all__ = ["TOOLS"]
 

@@ -15,10 +15,10 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from dokoro_core import toolkit
+from dokoro_server import toolkit
 
 if TYPE_CHECKING:
-    from dokoro_core.toolkit import AppState
+    from dokoro_server.toolkit import AppState
 
 __all__ = ["FeedbackRecorder", "flush_feedback"]
 

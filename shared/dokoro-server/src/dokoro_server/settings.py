@@ -17,9 +17,7 @@ class DokoroSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="DOKORO_", extra="ignore")
 
     path: Path | None = Field(default=None, description="The workspace folder; default ./dokoro.")
-    database_url: str | None = Field(
-        default=None, description="A database URL instead of the folder's SQLite file."
-    )
+    database_url: str | None = Field(default=None, description="A database URL instead of the folder's SQLite file.")
     agent_id: str = Field(default="unknown", description="Who this server process acts for.")
     auto_feedback: bool = Field(default=True, description="Record every tool outcome (affective layer).")
     enable_tachibot_bridge: bool = Field(default=False, description="Serve the bridge_* tools too.")

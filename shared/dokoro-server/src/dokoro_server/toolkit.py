@@ -24,7 +24,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel
 
-from dokoro_core.settings import DokoroSettings
+from dokoro_server.settings import DokoroSettings
 
 if TYPE_CHECKING:
     from dokoro_store import Clock
@@ -64,7 +64,7 @@ def state(ctx: Context) -> AppState:
     """The :class:`AppState` of the running server, from a tool's context."""
     app = ctx.request_context.lifespan_context
     if not isinstance(app, AppState):  # pragma: no cover - a wiring bug, not a user error
-        raise RuntimeError("dokoro tools need the dokoro lifespan (build the server with dokoro_core)")
+        raise RuntimeError("dokoro tools need the dokoro lifespan (build the server with dokoro_server.build_server)")
     return app
 
 
@@ -121,7 +121,7 @@ def app_lifespan(
         app.observers.append(_track_session_time)
         recorder = None
         if settings.auto_feedback:
-            from dokoro_core.capture import FeedbackRecorder
+            from dokoro_server.capture import FeedbackRecorder
 
             recorder = FeedbackRecorder(opened, settings.agent_id)
             app.observers.append(recorder)
@@ -192,9 +192,7 @@ def capture_middleware() -> Callable[[ServerRequestContext[Any, Any], CallNext],
         ok = False
         try:
             outcome = await call_next(ctx)
-            is_error = (
-                outcome.get("isError") if isinstance(outcome, dict) else getattr(outcome, "is_error", False)
-            )
+            is_error = outcome.get("isError") if isinstance(outcome, dict) else getattr(outcome, "is_error", False)
             ok = not is_error
             return outcome
         finally:
