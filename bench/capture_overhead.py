@@ -22,7 +22,7 @@ from typing import Any
 
 import anyio
 from dokoro_core.server import create_server
-from dokoro_server.settings import DokoroSettings
+from dokoro_server import DokoroSettings
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
@@ -61,8 +61,8 @@ async def _round(store: Path, transport: str, auto: bool, tool: str, arguments: 
 
 def _observer_cost(store_root: Path, count: int) -> tuple[float, float]:
     """µs per call on the request path (queueing), and µs per row of the background batch write."""
+    from dokoro_server import AppState
     from dokoro_server.capture import FeedbackRecorder
-    from dokoro_server.toolkit import AppState
     from dokoro_store import Store
     from dokoro_store.services.feedback import Outcome
 

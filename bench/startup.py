@@ -43,9 +43,7 @@ async def main(runs: int) -> None:
             for _ in range(runs):
                 elapsed, count = await _once(module, store)
                 times.append(elapsed)
-            print(
-                f"{module:<14} {count:>5} {statistics.median(times):>9.3f} {min(times):>7.3f} {max(times):>7.3f}"
-            )
+            print(f"{module:<14} {count:>5} {statistics.median(times):>9.3f} {min(times):>7.3f} {max(times):>7.3f}")
         baseline = []
         for _ in range(runs):
             started = time.perf_counter()

@@ -65,7 +65,7 @@ import json, sys, tempfile, anyio
 from pathlib import Path
 from mcp import Client
 from {module} import {factory}
-from dokoro_server.settings import DokoroSettings
+from dokoro_server import DokoroSettings
 
 async def main():
     tmp = Path(tempfile.mkdtemp())

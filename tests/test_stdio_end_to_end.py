@@ -44,7 +44,7 @@ async def test_an_agent_claims_logs_summarises_recalls_and_dumps_over_stdio(
     assert daily.parent == store / "daily"
     text = daily.read_text(encoding="utf-8")
     assert "root cause: race in session refresh" in text
-    assert f"agent_id: \"{agent_id}\"" in text
+    assert f'agent_id: "{agent_id}"' in text
     assert not (store / "current.md").exists()
     assert not (store / ".mcp" / "workspace.lock").exists()
 

@@ -34,7 +34,7 @@ def test_building_the_served_server_does_not_import_typer() -> None:
     loaded = json.loads(
         _python(
             "import json, sys, dokoro.server; "
-            "from dokoro_server.settings import DokoroSettings; "
+            "from dokoro_server import DokoroSettings; "
             "dokoro.server.create_unified_server(DokoroSettings()); "
             "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] == 'typer' or m == 'dokoro.cli')))"
         )

@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 from dokoro.server import BRIDGE_PACKAGES, TOOL_PACKAGES, create_unified_server
 from dokoro_core.server import create_server
-from dokoro_server import build_server
-from dokoro_server.settings import DokoroSettings
+from dokoro_server import DokoroSettings, build_server
 from mcp import Client
 
 pytestmark = pytest.mark.anyio

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from dokoro_core.server import create_server
-from dokoro_server.settings import DokoroSettings
+from dokoro_server import DokoroSettings
 from dokoro_store import FrozenClock, Store
 from dokoro_store import frontmatter as fm
 from mcp import Client

@@ -14,7 +14,7 @@ from contextlib import asynccontextmanager
 
 import pytest
 from dokoro_core.server import create_server
-from dokoro_server.settings import DokoroSettings
+from dokoro_server import DokoroSettings
 from dokoro_store.models import AgentPresence, FileClaim
 from mcp import Client
 from sqlalchemy import update

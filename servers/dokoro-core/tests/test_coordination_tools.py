@@ -9,7 +9,7 @@ from datetime import timedelta
 import anyio
 import pytest
 from dokoro_core.server import create_server
-from dokoro_server.settings import DokoroSettings
+from dokoro_server import DokoroSettings
 from dokoro_store.models import AgentPresence
 from mcp import Client
 from sqlalchemy import update

@@ -9,7 +9,7 @@ from datetime import timedelta
 
 import pytest
 from dokoro_core.server import create_server
-from dokoro_server.settings import DokoroSettings
+from dokoro_server import DokoroSettings
 from mcp import Client
 
 pytestmark = pytest.mark.anyio

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dokoro_server.settings import DokoroSettings
+from dokoro_server import DokoroSettings
 
 
 def test_ollama_variables_keep_their_unprefixed_names(monkeypatch):

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from dokoro_core.server import create_server
-from dokoro_server.settings import DokoroSettings
+from dokoro_server import DokoroSettings
 from dokoro_store import FrozenClock
 from mcp import Client
 

@@ -11,8 +11,7 @@ from typing import Any
 import pytest
 from dokoro_core import server as core
 from dokoro_planning import server as planning
-from dokoro_server import build_server
-from dokoro_server.settings import DokoroSettings
+from dokoro_server import DokoroSettings, build_server
 from dokoro_store import FrozenClock, Store
 from dokoro_store.retrieval import RetrievalConfig
 from mcp import Client

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 from dokoro_planning.server import create_server
-from dokoro_server.settings import DokoroSettings
+from dokoro_server import DokoroSettings
 from mcp import Client
 
 pytestmark = pytest.mark.anyio

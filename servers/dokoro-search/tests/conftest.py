@@ -11,8 +11,7 @@ from typing import Any
 import pytest
 from dokoro_core.server import register as register_core
 from dokoro_search.server import register as register_search
-from dokoro_server import build_server
-from dokoro_server.settings import DokoroSettings
+from dokoro_server import DokoroSettings, build_server
 from dokoro_store import FrozenClock, Store
 from mcp import Client
 from mcp_types import CallToolResult

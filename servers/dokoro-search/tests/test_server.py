@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from dokoro_search.server import create_server
-from dokoro_server.settings import DokoroSettings
+from dokoro_server import DokoroSettings
 from mcp import Client
 
 pytestmark = pytest.mark.anyio

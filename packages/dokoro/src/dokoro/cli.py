@@ -109,9 +109,7 @@ app.add_typer(token_app, name="token")
 @store_app.command("migrate")
 def store_migrate(
     to: Annotated[str, typer.Option("--to", help="Target: a database URL, or a folder for its SQLite file.")],
-    from_url: Annotated[
-        str | None, typer.Option("--from", help="Source database URL (default: this store).")
-    ] = None,
+    from_url: Annotated[str | None, typer.Option("--from", help="Source database URL (default: this store).")] = None,
     path: PathOption = None,
 ) -> None:
     """Copy everything to another database (SQLite ⇄ PostgreSQL): idempotent, non-destructive, verified."""

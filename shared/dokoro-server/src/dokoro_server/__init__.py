@@ -3,6 +3,7 @@
 Servers depend on ``dokoro-store`` and this package only; no server imports another.
 """
 
+from dokoro_server.capture import FeedbackRecorder, flush_feedback
 from dokoro_server.server import INSTRUCTIONS, VERSION, Register, build_server, serve
 from dokoro_server.settings import DokoroSettings
 from dokoro_server.toolkit import (
@@ -24,6 +25,7 @@ __all__ = [
     "VERSION",
     "AppState",
     "DokoroSettings",
+    "FeedbackRecorder",
     "Register",
     "ToolSpec",
     "acting_agent",
@@ -31,6 +33,7 @@ __all__ = [
     "authenticated_agent",
     "build_server",
     "card",
+    "flush_feedback",
     "open_store",
     "open_store_or_exit",
     "result",

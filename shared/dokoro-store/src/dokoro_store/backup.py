@@ -78,7 +78,7 @@ def load_backup(path: Path) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise InvalidArgumentError(f"{path} is not valid JSON: {exc}") from None
     if not isinstance(document, dict) or document.get("format") != BACKUP_FORMAT:
-        raise InvalidArgumentError(f"{path} is not a dokoro backup (no \"format\": \"{BACKUP_FORMAT}\")")
+        raise InvalidArgumentError(f'{path} is not a dokoro backup (no "format": "{BACKUP_FORMAT}")')
     if int(document.get("version", 0)) > BACKUP_VERSION:
         raise InvalidArgumentError(f"{path} was written by a newer dokoro (backup version {document['version']})")
     return document

@@ -63,9 +63,7 @@ def parse_iso(text: str) -> datetime:
             return datetime.fromisoformat(value).replace(tzinfo=UTC)
         parsed = datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
     except ValueError:
-        raise ValueError(
-            f"{text!r} is not an ISO-8601 date; use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ"
-        ) from None
+        raise ValueError(f"{text!r} is not an ISO-8601 date; use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ") from None
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
     return parsed.astimezone(UTC)

@@ -9,7 +9,7 @@ __all__ = ["open_for_command", "settings_for"]
 
 
 def settings_for(path: Path | None, database_url: str | None = None) -> Any:
-    from dokoro_server.settings import DokoroSettings
+    from dokoro_server import DokoroSettings
 
     overrides: dict[str, Any] = {}
     if path is not None:
@@ -22,6 +22,6 @@ def settings_for(path: Path | None, database_url: str | None = None) -> Any:
 def open_for_command(path: Path | None, database_url: str | None = None) -> Any:
     """The store named by ``--path``/``DOKORO_PATH`` and ``DOKORO_DATABASE_URL``; exits 2 with the
     reason when it cannot be opened."""
-    from dokoro_server.toolkit import open_store_or_exit
+    from dokoro_server import open_store_or_exit
 
     return open_store_or_exit(settings_for(path, database_url), Path.cwd())

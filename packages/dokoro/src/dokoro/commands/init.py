@@ -12,7 +12,7 @@ __all__ = ["init_store"]
 def init_store(path: Path | None = None, *, cwd: Path | None = None) -> Path:
     """Create the folder layout at ``path`` (default: ``DOKORO_PATH``, else ``./dokoro``) and open
     the store once so its database exists and is migrated. Prints what it did; returns the folder."""
-    from dokoro_server.settings import DokoroSettings
+    from dokoro_server import DokoroSettings
     from dokoro_store import Clock, Store, resolve_dokoro_path
     from dokoro_store.services.init import init_folder
 

@@ -107,6 +107,8 @@ def import_backup(path: Path | None, file: Path, yes: bool, dry_run: bool) -> in
         inserted = apply_import(store.db, plan)
     finally:
         store.close()
-    console.print(f"Imported {inserted} row(s); {plan.duplicates} duplicate(s) skipped, "
-                  f"{len(plan.conflicts)} conflict(s) left for you to resolve.")
+    console.print(
+        f"Imported {inserted} row(s); {plan.duplicates} duplicate(s) skipped, "
+        f"{len(plan.conflicts)} conflict(s) left for you to resolve."
+    )
     return inserted

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Annotated, Any
 
-from dokoro_server.toolkit import ToolSpec, acting_agent, state
+from dokoro_server import ToolSpec, acting_agent, state
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, Field

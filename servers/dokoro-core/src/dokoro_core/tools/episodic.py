@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from dokoro_server.toolkit import ToolSpec, result, secret_notice, state
+from dokoro_server import ToolSpec, result, secret_notice, state
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
 from pydantic import BaseModel, Field
@@ -76,9 +76,7 @@ def dokoro_session_summary_add(
         text += "\n" + secret_notice(added.redacted)
     return result(
         text,
-        SummaryOut(
-            id=added.id, session_id=added.session_id, compaction=compaction, redacted=list(added.redacted)
-        ),
+        SummaryOut(id=added.id, session_id=added.session_id, compaction=compaction, redacted=list(added.redacted)),
     )
 
 

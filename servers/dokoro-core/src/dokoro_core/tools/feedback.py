@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from dokoro_server.toolkit import ToolSpec, acting_agent, result, state
+from dokoro_server import ToolSpec, acting_agent, result, state
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
 from pydantic import BaseModel, Field
@@ -63,7 +63,7 @@ class FeedbackRouteOut(BaseModel):
 
 
 def _flush(ctx: Context) -> None:
-    from dokoro_server.capture import flush_feedback
+    from dokoro_server import flush_feedback
 
     flush_feedback(state(ctx))
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from dokoro_server.toolkit import ToolSpec, acting_agent, result, state
+from dokoro_server import ToolSpec, acting_agent, result, state
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
 from pydantic import BaseModel, Field

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from dokoro_server.toolkit import ToolSpec, acting_agent, card, result, state
+from dokoro_server import ToolSpec, acting_agent, card, result, state
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
 from pydantic import BaseModel, Field

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from dokoro_server.toolkit import ToolSpec, acting_agent, card, result, secret_notice, state
+from dokoro_server import ToolSpec, acting_agent, card, result, secret_notice, state
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
 from pydantic import BaseModel, Field
@@ -112,9 +112,7 @@ def dokoro_question_add(
 def dokoro_question_answer(
     ctx: Context,
     answer: Annotated[str, Field(description="The answer.")],
-    id: Annotated[
-        str | None, Field(description="Question id (q-...). Default: the most recent open question.")
-    ] = None,
+    id: Annotated[str | None, Field(description="Question id (q-...). Default: the most recent open question.")] = None,
 ) -> Annotated[CallToolResult, AnswerOut]:
     """Answer an open question (by id, or the most recent open one)."""
     done = state(ctx).store.working.questions.answer(answer, id)
@@ -130,9 +128,7 @@ def dokoro_question_answer(
     )
     return result(
         text,
-        AnswerOut(
-            question=_q(done.question), open_for_seconds=done.open_for_seconds, counts=_counts(done.remaining)
-        ),
+        AnswerOut(question=_q(done.question), open_for_seconds=done.open_for_seconds, counts=_counts(done.remaining)),
     )
 
 

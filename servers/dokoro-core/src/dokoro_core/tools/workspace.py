@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from dokoro_server.toolkit import ToolSpec, authenticated_agent, card, result, secret_notice, state
+from dokoro_server import ToolSpec, authenticated_agent, card, result, secret_notice, state
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult
@@ -195,9 +195,7 @@ def dokoro_workspace_status(ctx: Context) -> Annotated[CallToolResult, StatusOut
 def dokoro_session_log(
     ctx: Context,
     entry: Annotated[str, Field(description="What happened: progress, a note, an issue or a decision.")],
-    type: Annotated[
-        Literal["progress", "note", "issue", "decision"], Field(description="Kind of entry.")
-    ] = "progress",
+    type: Annotated[Literal["progress", "note", "issue", "decision"], Field(description="Kind of entry.")] = "progress",
 ) -> Annotated[CallToolResult, LogOut]:
     """Append a timestamped line to the claimed workspace's log (current.md)."""
     from dokoro_store.clock import iso

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
-from dokoro_server.toolkit import ToolSpec, card, result, state
+from dokoro_server import ToolSpec, card, result, state
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
 from pydantic import BaseModel, Field

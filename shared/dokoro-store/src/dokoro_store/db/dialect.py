@@ -94,9 +94,7 @@ def _on_conflict(
 ) -> Insert:
     if update is None:
         return stmt.on_conflict_do_nothing(index_elements=list(key))
-    return stmt.on_conflict_do_update(
-        index_elements=list(key), set_={name: stmt.excluded[name] for name in update}
-    )
+    return stmt.on_conflict_do_update(index_elements=list(key), set_={name: stmt.excluded[name] for name in update})
 
 
 class _Upserts:

@@ -404,9 +404,7 @@ class WorkspaceService:
             last = parse_iso(session.get("last_activity") or session.get("start") or iso(now))
             gap = now - last
             if gap > INACTIVITY_GAP:
-                timing.setdefault("pauses", []).append(
-                    {"start": iso(last), "end": iso(now), "reason": "auto_inactive"}
-                )
+                timing.setdefault("pauses", []).append({"start": iso(last), "end": iso(now), "reason": "auto_inactive"})
                 timing["pause_minutes"] = int(timing.get("pause_minutes", 0)) + round(gap.total_seconds() / 60)
             else:
                 seconds = float(timing.get("active_seconds", 0)) + max(0.0, gap.total_seconds())
@@ -431,9 +429,7 @@ class WorkspaceService:
             lock = self._read_lock()
             if lock is None or lock.session_id != session_id:
                 return
-            renewed = LockInfo(
-                lock.agent_id, lock.session_id, lock.acquired_at, now + LOCK_TTL, now, lock.pid
-            )
+            renewed = LockInfo(lock.agent_id, lock.session_id, lock.acquired_at, now + LOCK_TTL, now, lock.pid)
             atomic_write_text(self._paths.workspace_lock, renewed.to_json())
 
     # ------------------------------------------------------------------ status
@@ -566,6 +562,7 @@ class WorkspaceService:
         self._paths.daily_dir.mkdir(parents=True, exist_ok=True)
         candidate = self._paths.daily_dir / f"{stem}.md"
         counter = 2
+
         def taken_in_database(doc_id: str) -> bool:
             # Best effort, like the dump's indexing: an unreachable database must not stop the
             # daily file from being written.
@@ -696,8 +693,7 @@ def _analytics_block(meta: dict[str, Any], duration: int) -> list[str]:
     lines = [
         "## 📊 Session Analytics",
         "",
-        f"- **Duration:** {format_duration(duration)} "
-        f"(active {format_duration(int(timing.get('active_minutes', 0)))})",
+        f"- **Duration:** {format_duration(duration)} (active {format_duration(int(timing.get('active_minutes', 0)))})",
         f"- **Pauses:** {len(timing.get('pauses', []))}",
         f"- **Tool calls:** {sum(int(v) for v in usage.values())}",
     ]
