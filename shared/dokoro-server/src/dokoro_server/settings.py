@@ -21,11 +21,13 @@ class DokoroSettings(BaseSettings):
     agent_id: str = Field(default="unknown", description="Who this server process acts for.")
     auto_feedback: bool = Field(default=True, description="Record every tool outcome (affective layer).")
     enable_tachibot_bridge: bool = Field(default=False, description="Serve the bridge_* tools too.")
-    embedder: Literal["auto", "static", "ollama", "hashing", "none"] = Field(
+    embedder: Literal["auto", "onnx", "static", "ollama", "hashing", "none"] = Field(
         default="auto",
         description=(
-            "Embedder of search and recall: auto (Ollama when OLLAMA_URL is set and answers, else the bundled "
-            "static model, else hashing), static, ollama, hashing (dependency-free floor) or none (full text only)."
+            "Embedder of search and recall: auto (Ollama when OLLAMA_URL is set and answers, else the embedder the "
+            "store is stamped with, else the bundled ONNX transformer when dokoro-store[onnx] is installed, else the "
+            "bundled static model, else hashing), onnx, static, ollama, hashing (dependency-free floor) or none "
+            "(full text only)."
         ),
     )
     functional_relation_types: str = Field(

@@ -106,6 +106,8 @@ class NewDocument:
     doc_type: str = "note"
     status: str = "active"
     metadata: dict[str, Any] | None = None
+    thread: str | None = None  # the conversation or log it is one entry of (search lifts neighbours)
+    thread_pos: int | None = None  # its place in that thread
 
 
 @dataclass
@@ -188,10 +190,13 @@ class DocumentService:
         status: str | None = None,
         priority: str | None = None,
         metadata: dict[str, Any] | None = None,
+        thread: str | None = None,
+        thread_pos: int | None = None,
     ) -> bool:
         """Create or update a document row (not yet indexed); True when it was created.
 
         A new document without ``filepath`` gets ``index://<doc_id>`` (content with no file behind it).
+        ``thread``/``thread_pos`` place it in a conversation or log: search lifts the neighbours of a match.
         """
         doc_id = validate_doc_id(doc_id)
         content = redact(content).text  # secrets never reach the index (or a team's shared database)
@@ -222,6 +227,9 @@ class DocumentService:
                 row.priority = priority
             if metadata is not None:
                 row.metadata_json = {**(row.metadata_json or {}), **metadata}
+            if thread is not None:
+                row.thread = thread
+                row.thread_pos = thread_pos
             session.add(row)
         return created
 
@@ -244,6 +252,8 @@ class DocumentService:
                 "status": doc.status,
                 "priority": "medium",
                 "metadata_json": doc.metadata,
+                "thread": doc.thread,
+                "thread_pos": doc.thread_pos,
                 "created_at": now,
                 "updated_at": now,
             }
@@ -256,7 +266,7 @@ class DocumentService:
                         docs_table,
                         rows[start : start + 500],
                         ["id"],
-                        ["title", "content", "content_hash", "updated_at"],
+                        ["title", "content", "content_hash", "updated_at", "thread", "thread_pos"],
                     )
                 )
         return len(rows)
@@ -315,9 +325,9 @@ class DocumentService:
         embedder = self._embedder.get()
         if embedder is None and self._embedder.config.embedder != "none":
             report.note(f"vectors skipped: {self._embedder.reason}")
-        report.embedder = embedder.id if embedder is not None else None
         if embedder is not None and ids:
-            self.check_search_stamp(embedder)  # refuse before embedding anything
+            embedder = self.check_search_stamp(embedder)  # refuse before embedding anything
+        report.embedder = embedder.id if embedder is not None else None
         for start in range(0, len(ids), _DOC_BATCH):
             batch = ids[start : start + _DOC_BATCH]
             embedder = self._index_batch(batch, force, embedder, report, notify)
@@ -383,11 +393,17 @@ class DocumentService:
             row = session.execute(select(index_state.c.embedder, index_state.c.dimension)).first()
         return (row[0], row[1]) if row else (None, None)
 
-    def check_search_stamp(self, embedder: Embedder) -> None:
-        """Refuse to compare a query vector with vectors of another embedder."""
+    def check_search_stamp(self, embedder: Embedder) -> Embedder:
+        """The embedder to compare with the stored vectors: ``embedder``, or under ``auto`` the bundled
+        embedder the index is stamped with (another process claimed the store first). Refuses to
+        compare a query vector with vectors of another embedder."""
         stored, _dim = self.stamp()
         if stored is not None and stored != embedder.id and self._vector_count() > 0:
+            adopted = self._embedder.adopt(stored)
+            if adopted is not None:
+                return adopted
             raise EmbedderMismatchError(mismatch_message(stored, embedder.id))
+        return embedder
 
     def _wanted_embedder(self) -> str | None:
         status = self._embedder.status()
