@@ -75,7 +75,7 @@ def _load(folder: Path) -> tuple[Any, Any]:
         ok, why = onnx_available(folder)
         if not ok:
             raise EmbedderUnavailableError(f"the onnx embedder cannot run: {why} (or set DOKORO_EMBEDDER=static)")
-        import onnxruntime as ort
+        import onnxruntime as ort  # type: ignore[import-untyped]  # ships no type information
         from tokenizers import Tokenizer
 
         options = ort.SessionOptions()
