@@ -174,11 +174,20 @@ def reindex(
 
 
 @app.command()
-def reembed(path: PathOption = None) -> None:
-    """Rebuild every vector (documents, session summaries) with the embedder configured now (DOKORO_EMBEDDER)."""
+def reembed(
+    path: PathOption = None,
+    embedder: Annotated[
+        str | None,
+        typer.Option(
+            help="Move the store to this embedder (onnx, static, ollama, hashing); default: DOKORO_EMBEDDER. "
+            "Processes left on `auto` follow the new stamp.",
+        ),
+    ] = None,
+) -> None:
+    """Rebuild every vector (documents, session summaries) with one embedder, and restamp the index."""
     from dokoro.commands.index import reembed_store
 
-    raise typer.Exit(0 if reembed_store(path) else 1)
+    raise typer.Exit(0 if reembed_store(path, embedder) else 1)
 
 
 @token_app.command("create")

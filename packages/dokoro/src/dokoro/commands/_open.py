@@ -8,10 +8,12 @@ from typing import Any
 __all__ = ["open_for_command", "settings_for"]
 
 
-def settings_for(path: Path | None, database_url: str | None = None) -> Any:
+def settings_for(path: Path | None, database_url: str | None = None, embedder: str | None = None) -> Any:
     from dokoro_server import DokoroSettings
 
     overrides: dict[str, Any] = {}
+    if embedder is not None:
+        overrides["embedder"] = embedder
     if path is not None:
         overrides["path"] = path
     if database_url is not None:
@@ -19,9 +21,9 @@ def settings_for(path: Path | None, database_url: str | None = None) -> Any:
     return DokoroSettings(**overrides)
 
 
-def open_for_command(path: Path | None, database_url: str | None = None) -> Any:
+def open_for_command(path: Path | None, database_url: str | None = None, embedder: str | None = None) -> Any:
     """The store named by ``--path``/``DOKORO_PATH`` and ``DOKORO_DATABASE_URL``; exits 2 with the
-    reason when it cannot be opened."""
+    reason when it cannot be opened. ``embedder`` overrides ``DOKORO_EMBEDDER`` (``dokoro reembed``)."""
     from dokoro_server import open_store_or_exit
 
-    return open_store_or_exit(settings_for(path, database_url), Path.cwd())
+    return open_store_or_exit(settings_for(path, database_url, embedder), Path.cwd())
