@@ -62,13 +62,19 @@ class Row:
 
 def rows_for(base: FusionSettings) -> list[Row]:
     """The baselines, the default, and the default with each change turned off."""
-    off = {
-        "-rerank": ({"rerank": False}, "without the second stage"),
-        "-neighbours": ({"neighbour_weight": 0.0}, "without the lift from thread neighbours"),
-        "-context": ({"context_weight": 0.0}, "without context vectors"),
-        "-ubiquitous": ({"drop_ubiquitous": False}, "without dropping ubiquitous query terms"),
-        "-graph": ({"graph_weight": 0.0}, "without the graph signal"),
-    }
+    changes: list[tuple[str, dict[str, Any], str]] = []
+    if base.rerank:
+        changes.append(("-rerank", {"rerank": False}, "without the second stage (re-ranker)"))
+    if base.neighbour_weight > 0:
+        changes.append(("-neighbours", {"neighbour_weight": 0.0}, "without the lift from thread neighbours"))
+    if base.feedback_weight > 0:
+        changes.append(("-feedback", {"feedback_weight": 0.0}, "without pseudo-relevance feedback on vectors"))
+    if base.drop_ubiquitous:
+        changes.append(("-ubiquitous", {"drop_ubiquitous": False}, "without dropping ubiquitous query terms"))
+    if base.graph_weight > 0:
+        changes.append(("-graph", {"graph_weight": 0.0}, "without the graph signal"))
+    if base.context_weight == 0:
+        changes.append(("+context", {"context_weight": 0.5}, "with context vectors (measured, not kept)"))
     rows = [
         Row("keyword", "keyword", False, base, "full text alone (FTS5 OR'ed, bm25)"),
         Row("semantic", "semantic", False, base, "vectors alone"),
@@ -82,8 +88,8 @@ def rows_for(base: FusionSettings) -> list[Row]:
         ),
         Row("default", "hybrid", True, base, "search_universal as the MCP tool runs it"),
     ]
-    for name, (changes, what) in off.items():
-        rows.append(Row(name, "hybrid", True, dataclasses.replace(base, **changes), what))
+    for name, change, what in changes:
+        rows.append(Row(name, "hybrid", True, dataclasses.replace(base, **change), what))
     return rows
 
 

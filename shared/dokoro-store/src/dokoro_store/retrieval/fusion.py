@@ -72,14 +72,14 @@ class FusionSettings:
     """
 
     method: str = "score"  # "score": weighted normalised scores; "rrf": reciprocal rank fusion (k = 60)
-    depth: int = 50  # candidates per leg
-    text_weight: float = 1.5  # × bm25 relative to the query's best full-text hit
+    depth: int = 80  # candidates per leg
+    text_weight: float = 2.0  # × bm25 relative to the query's best full-text hit
     vector_weight: float = 1.0  # × cosine rescaled between the vector leg's floor (0) and best (1)
-    vector_floor: float = 0.5  # the floor: the cosine at this quantile of the vector leg, from the top
-    context_weight: float = 0.5  # a thread entry's cosine mixed with its cosine read with its neighbours
-    feedback_weight: float = 0.0  # pseudo-relevance feedback: the query vector moved toward the top hits
+    vector_floor: float = 1.0  # the floor: the cosine at this quantile of the vector leg, from the top
+    context_weight: float = 0.0  # a thread entry's cosine mixed with its cosine read with its neighbours
+    feedback_weight: float = 0.3  # pseudo-relevance feedback: the query vector moved toward the top hits
     neighbour_weight: float = 0.5  # an entry gains this × the best score of the entries beside it
-    neighbour_decay: float = 0.5  # two places away: this × neighbour_weight
+    neighbour_decay: float = 1.0  # two places away: this × neighbour_weight
     graph_weight: float = 0.1  # documents the graph links to entities named in the query
     drop_ubiquitous: bool = True  # query terms found in most documents leave the full-text leg
     rerank: bool = False  # the second stage (:mod:`.rerank`)

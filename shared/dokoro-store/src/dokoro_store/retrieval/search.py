@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
 
 from dokoro_store.db.engine import Database
@@ -35,7 +36,7 @@ from dokoro_store.results.search import (
 )
 from dokoro_store.retrieval.documents import DocumentService, IndexReport, validate_doc_id
 from dokoro_store.retrieval.embedders import EmbedderHandle
-from dokoro_store.retrieval.fulltext import FullTextIndex, full_text_for
+from dokoro_store.retrieval.fulltext import FullTextIndex, TextHit, full_text_for
 from dokoro_store.retrieval.fusion import (
     DEFAULT_FUSION,
     RRF_K,
@@ -45,9 +46,10 @@ from dokoro_store.retrieval.fusion import (
     reciprocal_rank_fusion,
 )
 from dokoro_store.retrieval.hits import build_hits
-from dokoro_store.retrieval.hybrid import fuse_scores
+from dokoro_store.retrieval.hybrid import Scored, fuse_scores
 from dokoro_store.retrieval.planner import PlannedQuery, plan_query
 from dokoro_store.retrieval.rerank import RERANKER_LABEL, rerank
+from dokoro_store.retrieval.tables import docs_table
 from dokoro_store.retrieval.vectors import VectorHit, VectorIndex
 from dokoro_store.retrieval.workspace_index import ReconcileReport, WorkspaceIndex
 
@@ -72,6 +74,21 @@ class RefreshReport:
     reconcile: ReconcileReport | None = None
     index: IndexReport | None = None
     notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Legs:
+    """What the legs of one search found."""
+
+    planned: PlannedQuery
+    scored: bool  # fused by score (else by rank)
+    engine: str
+    text_hits: list[TextHit] = field(default_factory=list)
+    vector_hits: list[VectorHit] = field(default_factory=list)
+    graph_hits: list[Any] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    embedder_id: str | None = None
+    query_vector: Any = None
 
 
 class SearchService:
@@ -128,68 +145,19 @@ class SearchService:
 
         Hybrid mode fuses the legs' scores (:mod:`.hybrid`): full text, vectors, the neighbours of
         thread entries and, unless ``graph`` is False, the documents the entity graph links to
-        entities named in the query. ``fusion`` overrides the tuned settings (benchmarks only).
+        entities named in the query; then re-ranks the best (:mod:`.rerank`). ``fusion`` overrides
+        the tuned settings (benchmarks only).
         """
-        if not query.strip():
-            raise InvalidArgumentError("query must not be empty: say what you are looking for")
         if not 1 <= limit <= MAX_LIMIT:
             raise InvalidArgumentError(f"limit must be between 1 and {MAX_LIMIT}; got {limit}")
-        if mode not in SEARCH_MODES:
-            raise InvalidArgumentError(f"mode must be one of {', '.join(SEARCH_MODES)}; got {mode!r}")
         settings = fusion or DEFAULT_FUSION
-        scored = mode == "hybrid" and settings.method == "score"
-        # Candidates per leg. Rank fusion: enough to find agreement, few enough that a weak leg's tail
-        # cannot outvote the other's top hits. Score fusion weighs by score, so it can look deeper.
-        depth = depth or (max(settings.depth, limit) if scored else max(limit * 3 // 2, 10))
-        planned = plan_query(query)
-        notes: list[str] = []
-        engine = self._vectors()
-
-        text_planned = planned
-        if mode == "hybrid" and settings.drop_ubiquitous and not planned.empty:
-            with self._db.read() as session:
-                common = self._full_text.ubiquitous(session, planned, _UBIQUITOUS_SHARE)
-            text_planned = planned.without(common)
-        text_hits = self._keyword(text_planned, depth) if mode != "semantic" else []
-        vector_hits: list[VectorHit] = []
-        embedder_id: str | None = None
-        query_vector: Any = None
-        if mode != "keyword":
-            embedder = self._embedder.get()
-            if embedder is None:
-                reason = self._embedder.reason
-                if mode == "semantic":
-                    raise EmbedderUnavailableError(f"semantic search needs an embedder: {reason}")
-                notes.append(f"vectors skipped ({reason}); results are full-text only")
-            else:
-                embedder = self._docs.check_search_stamp(embedder)  # raises, naming `dokoro reembed`
-                embedder_id = embedder.id
-                query_vector = self._embed_query(embedder, query, notes, mode)
-                if query_vector is not None:
-                    raw = engine.search(query_vector, embedder.id, depth * 3)
-                    # Several chunks of one document may come back: keep each document's best chunk.
-                    vector_hits = best_per_document(raw, lambda h: h.doc_id)[:depth]
-                else:
-                    embedder_id = None
-
-        graph_hits = self._graph(query, depth, notes) if graph and mode == "hybrid" else []
-        # The graph lifts documents the other legs found; it does not bring in new ones.
-        found = {h.doc_id for h in text_hits} | {h.doc_id for h in vector_hits}
-        graph_hits = [g for g in graph_hits if g.doc_id in found]
-        graph_by_doc = {g.doc_id: g for g in graph_hits}
-        text_by_doc = {h.doc_id: h for h in text_hits}
-        if scored:
-            fused_docs = fuse_scores(
-                self._db,
-                settings,
-                text_hits,
-                vector_hits,
-                [g.doc_id for g in graph_hits],
-                embedder=embedder_id,
-                query_vector=query_vector,
-            )
+        legs = self._legs(query, mode, depth, graph, settings, limit)
+        graph_by_doc = {g.doc_id: g for g in legs.graph_hits}
+        text_by_doc = {h.doc_id: h for h in legs.text_hits}
+        if legs.scored:
+            fused_docs = self._fuse(legs, settings)
             if settings.rerank:
-                fused_docs = rerank(self._db, planned, fused_docs, limit)
+                fused_docs = rerank(legs.planned, query, fused_docs, self._texts, limit)
             top = [
                 Fused(s.doc_id, s.score, (s.text_rank, s.vector_rank, None if not s.graph else 0))
                 for s in fused_docs[:limit]
@@ -200,15 +168,87 @@ class SearchService:
                 if s.cosine is not None and s.chunk_id is not None and (s.vector > 0 or s.vector_rank is not None)
             }
             lifted = {s.doc_id: s.lifted_by for s in fused_docs[:limit] if s.lifted_by and s.lift > 0}
-            hits = build_hits(self._db, top, planned, text_by_doc, vector_by_doc, graph_by_doc, lifted)
+            hits = build_hits(self._db, top, legs.planned, text_by_doc, vector_by_doc, graph_by_doc, lifted)
         else:
-            legs = [[h.doc_id for h in text_hits], [h.doc_id for h in vector_hits], [g.doc_id for g in graph_hits]]
-            top = reciprocal_rank_fusion(legs, RRF_K)[:limit]
-            vector_by_doc = {h.doc_id: h for h in vector_hits}
-            hits = build_hits(self._db, top, planned, text_by_doc, vector_by_doc, graph_by_doc)
+            ranked = [
+                [h.doc_id for h in legs.text_hits],
+                [h.doc_id for h in legs.vector_hits],
+                [g.doc_id for g in legs.graph_hits],
+            ]
+            top = reciprocal_rank_fusion(ranked, RRF_K)[:limit]
+            vector_by_doc = {h.doc_id: h for h in legs.vector_hits}
+            hits = build_hits(self._db, top, legs.planned, text_by_doc, vector_by_doc, graph_by_doc)
         return SearchResults(
-            query=query, mode=mode, embedder=embedder_id, vector_engine=engine.engine, notes=notes, results=hits
+            query=query,
+            mode=mode,
+            embedder=legs.embedder_id,
+            vector_engine=legs.engine,
+            notes=legs.notes,
+            results=hits,
         )
+
+    def candidates(self, query: str, fusion: FusionSettings | None = None) -> tuple[PlannedQuery, list[Scored]]:
+        """The fused hybrid candidates before the second stage, best first (fitting the re-ranker)."""
+        settings = fusion or DEFAULT_FUSION
+        legs = self._legs(query, "hybrid", None, True, settings, 10)
+        return legs.planned, self._fuse(legs, settings)
+
+    def _texts(self, doc_ids: Sequence[str]) -> dict[str, str]:
+        with self._db.read() as session:
+            rows = session.execute(
+                select(docs_table.c.id, docs_table.c.title, docs_table.c.content).where(docs_table.c.id.in_(doc_ids))
+            ).all()
+        return {str(r[0]): f"{r[1] or ''}\n{r[2] or ''}" for r in rows}
+
+    def _fuse(self, legs: _Legs, settings: FusionSettings) -> list[Scored]:
+        return fuse_scores(
+            self._db,
+            settings,
+            legs.text_hits,
+            legs.vector_hits,
+            [g.doc_id for g in legs.graph_hits],
+            embedder=legs.embedder_id,
+            query_vector=legs.query_vector,
+        )
+
+    def _legs(
+        self, query: str, mode: SearchMode, depth: int | None, graph: bool, settings: FusionSettings, limit: int
+    ) -> _Legs:
+        if not query.strip():
+            raise InvalidArgumentError("query must not be empty: say what you are looking for")
+        if mode not in SEARCH_MODES:
+            raise InvalidArgumentError(f"mode must be one of {', '.join(SEARCH_MODES)}; got {mode!r}")
+        scored = mode == "hybrid" and settings.method == "score"
+        # Candidates per leg. Rank fusion: enough to find agreement, few enough that a weak leg's tail
+        # cannot outvote the other's top hits. Score fusion weighs by score, so it can look deeper.
+        depth = depth or (max(settings.depth, limit) if scored else max(limit * 3 // 2, 10))
+        legs = _Legs(planned=plan_query(query), scored=scored, engine=self._vectors().engine)
+        text_planned = legs.planned
+        if mode == "hybrid" and settings.drop_ubiquitous and not legs.planned.empty:
+            with self._db.read() as session:
+                common = self._full_text.ubiquitous(session, legs.planned, _UBIQUITOUS_SHARE)
+            text_planned = legs.planned.without(common)
+        legs.text_hits = self._keyword(text_planned, depth) if mode != "semantic" else []
+        if mode != "keyword":
+            embedder = self._embedder.get()
+            if embedder is None:
+                reason = self._embedder.reason
+                if mode == "semantic":
+                    raise EmbedderUnavailableError(f"semantic search needs an embedder: {reason}")
+                legs.notes.append(f"vectors skipped ({reason}); results are full-text only")
+            else:
+                embedder = self._docs.check_search_stamp(embedder)  # raises, naming `dokoro reembed`
+                legs.query_vector = self._embed_query(embedder, query, legs.notes, mode)
+                if legs.query_vector is not None:
+                    legs.embedder_id = embedder.id
+                    raw = self._vectors().search(legs.query_vector, embedder.id, depth * 3)
+                    # Several chunks of one document may come back: keep each document's best chunk.
+                    legs.vector_hits = best_per_document(raw, lambda h: h.doc_id)[:depth]
+        graph_hits = self._graph(query, depth, legs.notes) if graph and mode == "hybrid" else []
+        # The graph lifts documents the other legs found; it does not bring in new ones.
+        found = {h.doc_id for h in legs.text_hits} | {h.doc_id for h in legs.vector_hits}
+        legs.graph_hits = [g for g in graph_hits if g.doc_id in found]
+        return legs
 
     def _embed_query(self, embedder: Embedder, query: str, notes: list[str], mode: str) -> Any:
         try:
