@@ -49,17 +49,8 @@ def rows_for() -> list[Row]:
             dataclasses.replace(base, method="rrf"),
             "recall over reciprocal rank fusion (before)",
         ),
-        Row(
-            "score-only",
-            "hybrid",
-            True,
-            dataclasses.replace(
-                base, neighbour_weight=0.0, context_weight=0.0, feedback_weight=0.0, drop_ubiquitous=False, rerank=False
-            ),
-            "recall over score fusion alone",
-        ),
-        Row("-neighbours", "hybrid", True, dataclasses.replace(base, neighbour_weight=0.0), "without neighbours"),
         Row("-rerank", "hybrid", True, dataclasses.replace(base, rerank=False), "without the second stage"),
+        Row("-neighbours", "hybrid", True, dataclasses.replace(base, neighbour_weight=0.0), "without neighbours"),
     ]
 
 

@@ -71,6 +71,8 @@ def rows_for(base: FusionSettings) -> list[Row]:
         changes.append(("-feedback", {"feedback_weight": 0.0}, "without pseudo-relevance feedback on vectors"))
     if base.drop_ubiquitous:
         changes.append(("-ubiquitous", {"drop_ubiquitous": False}, "without dropping ubiquitous query terms"))
+    else:
+        changes.append(("+ubiquitous", {"drop_ubiquitous": True}, "dropping ubiquitous query terms (not kept)"))
     if base.graph_weight > 0:
         changes.append(("-graph", {"graph_weight": 0.0}, "without the graph signal"))
     if base.context_weight == 0:

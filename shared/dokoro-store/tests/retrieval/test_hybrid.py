@@ -174,3 +174,23 @@ def test_quantile_from_top_reads_a_list_best_first():
     assert quantile_from_top(values, 0.5) == 0.5
     assert quantile_from_top(values, 1.0) == 0.1
     assert quantile_from_top([], 0.5) == 0.0
+
+
+def test_recall_lifts_the_memory_beside_a_match_when_memories_come_in_a_thread(open_store):
+    from dokoro_store.services.memories import MemoryDraft
+
+    store = open_store()
+    rows = store.memories.remember_many(
+        [
+            MemoryDraft(type="episode", title="Chat", body=text, thread="chat-1", thread_pos=i)
+            for i, text in enumerate(THREAD)
+        ]
+        + [MemoryDraft(type="episode", title="Note", body=text) for text in OTHERS]
+    )
+
+    hits = store.memories.recall("pottery workshop", limit=4, count_use=False)
+
+    bodies = [h.memory.body for h in hits]
+    assert bodies[0] == THREAD[1]
+    assert THREAD[2] in bodies
+    assert len(rows) == len(THREAD) + len(OTHERS)

@@ -16,10 +16,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from sqlalchemy import and_, or_, select
+from sqlalchemy import bindparam, select, text
 
 from dokoro_store.db.engine import Database
-from dokoro_store.retrieval.tables import chunks, docs_table
+from dokoro_store.retrieval.tables import chunks
 
 if TYPE_CHECKING:
     import numpy as np
@@ -52,34 +52,38 @@ class ThreadMap:
 
 
 def load_threads(db: Database, doc_ids: Iterable[str], span: int = NEIGHBOUR_SPAN) -> ThreadMap:
-    """The thread places of ``doc_ids`` and of their neighbours up to ``span`` places away."""
+    """The thread places of ``doc_ids`` and of their neighbours up to ``span`` places away.
+
+    Two indexed queries written as plain SQL: building them as expressions cost more than running them.
+    """
     ids = list(dict.fromkeys(doc_ids))
     result = ThreadMap()
     if not ids:
         return result
-    thread = docs_table.c.thread
-    position = docs_table.c.thread_pos
+    ranges: dict[str, list[tuple[int, int]]] = {}
     with db.read() as session:
-        rows = session.execute(
-            select(docs_table.c.id, thread, position).where(docs_table.c.id.in_(ids), thread.is_not(None))
-        ).all()
-        ranges: dict[str, list[tuple[int, int]]] = {}
-        for doc_id, name, pos in rows:
-            if pos is None:
-                continue
-            result.place[str(doc_id)] = (str(name), int(pos))
-            result.at[(str(name), int(pos))] = str(doc_id)
-            ranges.setdefault(str(name), []).append((int(pos) - span, int(pos) + span))
-        if not ranges:
-            return result
-        conditions = [
-            and_(thread == name, position.between(low, high))
-            for name, spans in ranges.items()
-            for low, high in _merge(spans)
-        ]
-        for start in range(0, len(conditions), 200):
+        for start in range(0, len(ids), 500):
+            rows = session.execute(
+                text("SELECT id, thread, thread_pos FROM docs WHERE id IN :ids AND thread IS NOT NULL").bindparams(
+                    bindparam("ids", expanding=True)
+                ),
+                {"ids": ids[start : start + 500]},
+            ).all()
+            for doc_id, name, pos in rows:
+                if pos is None:
+                    continue
+                result.place[str(doc_id)] = (str(name), int(pos))
+                result.at[(str(name), int(pos))] = str(doc_id)
+                ranges.setdefault(str(name), []).append((int(pos) - span, int(pos) + span))
+        spans = [(name, low, high) for name, found in ranges.items() for low, high in _merge(found)]
+        for start in range(0, len(spans), 100):
+            chunk = spans[start : start + 100]
+            where = " OR ".join(f"(thread = :t{i} AND thread_pos BETWEEN :l{i} AND :h{i})" for i in range(len(chunk)))
+            params: dict[str, object] = {}
+            for i, (name, low, high) in enumerate(chunk):
+                params.update({f"t{i}": name, f"l{i}": low, f"h{i}": high})
             for doc_id, name, pos in session.execute(
-                select(docs_table.c.id, thread, position).where(or_(*conditions[start : start + 200]))
+                text(f"SELECT id, thread, thread_pos FROM docs WHERE {where}"), params
             ).all():
                 result.place[str(doc_id)] = (str(name), int(pos))
                 result.at[(str(name), int(pos))] = str(doc_id)

@@ -7,12 +7,14 @@ the score fusion (:mod:`.hybrid`) are re-ordered by a linear model over features
 - ``lift``: what the thread neighbours added; ``graph``: linked to an entity named in the query;
 - ``static``: the cosine of a second, independent embedding (the bundled static model, computed
   here for the candidates only: a different view of meaning than the transformer's), rescaled
-  over the candidates;
+  over the candidates — only when vectors are in use (``DOKORO_EMBEDDER=none`` means none) and
+  there are at least :data:`_MIN_FOR_SCALE` candidates to rescale over;
 - ``coverage``: the share of the query's content terms the document contains.
 
-The weights were fitted once by logistic regression (``bench/fit_reranker.py``) on LoCoMo
-conversations 0-3 only, and are fixed here; the figures reported for conversations 4-6 are
-unseen by the fit (docs/benchmarks.md).
+The new score is the fused score plus a weighted sum of these features. The weights were chosen
+once by ``bench/fit_reranker.py`` — a grid search maximising R@10 on LoCoMo conversations 0-3 only,
+checked leaving one conversation out — and are fixed here; the figures reported for conversations
+4-6 are unseen by the fit (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -30,11 +32,12 @@ __all__ = ["FEATURES", "RERANKER_LABEL", "RERANK_DEPTH", "WEIGHTS", "features", 
 
 RERANK_DEPTH = 30  # candidates re-ordered (at least the page asked for)
 FEATURES = ("text", "vector", "lift", "graph", "static", "coverage")
-# Fitted by bench/fit_reranker.py on LoCoMo conversations 0-3 (bias first, then FEATURES in order).
-WEIGHTS: tuple[float, ...] = (0.0, 1.5, 1.0, 1.0, 0.1, 0.0, 0.0)
+# Added to the fused score, one per FEATURES entry (bench/fit_reranker.py, LoCoMo conversations 0-3).
+WEIGHTS: tuple[float, ...] = (0.0, 0.0, 0.2, 0.0, 0.75, 0.0)
 RERANKER_LABEL = "linear re-ranker over fused candidates (text, vector, neighbours, graph, static cosine, coverage)"
 
 Texts = Callable[[Sequence[str]], dict[str, str]]
+_MIN_FOR_SCALE = 5
 
 
 def _present(term: str, text: str) -> bool:
@@ -57,7 +60,7 @@ def _static_cosines(query: str, texts: list[str]) -> list[float] | None:
     from dokoro_store.errors import EmbedderUnavailableError
     from dokoro_store.retrieval.embedders import static_available
 
-    if not texts or not static_available()[0]:
+    if len(texts) < _MIN_FOR_SCALE or not static_available()[0]:
         return None
     from dokoro_store.retrieval.static import StaticEmbedder
 
@@ -73,11 +76,11 @@ def _static_cosines(query: str, texts: list[str]) -> list[float] | None:
 
 
 def features(
-    planned: PlannedQuery, query: str, candidates: Sequence[Scored], texts: dict[str, str]
+    planned: PlannedQuery, query: str, candidates: Sequence[Scored], texts: dict[str, str], *, vectors: bool = True
 ) -> list[list[float]]:
-    """One row of :data:`FEATURES` per candidate."""
+    """One row of :data:`FEATURES` per candidate (``vectors=False``: no embedding at all)."""
     bodies = [texts.get(c.doc_id, "") for c in candidates]
-    static = _static_cosines(query, bodies) or [0.0] * len(candidates)
+    static = (_static_cosines(query, bodies) if vectors else None) or [0.0] * len(candidates)
     rows = []
     for candidate, body, static_cosine in zip(candidates, bodies, static, strict=True):
         rows.append(
@@ -93,7 +96,15 @@ def features(
     return rows
 
 
-def rerank(planned: PlannedQuery, query: str, candidates: list[Scored], texts: Texts, limit: int = 10) -> list[Scored]:
+def rerank(
+    planned: PlannedQuery,
+    query: str,
+    candidates: list[Scored],
+    texts: Texts,
+    limit: int = 10,
+    *,
+    vectors: bool = True,
+) -> list[Scored]:
     """The candidates with the best :data:`RERANK_DEPTH` (or ``limit``) re-ordered by the fitted model.
 
     The re-ordered block keeps scores above the rest, so scores still fall with rank.
@@ -102,9 +113,10 @@ def rerank(planned: PlannedQuery, query: str, candidates: list[Scored], texts: T
     head, tail = candidates[:depth], candidates[depth:]
     if len(head) < 2:
         return candidates
-    rows = features(planned, query, head, texts([c.doc_id for c in head]))
-    bias, *weights = WEIGHTS
-    values = [bias + sum(w * x for w, x in zip(weights, row, strict=True)) for row in rows]
+    rows = features(planned, query, head, texts([c.doc_id for c in head]), vectors=vectors)
+    values = [
+        c.score + sum(w * x for w, x in zip(WEIGHTS, row, strict=True)) for c, row in zip(head, rows, strict=True)
+    ]
     floor = min(values)
     tail_top = max((c.score for c in tail), default=0.0)
     for candidate, value in zip(head, values, strict=True):

@@ -157,7 +157,9 @@ class SearchService:
         if legs.scored:
             fused_docs = self._fuse(legs, settings)
             if settings.rerank:
-                fused_docs = rerank(legs.planned, query, fused_docs, self._texts, limit)
+                fused_docs = rerank(
+                    legs.planned, query, fused_docs, self._texts, limit, vectors=legs.embedder_id is not None
+                )
             top = [
                 Fused(s.doc_id, s.score, (s.text_rank, s.vector_rank, None if not s.graph else 0))
                 for s in fused_docs[:limit]
@@ -241,7 +243,7 @@ class SearchService:
                 legs.query_vector = self._embed_query(embedder, query, legs.notes, mode)
                 if legs.query_vector is not None:
                     legs.embedder_id = embedder.id
-                    raw = self._vectors().search(legs.query_vector, embedder.id, depth * 3)
+                    raw = self._vectors().search(legs.query_vector, embedder.id, depth * 2)
                     # Several chunks of one document may come back: keep each document's best chunk.
                     legs.vector_hits = best_per_document(raw, lambda h: h.doc_id)[:depth]
         graph_hits = self._graph(query, depth, legs.notes) if graph and mode == "hybrid" else []
