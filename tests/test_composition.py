@@ -112,7 +112,7 @@ def test_the_unified_package_depends_on_every_server_package() -> None:
 async def test_a_server_alone_serves_exactly_what_its_register_adds(package: ServerPackage, tmp_path: Path) -> None:
     module = importlib.import_module(package.module)
     async with Client(module.create_server(_settings(tmp_path), cwd=tmp_path)) as client:
-        assert client.server_info.name == package.dist
+        assert client.server_info is not None and client.server_info.name == package.dist
         served = [tool.name for tool in (await client.list_tools()).tools]
 
     assert served

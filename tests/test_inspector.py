@@ -136,7 +136,9 @@ async def _unified_tools(tmp_path: Path, **settings: Any) -> dict[str, Any]:
 
 
 @pytest.mark.anyio
-async def test_the_inspector_lists_every_tool_of_dokoro_with_portable_schemas(dokoro: Inspector, tmp_path: Path):
+async def test_the_inspector_lists_every_tool_of_dokoro_with_portable_schemas(
+    dokoro: Inspector, tmp_path: Path
+) -> None:
     # --strict fails (exit 6) on any schema-portability problem of error severity.
     listed = dokoro.run("tools/list", "--strict")
 
@@ -152,7 +154,7 @@ async def test_the_inspector_lists_every_tool_of_dokoro_with_portable_schemas(do
     assert "outputSchema" in tools["dokoro_plan_create"]
 
 
-def test_the_inspector_works_a_session_through_dokoro(dokoro: Inspector, tmp_path: Path):
+def test_the_inspector_works_a_session_through_dokoro(dokoro: Inspector, tmp_path: Path) -> None:
     claim = dokoro.call("dokoro_workspace_claim", task="Fix the flaky login test")
     assert claim["structuredContent"]["agent_id"]
     assert "Fix the flaky login test" in (tmp_path / "dokoro" / "current.md").read_text(encoding="utf-8")
@@ -182,7 +184,7 @@ def test_the_inspector_works_a_session_through_dokoro(dokoro: Inspector, tmp_pat
     assert "session=2026-05-19-login model=claude-opus-4-7" in _text(recall)
 
 
-def test_the_inspector_indexes_and_finds_a_document(dokoro: Inspector):
+def test_the_inspector_indexes_and_finds_a_document(dokoro: Inspector) -> None:
     dokoro.call(
         "search_index_content",
         doc_id="adr-012-sessions",
@@ -195,7 +197,7 @@ def test_the_inspector_indexes_and_finds_a_document(dokoro: Inspector):
     assert found["structuredContent"]["results"][0]["doc_id"] == "adr-012-sessions"
 
 
-def test_the_inspector_calls_the_bridge_tools_when_the_flag_is_on(inspector: Path, tmp_path: Path):
+def test_the_inspector_calls_the_bridge_tools_when_the_flag_is_on(inspector: Path, tmp_path: Path) -> None:
     bridged = Inspector(inspector, tmp_path / "dokoro", tmp_path, DOKORO_ENABLE_TACHIBOT_BRIDGE="true")
 
     indexed = bridged.call(

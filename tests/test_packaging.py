@@ -160,7 +160,8 @@ def venv(tmp_path: Path, constraints: Path) -> Iterator[Any]:
 def _installed(venv: Path, names: tuple[str, ...]) -> list[str]:
     code = f"import importlib.util, json; print(json.dumps([n for n in {names!r} if importlib.util.find_spec(n)]))"
     done = subprocess.run([str(venv / "bin" / "python"), "-c", code], capture_output=True, text=True, check=True)
-    return json.loads(done.stdout)
+    found: list[str] = json.loads(done.stdout)
+    return found
 
 
 async def _tools_over_stdio(script: Path, tmp_path: Path, **env: str) -> list[str]:
