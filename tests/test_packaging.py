@@ -7,7 +7,8 @@ constraints, so nothing of ours can come from a package index), everything else 
 at the versions of ``uv.lock`` (so the uv cache serves it and the run stays quick). What is not
 declared in a wheel's metadata is therefore missing from its venv, and the server fails to start.
 
-Slow (about a minute on 2 cores, most of it server start-up): run with ``-m slow`` or the full suite.
+Slow: 2¼ minutes measured on 2 cores shared with other work (load average ~10), most of it server
+start-up; run with ``-m slow`` or the full suite.
 """
 
 from __future__ import annotations
