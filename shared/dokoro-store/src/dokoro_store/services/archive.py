@@ -32,6 +32,7 @@ from dokoro_store.errors import DokoroError, InvalidArgumentError
 from dokoro_store.files import atomic_write_text, file_lock, read_text_or_none
 from dokoro_store.models import Doc
 from dokoro_store.paths import StorePaths
+from dokoro_store.results.archive import ArchiveSweep, Held, Moved, SweepError
 from dokoro_store.services.plans import PlanService
 
 __all__ = [
@@ -63,27 +64,9 @@ _DATED = re.compile(r"^(\d{4}-\d{2}-\d{2})")
 
 
 @dataclass(frozen=True)
-class Moved:
-    source: str  # relative to the workspace folder
-    target: str
-
-
-@dataclass(frozen=True)
-class Held:
-    """A daily file old enough to move that the sweep left alone, and why."""
-
-    path: str
-    reason: str  # "current_week" | "claimed"
-
-
-@dataclass(frozen=True)
-class SweepError:
-    path: str
-    error: str
-
-
-@dataclass(frozen=True)
 class SweepResult:
+    """A sweep, with what only its caller needs (a top-level error, whether it did any work)."""
+
     dry_run: bool
     skipped: str | None = None  # "locked" when another sweep holds the lock
     moved_daily: tuple[Moved, ...] = ()
@@ -102,6 +85,17 @@ class SweepResult:
     def did_work(self) -> bool:
         return bool(self.moved_daily or self.archived_plans)
 
+    def result(self) -> ArchiveSweep:
+        return ArchiveSweep(
+            dry_run=self.dry_run,
+            skipped=self.skipped,
+            moved_daily=self.moved_daily,
+            archived_plans=self.archived_plans,
+            held=self.held,
+            errors=self.errors,
+            last_error=self.last_error,
+        )
+
 
 @dataclass(frozen=True)
 class SweepStatus:
@@ -112,6 +106,10 @@ class SweepStatus:
     archived_plans: int
     errors: tuple[SweepError, ...] = ()
     last_error: str | None = None
+
+    def result(self) -> ArchiveSweep:
+        """The status as the sweep tool returns it (``status_only``; the counts are for its message)."""
+        return ArchiveSweep(status_only=True, errors=self.errors, last_run=self.last_run, last_error=self.last_error)
 
 
 @dataclass(frozen=True)
@@ -270,30 +268,30 @@ class ArchiveService:
                 continue
             relative = self._paths.relative(path)
             if day.isocalendar()[:2] == this_week:
-                run.held.append(Held(relative, "current_week"))
+                run.held.append(Held(path=relative, reason="current_week"))
                 continue
             try:
                 claimed = self._is_claimed(path, root)
             except (OSError, SQLAlchemyError, DokoroError) as exc:
-                run.errors.append(SweepError(relative, f"could not check file claims, left in place: {exc}"))
+                run.errors.append(SweepError(path=relative, error=f"could not check file claims, left in place: {exc}"))
                 continue
             if claimed:
-                run.held.append(Held(relative, "claimed"))
+                run.held.append(Held(path=relative, reason="claimed"))
                 continue
             target = self.daily_archive / iso_week_dir(day) / path.name
             if dry_run:
-                run.moved.append(Moved(relative, self._paths.relative(target)))
+                run.moved.append(Moved(source=relative, target=self._paths.relative(target)))
                 continue
             try:
                 moved_to = self._move(path, target)
             except OSError as exc:
-                run.errors.append(SweepError(relative, f"could not move: {exc}"))
+                run.errors.append(SweepError(path=relative, error=f"could not move: {exc}"))
                 continue
-            run.moved.append(Moved(relative, self._paths.relative(moved_to)))
+            run.moved.append(Moved(source=relative, target=self._paths.relative(moved_to)))
         if not dry_run and run.moved:
             error = self._repoint_docs(run.moved)
             if error:
-                run.errors += [SweepError(m.source, error) for m in run.moved]
+                run.errors += [SweepError(path=m.source, error=error) for m in run.moved]
 
     def _is_claimed(self, path: Path, root: Path) -> bool:
         return self.claims is not None and self.claims(path.resolve(), root)
@@ -334,7 +332,8 @@ class ArchiveService:
             if outcome.ok:
                 run.plans.append(plan.id)
             else:
-                run.errors.append(SweepError(f".mcp/plans/{plan.id}.json", outcome.error or "archive failed"))
+                failed = outcome.error or "archive failed"
+                run.errors.append(SweepError(path=f".mcp/plans/{plan.id}.json", error=failed))
 
     # ------------------------------------------------------------------ status file
     def _write_status(self, result: SweepResult) -> None:
@@ -361,7 +360,7 @@ class ArchiveService:
                 last_run=str(data["last_run"]),
                 moved_daily=int(data.get("moved_daily", 0)),
                 archived_plans=int(data.get("archived_plans", 0)),
-                errors=tuple(SweepError(str(e["path"]), str(e["error"])) for e in data.get("errors") or []),
+                errors=tuple(SweepError(path=str(e["path"]), error=str(e["error"])) for e in data.get("errors") or []),
                 last_error=data.get("last_error"),
             )
         except (ValueError, KeyError, TypeError):
@@ -418,7 +417,7 @@ class ArchiveService:
             moved_to = self._move(source, target)
         except OSError as exc:
             return DailyOutcome("failed", error=str(exc))
-        moved = Moved(self._paths.relative(self._paths.daily_dir / name), self._paths.relative(moved_to))
+        moved = Moved(source=self._paths.relative(self._paths.daily_dir / name), target=self._paths.relative(moved_to))
         self._repoint_docs([moved])
         return DailyOutcome("moved", moved.target)
 

@@ -33,6 +33,7 @@ from dokoro_store.clock import Clock, iso, parse_iso
 from dokoro_store.db.engine import Database
 from dokoro_store.errors import InvalidArgumentError
 from dokoro_store.models import ConversationSummary, EpisodeSession
+from dokoro_store.results.episodic import Compaction, Episode, EpisodeRecall, SummaryAdded
 from dokoro_store.secrets import redact_all
 
 if TYPE_CHECKING:
@@ -47,7 +48,6 @@ __all__ = [
     "EpisodicService",
     "Recall",
     "RecallHit",
-    "SummaryAdded",
     "escape_like",
     "estimate_tokens",
 ]
@@ -76,17 +76,14 @@ class CompactionResult:
     total_tokens: int
     row_id: int | None = None  # the compacted row that now holds the session's history
 
-
-@dataclass(frozen=True)
-class SummaryAdded:
-    id: int
-    session_id: str
-    compaction: CompactionResult | None
-    redacted: tuple[str, ...] = ()
+    def result(self) -> Compaction:
+        return Compaction(compacted_count=self.compacted_count, total_tokens=self.total_tokens)
 
 
 @dataclass(frozen=True)
 class RecallHit:
+    """A recalled summary; the public :class:`~dokoro_store.results.episodic.Episode` minus ``similarity``."""
+
     id: int
     session_id: str | None
     ai_model: str
@@ -106,6 +103,11 @@ class Recall:
 
     hits: list[RecallHit]
     ranking: str
+
+    def result(self) -> EpisodeRecall:
+        return EpisodeRecall(
+            ranking=self.ranking, episodes=[Episode.model_validate(hit, from_attributes=True) for hit in self.hits]
+        )
 
 
 class EpisodicService:
@@ -167,7 +169,7 @@ class EpisodicService:
         with self._db.write() as session:
             session.execute(
                 self._db.ops.upsert(
-                    EpisodeSession.__table__,  # type: ignore[arg-type]
+                    EpisodeSession.__table__,  # type: ignore[attr-defined]
                     {"id": session_id, "started_at": now, "status": "completed"},
                     ["id"],
                     None,
@@ -197,7 +199,12 @@ class EpisodicService:
             self._embed_rows([(compaction.row_id, self._summary_text(compaction.row_id))])
         elif compaction is None:
             self._embed_rows([(row_id, summary)])
-        return SummaryAdded(row_id, session_id, compaction, kinds)
+        return SummaryAdded(
+            id=row_id,
+            session_id=session_id,
+            compaction=compaction.result() if compaction is not None else None,
+            redacted=kinds,
+        )
 
     def _summary_text(self, row_id: int) -> str:
         with self._db.read() as session:
@@ -212,7 +219,7 @@ class EpisodicService:
                 col(ConversationSummary.compacted).is_(False),
             )
         ).one()
-        return int(total)
+        return int(total or 0)
 
     @staticmethod
     def _mark_pending(session: Session, session_id: str, now: datetime) -> None:
