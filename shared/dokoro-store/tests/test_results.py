@@ -14,7 +14,7 @@ from dokoro_store.results.working import WorkspaceStatus
 _HEAVY = ("sqlalchemy", "sqlmodel", "numpy", "lancedb", "pyarrow")
 
 
-def test_importing_every_results_module_loads_no_database_or_numeric_library():
+def test_importing_every_results_module_loads_no_database_or_numeric_library() -> None:
     modules = [f"dokoro_store.results.{m.name}" for m in pkgutil.iter_modules(dokoro_store.results.__path__)]
     assert {"dokoro_store.results.working", "dokoro_store.results.plans"} <= set(modules)
     probe = (
@@ -26,7 +26,7 @@ def test_importing_every_results_module_loads_no_database_or_numeric_library():
     assert json.loads(loaded) == []
 
 
-def test_timestamps_serialise_as_utc_iso_seconds_and_read_back():
+def test_timestamps_serialise_as_utc_iso_seconds_and_read_back() -> None:
     paris = timezone(timedelta(hours=2))
     status = WorkspaceStatus(active=True, session_start=datetime(2026, 6, 11, 0, 23, 15, 999, tzinfo=paris))
 
