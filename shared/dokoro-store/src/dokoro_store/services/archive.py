@@ -1,9 +1,9 @@
 """The archive sweep: old daily files to ``archive/daily/YYYY-Www/``, old finished plans archived
 (reference §2.9, §4.9).
 
-One sweep at a time per workspace folder: the singleton lock ``.mcp/archive.lock`` holds
-``{pid, started_at, owner}`` and a lock older than :data:`LOCK_TTL` is a crashed sweep's, taken
-over. A daily file is never moved while it is in the current ISO week or while a live file
+One sweep at a time per workspace folder: the singleton lock ``.mcp/archive.lock``
+(:mod:`.archive_lock`) holds ``{pid, started_at, owner}`` and a lock older than :data:`LOCK_TTL`
+is a crashed sweep's, taken over. A daily file is never moved while it is in the current ISO week or while a live file
 claim holds it; plans are archived through :class:`~dokoro_store.services.plans.PlanService`.
 Per-file failures are collected, never abort the sweep, and a sweep never raises.
 """
@@ -13,11 +13,8 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import os
 import re
-import secrets
 import shutil
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
@@ -26,13 +23,14 @@ from pathlib import Path
 from sqlalchemy import update
 from sqlalchemy.exc import SQLAlchemyError
 
-from dokoro_store.clock import Clock, iso, iso_week_dir, parse_iso
+from dokoro_store.clock import Clock, iso, iso_week_dir
 from dokoro_store.db.engine import Database
 from dokoro_store.errors import DokoroError, InvalidArgumentError
-from dokoro_store.files import atomic_write_text, file_lock, read_text_or_none
+from dokoro_store.files import atomic_write_text, read_text_or_none
 from dokoro_store.models import Doc
 from dokoro_store.paths import StorePaths
 from dokoro_store.results.archive import ArchiveSweep, Held, Moved, SweepError
+from dokoro_store.services.archive_lock import LOCK_TTL, SweepLock
 from dokoro_store.services.plans import PlanService
 
 __all__ = [
@@ -53,7 +51,6 @@ log = logging.getLogger("dokoro.store")
 
 DAILY_OLDER_THAN_DAYS = 7
 PLAN_OLDER_THAN_DAYS = 30
-LOCK_TTL = timedelta(minutes=5)
 DISPLAY_CAP = 20
 
 # Does a live (unreleased, unexpired) file claim hold ``path``? Claims are keyed relative to
@@ -155,11 +152,12 @@ class ArchiveService:
         self._clock = clock
         self._plans = plans
         self.claims = claims
+        self._lock = SweepLock(paths, clock)
 
     # ------------------------------------------------------------------ paths
     @property
     def lock_path(self) -> Path:
-        return self._paths.mcp_dir / "archive.lock"
+        return self._lock.path
 
     @property
     def status_path(self) -> Path:
@@ -173,43 +171,6 @@ class ArchiveService:
         # The reference keys claims relative to the server's cwd; a store's folder usually sits
         # in the project it belongs to, so its parent is the stand-in when no cwd is known.
         return (claim_root or self._paths.root.parent).resolve()
-
-    # ------------------------------------------------------------------ singleton lock
-    def _acquire(self) -> str | None:
-        """Take the sweep lock; the owner token, or None when a live sweep holds it."""
-        owner = secrets.token_hex(8)
-        now = self._clock.now()
-        body = json.dumps({"pid": os.getpid(), "started_at": iso(now), "owner": owner})
-        # The sidecar lock makes "this lock is stale, replace it" one step between processes.
-        with file_lock(self._paths.locks_dir, "archive-lock"):
-            for _attempt in range(2):
-                if _create_exclusive(self.lock_path, body):
-                    return owner
-                if not self._lock_is_stale(now):
-                    return None
-                log.warning("dokoro: removing a stale archive sweep lock %s", self.lock_path)
-                self.lock_path.unlink(missing_ok=True)
-        return None
-
-    def _lock_is_stale(self, now: datetime) -> bool:
-        text = read_text_or_none(self.lock_path)
-        if text is None:
-            return True
-        try:
-            started = parse_iso(str(json.loads(text)["started_at"]))
-        except (ValueError, KeyError, TypeError):
-            return True  # unreadable or malformed: nobody can be waiting on it
-        return now - started >= LOCK_TTL
-
-    def _release(self, owner: str) -> None:
-        with file_lock(self._paths.locks_dir, "archive-lock"):
-            text = read_text_or_none(self.lock_path)
-            try:
-                mine = text is not None and json.loads(text).get("owner") == owner
-            except (ValueError, AttributeError):
-                mine = False
-            if mine:
-                self.lock_path.unlink(missing_ok=True)
 
     # ------------------------------------------------------------------ sweep
     def sweep(
@@ -227,7 +188,7 @@ class ArchiveService:
         if older_than_days < 0 or plan_older_than_days < 0:
             raise InvalidArgumentError("olderThanDays and planOlderThanDays must be 0 or more")
         try:
-            owner = self._acquire()
+            owner = self._lock.acquire()
         except OSError as exc:
             return SweepResult(dry_run, error=f"could not take the sweep lock {self.lock_path}: {exc}")
         if owner is None:
@@ -243,7 +204,7 @@ class ArchiveService:
             top_error = str(exc) or type(exc).__name__
         finally:
             with contextlib.suppress(OSError):
-                self._release(owner)
+                self._lock.release(owner)
         result = SweepResult(
             dry_run,
             moved_daily=tuple(run.moved),
@@ -420,28 +381,3 @@ class ArchiveService:
         moved = Moved(source=self._paths.relative(self._paths.daily_dir / name), target=self._paths.relative(moved_to))
         self._repoint_docs([moved])
         return DailyOutcome("moved", moved.target)
-
-
-def _create_exclusive(path: Path, body: str) -> bool:
-    """Create ``path`` holding ``body`` only if it does not exist; a reader never sees it half-written."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(body)
-            handle.flush()
-            os.fsync(handle.fileno())
-        try:
-            os.link(tmp, path)  # atomic: fails when the lock exists, and the content is already there
-        except FileExistsError:
-            return False
-        except OSError:
-            # A file system without hard links: fall back to an exclusive create.
-            try:
-                with path.open("x", encoding="utf-8") as handle:
-                    handle.write(body)
-            except FileExistsError:
-                return False
-        return True
-    finally:
-        Path(tmp).unlink(missing_ok=True)
