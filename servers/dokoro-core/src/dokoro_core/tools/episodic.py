@@ -36,13 +36,13 @@ def dokoro_session_summary_add(
         message_count=message_count,
         token_count=token_count,
     )
-    text = f"summary recorded for session {added.session_id}"
-    compaction = added.compaction
-    if compaction is not None:
-        text += f" (compacted {compaction.compacted_count} summaries, ~{compaction.total_tokens} tokens)"
-    if added.redacted:
-        text += "\n" + secret_notice(added.redacted)
-    return result(text, added)
+    out = added.result()
+    text = f"summary recorded for session {out.session_id}"
+    if out.compaction is not None:
+        text += f" (compacted {out.compaction.compacted_count} summaries, ~{out.compaction.total_tokens} tokens)"
+    if out.redacted:
+        text += "\n" + secret_notice(out.redacted)
+    return result(text, out)
 
 
 def dokoro_session_recall(

@@ -48,6 +48,7 @@ __all__ = [
     "EpisodicService",
     "Recall",
     "RecallHit",
+    "SummaryOutcome",
     "escape_like",
     "estimate_tokens",
 ]
@@ -81,20 +82,23 @@ class CompactionResult:
 
 
 @dataclass(frozen=True)
-class RecallHit:
-    """A recalled summary; the public :class:`~dokoro_store.results.episodic.Episode` minus ``similarity``."""
+class SummaryOutcome:
+    """A summary written, with the compaction it triggered (whose row the store may need)."""
 
     id: int
-    session_id: str | None
-    ai_model: str
-    summary: str
-    started_at: datetime
-    message_count: int | None
-    token_count: int | None
-    key_decisions: list[str]
-    key_topics: list[str]
-    compacted: bool
-    similarity: float | None = None  # cosine with the query, when recall ranked by similarity
+    session_id: str
+    compaction: CompactionResult | None
+    redacted: tuple[str, ...] = ()
+
+    def result(self) -> SummaryAdded:
+        compaction = self.compaction.result() if self.compaction is not None else None
+        return SummaryAdded(id=self.id, session_id=self.session_id, compaction=compaction, redacted=self.redacted)
+
+
+class RecallHit(Episode):
+    """A recalled summary and, when recall ranked by similarity, its cosine with the query."""
+
+    similarity: float | None = None
 
 
 @dataclass(frozen=True)
@@ -106,7 +110,7 @@ class Recall:
 
     def result(self) -> EpisodeRecall:
         return EpisodeRecall(
-            ranking=self.ranking, episodes=[Episode.model_validate(hit, from_attributes=True) for hit in self.hits]
+            ranking=self.ranking, episodes=[Episode(**hit.model_dump(exclude={"similarity"})) for hit in self.hits]
         )
 
 
@@ -144,7 +148,7 @@ class EpisodicService:
         key_topics: list[str] | None = None,
         message_count: int | None = None,
         token_count: int | None = None,
-    ) -> SummaryAdded:
+    ) -> SummaryOutcome:
         session_id, ai_model, summary = session_id.strip(), ai_model.strip(), summary.strip()
         if not session_id:
             raise InvalidArgumentError("session_id must not be empty: pass the id of the session summarised")
@@ -199,12 +203,7 @@ class EpisodicService:
             self._embed_rows([(compaction.row_id, self._summary_text(compaction.row_id))])
         elif compaction is None:
             self._embed_rows([(row_id, summary)])
-        return SummaryAdded(
-            id=row_id,
-            session_id=session_id,
-            compaction=compaction.result() if compaction is not None else None,
-            redacted=kinds,
-        )
+        return SummaryOutcome(row_id, session_id, compaction, kinds)
 
     def _summary_text(self, row_id: int) -> str:
         with self._db.read() as session:
@@ -387,8 +386,6 @@ class EpisodicService:
         return self._rank(str(query).strip(), hits, limit)
 
     def _rank(self, query: str, hits: list[RecallHit], limit: int) -> Recall:
-        from dataclasses import replace
-
         from dokoro_store.errors import DokoroError
 
         embedder = self._embedder.get() if self._embedder is not None else None
@@ -403,7 +400,9 @@ class EpisodicService:
         except DokoroError as exc:
             return Recall(hits[:limit], f"recency (embedding failed: {exc})")
         scored = [
-            replace(hit, similarity=float(np.dot(vectors[hit.id], query_vector)) if hit.id in vectors else None)
+            hit.model_copy(
+                update={"similarity": float(np.dot(vectors[hit.id], query_vector)) if hit.id in vectors else None}
+            )
             for hit in hits
         ]
         # Stable: equal similarity keeps recency order; a summary without a vector sorts last.
