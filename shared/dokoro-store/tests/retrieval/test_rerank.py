@@ -23,7 +23,7 @@ def _texts(ids):
 
 
 def test_the_candidate_closer_in_meaning_overtakes_a_slightly_better_fused_one():
-    candidates = [Scored("noise", score=1.0, text=0.5), Scored("answer", score=0.9, text=0.4)] + FILLER
+    candidates = [Scored("noise", score=1.0, text=0.5), Scored("answer", score=0.9, text=0.4), *FILLER]
 
     ranked = rerank(plan_query(QUERY), QUERY, candidates, _texts)
 
@@ -32,7 +32,7 @@ def test_the_candidate_closer_in_meaning_overtakes_a_slightly_better_fused_one()
 
 
 def test_a_clear_lead_in_the_fused_score_is_kept():
-    candidates = [Scored("noise", score=5.0, text=1.0), Scored("answer", score=0.9, text=0.4)] + FILLER
+    candidates = [Scored("noise", score=5.0, text=1.0), Scored("answer", score=0.9, text=0.4), *FILLER]
 
     ranked = rerank(plan_query(QUERY), QUERY, candidates, _texts)
 
@@ -40,7 +40,7 @@ def test_a_clear_lead_in_the_fused_score_is_kept():
 
 
 def test_without_vectors_the_static_model_is_not_consulted_and_the_fused_order_stays():
-    candidates = [Scored("noise", score=1.0, text=0.5), Scored("answer", score=0.9, text=0.4)] + FILLER
+    candidates = [Scored("noise", score=1.0, text=0.5), Scored("answer", score=0.9, text=0.4), *FILLER]
 
     ranked = rerank(plan_query(QUERY), QUERY, candidates, _texts, vectors=False)
 

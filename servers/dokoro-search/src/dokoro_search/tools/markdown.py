@@ -48,7 +48,8 @@ def search_dokoros(
     hits = search_markdown(store.paths.root, query, type, limit, tags)
     if not hits:
         return result(
-            card("No Matches", f"No markdown under {type!r} matches {query!r}.", status="info"), MarkdownResults(results=[])
+            card("No Matches", f"No markdown under {type!r} matches {query!r}.", status="info"),
+            MarkdownResults(results=[]),
         )
     return result(f"📄 {len(hits)} file(s):\n\n" + _render(hits), MarkdownResults(results=hits))
 

@@ -531,8 +531,8 @@ class MemoryService:
         hits = hits[:limit]
         if count_use and hits:
             with self._db.write() as session:
-                for hit in hits:
-                    row = session.get(Memory, hit.memory.id, with_for_update=True)
+                for recalled in hits:
+                    row = session.get(Memory, recalled.memory.id, with_for_update=True)
                     if row is not None:
                         row.recall_count += 1
                         row.last_recalled_at = now
