@@ -283,7 +283,8 @@ def report(outcome: dict[str, Any], rows: list[Row], folds: list[str]) -> str:
         lines.append(
             f"| {row.name} | {row.what} | "
             + " | ".join(cells)
-            + f" | {percentile(values, 0.5):.1f} | {percentile(values, 0.95):.1f} | {percentile(cpu, 0.95):.1f} |"
+            + f" | {percentile(values, 0.5):.1f} | {percentile(values, 0.95):.1f} | "
+            + (f"{percentile(cpu, 0.95):.1f} |" if cpu else "- |")
         )
     lines += ["", "Per category (R@10 / MRR@10):", ""]
     header = "| row | fold | " + " | ".join(CATEGORIES[c] for c in (1, 2, 3, 4)) + " |"
