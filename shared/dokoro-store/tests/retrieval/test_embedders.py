@@ -110,7 +110,7 @@ class FakeOllama:
         if self.down:
             raise httpx.ConnectError("connection refused", request=request)
         if request.url.path == "/api/tags":
-            return httpx.Response(200, json={"models": [{"name": name} for name in self.models]})
+            return httpx.Response(200, json={"models": [{"name": name, "model": name} for name in self.models]})
         if request.url.path == "/api/embed":
             inputs = body["input"]
             rows = [
@@ -174,7 +174,7 @@ def test_clean_text_drops_control_characters_but_keeps_lines():
 def test_the_handle_uses_a_real_fake_ollama_server_on_loopback():
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self):
-            self._send({"models": [{"name": "nomic-embed-text:latest"}]})
+            self._send({"models": [{"name": "nomic-embed-text:latest", "model": "nomic-embed-text:latest"}]})
 
         def do_POST(self):
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
