@@ -3,7 +3,7 @@ entity extraction through a local Ollama model."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from dokoro_server import ToolSpec, result, state
 from dokoro_store.results.graph import DeepExtraction, EntityGraph
@@ -12,6 +12,7 @@ from mcp_types import CallToolResult
 from pydantic import Field
 
 if TYPE_CHECKING:
+    from dokoro_store import Store
     from dokoro_store.services.extraction.ollama import OllamaChat
 
 __all__ = ["TOOLS"]
@@ -23,7 +24,7 @@ def _number(value: float) -> str:
     return f"{round(value, 2):g}"
 
 
-def _traversal(store: Any, entity_id: int, depth: int, as_of: str | None) -> CallToolResult:
+def _traversal(store: Store, entity_id: int, depth: int, as_of: str | None) -> CallToolResult:
     from dokoro_store.clock import iso
 
     walk = store.graph.traverse(entity_id, depth=depth, as_of=as_of)
@@ -52,7 +53,7 @@ def _traversal(store: Any, entity_id: int, depth: int, as_of: str | None) -> Cal
     return result("\n".join(lines), walk.result())
 
 
-def _search(store: Any, query: str | None, entity_type: str | None, limit: int) -> CallToolResult:
+def _search(store: Store, query: str | None, entity_type: str | None, limit: int) -> CallToolResult:
     found = store.graph.search(query, entity_type, limit)
     stats = found.stats
     lines = ["## Entity Search Results", f"Graph stats: {stats.entities} entities, {stats.relations} relations"]
