@@ -40,6 +40,7 @@ from dokoro_store.services.planning_markdown import render_feature_plan, render_
 from dokoro_store.services.planning_sources import (
     REGRESSION,
     SEMANTIC_FLOORS,
+    PlanHit,
     RelatedWork,
     evidence,
     is_feature,
@@ -106,6 +107,10 @@ class PlanningService:
         self._docs = docs
         self._related = RelatedWork(db, search, embedder, plans)
 
+    def related_plans(self, query: str, limit: int, *, live_only: bool = True) -> list[PlanHit]:
+        """Plans close to ``query``, closest first (the tachibot bridge's context uses it)."""
+        return self._related.related_plans(query, limit, live_only=live_only)
+
     # ------------------------------------------------------------------ conflicts
     def detect_conflicts(self, feature: str) -> ConflictCheck:
         """What already in the store could clash with ``feature``: regressions and bugs, decisions,
@@ -119,7 +124,7 @@ class PlanningService:
             )
 
         found = self._related.related(feature, 5, relevant)
-        plans = self._related.related_plans(feature, 3, live_only=True)
+        plans = [hit.result() for hit in self._related.related_plans(feature, 3, live_only=True)]
         return ConflictCheck(
             feature=feature,
             conflicts=tuple(found.sources),
@@ -157,7 +162,7 @@ class PlanningService:
             s for s in found.sources if s.status in _DONE_STATUSES or _FINISHED.search(contents.get(s.doc_id, ""))
         ]
         unfinished = [s for s in found.sources if s not in finished]
-        plans = self._related.related_plans(description, 3, live_only=False)
+        plans = [hit.result() for hit in self._related.related_plans(description, 3, live_only=False)]
         return DuplicateCheck(
             description=description,
             finished=tuple(finished),
@@ -231,7 +236,9 @@ class PlanningService:
         suggestions: list[Suggestion] = []
         live = [p for p in self._plans.list() if not p.archived and p.status in ("active", "completed")]
         if context and live:
-            order = {m.id: i for i, m in enumerate(self._related.related_plans(context, len(live), live_only=True))}
+            order = {
+                m.plan.id: i for i, m in enumerate(self._related.related_plans(context, len(live), live_only=True))
+            }
             live.sort(key=lambda p: order.get(p.id, len(order)))
         for plan in live[:5]:
             pending = [i for i in plan.items if not i.completed]
@@ -342,7 +349,7 @@ class PlanningService:
         conflicts_found = self._related.related(
             feature, 3, lambda s: bool({"regression", "decision", "constraint"} & set(s.labels))
         )
-        plans = self._related.related_plans(question, 3, live_only=True)
+        plans = [hit.result() for hit in self._related.related_plans(question, 3, live_only=True)]
         notes += similar_found.notes + conflicts_found.notes
         now = self._clock.now()
         markdown = render_feature_plan(

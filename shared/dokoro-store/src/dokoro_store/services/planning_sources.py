@@ -21,7 +21,8 @@ from dokoro_store.db.engine import Database
 from dokoro_store.errors import EmbedderUnavailableError
 from dokoro_store.models import Doc
 from dokoro_store.results.planning import PlanMatch, Source
-from dokoro_store.services.plans import PlanService, PlanView
+from dokoro_store.services.plan_views import PlanView
+from dokoro_store.services.plans import PlanService
 
 if TYPE_CHECKING:
     from dokoro_store.retrieval.embedders import EmbedderHandle
@@ -32,6 +33,7 @@ __all__ = [
     "REGRESSION",
     "SEMANTIC_FLOORS",
     "Found",
+    "PlanHit",
     "RelatedWork",
     "evidence",
     "is_feature",
@@ -83,15 +85,23 @@ def is_feature(source: Source) -> bool:
     return source.doc_type in ("prd", "feature") or source.filepath.startswith(("features/", "planning/"))
 
 
-def _match(plan: PlanView, similarity: float | None) -> PlanMatch:
-    return PlanMatch(
-        id=plan.id,
-        title=plan.title,
-        status=plan.status,
-        completion=plan.completion,
-        archived=plan.archived,
-        similarity=similarity,
-    )
+@dataclass(frozen=True)
+class PlanHit:
+    """A plan close to a question; ``similarity`` (cosine) is None when it matched by shared words."""
+
+    plan: PlanView
+    similarity: float | None
+
+    def result(self) -> PlanMatch:
+        """The match as a planning answer publishes it."""
+        return PlanMatch(
+            id=self.plan.id,
+            title=self.plan.title,
+            status=self.plan.status,
+            completion=self.plan.completion,
+            archived=self.plan.archived,
+            similarity=self.similarity,
+        )
 
 
 class RelatedWork:
@@ -160,7 +170,7 @@ class RelatedWork:
             labels=tuple(labels),
         )
 
-    def related_plans(self, query: str, limit: int, *, live_only: bool) -> list[PlanMatch]:
+    def related_plans(self, query: str, limit: int, *, live_only: bool) -> list[PlanHit]:
         """Plans whose title and items are close to ``query`` (by cosine; by shared words without vectors)."""
         plans = [p for p in self._plans.list() if not (live_only and p.archived)]
         if not plans:
@@ -177,13 +187,13 @@ class RelatedWork:
                 sims = [float(asked @ rows[i]) for i in range(len(plans))]  # unit rows: dot = cosine
                 floor = self.floor()
                 ranked = sorted(
-                    (_match(p, s) for p, s in zip(plans, sims, strict=True) if s >= floor),
+                    (PlanHit(p, s) for p, s in zip(plans, sims, strict=True) if s >= floor),
                     key=lambda m: -(m.similarity or 0.0),
                 )
                 return ranked[:limit]
         words = {w for w in re.findall(r"[a-z0-9]{4,}", query.lower())}
         matched = [
-            _match(p, None)
+            PlanHit(p, None)
             for p, t in zip(plans, texts, strict=True)
             if words & set(re.findall(r"[a-z0-9]{4,}", t.lower()))
         ]
