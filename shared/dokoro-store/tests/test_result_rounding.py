@@ -1,31 +1,12 @@
-"""The typed results tools publish: importable without the storage stack, and serialised as the
-API speaks (ISO timestamps, rounded scores) while Python keeps full values."""
+"""Scores and rates in the typed results: rounded on the wire, full precision in Python (the text
+a tool renders from them keeps every digit)."""
 
 from __future__ import annotations
 
-import json
-import pkgutil
-import subprocess
-import sys
 from datetime import UTC, datetime
 
-import dokoro_store.results
 from dokoro_store.results.feedback import ToolTally
 from dokoro_store.results.memories import Memory, RecallHit
-
-HEAVY = ("sqlalchemy", "sqlmodel", "numpy", "lancedb", "pyarrow")
-
-
-def test_every_results_module_imports_without_the_storage_stack() -> None:
-    modules = [f"dokoro_store.results.{m.name}" for m in pkgutil.iter_modules(dokoro_store.results.__path__)]
-    code = (
-        "import importlib, json, sys\n"
-        f"for name in {modules!r}: importlib.import_module(name)\n"
-        f"print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert "dokoro_store.results.memories" in modules
-    assert json.loads(done.stdout) == []
 
 
 def _memory() -> Memory:
