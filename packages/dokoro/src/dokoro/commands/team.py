@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 from rich.table import Table
 
 from dokoro.commands._open import open_for_command
@@ -36,7 +36,7 @@ def migrate_store(path: Path | None, to_url: str, from_url: str | None) -> bool:
         with Progress(
             TextColumn("{task.description:<24}"), BarColumn(), MofNCompleteColumn(), console=console
         ) as progress:
-            tasks: dict[str, int] = {}
+            tasks: dict[str, TaskID] = {}
 
             def report(table: str, done: int, total: int) -> None:
                 if table not in tasks:
@@ -104,7 +104,14 @@ def import_backup(path: Path | None, file: Path, yes: bool, dry_run: bool) -> in
         if not yes and not typer.confirm(f"Import {plan.new_rows} new row(s)?"):
             console.print("Nothing imported.")
             return 0
-        inserted = apply_import(store.db, plan)
+        with Progress(TextColumn("{task.description:<24}"), BarColumn(), MofNCompleteColumn(), console=console) as bar:
+            tasks = {t.table: bar.add_task(t.table, total=max(len(t.new), 1)) for t in plan.tables if t.new}
+
+            def report(table: str, done: int, total: int) -> None:
+                if table in tasks:
+                    bar.update(tasks[table], completed=max(done, 1) if total else 1)
+
+            inserted = apply_import(store.db, plan, progress=report)
     finally:
         store.close()
     console.print(
