@@ -121,4 +121,6 @@ def test_tokens_are_created_listed_and_revoked(tmp_path: Path) -> None:
     revoked = runner.invoke(app, ["token", "revoke", token_id, "--path", root])
     assert revoked.exit_code == 0 and "Revoked" in revoked.output
     missing = runner.invoke(app, ["token", "revoke", "tok_missing", "--path", root])
-    assert missing.exit_code == 2 and "dokoro token list" in missing.output
+    assert missing.exit_code == 1 and "dokoro token list" in missing.output
+    as_json = runner.invoke(app, ["token", "list", "--json", "--path", root])
+    assert [(t["id"], t["agent_id"]) for t in json.loads(as_json.stdout)] == [(token_id, "alice")]

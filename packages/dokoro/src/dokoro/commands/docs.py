@@ -80,7 +80,7 @@ def search(
         return
     table = Table(title=f"{len(hits)} result(s) for {query!r}", title_justify="left")
     for column in ("id", "title", "status", "type", "updated", "tags"):
-        table.add_column(column, overflow="fold")
+        table.add_column(column, overflow="fold", no_wrap=column in ("id", "slot", "updated", "type", "status"))
     for h in hits:
         table.add_row(
             h.doc_id, escape(h.title), h.status, h.doc_type, short_time(h.updated_at), escape(", ".join(h.tags))
@@ -110,7 +110,7 @@ def list_docs(
         return
     table = Table(title=f"{len(cards)} {'' if status == 'all' else status + ' '}document(s)", title_justify="left")
     for column in ("slot", "id", "title", "priority", "estimate", "actual", "status"):
-        table.add_column(column, overflow="fold")
+        table.add_column(column, overflow="fold", no_wrap=column in ("id", "slot", "updated", "type", "status"))
     for c in cards:
         table.add_row(
             "-" if c.slot is None else str(c.slot),

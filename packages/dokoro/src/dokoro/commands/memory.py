@@ -70,7 +70,7 @@ def memory_list(
         return
     table = Table(title=f"{len(memories)} memory(ies)", title_justify="left")
     for column in ("id", "type", "title", "trust", "state", "updated"):
-        table.add_column(column, overflow="fold")
+        table.add_column(column, overflow="fold", no_wrap=column in ("id", "slot", "updated", "type", "status"))
     for m in memories:
         table.add_row(m.id, m.type, escape(m.title), m.trust, m.state, short_time(m.updated_at))
     out.print(table)
