@@ -36,8 +36,17 @@ def test_building_the_served_server_does_not_import_typer() -> None:
             "import json, sys, dokoro.server; "
             "from dokoro_server import DokoroSettings; "
             "dokoro.server.create_unified_server(DokoroSettings()); "
-            "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in ('typer', 'textual') or m == 'dokoro.cli')))"
+            "print(json.dumps(sorted(m for m in sys.modules "
+            "if m.split('.')[0] in ('typer', 'textual') or m == 'dokoro.cli')))"
         )
+    )
+
+    assert loaded == []
+
+
+def test_the_command_line_does_not_import_the_browser_until_asked() -> None:
+    loaded = json.loads(
+        _python("import json, sys, dokoro.cli; print(json.dumps(sorted(m for m in sys.modules if 'textual' in m)))")
     )
 
     assert loaded == []
