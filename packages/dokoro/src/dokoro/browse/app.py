@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import App
@@ -76,6 +77,15 @@ class BrowseApp(App[None]):
         except Exception as exc:  # the database went away: the next load says so on screen
             log.warning("dokoro browse: cannot poll the store: %s", exc)
             return f"error:{exc}"
+
+    def deliver(self, callback: Callable[..., object], *args: object) -> None:
+        """Hand a worker's result to the screen; dropped when the app has closed meanwhile."""
+        if not self.is_running:
+            return
+        try:
+            self.call_from_thread(callback, *args)
+        except RuntimeError:  # the app stopped between the check and the call
+            log.debug("dokoro browse: a result arrived after the app closed")
 
     def say(self, message: str) -> None:
         if not message:

@@ -83,11 +83,25 @@ class Crumbs(Static):
         super().__init__(text, id="crumbs", markup=False)
 
 
+class NavList(OptionList):
+    """An option list where ← goes back and → opens (a plain one scrolls sideways)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("left", "screen.back(True)", show=False),
+        Binding("right", "screen.open", show=False),
+    ]
+
+
+class PreviewScroll(VerticalScroll):
+    """The preview's scroller, where ← goes back."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("left", "screen.back", show=False)]
+
+
 class CategoriesScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "open", "open"),
-        Binding("escape", "app.quit", "quit", show=False),
-        Binding("right", "open", "open", show=False),
+        Binding("escape", "back", "quit", show=False),
     ]
 
     def __init__(self) -> None:
@@ -97,7 +111,7 @@ class CategoriesScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Crumbs()
-        yield OptionList(id="list")
+        yield NavList(id="list")
         yield Static(id="status", markup=False)
         yield Footer()
 
@@ -109,10 +123,12 @@ class CategoriesScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="categories")
     def poll(self) -> None:
         app = _app(self)
+        if not self.is_current and self.summaries:
+            return  # covered by another screen: it checks again when shown
         folders = [d for c in CATEGORIES if c.dirs is not None for d in c.dirs(app.store.paths.root)]
         if self._fresh.changed((folder_signature(folders), app.db_token())):
             found = summaries(app.store)
-            app.call_from_thread(self.show, found)
+            app.deliver(self.show, found)
 
     def show(self, found: list[CategorySummary]) -> None:
         if found == self.summaries:
@@ -137,6 +153,10 @@ class CategoriesScreen(Screen[None]):
         position = 0 if options.highlighted is None else options.highlighted + 1
         self.query_one("#status", Static).update(f"{position}/{len(self.summaries)}")
 
+    def action_back(self, arrow: bool = False) -> None:
+        if not arrow:  # esc quits; ← has nowhere to go
+            self.app.exit()
+
     @on(OptionList.OptionSelected)
     def action_open(self) -> None:
         index = self.query_one(OptionList).highlighted
@@ -148,27 +168,26 @@ class ItemsScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "open", "open"),
         Binding("escape", "back", "back"),
-        Binding("backspace,left", "back", "back", show=False),
-        Binding("right", "open", "open", show=False),
+        Binding("backspace", "back(True)", "back", show=False),
         Binding("slash", "filter", "filter"),
         Binding("o", "sort", "sort"),
         Binding("s", "search", "search"),
-        Binding("a", "act('a')", "archive"),
-        Binding("w", "act('w')", "week"),
-        Binding("u", "act('u')", "undo"),
-        Binding("r", "act('r')", "release"),
-        Binding("p", "act('p')", "advance"),
-        Binding("f", "act('f')", "forget"),
+        Binding("a", "act('a')", "archive", show=False),
+        Binding("w", "act('w')", "week", show=False),
+        Binding("u", "act('u')", "undo", show=False),
+        Binding("r", "act('r')", "release", show=False),
+        Binding("p", "act('p')", "advance", show=False),
+        Binding("f", "act('f')", "forget", show=False),
         Binding("up", "cursor(-1)", show=False),
         Binding("down", "cursor(1)", show=False),
     ]
-    # Which action keys a category offers (the footer shows only these).
-    ACTIONS: ClassVar[dict[str, frozenset[str]]] = {
-        "daily": frozenset("awu"),
-        "plans": frozenset("apu"),
-        "archive": frozenset("u"),
-        "claims": frozenset("r"),
-        "memories": frozenset("f"),
+    # The action keys a category offers, named in its status line (any key answers anywhere).
+    ACTIONS: ClassVar[dict[str, str]] = {
+        "daily": "a archive · w week · u undo",
+        "plans": "a archive · p advance · u undo",
+        "archive": "u undo",
+        "claims": "r release",
+        "memories": "f forget",
     }
 
     def __init__(self, category: Category) -> None:
@@ -185,7 +204,7 @@ class ItemsScreen(Screen[None]):
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
         yield Crumbs(self.category.label)
-        yield OptionList(id="items")
+        yield NavList(id="items")
         yield Input(id="filter", placeholder="filter…")
         yield Input(id="query", placeholder="semantic search: type a question, enter runs, esc cancels")
         yield Static(id="status", markup=False)
@@ -206,21 +225,16 @@ class ItemsScreen(Screen[None]):
     def order(self) -> str:
         return _app(self).orders.get(self.category.id, "default")
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "act" and parameters:
-            return str(parameters[0]) in self.ACTIONS.get(self.category.id, frozenset())
-        return True
-
     # ------------------------------------------------------------------ loading
     @work(thread=True, exclusive=True, group="items")
     def poll(self) -> None:
         app = _app(self)
-        if self.snapshot is not None:
-            return  # search results on screen: a reload would replace them
+        if self.snapshot is not None or (not self.is_current and self.loaded.is_set()):
+            return  # search results on screen (a reload would replace them), or covered by a preview
         folders = self.category.dirs(app.store.paths.root) if self.category.dirs else []
         if self._fresh.changed((folder_signature(folders), app.db_token())):
             found = load_items(app.store, self.category)
-            app.call_from_thread(self.apply_items, found)
+            app.deliver(self.apply_items, found)
 
     def apply_items(self, found: list[Item]) -> None:
         self.loaded.set()
@@ -269,6 +283,8 @@ class ItemsScreen(Screen[None]):
             parts.append(f"filter: {self.filter}")
         if not self.items and self.snapshot is None and self.loaded.is_set():
             parts.append("nothing here yet")
+        if self.category.id in self.ACTIONS:
+            parts.append(self.ACTIONS[self.category.id])
         self.query_one("#status", Static).update(" · ".join(parts))
 
     # ------------------------------------------------------------------ navigation
@@ -285,7 +301,9 @@ class ItemsScreen(Screen[None]):
         if item is not None:
             self.app.push_screen(PreviewScreen(self.category, item))
 
-    def action_back(self) -> None:
+    def action_back(self, keep_filter: bool = False) -> None:
+        """Esc: cancel typing, then leave search results, then clear the filter, then go back.
+        ⌫/← (``keep_filter``) go back keeping the filter (after leaving search results)."""
         if self.typing is not None:
             self._stop_typing(clear=True)
             return
@@ -294,7 +312,7 @@ class ItemsScreen(Screen[None]):
             self.snapshot_results = []
             self.render_list()
             return
-        if self.filter:
+        if self.filter and not keep_filter:
             _app(self).filters[self.category.id] = ""
             self.render_list()
             return
@@ -369,7 +387,7 @@ class ItemsScreen(Screen[None]):
         thread.join(app.search_timeout)
         if thread.is_alive():
             box["error"] = TimeoutError(f"no answer in {app.search_timeout:g} s")
-        app.call_from_thread(self.show_results, query, box.get("items"), box.get("error"))
+        app.deliver(self.show_results, query, box.get("items"), box.get("error"))
 
     def show_results(self, query: str, found: list[Item] | None, error: BaseException | None) -> None:
         app = _app(self)
@@ -406,7 +424,7 @@ class ItemsScreen(Screen[None]):
     def carry_out(self, confirm: actions.Confirm) -> None:
         app = _app(self)
         outcome = actions.run(app.store, confirm)
-        app.call_from_thread(self.after, outcome)
+        app.deliver(self.after, outcome)
 
     def after(self, outcome: actions.Outcome) -> None:
         app = _app(self)
@@ -425,7 +443,7 @@ class ItemsScreen(Screen[None]):
 class PreviewScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "back"),
-        Binding("backspace,left", "back", "back", show=False),
+        Binding("backspace", "back", "back", show=False),
     ]
 
     def __init__(self, category: Category, item: Item) -> None:
@@ -440,22 +458,24 @@ class PreviewScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Crumbs(self.category.label, self.item.label)
-        with VerticalScroll(id="preview"):
+        with PreviewScroll(id="preview"):
             yield Static(id="body", markup=False)
         yield Static(self.item.sublabel, id="status", markup=False)
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one("#preview", VerticalScroll).focus()
+        self.query_one("#preview", PreviewScroll).focus()
         self.set_interval(_app(self).poll_seconds, self.poll)
         self.poll()
 
-    def action_back(self) -> None:
+    def action_back(self, _keep_filter: bool = False) -> None:
         self.app.pop_screen()
 
     @work(thread=True, exclusive=True, group="preview")
     def poll(self) -> None:
         app = _app(self)
+        if not self.is_current and self.loaded.is_set():
+            return  # covered by the help
         if self.item.path is not None:
             state: object = folder_signature([self.item.path.parent])
         else:
@@ -468,7 +488,7 @@ class PreviewScreen(Screen[None]):
             fresh = next((i for i in load_items(app.store, self.category) if i.id == item.id), None)
             item = fresh or item
         text = preview_text(app.store, item)
-        app.call_from_thread(self.show, text)
+        app.deliver(self.show, text)
 
     def show(self, text: str) -> None:
         markdown = self.item.path is None or self.item.path.suffix == ".md"

@@ -20,6 +20,7 @@ import threading
 from typing import Any
 
 from dokoro_store.db.engine import Database
+from dokoro_store.errors import StoreUnavailableError
 
 __all__ = ["ChangeSignal"]
 
@@ -31,6 +32,7 @@ class ChangeSignal:
         self._db = db
         self._lock = threading.Lock()
         self._connection: Any = None
+        self._closed = False
 
     def _query(self) -> str:
         if self._db.dialect == "sqlite":
@@ -40,8 +42,12 @@ class ChangeSignal:
     def token(self) -> str:
         """The current value of the write counter (compare it with the previous one)."""
         with self._lock:
+            if self._closed:
+                raise StoreUnavailableError("the change signal was closed")
             if self._connection is None:
                 self._connection = self._db.engine.raw_connection()
+                # Ours alone: never handed back to the pool (its settings differ from a pooled one's).
+                self._connection.detach()
                 if self._db.dialect != "sqlite":
                     # psycopg: no transaction left open between polls (it would pin a snapshot).
                     self._connection.dbapi_connection.autocommit = True
@@ -55,6 +61,7 @@ class ChangeSignal:
 
     def close(self) -> None:
         with self._lock:
+            self._closed = True
             if self._connection is not None:
                 self._connection.close()
                 self._connection = None
