@@ -34,12 +34,6 @@ def fill_world(store: Store) -> None:
     root = store.paths.root
     _file(
         root,
-        "current.md",
-        "# Current Workspace\n\n## Task\nFix the login race\n\n## Progress\n- [x] reproduce\n- [ ] fix `session.ts`\n",
-        NOW - timedelta(minutes=20),
-    )
-    _file(
-        root,
         "daily/2026-06-11-09h00-thursday-session-login.md",
         "# Session: login race\n\n- found the race in **token refresh**\n",
         NOW - timedelta(hours=1),
@@ -88,6 +82,13 @@ def fill_world(store: Store) -> None:
         "last_error": None,
     }
     (root / ".mcp" / "archive-status.json").write_text(json.dumps(status), encoding="utf-8")
+    # Last: questions and plans append to current.md; the person's version and time win.
+    _file(
+        root,
+        "current.md",
+        "# Current Workspace\n\n## Task\nFix the login race\n\n## Progress\n- [x] reproduce\n- [ ] fix `session.ts`\n",
+        NOW - timedelta(minutes=20),
+    )
 
 
 @pytest.fixture

@@ -45,7 +45,7 @@ __all__ = ["CategoriesScreen", "ConfirmScreen", "HelpScreen", "ItemsScreen", "Pr
 PULSE_SECONDS = 0.8
 SEARCH_COOLDOWN_SECONDS = 60.0
 ORDERS = ("default", "reverse", "label")
-ORDER_NAMES = {"default": "newest first", "reverse": "oldest first", "label": "by name"}
+ORDER_NAMES = {"default": "as listed", "reverse": "reversed", "label": "by name"}
 
 HELP = """\
 [b]Navigation[/b]
@@ -213,6 +213,7 @@ class ItemsScreen(Screen[None]):
     def on_mount(self) -> None:
         for box in self.query(Input):
             box.display = False
+            box.cursor_blink = False  # steady: easier to read, and screenshots do not flicker
         self.query_one(OptionList).focus()
         self.set_interval(_app(self).poll_seconds, self.poll)
         self.poll()
