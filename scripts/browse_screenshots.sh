@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Render the committed `dokoro browse` SVG snapshots as PNG (needs rsvg-convert: apt-get install librsvg2-bin).
 # Usage: scripts/browse_screenshots.sh [OUT_DIR]   (default: a temporary folder, printed)
-# docs/browse.png (the README's screenshot) is the categories and plans screens: scripts/browse_screenshots.sh docs
+# docs/browse.png and docs/browse-plan.png (the README's) are browse-categories.png and browse-preview-plan.png.
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 out="${1:-$(mktemp -d)}"
