@@ -33,7 +33,9 @@ def test_json_lists_the_categories_with_counts(folder, database_url):
 
 
 def test_json_of_one_category_lists_its_items(folder, database_url):
-    result = runner.invoke(app, ["browse", "--json", "--category", "PLANS", "--path", str(folder)], env=_env(database_url))
+    result = runner.invoke(
+        app, ["browse", "--json", "--category", "PLANS", "--path", str(folder)], env=_env(database_url)
+    )
 
     doc = json.loads(result.stdout)
     assert doc["category"] == "plans"

@@ -96,6 +96,8 @@ def test_doctor_names_the_backend_and_schema(tmp_path: Path, postgres_url: str) 
     local = runner.invoke(app, ["doctor", "--path", str(tmp_path / "s")])
     assert local.exit_code == 0, local.output
     assert "SQLite (embedded)" in local.output and "Schema" in local.output and "Embedder" in local.output
+    as_json = runner.invoke(app, ["doctor", "--json", "--path", str(tmp_path / "s")])
+    assert "Embedder" in {check["label"] for check in json.loads(as_json.stdout)}
 
     team = runner.invoke(app, ["doctor", "--path", str(tmp_path / "s")], env={"DOKORO_DATABASE_URL": postgres_url})
     assert team.exit_code == 0, team.output

@@ -146,11 +146,11 @@ def import_(
 
 
 @app.command()
-def doctor(path: PathOption = None) -> None:
+def doctor(json: JsonOption = False, path: PathOption = None) -> None:
     """Which backend, schema, embedder, vector engine and index this store really uses."""
     from dokoro.commands.doctor import run_doctor
 
-    raise typer.Exit(0 if run_doctor(path) else 1)
+    raise typer.Exit(0 if run_doctor(path, json) else 1)
 
 
 @app.command("migrate")
