@@ -59,7 +59,7 @@ def fill_world(store: Store) -> None:
     store.plans.archive(old.id)
     store.coord.claims.claim(["src/auth/session.ts"], "claude", root=ROOT_FOR_CLAIMS, ttl_seconds=3600, intent="fix")
     store.working.questions.add("Is the token cache safe across tabs?", context="auth", priority="high")
-    answered, _ = store.working.questions.add("Which test runner?", priority="low")
+    answered = store.working.questions.add("Which test runner?", priority="low").question
     store.working.questions.answer("vitest", answered.id)
     store.feedback.record("claude", "dokoro_search", "success", latency_ms=40, recorded_at=NOW - timedelta(minutes=5))
     store.feedback.record(

@@ -50,7 +50,7 @@ def test_search_finds_a_document_and_filters_by_status(folder):
 def test_search_refuses_a_bad_limit_or_mode(folder):
     assert invoke(folder, "search", "x", "--limit", "0").exit_code == 2
     bad_mode = invoke(folder, "search", "x", "--mode", "telepathy")
-    assert bad_mode.exit_code == 2 and "mode must be one of" in bad_mode.output
+    assert bad_mode.exit_code == 2 and "--mode must be one of" in bad_mode.output
 
 
 def test_get_shows_a_document_and_an_unknown_id_exits_1(folder):

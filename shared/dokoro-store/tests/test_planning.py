@@ -127,7 +127,7 @@ def test_whats_next_gathers_plans_blockers_questions_and_related_work(planner, r
     plan = planner.plans.create("Live updates", ["pick a transport", "fan out events"])
     planner.plans.check(1, plan_id=plan.id)
     planner.plans.add_blocker(2, "waiting for the infra budget", plan_id=plan.id)
-    question, _ = planner.working.questions.add("Which broker do we run?", priority="blocker")
+    question = planner.working.questions.add("Which broker do we run?", priority="blocker").question
     research_id = _stock(planner, root)
     _note(root, "features/notifications.md", "---\nstatus: active\n---\n# Notifications\n\nPush events to browsers.\n")
 

@@ -302,7 +302,7 @@ def _questions(store: Store) -> list[Item]:
             "",
             f"- **Priority:** {question.priority}",
             f"- **Status:** {question.status}",
-            f"- **Asked:** {_stamp(question.created_at)}" + (f" by {question.agent_id}" if question.agent_id else ""),
+            f"- **Asked:** {_stamp(question.created_at)}",
         ]
         if question.context:
             card += ["", "## Context", "", question.context]

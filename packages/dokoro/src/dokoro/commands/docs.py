@@ -33,14 +33,18 @@ def search(
 ) -> None:
     """Search every document (hybrid full text + vectors); best first."""
     from dokoro_store.errors import InvalidArgumentError
+    from dokoro_store.retrieval.search import SEARCH_MODES
 
     if not 1 <= limit <= 100:
         raise InvalidArgumentError(f"--limit must be between 1 and 100; got {limit}")
+    search_mode = next((m for m in SEARCH_MODES if m == mode), None)
+    if search_mode is None:
+        raise InvalidArgumentError(f"--mode must be one of {', '.join(SEARCH_MODES)}; got {mode!r}")
     store = open_for_command(path)
     try:
         notes = store.search.refresh().notes
         filtered = status is not None or doc_type is not None
-        result = store.search.universal(query, limit=100 if filtered else limit, mode=mode)
+        result = store.search.universal(query, limit=100 if filtered else limit, mode=search_mode)
     finally:
         store.close()
     hits = [
