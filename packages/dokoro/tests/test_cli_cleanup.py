@@ -62,5 +62,8 @@ def test_a_bad_manifest_is_refused(tmp_path):
     not_json = tmp_path / "x.json"
     not_json.write_text("nope", encoding="utf-8")
 
-    assert runner.invoke(app, ["cleanup", "--rollback", str(tmp_path / "missing.json")]).exit_code == 1
+    missing = runner.invoke(
+        app, ["cleanup", "--rollback", str(tmp_path / "missing.json"), "--path", str(tmp_path / "d")]
+    )
+    assert missing.exit_code == 1
     assert runner.invoke(app, ["cleanup", "--rollback", str(not_json), "--path", str(tmp_path / "d")]).exit_code == 2
