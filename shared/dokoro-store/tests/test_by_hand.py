@@ -82,7 +82,7 @@ def test_a_daily_file_is_not_restored_over_a_new_one(any_store, root):
 
 
 def _key(store):
-    return store.coord.claims.list(include_expired=True)[0].key
+    return store.coord.claims.list(include_expired=True)[0].path
 
 
 def test_a_person_releases_a_stale_claim_but_never_a_live_one(any_store):

@@ -7,7 +7,7 @@ the tracking service, later) is one more entry there.
 
 Files are read from the workspace folder; everything else comes from the store's services.
 A load never raises into the screen: a missing folder is an empty list, and a failing database
-is one ``(database unavailable)`` item that says why (and the error is logged).
+is one ``(failed to load)`` item that says why (and the error is logged).
 """
 
 from __future__ import annotations
@@ -128,7 +128,8 @@ def _file_item(store: Store, path: Path, sublabel: str, *, archived: bool = Fals
 
 def _unavailable(exc: Exception) -> list[Item]:
     log.warning("dokoro browse: a category failed to load", exc_info=True)
-    return [Item(id="error", label="(database unavailable)", sublabel=str(exc)[:200], kind="error")]
+    reason = f"{type(exc).__name__}: {exc}"[:200]
+    return [Item(id="error", label="(failed to load)", sublabel=reason, kind="error")]
 
 
 # ---------------------------------------------------------------------- file categories
@@ -248,12 +249,12 @@ def _claims(store: Store) -> list[Item]:
         ]
         items.append(
             Item(
-                id=f"claim:{claim.key}",
+                id=f"claim:{claim.path}",
                 label=claim.path,
                 sublabel=f"owner {claim.agent_id} · expires in {_minutes_left(claim.expires_in_seconds)} "
                 f"· holder {claim.presence}",
                 kind="claim",
-                ref=claim.key,
+                ref=claim.path,
                 status=claim.presence,
                 detail="\n".join(card),
             )
@@ -353,23 +354,23 @@ def _feedback(store: Store) -> list[Item]:
 
 def _entities(store: Store) -> list[Item]:
     hits = store.graph.search(None, limit=100).hits
-    hits.sort(key=lambda h: (h.entity.updated_at, h.entity.id or 0), reverse=True)
+    hits.sort(key=lambda entity: entity.id, reverse=True)  # newest first
     return [
         Item(
-            id=f"entity:{hit.entity.id}",
-            label=hit.entity.name,
-            sublabel=f"{hit.entity.type} · {hit.doc_count} document(s)",
+            id=f"entity:{entity.id}",
+            label=entity.name,
+            sublabel=f"{entity.type} · {entity.doc_count or 0} document(s)",
             kind="entity",
-            ref=str(hit.entity.id),
+            ref=str(entity.id),
         )
-        for hit in hits
+        for entity in hits
     ]
 
 
 def _entity_card(store: Store, entity_id: int) -> str:
     walk = store.graph.traverse(entity_id, depth=1)
     entity = walk.entity
-    lines = [f"# {entity.name}", "", f"- **Type:** {entity.type}", f"- **Updated:** {_stamp(entity.updated_at)}"]
+    lines = [f"# {entity.name}", "", f"- **Type:** {entity.type}", f"- **Canonical name:** {entity.canonical_name}"]
     if entity.description:
         lines += ["", entity.description]
     relations = [r for r in walk.relations if r.valid_to is None]
@@ -472,7 +473,7 @@ def category_by_id(category_id: str) -> Category | None:
 
 
 def load_items(store: Store, category: Category) -> list[Item]:
-    """The items of one category; a failure becomes one ``(database unavailable)`` item."""
+    """The items of one category; a failure becomes one ``(failed to load)`` item."""
     try:
         return category.load(store)
     except Exception as exc:  # shown on screen and logged: a browser must outlive a database hiccup

@@ -17,7 +17,7 @@ from dokoro.commands._open import open_for_command
 from dokoro.commands._output import JsonOption, PathOption, console, emit_json, short_time
 
 if TYPE_CHECKING:
-    from dokoro_store.models.memories import Memory
+    from dokoro_store.results.memories import Memory
 
 __all__ = ["memory_app", "rules"]
 
@@ -28,13 +28,7 @@ STATES = ("active", "archived", "deprecated")
 
 def memory_json(memory: Memory) -> dict[str, Any]:
     """The memory as the API speaks it (``YYYY-MM-DDTHH:MM:SSZ`` times)."""
-    from dokoro_store.clock import iso
-
-    data = memory.model_dump()
-    for key, value in data.items():
-        if hasattr(value, "astimezone"):
-            data[key] = iso(value)
-    return data
+    return memory.model_dump(mode="json")
 
 
 @memory_app.command("list")

@@ -341,12 +341,14 @@ class ClaimService:
         )
         return {row.claim_key: row.file_path for row in rows}
 
-    def release_stale(self, claim_key: str) -> str:
+    def release_stale(self, path: str) -> str:
         """Release another agent's claim by hand (``dokoro browse``), only when its holder is not live.
 
-        The holder is live, as for a takeover, while the claim is unexpired and its presence is not
-        stale. Outcomes: ``released`` | ``alreadyReleased`` | ``holderLive`` | ``missing``.
+        ``path`` is the claim's path as :meth:`list` shows it (root-relative). The holder is live, as
+        for a takeover, while the claim is unexpired and its presence is not stale. Outcomes:
+        ``released`` | ``alreadyReleased`` | ``holderLive`` | ``missing``.
         """
+        claim_key = path.replace("\\", "/").lower()
         claims = _claims()
         with self._db.write() as session:
             self._db.ops.lock_keys(session, _LOCK_NAMESPACE, [claim_key])
