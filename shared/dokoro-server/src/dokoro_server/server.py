@@ -13,8 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver import MCPServer
 
+from dokoro_server.app import AppState, StoreOpener
+from dokoro_server.capture import capture_middleware
+from dokoro_server.lifespan import app_lifespan
 from dokoro_server.settings import DokoroSettings
-from dokoro_server.toolkit import AppState, app_lifespan, capture_middleware, open_store_or_exit
 
 if TYPE_CHECKING:
     from dokoro_store import Clock, Store
@@ -41,16 +43,18 @@ def build_server(
     name: str,
     cwd: Path | None = None,
     clock: Clock | None = None,
-    store: Store | None = None,
+    store: Store | StoreOpener | None = None,
     token_verifier: TokenVerifier | None = None,
     auth: AuthSettings | None = None,
     instructions: str = INSTRUCTIONS,
 ) -> MCPServer[AppState]:
     """A server with the dokoro lifespan and outcome capture, and no tools yet.
 
-    ``store`` is an already open store shared by every session (the caller closes it);
-    ``token_verifier`` and ``auth`` turn on bearer-token authentication (shared HTTP server);
-    ``clock`` replaces the real UTC clock of the store (for tests).
+    ``store`` is an already open store shared by every session, or a :class:`StoreOpener`
+    (either way the caller closes it); without it each session opens the store the settings
+    name, in the background. ``token_verifier`` and ``auth`` turn on bearer-token
+    authentication (shared HTTP server); ``clock`` replaces the real UTC clock of the store
+    (for tests).
     """
     return MCPServer(
         name,
@@ -65,13 +69,22 @@ def build_server(
 
 
 def serve(name: str, *registers: Register, settings: DokoroSettings | None = None) -> None:
-    """Serve the tools of ``registers`` over stdio as the server ``name`` (an entry point's body)."""
+    """Serve the tools of ``registers`` over stdio as the server ``name`` (an entry point's body).
+
+    The tools are listed before the store is open: it opens in the background once the client
+    has its tool list (or at the first tool call), and a tool call waits for it. A store that
+    cannot be opened is reported on stderr, answers every tool call with the reason and the
+    fix, and ends the process with status 2.
+    """
     settings = settings or DokoroSettings()
-    store = open_store_or_exit(settings, Path.cwd())
+    opener = StoreOpener.for_settings(settings, Path.cwd())
     try:
-        mcp = build_server(settings, name=name, store=store)
+        mcp = build_server(settings, name=name, store=opener)
         for register in registers:
             register(mcp)
         mcp.run("stdio")
     finally:
-        store.close()
+        opener.start()  # even when no tool was called: a broken store configuration is never silent
+        opener.close()
+    if opener.failed:
+        raise SystemExit(2)

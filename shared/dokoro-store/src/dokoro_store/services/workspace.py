@@ -12,6 +12,8 @@ import json
 import logging
 import os
 import re
+import threading
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -183,6 +185,9 @@ class WorkspaceService:
         # The session this process claimed. Only its own tool calls count toward that session's
         # time and renew its lock: another agent's calls (even a refused claim) must not.
         self._claimed_session: str | None = None
+        # Tool calls counted toward that session and not yet written: (session, tool, when).
+        self._tool_uses: deque[tuple[str, str, datetime]] = deque()
+        self._tool_uses_lock = threading.Lock()  # one writer of the queue at a time, in call order
         # Run after every successful claim with the claim root (the Store wires the archive sweep);
         # returns a line for the claim's message or None. It must not raise.
         self.after_claim: Callable[[Path | None], str | None] | None = None
@@ -267,6 +272,7 @@ class WorkspaceService:
         if not task:
             raise InvalidArgumentError("task must not be empty: describe what this session will work on")
         self._require_folder()
+        self.flush_tool_uses()
         now = self._clock.now()
         named = agent_id is not None
         agent_id = agent_id or f"agent-{now:%y%m%d%H%M%S}"
@@ -383,46 +389,67 @@ class WorkspaceService:
     def _write_session_json(self, data: dict[str, Any]) -> None:
         atomic_write_text(self._paths.session_json, json.dumps(data, indent=2, ensure_ascii=False))
 
-    def record_tool_use(self, tool_name: str) -> None:
-        """Count a tool call toward the claimed session's time tracking and renew its lock.
+    def record_tool_use(self, tool_name: str) -> bool:
+        """Count a tool call toward the claimed session's time tracking; returns whether it counts.
+
+        Only queued in memory (no file I/O on the tool's path): :meth:`flush_tool_uses` writes
+        the queue, and every reader of ``session.json`` here flushes first. Nothing counts
+        unless this process claimed the workspace.
+        """
+        session_id = self._claimed_session
+        if session_id is None:
+            return False
+        self._tool_uses.append((session_id, tool_name, self._clock.now()))
+        return True
+
+    def flush_tool_uses(self) -> int:
+        """Write the queued tool calls to ``session.json`` and renew the lock; returns how many counted.
 
         Active time accrues between calls less than five minutes apart; a longer silence is
-        recorded as an ``auto_inactive`` pause. Nothing to do unless this process claimed the
-        workspace and its session is still the current one.
+        recorded as an ``auto_inactive`` pause. Calls of a session that has ended or is no
+        longer the current one do not count.
         """
-        if self._claimed_session is None or not self._paths.session_json.exists():
-            return
-        now = self._clock.now()
-        with file_lock(self._paths.locks_dir, "session-json"):
-            meta = self._read_session_json()
-            if meta is None or meta.get("session", {}).get("end"):
-                return
-            if meta.get("session", {}).get("id") != self._claimed_session:
-                return
-            session = meta.setdefault("session", {})
-            timing = meta.setdefault("timing", {"active_minutes": 0, "pause_minutes": 0, "pauses": []})
-            last = parse_iso(session.get("last_activity") or session.get("start") or iso(now))
-            gap = now - last
-            if gap > INACTIVITY_GAP:
-                timing.setdefault("pauses", []).append({"start": iso(last), "end": iso(now), "reason": "auto_inactive"})
-                timing["pause_minutes"] = int(timing.get("pause_minutes", 0)) + round(gap.total_seconds() / 60)
-            else:
-                seconds = float(timing.get("active_seconds", 0)) + max(0.0, gap.total_seconds())
-                timing["active_seconds"] = seconds
-                timing["active_minutes"] = round(seconds / 60)
-            session["last_activity"] = iso(now)
-            usage = meta.setdefault("tool_usage", {})
-            usage[tool_name] = int(usage.get(tool_name, 0)) + 1
-            breakdown = meta.setdefault("activity_breakdown", dict.fromkeys(_ACTIVITY_KEYS, 0))
-            kind = _activity_of(tool_name)
-            breakdown[kind] = int(breakdown.get(kind, 0)) + 1
-            heartbeat_due = now - parse_iso(session.get("last_heartbeat") or iso(now)) >= HEARTBEAT_EVERY
-            if heartbeat_due:
-                session["last_heartbeat"] = iso(now)
-                session["lock_expires"] = iso(now + LOCK_TTL)
-            self._write_session_json(meta)
-        if heartbeat_due:
-            self._heartbeat_lock(str(session.get("id", "")), now)
+        with self._tool_uses_lock:
+            uses = [self._tool_uses.popleft() for _ in range(len(self._tool_uses))]
+            if not uses or not self._paths.session_json.exists():
+                return 0
+            counted = 0
+            renew: tuple[str, datetime] | None = None
+            with file_lock(self._paths.locks_dir, "session-json"):
+                meta = self._read_session_json()
+                if meta is None or meta.get("session", {}).get("end"):
+                    return 0
+                session = meta.setdefault("session", {})
+                timing = meta.setdefault("timing", {"active_minutes": 0, "pause_minutes": 0, "pauses": []})
+                usage = meta.setdefault("tool_usage", {})
+                breakdown = meta.setdefault("activity_breakdown", dict.fromkeys(_ACTIVITY_KEYS, 0))
+                for session_id, tool_name, now in uses:
+                    if session.get("id") != session_id:
+                        continue
+                    last = parse_iso(session.get("last_activity") or session.get("start") or iso(now))
+                    gap = now - last
+                    if gap > INACTIVITY_GAP:
+                        pause = {"start": iso(last), "end": iso(now), "reason": "auto_inactive"}
+                        timing.setdefault("pauses", []).append(pause)
+                        timing["pause_minutes"] = int(timing.get("pause_minutes", 0)) + round(gap.total_seconds() / 60)
+                    else:
+                        seconds = float(timing.get("active_seconds", 0)) + max(0.0, gap.total_seconds())
+                        timing["active_seconds"] = seconds
+                        timing["active_minutes"] = round(seconds / 60)
+                    session["last_activity"] = iso(now)
+                    usage[tool_name] = int(usage.get(tool_name, 0)) + 1
+                    kind = _activity_of(tool_name)
+                    breakdown[kind] = int(breakdown.get(kind, 0)) + 1
+                    if now - parse_iso(session.get("last_heartbeat") or iso(now)) >= HEARTBEAT_EVERY:
+                        session["last_heartbeat"] = iso(now)
+                        session["lock_expires"] = iso(now + LOCK_TTL)
+                        renew = (session_id, now)
+                    counted += 1
+                if counted:
+                    self._write_session_json(meta)
+            if renew is not None:
+                self._heartbeat_lock(*renew)
+            return counted
 
     def _heartbeat_lock(self, session_id: str, now: datetime) -> None:
         with file_lock(self._paths.locks_dir, "workspace-lock"):
@@ -435,6 +462,7 @@ class WorkspaceService:
     # ------------------------------------------------------------------ status
     def status(self) -> WorkspaceStatus:
         self._require_folder()
+        self.flush_tool_uses()
         now = self._clock.now()
         lock = self._read_lock()
         current = self._read_current()
@@ -501,6 +529,7 @@ class WorkspaceService:
         if not reason:
             raise InvalidArgumentError("reason must not be empty: say why the session is being dumped")
         self._require_folder()
+        self.flush_tool_uses()
         now = self._clock.now()
         with file_lock(self._paths.locks_dir, _CURRENT_LOCK):
             text = read_text_or_none(self._paths.current_md)
