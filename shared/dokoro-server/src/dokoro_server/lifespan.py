@@ -59,5 +59,3 @@ def _close(writers: list[DeferredWriter], owned: StoreOpener | None) -> None:
         writer.close()
     if owned is not None:
         owned.close()
-
-
