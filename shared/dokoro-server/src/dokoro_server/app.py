@@ -113,16 +113,22 @@ class StoreOpener:
             raise self._unavailable()
         return self._store
 
-    def _unavailable(self) -> Exception:
-        from dokoro_store.errors import DokoroError, StoreUnavailableError
+    def reason(self) -> str:
+        """Why the store could not be opened, and what to do (once :attr:`failed`)."""
+        from dokoro_store.errors import DokoroError
 
         error = self._error
         if isinstance(error, DokoroError):
-            return StoreUnavailableError(str(error))
-        return StoreUnavailableError(
+            return str(error)
+        return (
             f"dokoro could not open its store ({type(error).__name__}: {error}); the server's log (stderr) has "
             "the details. Fix the cause, then restart the server."
         )
+
+    def _unavailable(self) -> Exception:
+        from dokoro_store.errors import StoreUnavailableError
+
+        return StoreUnavailableError(self.reason())
 
     def close(self) -> None:
         """Wait for an opening under way, then close the store if this opener opened it."""

@@ -18,7 +18,9 @@ import threading
 import time
 from typing import Any
 
+import anyio
 from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
+from mcp_types import CallToolResult, TextContent
 
 from dokoro_server import identity
 from dokoro_server.app import AppState
@@ -61,6 +63,10 @@ def capture_middleware() -> ServerMiddleware[Any]:
                 _open_store(app, ctx.method)
             return answer
         _open_store(app, ctx.method)
+        if not app.opener.ready:  # the first call(s): wait for the store, off the event loop
+            await anyio.to_thread.run_sync(app.opener.wait, abandon_on_cancel=True)
+            if app.opener.failed:  # every call says why and how to fix it, whatever the tool
+                return CallToolResult(content=[TextContent(type="text", text=app.opener.reason())], is_error=True)
         started = time.perf_counter()
         ok = False
         try:
