@@ -14,7 +14,7 @@ Servers depend on ``dokoro-store`` and this package only; no server imports anot
 """
 
 from dokoro_server.app import AppState, StoreOpener, open_store, open_store_or_exit, state
-from dokoro_server.capture import FeedbackRecorder, SessionTimeTracker, flush_deferred, flush_feedback
+from dokoro_server.capture import FeedbackRecorder, SessionTimeTracker, flush_feedback
 from dokoro_server.identity import acting_agent, authenticated_agent
 from dokoro_server.notices import secret_notice
 from dokoro_server.registration import ToolSpec, add_tools
@@ -37,7 +37,6 @@ __all__ = [
     "authenticated_agent",
     "build_server",
     "card",
-    "flush_deferred",
     "flush_feedback",
     "open_store",
     "open_store_or_exit",

@@ -30,7 +30,6 @@ __all__ = [
     "FeedbackRecorder",
     "SessionTimeTracker",
     "capture_middleware",
-    "flush_deferred",
     "flush_feedback",
 ]
 
@@ -241,11 +240,4 @@ def flush_feedback(app: AppState) -> None:
     """Write the outcomes queued by this server's recorder (before reading feedback)."""
     for observer in app.observers:
         if isinstance(observer, FeedbackRecorder):
-            observer.flush()
-
-
-def flush_deferred(app: AppState) -> None:
-    """Write everything this server's observers have queued (feedback, session time)."""
-    for observer in app.observers:
-        if isinstance(observer, DeferredWriter):
             observer.flush()
