@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # typing only: the commands import the store and the kit when they run
     from dokoro_server import DokoroSettings
     from dokoro_store import Store
 
@@ -28,4 +28,5 @@ def open_for_command(path: Path | None, database_url: str | None = None) -> Stor
     reason when it cannot be opened."""
     from dokoro_server import open_store_or_exit
 
-    return open_store_or_exit(settings_for(path, database_url), Path.cwd())
+    store: Store = open_store_or_exit(settings_for(path, database_url), Path.cwd())
+    return store
