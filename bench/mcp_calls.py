@@ -7,7 +7,9 @@ agent does at session start, so time tracking is on), then times, sequentially, 
 - ``dokoro_session_summary_add``: writes per second.
 
 The SDK's own floor is printed beside them: the same client against a bare ``MCPServer`` (no
-dokoro) serving one tool that returns the same kind of result without touching anything.
+dokoro) serving one tool that returns the same kind of result without touching anything. Also
+printed: the server process's CPU time per call (user + system, from /proc, background threads
+included), which other work on the machine disturbs less than latency.
 Run after ``uv sync --compile-bytecode``. Usage:
 
     uv run python bench/mcp_calls.py [--calls 1000] [--writes 1000] [--no-claim]
@@ -53,6 +55,32 @@ _FLOOR_SERVER = textwrap.dedent(
 )
 
 
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _child() -> int:
+    """The server process this client spawned (the only child of this process)."""
+    me = str(os.getpid())
+    (pid,) = [
+        int(entry.name)
+        for entry in Path("/proc").iterdir()
+        if entry.name.isdigit() and _stat(entry.name) and _stat(entry.name)[1] == me
+    ]
+    return pid
+
+
+def _stat(pid: str) -> list[str]:
+    try:
+        return (Path("/proc") / pid / "stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return []
+
+
+def _cpu_ms(pid: int) -> float:
+    fields = _stat(str(pid))
+    return (int(fields[11]) + int(fields[12])) / _TICK * 1000
+
+
 def _env(store: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "TMPDIR")}
     env.update(DOKORO_PATH=str(store), DOKORO_AGENT_ID="bench")
@@ -60,8 +88,6 @@ def _env(store: Path) -> dict[str, str]:
 
 
 async def _latencies(client: Client, tool: str, arguments: dict[str, Any], count: int) -> list[float]:
-    for _ in range(min(50, count)):  # warm up
-        await client.call_tool(tool, arguments)
     samples = []
     for _ in range(count):
         started = time.perf_counter()
@@ -71,13 +97,23 @@ async def _latencies(client: Client, tool: str, arguments: dict[str, Any], count
     return samples
 
 
-def _row(label: str, samples: list[float]) -> str:
+def _row(label: str, samples: list[float], cpu_ms: float) -> str:
     ordered = sorted(samples)
     p95 = ordered[int(len(ordered) * 0.95) - 1]
     return (
         f"{label:<38} {statistics.median(ordered):>8.3f} {p95:>8.3f} {statistics.mean(ordered):>8.3f}"
-        f" {1000 / statistics.mean(ordered):>9.0f}"
+        f" {1000 / statistics.mean(ordered):>9.0f} {cpu_ms / len(samples):>9.3f}"
     )
+
+
+async def _timed(client: Client, tool: str, arguments: dict[str, Any], count: int) -> tuple[list[float], float]:
+    """Latencies (ms) of ``count`` calls after a warm-up, and the server's CPU ms spent meanwhile."""
+    pid = _child()
+    for _ in range(min(50, count)):  # warm up
+        await client.call_tool(tool, arguments)
+    before = _cpu_ms(pid)
+    samples = await _latencies(client, tool, arguments, count)
+    return samples, _cpu_ms(pid) - before
 
 
 async def main(calls: int, writes: int, claim: bool) -> None:
@@ -86,11 +122,11 @@ async def main(calls: int, writes: int, claim: bool) -> None:
         floor_script = Path(tmp) / "floor.py"
         floor_script.write_text(_FLOOR_SERVER, encoding="utf-8")
         print(f"sequential calls over stdio (claimed workspace: {claim}); latency in ms")
-        print(f"{'call':<38} {'p50':>8} {'p95':>8} {'mean':>8} {'calls/s':>9}")
+        print(f"{'call':<38} {'p50':>8} {'p95':>8} {'mean':>8} {'calls/s':>9} {'cpu/call':>9}")
 
         floor = StdioServerParameters(command=sys.executable, args=[str(floor_script)], env=_env(store))
         async with Client(floor) as client:
-            print(_row("SDK floor: bare MCPServer, one tool", await _latencies(client, "floor_read", {}, calls)))
+            print(_row("SDK floor: bare MCPServer, one tool", *await _timed(client, "floor_read", {}, calls)))
 
         params = StdioServerParameters(command=sys.executable, args=["-m", "dokoro_core"], env=_env(store))
         async with Client(params) as client:
@@ -102,17 +138,18 @@ async def main(calls: int, writes: int, claim: bool) -> None:
                     "dokoro_session_summary_add",
                     {"session_id": f"seed-{i}", "ai_model": "bench", "summary": f"seeded session {i} " * 20},
                 )
-            read = await _latencies(client, "dokoro_session_recall", {"limit": 5}, calls)
-            print(_row("dokoro_session_recall {limit: 5}", read))
-            counter = iter(range(10**9))
+            read = await _timed(client, "dokoro_session_recall", {"limit": 5}, calls)
+            print(_row("dokoro_session_recall {limit: 5}", *read))
+            pid = _child()
+            before = _cpu_ms(pid)
             samples = []
-            for _ in range(writes):
-                arguments = {"session_id": f"w-{next(counter)}", "ai_model": "bench", "summary": "bench write"}
+            for number in range(writes):
+                arguments = {"session_id": f"w-{number}", "ai_model": "bench", "summary": "bench write"}
                 started = time.perf_counter()
                 outcome = await client.call_tool("dokoro_session_summary_add", arguments)
                 samples.append((time.perf_counter() - started) * 1000)
                 assert not outcome.is_error, outcome.content
-            print(_row("dokoro_session_summary_add", samples))
+            print(_row("dokoro_session_summary_add", samples, _cpu_ms(pid) - before))
 
 
 if __name__ == "__main__":

@@ -1,12 +1,14 @@
 """Start-up time: from spawning a server process to its tools/list answer, over real stdio.
 
 One run prints, for the MCP SDK import alone (``python -c "import mcp.server.mcpserver"``, the
-floor) and for ``dokoro-core``, ``dokoro-search``, ``dokoro-planning`` and ``dokoro`` (unified):
-the median wall time from spawn to the ``tools/list`` answer, on an existing store, and how it
-compares with the floor. Runs are interleaved (one of each target per round) so that a machine
-busy with other work slows every target alike. Also printed: the CPU seconds the process spent
-until then (user + system, from /proc; for the floor, the whole process), which other work on
-the machine disturbs far less than wall time.
+floor), for a bare SDK server (an ``MCPServer`` with one tool, spawned and asked for
+``tools/list`` like the others: the SDK's own start-up, a stricter floor than the import, which
+also pays the process's exit) and for ``dokoro-core``, ``dokoro-search``, ``dokoro-planning`` and
+``dokoro`` (unified): the median wall time from spawn to the ``tools/list`` answer, on an
+existing store, and how it compares with both floors. Runs are interleaved (one of each target
+per round) so that a machine busy with other work slows every target alike. Also printed: the
+CPU seconds the process spent until then (user + system, from /proc; for the import, the whole
+process), which other work on the machine disturbs far less than wall time.
 
 Run after ``uv sync --compile-bytecode`` (a normal install has bytecode; these machines set
 PYTHONDONTWRITEBYTECODE=1, so without it every start recompiles). Usage:
@@ -30,12 +32,27 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 SERVERS = {
+    "bare": "bare",
     "dokoro-core": "dokoro_core",
     "dokoro-search": "dokoro_search",
     "dokoro-planning": "dokoro_planning",
     "dokoro (unified)": "dokoro",
 }
 FLOOR = "import mcp.server.mcpserver"
+BARE_SERVER = """
+from mcp.server.mcpserver import MCPServer
+
+mcp = MCPServer("bare", log_level="WARNING")
+
+
+@mcp.tool()
+def ping() -> str:
+    \"\"\"Answer pong.\"\"\"
+    return "pong"
+
+
+mcp.run("stdio")
+"""
 _TICK = os.sysconf("SC_CLK_TCK")
 
 
@@ -65,7 +82,8 @@ def _cpu_seconds(pid: int) -> float:
 
 
 async def _server_once(module: str, store: Path) -> tuple[float, float, int]:
-    params = StdioServerParameters(command=sys.executable, args=["-m", module], env=_env(store))
+    args = [str(store.parent / "bare_server.py")] if module == "bare" else ["-m", module]
+    params = StdioServerParameters(command=sys.executable, args=args, env=_env(store))
     before = _children()
     started = time.perf_counter()
     async with Client(params) as client:
@@ -89,6 +107,7 @@ def _floor_once() -> tuple[float, float]:
 async def main(runs: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         store = Path(tmp) / "dokoro"
+        (Path(tmp) / "bare_server.py").write_text(BARE_SERVER, encoding="utf-8")
         counts: dict[str, int] = {}
         for name, module in SERVERS.items():  # the first start creates the store: not timed
             counts[name] = (await _server_once(module, store))[2]
@@ -104,15 +123,17 @@ async def main(runs: int) -> None:
                 cpu[name].append(spent)
         load = os.getloadavg()[0]
         print(f"spawn -> tools/list over stdio, median of {runs} interleaved runs (load average {load:.1f})")
-        print(f"{'target':<34} {'tools':>5} {'wall s':>7} {'min s':>7} {'x floor':>8} {'cpu s':>7} {'x floor':>8}")
-        floor_wall, floor_cpu = statistics.median(wall["floor"]), statistics.median(cpu["floor"])
+        print(f"{'target':<40} {'tools':>5} {'wall s':>7} {'min s':>7} {'x import':>9} {'x bare':>7}", end="")
+        print(f" {'cpu s':>6} {'x import':>9} {'x bare':>7}")
+        floors = {key: (statistics.median(wall[key]), statistics.median(cpu[key])) for key in ("floor", "bare")}
         for name in wall:
-            label = f'python -c "{FLOOR}"' if name == "floor" else name
+            label = {"floor": f'python -c "{FLOOR}"', "bare": "bare SDK server (MCPServer, 1 tool)"}.get(name, name)
             w, c = statistics.median(wall[name]), statistics.median(cpu[name])
             count = str(counts.get(name, ""))
             print(
-                f"{label:<34} {count:>5} {w:>7.3f} {min(wall[name]):>7.3f} {w / floor_wall:>7.2f}x"
-                f" {c:>7.2f} {c / floor_cpu:>7.2f}x"
+                f"{label:<40} {count:>5} {w:>7.3f} {min(wall[name]):>7.3f}"
+                f" {w / floors['floor'][0]:>8.2f}x {w / floors['bare'][0]:>6.2f}x"
+                f" {c:>6.2f} {c / floors['floor'][1]:>8.2f}x {c / floors['bare'][1]:>6.2f}x"
             )
 
 
