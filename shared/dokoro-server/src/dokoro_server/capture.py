@@ -2,7 +2,7 @@
 affective layer (:class:`FeedbackRecorder`) and the claimed session's time tracking
 (:class:`SessionTimeTracker`).
 
-``capture_middleware`` times each call and hands it to the state's observers. An observer only
+:func:`capture_middleware` times each call and hands it to the state's observers. An observer only
 queues in memory; a background thread per writer writes the queue in batches, so a call never
 waits on the database or the disk, and a database that is busy or gone costs dropped feedback
 rows, never a failed or slowed tool (reference §4.12: "DB errors swallowed"). Readers flush
@@ -18,9 +18,7 @@ import threading
 import time
 from typing import Any
 
-import anyio
 from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
-from mcp_types import CallToolResult, TextContent
 
 from dokoro_server import identity
 from dokoro_server.app import AppState
@@ -41,31 +39,16 @@ FLUSH_EVERY_S = 0.25
 MAX_PENDING = 10_000
 MAX_BATCH = 1_000
 
-# The handshake: every other request (tools/list first of all) starts opening the store, once answered.
-_BEFORE_STORE = frozenset({"initialize", "server/discover", "ping", "logging/setLevel", "subscriptions/listen"})
-
 
 def capture_middleware() -> ServerMiddleware[Any]:
-    """Middleware that starts opening the store once the client is set up, and hands every tool
-    call's outcome (``isError`` or an exception = failure) and latency to the state's observers.
-
-    Observers never fail the call they watch: their errors are logged and dropped.
-    """
+    """Middleware that hands every tool call's outcome (``isError`` or an exception = failure) and
+    latency to the state's observers. Observers never fail the call they watch: their errors are
+    logged and dropped."""
 
     async def middleware(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         app = ctx.lifespan_context
-        if not isinstance(app, AppState):
+        if ctx.method != "tools/call" or not isinstance(app, AppState):
             return await call_next(ctx)
-        if ctx.method != "tools/call":
-            answer = await call_next(ctx)
-            if ctx.request_id is not None and ctx.method not in _BEFORE_STORE:
-                _open_store(app, ctx.method)
-            return answer
-        _open_store(app, ctx.method)
-        if not app.opener.ready:  # the first call(s): wait for the store, off the event loop
-            await anyio.to_thread.run_sync(app.opener.wait, abandon_on_cancel=True)
-            if app.opener.failed:  # every call says why and how to fix it, whatever the tool
-                return CallToolResult(content=[TextContent(type="text", text=app.opener.reason())], is_error=True)
         started = time.perf_counter()
         ok = False
         try:
@@ -78,13 +61,6 @@ def capture_middleware() -> ServerMiddleware[Any]:
                 _notify(app, str((ctx.params or {}).get("name", "?")), ok, (time.perf_counter() - started) * 1000)
 
     return middleware
-
-
-def _open_store(app: AppState, after: str) -> None:
-    if not app.opener.started:
-        # tests/test_architecture.py reads this line: what was imported before it answered tools/list.
-        log.debug("dokoro: opening the store in the background (on %s)", after)
-        app.opener.start()
 
 
 def _notify(app: AppState, name: str, ok: bool, latency_ms: float) -> None:

@@ -1,14 +1,23 @@
 """The lifespan of a dokoro server: one :class:`AppState` per session, its observers, and the
-store, opened in the background unless the caller hands one over."""
+store, opened in the background unless the caller hands one over.
+
+:func:`store_middleware` starts opening the store once the client's handshake is done (right
+after the first ``tools/list`` answer, as a rule), so nothing of SQLAlchemy, the models or the
+services is imported before the client has its tool list; a tool call waits for the store, and
+a store that cannot be opened answers every tool call with the reason and the fix.
+"""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
+from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
+from mcp_types import CallToolResult, TextContent
 
 from dokoro_server.app import AppState, StoreOpener
 from dokoro_server.capture import DeferredWriter, FeedbackRecorder, SessionTimeTracker
@@ -18,7 +27,12 @@ if TYPE_CHECKING:
     from dokoro_store import Clock, Store
     from mcp.server.mcpserver import MCPServer
 
-__all__ = ["app_lifespan"]
+__all__ = ["app_lifespan", "store_middleware"]
+
+log = logging.getLogger("dokoro")
+
+# The handshake: every other request (tools/list first of all) starts opening the store, once answered.
+_HANDSHAKE = frozenset({"initialize", "server/discover", "ping", "logging/setLevel", "subscriptions/listen"})
 
 
 def app_lifespan(
@@ -59,3 +73,34 @@ def _close(writers: list[DeferredWriter], owned: StoreOpener | None) -> None:
         writer.close()
     if owned is not None:
         owned.close()
+
+
+def store_middleware() -> ServerMiddleware[Any]:
+    """Middleware that opens the session's store after the handshake and holds tool calls until
+    it is open (or answers them with why it cannot be)."""
+
+    async def middleware(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        app = ctx.lifespan_context
+        if not isinstance(app, AppState):
+            return await call_next(ctx)
+        if ctx.method != "tools/call":
+            answer = await call_next(ctx)
+            if ctx.request_id is not None and ctx.method not in _HANDSHAKE:
+                _start_opening(app, ctx.method)
+            return answer
+        _start_opening(app, ctx.method)
+        if not app.opener.ready:  # the first call(s): wait for the store, off the event loop
+            await anyio.to_thread.run_sync(app.opener.wait, abandon_on_cancel=True)
+            if app.opener.failed:  # every call says why and how to fix it, whatever the tool
+                return CallToolResult(content=[TextContent(type="text", text=app.opener.reason())], is_error=True)
+        return await call_next(ctx)
+
+    return middleware
+
+
+def _start_opening(app: AppState, after: str) -> None:
+    if not app.opener.started:
+        # tests/test_architecture.py reads this line: what was imported before it is what the
+        # server needed to answer tools/list.
+        log.debug("dokoro: opening the store in the background (on %s)", after)
+        app.opener.start()

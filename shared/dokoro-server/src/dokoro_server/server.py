@@ -18,7 +18,7 @@ from mcp.server.mcpserver import MCPServer
 
 from dokoro_server.app import AppState, StoreOpener, store_root
 from dokoro_server.capture import capture_middleware
-from dokoro_server.lifespan import app_lifespan
+from dokoro_server.lifespan import app_lifespan, store_middleware
 from dokoro_server.registration import ToolCache
 from dokoro_server.settings import DokoroSettings
 
@@ -67,7 +67,7 @@ def build_server(
             instructions=instructions,
             lifespan=app_lifespan(settings, cwd, clock, store),
             log_level=settings.log_level,
-            middleware=[capture_middleware()],
+            middleware=[store_middleware(), capture_middleware()],
             token_verifier=token_verifier,
             auth=auth,
         )
