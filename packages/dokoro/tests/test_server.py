@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import logging
 from pathlib import Path
 
 import pytest
@@ -84,17 +83,10 @@ async def test_the_unified_server_is_named_dokoro_and_answers_a_tool_call(tmp_pa
     assert (tmp_path / "dokoro" / "current.md").is_file()
 
 
-async def test_the_bridge_flag_without_bridge_tools_still_serves_everything_else(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
+async def test_the_bridge_flag_adds_the_bridge_tools_to_everything_else(tmp_path: Path) -> None:
     plain = await _tool_names(create_unified_server(_settings(tmp_path), cwd=tmp_path))
-    with caplog.at_level(logging.WARNING, logger="dokoro"):
-        bridged = await _tool_names(
-            create_unified_server(_settings(tmp_path, enable_tachibot_bridge=True), cwd=tmp_path)
-        )
+    bridged = await _tool_names(create_unified_server(_settings(tmp_path, enable_tachibot_bridge=True), cwd=tmp_path))
 
-    if BRIDGE_PACKAGES:
-        assert set(plain) < set(bridged)
-    else:
-        assert bridged == plain
-        assert "no bridge tools" in caplog.text
+    assert BRIDGE_PACKAGES
+    assert set(bridged) - set(plain) == {"bridge_index_research", "bridge_import_plan", "bridge_get_context"}
+    assert set(plain) < set(bridged)

@@ -36,9 +36,7 @@ TOOL_PACKAGES: tuple[str, ...] = (
 )
 
 # Registered only when DOKORO_ENABLE_TACHIBOT_BRIDGE=true.
-BRIDGE_PACKAGES: tuple[str, ...] = (
-    # "dokoro_bridge.server",
-)
+BRIDGE_PACKAGES: tuple[str, ...] = ("dokoro_bridge.server",)
 
 
 def registers(settings: DokoroSettings) -> list[Register]:
@@ -46,11 +44,6 @@ def registers(settings: DokoroSettings) -> list[Register]:
     when ``settings.enable_tachibot_bridge``)."""
     modules = list(TOOL_PACKAGES)
     if settings.enable_tachibot_bridge:
-        if not BRIDGE_PACKAGES:
-            log.warning(
-                "dokoro: DOKORO_ENABLE_TACHIBOT_BRIDGE is set, but this build has no bridge tools yet; "
-                "serving without them"
-            )
         modules += BRIDGE_PACKAGES
     return [importlib.import_module(name).register for name in modules]
 
