@@ -16,11 +16,6 @@ NOW = datetime(2026, 6, 11, 10, 0, tzinfo=UTC)
 ROOT_FOR_CLAIMS = Path("/work/project")
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def _file(root: Path, relative: str, text: str, at: datetime) -> Path:
     path = root / relative
     path.parent.mkdir(parents=True, exist_ok=True)
