@@ -16,6 +16,8 @@ from pathlib import Path
 
 from filelock import FileLock
 
+from dokoro_store.secrets import redact
+
 __all__ = ["atomic_write_bytes", "atomic_write_text", "file_lock", "read_text_or_none"]
 
 _LOCK_TIMEOUT_S = 30.0
@@ -44,7 +46,9 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"))
+    """Replace ``path`` with ``text`` atomically, secrets redacted (every text file the store
+    writes goes through here; see :mod:`dokoro_store.secrets`)."""
+    atomic_write_bytes(path, redact(text).text.encode("utf-8"))
 
 
 def read_text_or_none(path: Path) -> str | None:

@@ -1,22 +1,37 @@
 """Secret scanning: what an agent writes into memory is cleaned of credentials before it is stored.
 
 Memory outlives the session and is shared with a team, exported to backups and shown in
-briefings; an API key pasted into a log line must not travel with it. Every write path of the
-store passes its text through :func:`redact`, which replaces each secret with
-``[REDACTED:<kind>]`` and reports what it removed, so the tool's answer can say so.
+briefings; an API key pasted into a log line must not travel with it. The store redacts at its
+lowest layers, so no write path can forget it: every string a statement writes to the database
+(:mod:`dokoro_store.db.redaction`, an engine hook) and every text file the store writes
+(:func:`dokoro_store.files.atomic_write_text`) passes through :func:`redact`, which replaces each
+secret with ``[REDACTED:<kind>]``. Services also redact explicitly before writing, to tell the
+agent what they removed.
 
 The patterns favour precision (known token formats, private-key blocks, credentials in URLs,
-``password=…`` assignments) over catching every random-looking string: a false positive would
-silently corrupt the memory it is meant to protect.
+assignments to secret-like names) over catching every random-looking string: a false positive
+would silently corrupt the memory it is meant to protect. Ordinary prose, git hashes, UUIDs and
+file paths are left alone.
+
+Every pattern runs in time linear in the text: no nested or adjacent unbounded quantifiers, a
+bounded look at each candidate, and a boundary before each start so a long word is not retried at
+every position. No pattern consumes a quote or a backslash, so redacting serialised JSON keeps it
+valid, and a JSON escape (``\\n``) before a secret counts as a boundary.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["Redaction", "redact", "redact_all"]
+__all__ = ["MARKER", "Redaction", "collect_redactions", "contains_secret", "redact", "redact_all", "redact_value"]
+
+MARKER = "[REDACTED:"
 
 
 @dataclass(frozen=True)
@@ -42,42 +57,321 @@ class Redaction:
         return f"🔒 redacted {len(self.kinds)} {noun} before storing ({parts})"
 
 
-# (kind, pattern, group to replace — 0 for the whole match)
-_PATTERNS: tuple[tuple[str, re.Pattern[str], int], ...] = (
+# What a secret value may contain: no space, quote, backslash, separator or bracket.
+_VALUE = r"[^\s\"'`\\,;()\[\]{}<>]"
+
+# Words that make a name secret-like on their own, and words that make it so only with "key".
+_STRONG = frozenset(
+    {"password", "passwd", "pwd", "pass", "passphrase", "secret", "token", "credential", "credentials", "apikey"}
+)
+_KEY_QUALIFIERS = frozenset({"api", "access", "private", "secret", "signing", "encryption", "master", "client"})
+# A name ending in one of these describes a secret without holding one (TOKEN_COUNT, password_file).
+_NOT_A_SECRET_SUFFIX = frozenset(
+    {
+        "id",
+        "ids",
+        "count",
+        "counts",
+        "type",
+        "types",
+        "name",
+        "names",
+        "file",
+        "path",
+        "dir",
+        "url",
+        "uri",
+        "endpoint",
+        "size",
+        "len",
+        "length",
+        "limit",
+        "limits",
+        "budget",
+        "max",
+        "min",
+        "ttl",
+        "expiry",
+        "expires",
+        "at",
+        "env",
+        "var",
+        "field",
+        "header",
+        "hint",
+        "prefix",
+        "policy",
+        "mode",
+        "format",
+        "kind",
+        "hash",
+        "usage",
+        "used",
+        "rate",
+        "cost",
+        "estimate",
+        "index",
+    }
+)
+_PLACEHOLDERS = frozenset(
+    {
+        "none",
+        "null",
+        "nil",
+        "true",
+        "false",
+        "changeme",
+        "password",
+        "secret",
+        "token",
+        "example",
+        "redacted",
+        "undefined",
+        "required",
+        "optional",
+        "string",
+    }
+)
+_CAMEL = re.compile(r"[A-Z]{2,}(?![a-z])|[A-Z]?[a-z]+|[A-Z]|[0-9]+")
+_HEX_OR_UUID = re.compile(r"[0-9a-fA-F]+|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
+
+
+def _name_strength(name: str) -> int:
+    """2 when ``name`` names a secret (DB_PASSWORD, apiToken), 1 for a bare key (SOME_KEY), else 0."""
+    words = [w.lower() for w in _CAMEL.findall(name)]
+    if not words or words[-1] in _NOT_A_SECRET_SUFFIX:
+        return 0
+    if any(word in _STRONG for word in words):
+        return 2
+    for before, word in zip(words, words[1:], strict=False):
+        if word == "key" and before in _KEY_QUALIFIERS:
+            return 2
+    if "key" in words or "auth" in words:
+        return 1
+    return 0
+
+
+def _entropy(value: str) -> float:
+    counts: dict[str, int] = {}
+    for char in value:
+        counts[char] = counts.get(char, 0) + 1
+    total = len(value)
+    return -sum(n / total * math.log2(n / total) for n in counts.values())
+
+
+def _high_entropy(value: str) -> bool:
+    """Random-looking: long, letters and digits mixed, many distinct characters."""
+    return (
+        len(value) >= 16
+        and any(c.isdigit() for c in value)
+        and any(c.isalpha() for c in value)
+        and _entropy(value) >= 3.3
+    )
+
+
+def _placeholder(value: str) -> bool:
+    lowered = value.lower()
+    return (
+        value.startswith(("$", "%", "*", "[REDACTED", "/", "./", "../", "~/"))
+        or lowered in _PLACEHOLDERS
+        or len(set(lowered)) <= 2  # ******, xxxxxxxx
+        or value.isdigit()
+        or _DOTTED.fullmatch(value) is not None  # settings.api_key, os.environ
+        or lowered.startswith(("your", "my-", "my_", "<"))
+    )
+
+
+def _assignment_value(match: re.Match[str]) -> bool:
+    """Whether ``NAME = value`` assigns a secret (the callback of the assignment pattern)."""
+    name, quote, value = match.group(1), match.group(2), match.group(3)
+    strength = _name_strength(name)
+    if strength == 0 or _placeholder(value):
+        return False
+    if strength == 1:
+        return _high_entropy(value)
+    if len(value) < 6:
+        return False
+    # An unquoted bare word after a lower-case name is code (password = getpass), not a password.
+    env_style = name.isupper()
+    return bool(quote) or env_style or not value.replace("_", "").isalpha()
+
+
+def _bounded(match: re.Match[str]) -> bool:
+    """A token starts where no identifier character precedes it, or right after a JSON escape.
+
+    Checked here rather than by a look-behind in the pattern: a pattern that starts with a literal
+    is searched for by the regex engine's fast prefix scan.
+    """
+    start, text = match.start(), match.string
+    if start == 0:
+        return True
+    before = text[start - 1]
+    if not (before.isalnum() or before == "_"):
+        return True
+    return start >= 2 and text[start - 2] == "\\" and before in "nrt"
+
+
+def _prose_value(match: re.Match[str]) -> bool:
+    """Whether "the token is <value>" names a random-looking value."""
+    value = match.group(2)
+    # Hex digests (git hashes, checksums) and UUIDs follow "key" and "token" in ordinary notes.
+    return _high_entropy(value) and _HEX_OR_UUID.fullmatch(value) is None
+
+
+_PRIVATE = re.compile(r"-----BEGIN (?:RSA |EC |DSA |OPENSSH |PGP |ENCRYPTED )?PRIVATE KEY(?: BLOCK)?-----")
+_PRIVATE_END = re.compile(r"-----END (?:RSA |EC |DSA |OPENSSH |PGP |ENCRYPTED )?PRIVATE KEY(?: BLOCK)?-----")
+# The body of a key block cut short (no END line): base64 lines, JSON-escaped newlines included.
+_PRIVATE_BODY = re.compile(r"[A-Za-z0-9+/=\s\\]*")
+
+
+def _private_keys(text: str, kinds: list[str]) -> str:
+    """``text`` with each private-key block (BEGIN to its END, or to the end of its body) replaced.
+
+    Done by position rather than by one regex, so a text full of BEGIN lines without END stays
+    linear: the END lines are found once, and each block takes the first END after its BEGIN.
+    """
+    begins = list(_PRIVATE.finditer(text))
+    if not begins:
+        return text
+    ends = [m.end() for m in _PRIVATE_END.finditer(text)]
+    parts: list[str] = []
+    cursor = 0
+    end_index = 0
+    for begin in begins:
+        if begin.start() < cursor:
+            continue  # inside the block just replaced
+        while end_index < len(ends) and ends[end_index] <= begin.end():
+            end_index += 1
+        if end_index < len(ends):
+            stop = ends[end_index]
+        else:
+            body = _PRIVATE_BODY.match(text, begin.end())
+            stop = body.end() if body else begin.end()
+        parts.append(text[cursor : begin.start()])
+        parts.append(f"{MARKER}private-key]")
+        kinds.append("private-key")
+        cursor = stop
+    parts.append(text[cursor:])
+    return "".join(parts)
+
+# The name-based patterns only run on a text that holds one of these words somewhere.
+_NAME_WORDS = re.compile(r"(?i)pass|pwd|secret|token|key|credential|auth")
+_NAME_KINDS = frozenset({"password", "secret"})
+
+# (kind, pattern, group to replace — 0 for the whole match, a check of the match or None)
+_Check = Callable[[re.Match[str]], bool] | None
+_PATTERNS: tuple[tuple[str, re.Pattern[str], int, _Check], ...] = (
+    ("anthropic-key", re.compile(r"sk-ant-[A-Za-z0-9_-]{20,}"), 0, _bounded),
+    ("openai-key", re.compile(r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"), 0, _bounded),
     (
-        "private-key",
-        re.compile(
-            r"-----BEGIN (?:RSA |EC |DSA |OPENSSH |PGP |ENCRYPTED )?PRIVATE KEY(?: BLOCK)?-----"
-            r"[\s\S]*?-----END (?:RSA |EC |DSA |OPENSSH |PGP |ENCRYPTED )?PRIVATE KEY(?: BLOCK)?-----"
-        ),
+        "github-token",
+        re.compile(r"(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})"),
         0,
+        _bounded,
     ),
-    ("anthropic-key", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{20,}"), 0),
-    ("openai-key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"), 0),
-    ("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})"), 0),
-    ("gitlab-token", re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}"), 0),
-    ("slack-token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"), 0),
-    ("stripe-key", re.compile(r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}"), 0),
-    ("aws-access-key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), 0),
-    ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}"), 0),
-    ("dokoro-token", re.compile(r"\bdkr_[0-9a-f]{8}_[A-Za-z0-9_-]{20,}"), 0),
-    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), 0),
-    ("bearer-token", re.compile(r"(?i)\bbearer\s+([A-Za-z0-9._~+/-]{16,}=*)"), 1),
-    ("url-password", re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s:/@]+:([^\s@/]{3,})@"), 1),
+    ("gitlab-token", re.compile(r"glpat-[A-Za-z0-9_-]{20,}"), 0, _bounded),
+    ("slack-token", re.compile(r"xox[abposr]-[A-Za-z0-9-]{10,}"), 0, _bounded),
     (
-        "aws-secret-key",
-        re.compile(r"(?i)\baws_secret_access_key\s*[:=]\s*[\"']?([A-Za-z0-9/+=]{40})"),
+        "slack-webhook",
+        re.compile(r"hooks\.slack\.com/services/(T[A-Za-z0-9]{6,}/B[A-Za-z0-9]{6,}/[A-Za-z0-9]{16,})"),
         1,
+        None,
+    ),
+    ("stripe-key", re.compile(r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"), 0, _bounded),
+    ("aws-access-key", re.compile(r"(?:AKIA|ASIA)[0-9A-Z]{16}(?![0-9A-Za-z])"), 0, _bounded),
+    ("google-api-key", re.compile(r"AIza[0-9A-Za-z_-]{35}"), 0, _bounded),
+    ("dokoro-token", re.compile(r"dkr_[0-9a-f]{8}_[A-Za-z0-9_-]{20,}"), 0, _bounded),
+    ("jwt", re.compile(r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), 0, _bounded),
+    ("bearer-token", re.compile(r"(?i)\bbearer[ \t]{1,8}([A-Za-z0-9._~+/-]{16,}=*)"), 1, None),
+    (
+        "basic-auth",
+        re.compile(r"(?i)\bauthorization[\"']?[ \t]{0,8}:[ \t]{0,8}basic[ \t]{1,8}([A-Za-z0-9+/]{8,}={0,2})"),
+        1,
+        None,
+    ),
+    (
+        "url-password",
+        re.compile(
+            r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,31}://[^\s:/@\"'\\]{1,256}:([^\s@/\"'\\]{1,256})@"
+        ),
+        1,
+        None,
     ),
     (
         "password",
+        # NAME = value, NAME: value, export NAME="value", "name": "value" (the name decides; see
+        # _assignment_value). Bounded name and spacing keep the scan linear.
         re.compile(
-            r"(?i)\b(?:password|passwd|pwd|passphrase|secret|client_secret|api[_-]?key|access[_-]?token"
-            r"|auth[_-]?token|private[_-]?key)\b[\"']?\s*[:=]\s*[\"']?([^\s\"',;]{6,})"
+            r"\b(?:export[ \t]{1,8})?([A-Za-z_][A-Za-z0-9_]{0,63})[\"']?[ \t]{0,8}(?::=|=>|[:=])[ \t]{0,8}"
+            r"([\"'`]?)(" + _VALUE + r"{1,512})"
         ),
-        1,
+        3,
+        _assignment_value,
+    ),
+    (
+        "secret",
+        # Prose: "the API token is 4f9c…", "password ab12…": only a random-looking value.
+        re.compile(
+            r"(?i)\b(password|passphrase|secret|token|api[ _-]?key|access[ _-]?key|key)"
+            r"(?:[ \t]{1,4}(?:is|was|was set to|is set to))?[ \t]{1,4}[\"'`]?([A-Za-z0-9+/_=.-]{16,512})"
+        ),
+        2,
+        _prose_value,
     ),
 )
+
+
+_COLLECTOR: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar("dokoro_redactions", default=None)
+
+
+@contextlib.contextmanager
+def collect_redactions() -> Iterator[list[str]]:
+    """Within the block, every :func:`redact` that removes something appends its kinds to the list.
+
+    The server kit wraps each tool call in one, so the answer can say what the store's last line
+    of defence removed even when a service did not report it.
+    """
+    found: list[str] = []
+    token = _COLLECTOR.set(found)
+    try:
+        yield found
+    finally:
+        _COLLECTOR.reset(token)
+
+
+def _substitute(
+    text: str, kind: str, pattern: re.Pattern[str], group: int, check: _Check, kinds: list[str]
+) -> str:
+    """``text`` with each accepted match's ``group`` replaced by the marker of ``kind``.
+
+    A rejected match resumes the search just past its first group (the name of an assignment, the
+    first character of a token), so a rejected ``config: password`` still lets ``password = …``
+    that follows be found.
+    """
+    parts: list[str] = []
+    cursor = 0
+    pos = 0
+    while True:
+        match = pattern.search(text, pos)
+        if match is None:
+            break
+        value = match.group(group)
+        if value.startswith(MARKER):
+            pos = match.end()
+            continue
+        if check is not None and not check(match):
+            pos = match.end(1) if pattern.groups else match.start() + 1
+            continue
+        start, end = match.span(group)
+        parts.append(text[cursor:start])
+        parts.append(f"{MARKER}{kind}]")
+        kinds.append(kind)
+        cursor = pos = end
+    if not parts:
+        return text
+    parts.append(text[cursor:])
+    return "".join(parts)
 
 
 def redact(text: str) -> Redaction:
@@ -85,22 +379,26 @@ def redact(text: str) -> Redaction:
     if not text:
         return Redaction(text, ())
     kinds: list[str] = []
-    for kind, pattern, group in _PATTERNS:
-
-        def replace(match: re.Match[str], kind: str = kind, group: int = group) -> str:
-            value = match.group(group)
-            if value.startswith("[REDACTED:"):
-                return match.group(0)
-            kinds.append(kind)
-            if group == 0:
-                return f"[REDACTED:{kind}]"
-            start, end = match.span(group)
-            offset = match.start()
-            whole = match.group(0)
-            return whole[: start - offset] + f"[REDACTED:{kind}]" + whole[end - offset :]
-
-        text = pattern.sub(replace, text)
+    text = _private_keys(text, kinds)
+    named = _NAME_WORDS.search(text) is not None
+    for kind, pattern, group, check in _PATTERNS:
+        if kind in _NAME_KINDS and not named:
+            continue
+        text = _substitute(text, kind, pattern, group, check, kinds)
+    if kinds:
+        collector = _COLLECTOR.get()
+        if collector is not None:
+            collector.extend(kinds)
     return Redaction(text, tuple(kinds))
+
+
+def contains_secret(text: str) -> tuple[str, ...]:
+    """The kinds of secret ``text`` holds (empty when none), without reporting to a collector."""
+    token = _COLLECTOR.set(None)
+    try:
+        return redact(text).kinds
+    finally:
+        _COLLECTOR.reset(token)
 
 
 def redact_all(texts: Iterable[str | None]) -> tuple[list[str | None], tuple[str, ...]]:
@@ -114,4 +412,35 @@ def redact_all(texts: Iterable[str | None]) -> tuple[list[str | None], tuple[str
         result = redact(value)
         cleaned.append(result.text)
         kinds.extend(result.kinds)
+    return cleaned, tuple(kinds)
+
+
+def redact_value(value: Any) -> tuple[Any, tuple[str, ...]]:
+    """``value`` (a string, or JSON-like dicts and lists of them) with every string redacted.
+
+    Dictionary keys are redacted too; the structure and every other value are kept. Returns the
+    same object when nothing changed.
+    """
+    kinds: list[str] = []
+
+    def walk(item: Any) -> Any:
+        if isinstance(item, str):
+            result = redact(item)
+            if not result.kinds:
+                return item
+            kinds.extend(result.kinds)
+            return result.text
+        if isinstance(item, dict):
+            pairs = [(walk(k), walk(v)) for k, v in item.items()]
+            if all(a is k and b is v for (a, b), (k, v) in zip(pairs, item.items(), strict=True)):
+                return item
+            return dict(pairs)
+        if isinstance(item, list | tuple):
+            items = [walk(x) for x in item]
+            if all(a is b for a, b in zip(items, item, strict=True)):
+                return item
+            return type(item)(items) if isinstance(item, tuple) else items
+        return item
+
+    cleaned = walk(value)
     return cleaned, tuple(kinds)

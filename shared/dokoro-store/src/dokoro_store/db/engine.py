@@ -12,6 +12,7 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, OperationalError
 from sqlmodel import Session
 
+from dokoro_store.db import redaction
 from dokoro_store.db.dialect import DialectOps, PostgresOps, SqliteOps
 from dokoro_store.db.sqlite_functions import install_math_functions
 from dokoro_store.errors import StoreUnavailableError
@@ -99,6 +100,8 @@ class Database:
     def __init__(self, engine: Engine, ops: DialectOps) -> None:
         self.engine = engine
         self.ops = ops
+        # Every string any write statement carries is redacted of secrets (see db/redaction.py).
+        redaction.install(engine)
         self._writer = engine.execution_options(**{_IMMEDIATE: True})
 
     @classmethod
