@@ -29,6 +29,7 @@ from dokoro_store.transfer import (
     identity_of,
     insert_keeping_ids,
     read_rows,
+    redacted_row,
     store_tables,
     surrogate_of,
 )
@@ -108,6 +109,7 @@ class TablePlan:
 class ImportPlan:
     tables: list[TablePlan]
     unknown_tables: list[str]
+    redacted: tuple[str, ...] = ()  # kinds of secret found in the backup (redacted on import)
 
     @property
     def new_rows(self) -> int:
@@ -128,6 +130,7 @@ def plan_import(db: Database, document: Mapping[str, Any]) -> ImportPlan:
     tables = {table.name: table for table in store_tables()}
     incoming: Mapping[str, list[dict[str, Any]]] = document.get("tables", {})
     plans: list[TablePlan] = []
+    redactions: list[str] = []
     for table in backup_tables():
         rows = incoming.get(table.name, [])
         plan = TablePlan(table.name)
@@ -138,7 +141,9 @@ def plan_import(db: Database, document: Mapping[str, Any]) -> ImportPlan:
             existing[tuple(row[name] for name in identity)] = row
         seen: set[tuple[Any, ...]] = set()
         for raw in rows:
-            row = canonical_row(table, _with_defaults(table, decode_row(table, raw)))
+            # A backup may hold secrets (an older dokoro, a hand-made file): compare and import the
+            # rows as the store will hold them, redacted.
+            row = redacted_row(table, canonical_row(table, _with_defaults(table, decode_row(table, raw))), redactions)
             key = tuple(row[name] for name in identity)
             if key in seen:
                 plan.duplicates += 1
@@ -156,7 +161,7 @@ def plan_import(db: Database, document: Mapping[str, Any]) -> ImportPlan:
                 plan.conflicts.append(Conflict(table.name, dict(zip(identity, key, strict=True)), ours, row))
         plans.append(plan)
     unknown = sorted(name for name in incoming if name not in tables or name in EXCLUDED_TABLES)
-    return ImportPlan(plans, unknown)
+    return ImportPlan(plans, unknown, tuple(redactions))
 
 
 def _with_defaults(table: Table, values: dict[str, Any]) -> dict[str, Any]:

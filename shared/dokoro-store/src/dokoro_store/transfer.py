@@ -75,6 +75,28 @@ def canonical_row(table: Table, row: Mapping[str, Any]) -> dict[str, Any]:
     return {column.name: _canonical_value(column.type, row[column.name]) for column in table.columns}
 
 
+def redacted_row(table: Table, row: dict[str, Any], kinds: list[str] | None = None) -> dict[str, Any]:
+    """A canonical row as the store would hold it: every text and JSON value redacted of secrets.
+
+    What the database's redaction hook does to a written row (``db/redaction.py``), so a copied or
+    imported row compares equal to what it became in the target. ``kinds`` collects what was removed.
+    """
+    from dokoro_store.secrets import redact_value
+
+    cleaned = dict(row)
+    for column in table.columns:
+        value = row.get(column.name)
+        if value is None or isinstance(column.type, UtcDateTime | LargeBinary):
+            continue
+        if isinstance(value, str | dict | list):
+            new, found = redact_value(value)
+            if found:
+                cleaned[column.name] = new
+                if kinds is not None:
+                    kinds.extend(found)
+    return cleaned
+
+
 def decode_row(table: Table, data: Mapping[str, Any]) -> dict[str, Any]:
     """The inverse of :func:`canonical_row`, for rows read back from a backup file."""
     from dokoro_store.clock import parse_iso
@@ -181,9 +203,12 @@ def _canonical_batches(db: Database, table: Table) -> Iterator[list[dict[str, An
         yield [canonical_row(table, row) for row in batch]
 
 
-def _fingerprint(table: Table, db: Database, wanted: set[tuple[Any, ...]] | None) -> tuple[str, int]:
+def _fingerprint(
+    table: Table, db: Database, wanted: set[tuple[Any, ...]] | None, *, redacted: bool = False
+) -> tuple[str, int]:
     """Checksum of the canonical rows (surrogate ids left out) whose identity is in ``wanted``,
-    taken in identity order; and how many rows the table holds in all."""
+    taken in identity order; and how many rows the table holds in all. ``redacted``: of the rows
+    as the target stores them (secrets redacted), for a source that may still hold some."""
     identity = identity_of(table)
     surrogate = surrogate_of(table)
     picked: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
@@ -191,6 +216,8 @@ def _fingerprint(table: Table, db: Database, wanted: set[tuple[Any, ...]] | None
     for batch in _canonical_batches(db, table):
         total += len(batch)
         for row in batch:
+            if redacted:
+                row = redacted_row(table, row)
             key = tuple(row[name] for name in identity)
             if wanted is None or key in wanted:
                 picked.append((key, {k: v for k, v in row.items() if k != surrogate}))
@@ -225,7 +252,7 @@ def copy_store(source: Database, target: Database, *, progress: Progress | None 
             progress(table.name, 0, total)
         for batch in _batches(source, table):
             rows = [dict(row) for row in batch]
-            keys = [tuple(canonical_row(table, row)[name] for name in identity) for row in rows]
+            keys = [tuple(redacted_row(table, canonical_row(table, row))[name] for name in identity) for row in rows]
             seen.update(keys)
             with target.write() as session:
                 if surrogate_of(table) is None:
@@ -239,7 +266,7 @@ def copy_store(source: Database, target: Database, *, progress: Progress | None 
                 progress(table.name, copied, total)
         with target.engine.begin() as connection:
             target.ops.after_bulk_insert(connection, table)
-        source_checksum, _ = _fingerprint(table, source, None)
+        source_checksum, _ = _fingerprint(table, source, None, redacted=True)
         target_checksum, target_total = _fingerprint(table, target, seen)
         reports.append(TableReport(table.name, total, target_total, copied, source_checksum, target_checksum))
     return reports

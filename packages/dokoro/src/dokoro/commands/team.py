@@ -90,6 +90,10 @@ def import_backup(path: Path | None, file: Path, yes: bool, dry_run: bool) -> in
         for t in plan.tables:
             table.add_row(t.table, str(len(t.new)), str(t.duplicates), str(len(t.conflicts)))
         console.print(table)
+        if plan.redacted:
+            from dokoro_store.secrets import Redaction
+
+            console.print(Redaction("", plan.redacted).notice().replace("before storing", "found in the backup; importing them redacted"))
         if plan.unknown_tables:
             console.print(f"Ignored tables this dokoro does not know: {', '.join(plan.unknown_tables)}")
         for conflict in plan.conflicts:
