@@ -18,13 +18,30 @@ from filelock import FileLock
 
 from dokoro_store.secrets import redact
 
-__all__ = ["atomic_write_bytes", "atomic_write_text", "file_lock", "read_text_or_none"]
+__all__ = ["atomic_write_bytes", "atomic_write_text", "file_lock", "read_text_or_none", "redact_bytes"]
 
 _LOCK_TIMEOUT_S = 30.0
 
 
+def redact_bytes(data: bytes) -> bytes:
+    """``data`` with secrets redacted when it is text (UTF-8 without NUL); binary data unchanged."""
+    if b"\0" in data:
+        return data
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data
+    cleaned = redact(text)
+    return cleaned.text.encode("utf-8") if cleaned.kinds else data
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` atomically (temp + fsync + rename)."""
+    """Replace ``path`` with ``data`` atomically (temp + fsync + rename).
+
+    Every file the store writes goes through here, so a text file (a copied asset, a rendering, a
+    backup) is redacted of secrets first (:mod:`dokoro_store.secrets`); binary data is written as is.
+    """
+    data = redact_bytes(data)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -46,9 +63,8 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` atomically, secrets redacted (every text file the store
-    writes goes through here; see :mod:`dokoro_store.secrets`)."""
-    atomic_write_bytes(path, redact(text).text.encode("utf-8"))
+    """Replace ``path`` with ``text`` atomically, secrets redacted."""
+    atomic_write_bytes(path, text.encode("utf-8"))
 
 
 def read_text_or_none(path: Path) -> str | None:

@@ -255,6 +255,7 @@ def _private_keys(text: str, kinds: list[str]) -> str:
     parts.append(text[cursor:])
     return "".join(parts)
 
+
 # The name-based patterns only run on a text that holds one of these words somewhere.
 _NAME_WORDS = re.compile(r"(?i)pass|pwd|secret|token|key|credential|auth")
 _NAME_KINDS = frozenset({"password", "secret"})
@@ -292,9 +293,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str], int, _Check], ...] = (
     ),
     (
         "url-password",
-        re.compile(
-            r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,31}://[^\s:/@\"'\\]{1,256}:([^\s@/\"'\\]{1,256})@"
-        ),
+        re.compile(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,31}://[^\s:/@\"'\\]{1,256}:([^\s@/\"'\\]{1,256})@"),
         1,
         None,
     ),
@@ -340,9 +339,7 @@ def collect_redactions() -> Iterator[list[str]]:
         _COLLECTOR.reset(token)
 
 
-def _substitute(
-    text: str, kind: str, pattern: re.Pattern[str], group: int, check: _Check, kinds: list[str]
-) -> str:
+def _substitute(text: str, kind: str, pattern: re.Pattern[str], group: int, check: _Check, kinds: list[str]) -> str:
     """``text`` with each accepted match's ``group`` replaced by the marker of ``kind``.
 
     A rejected match resumes the search just past its first group (the name of an assignment, the

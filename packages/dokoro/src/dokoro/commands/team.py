@@ -93,7 +93,11 @@ def import_backup(path: Path | None, file: Path, yes: bool, dry_run: bool) -> in
         if plan.redacted:
             from dokoro_store.secrets import Redaction
 
-            console.print(Redaction("", plan.redacted).notice().replace("before storing", "found in the backup; importing them redacted"))
+            console.print(
+                Redaction("", plan.redacted)
+                .notice()
+                .replace("before storing", "found in the backup; importing them redacted")
+            )
         if plan.unknown_tables:
             console.print(f"Ignored tables this dokoro does not know: {', '.join(plan.unknown_tables)}")
         for conflict in plan.conflicts:

@@ -10,7 +10,7 @@ from pathlib import Path, PurePosixPath
 
 from dokoro_store.clock import Clock
 from dokoro_store.errors import InvalidArgumentError, NotFoundError
-from dokoro_store.files import atomic_write_bytes
+from dokoro_store.files import atomic_write_bytes, redact_bytes
 from dokoro_store.paths import StorePaths
 from dokoro_store.results.working import AssetListing, SavedAsset
 from dokoro_store.services.current_file import CurrentFile
@@ -58,7 +58,9 @@ def _looks_like_image(data: bytes) -> bool:
 
 def _write_unique(target: Path, data: bytes) -> Path:
     """Write ``data`` atomically at ``target``; an existing different file is never overwritten:
-    the new one becomes ``name-2.ext`` (an identical file is simply reused)."""
+    the new one becomes ``name-2.ext`` (an identical file is simply reused). A text file is
+    compared as it is stored: redacted of secrets."""
+    data = redact_bytes(data)
     candidate, counter = target, 2
     while candidate.exists():
         if candidate.read_bytes() == data:

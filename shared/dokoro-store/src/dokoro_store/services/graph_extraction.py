@@ -15,6 +15,7 @@ from dokoro_store.db.engine import Database
 from dokoro_store.errors import InvalidArgumentError, NotFoundError
 from dokoro_store.models import Doc, DocEntity, EntityContentHash
 from dokoro_store.results.graph import DeepEntity, DeepExtraction, DeepRelation
+from dokoro_store.secrets import redact
 from dokoro_store.services.extraction import MENTIONS, Extraction, OllamaChat, extract_regex, merge, regex_only
 from dokoro_store.services.extraction.ollama import ChatFailedError
 from dokoro_store.services.graph_storage import GraphStorage, Persisted
@@ -94,8 +95,8 @@ class GraphExtraction:
         self._storage = storage
 
     def extract_text(self, doc_id: str, text: str, *, valid_from: datetime | str | None = None) -> PersistedExtraction:
-        """Regex-extract ``text`` and persist it for ``doc_id``."""
-        extraction = extract_regex(text)
+        """Regex-extract ``text`` (redacted first: a secret is never an entity) and persist it for ``doc_id``."""
+        extraction = extract_regex(redact(text).text)
         return PersistedExtraction(extraction, self._storage.persist(doc_id, extraction, valid_from=valid_from))
 
     def index_document(self, doc_id: str, text: str | None, *, force: bool = False) -> Persisted | None:
@@ -157,7 +158,7 @@ class GraphExtraction:
         doc_id = doc_id.strip()
         if not doc_id:
             raise InvalidArgumentError("docId must not be empty")
-        body = text if text is not None and text.strip() else None
+        body = redact(text).text if text is not None and text.strip() else None
         if body is None:
             if text is not None:
                 raise InvalidArgumentError("text is empty; pass the text to extract, or omit it to use the document")

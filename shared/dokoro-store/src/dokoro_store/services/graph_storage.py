@@ -21,6 +21,7 @@ from dokoro_store.clock import Clock, parse_iso
 from dokoro_store.db.engine import Database
 from dokoro_store.errors import InvalidArgumentError, NotFoundError
 from dokoro_store.models import DocEntity, Entity, EntityRelation
+from dokoro_store.secrets import redact
 from dokoro_store.services.extraction import ENTITY_TYPES, MENTIONS, Extraction, canonicalise
 
 __all__ = [
@@ -129,6 +130,9 @@ class GraphStorage:
         """
         now = self._clock.now()
         rows: dict[tuple[str, str], dict[str, Any]] = {}
+        # The caller's (type, canonical) → the stored one: a name holding a secret is stored redacted
+        # (an extractor once made a URL's password an entity), and answered under the caller's key.
+        stored_as: dict[tuple[str, str], tuple[str, str]] = {}
         for entity_type, raw_name, given_canonical, description, metadata in entities:
             name = raw_name.strip()
             if entity_type not in ENTITY_TYPES:
@@ -136,14 +140,19 @@ class GraphStorage:
             canonical = given_canonical or canonicalise(entity_type, name)
             if not canonical:
                 raise InvalidArgumentError("an entity needs a non-empty name")
+            clean_name = redact(name).text
+            clean_canonical = redact(canonical).text
+            if clean_name != name or clean_canonical != canonical:
+                clean_canonical = canonicalise(entity_type, clean_name)
+            stored_as[(entity_type, canonical)] = (entity_type, clean_canonical)
             rows.setdefault(
-                (entity_type, canonical),
+                (entity_type, clean_canonical),
                 {
                     "type": entity_type,
-                    "name": name,
-                    "canonical_name": canonical,
+                    "name": clean_name,
+                    "canonical_name": clean_canonical,
                     "description": description,
-                    "metadata_json": metadata if metadata is not None else {"surfaceForm": name},
+                    "metadata_json": metadata if metadata is not None else {"surfaceForm": clean_name},
                     "created_at": now,
                     "updated_at": now,
                 },
@@ -165,7 +174,7 @@ class GraphStorage:
         for key, row in rows.items():
             if row["description"]:
                 session.execute(update(table).where(table.c.id == ids[key]).values(description=row["description"]))
-        return ids
+        return {key: ids[stored] for key, stored in stored_as.items()}
 
     def entity(self, entity_id: int) -> Entity:
         with self._db.read() as session:
@@ -315,7 +324,10 @@ class GraphStorage:
             # Upserting the entities also locks their rows until commit: writers of one source queue.
             ids = self._upsert_entities(
                 session,
-                [(e.type, e.name, e.canonical, e.description, {"surfaceForm": e.name}) for e in extraction.entities],
+                [
+                    (e.type, e.name, e.canonical, e.description, {"surfaceForm": redact(e.name).text})
+                    for e in extraction.entities
+                ],
             )
             session.execute(delete(links_table).where(links_table.c.doc_id == doc_id))
             links: dict[tuple[int, str], dict[str, Any]] = {}
