@@ -18,7 +18,7 @@ from filelock import FileLock
 
 from dokoro_store.secrets import redact
 
-__all__ = ["atomic_write_bytes", "atomic_write_text", "file_lock", "read_text_or_none", "redact_bytes"]
+__all__ = ["append_text", "atomic_write_bytes", "atomic_write_text", "file_lock", "read_text_or_none", "redact_bytes"]
 
 _LOCK_TIMEOUT_S = 30.0
 
@@ -65,6 +65,18 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
 def atomic_write_text(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` atomically, secrets redacted."""
     atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def append_text(path: Path, text: str) -> None:
+    """Append ``text`` to ``path`` (created when missing) and fsync it, secrets redacted.
+
+    For append-only logs (one JSON line per event); the caller serialises writers with
+    :func:`file_lock`.
+    """
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(redact(text).text)
+        handle.flush()
+        os.fsync(handle.fileno())
 
 
 def read_text_or_none(path: Path) -> str | None:

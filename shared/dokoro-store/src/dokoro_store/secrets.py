@@ -25,7 +25,7 @@ import contextlib
 import contextvars
 import math
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -184,7 +184,11 @@ def _placeholder(value: str) -> bool:
 
 def _assignment_value(match: re.Match[str]) -> bool:
     """Whether ``NAME = value`` assigns a secret (the callback of the assignment pattern)."""
-    name, quote, value = match.group(1), match.group(2), match.group(3)
+    return _secret_field(match.group(1), match.group(3), quoted=bool(match.group(2)))
+
+
+def _secret_field(name: str, value: str, *, quoted: bool) -> bool:
+    """Whether ``value``, given to the field or variable ``name``, is a secret."""
     strength = _name_strength(name)
     if strength == 0 or _placeholder(value):
         return False
@@ -194,7 +198,7 @@ def _assignment_value(match: re.Match[str]) -> bool:
         return False
     # An unquoted bare word after a lower-case name is code (password = getpass), not a password.
     env_style = name.isupper()
-    return bool(quote) or env_style or not value.replace("_", "").isalpha()
+    return quoted or env_style or not value.replace("_", "").isalpha()
 
 
 def _bounded(match: re.Match[str]) -> bool:
@@ -299,11 +303,12 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str], int, _Check], ...] = (
     ),
     (
         "password",
-        # NAME = value, NAME: value, export NAME="value", "name": "value" (the name decides; see
-        # _assignment_value). Bounded name and spacing keep the scan linear.
+        # NAME = value, NAME: value, export NAME="value", "name": "value", and the same with the
+        # quote escaped (a YAML or JSON string: NAME=\"value\"). The name decides; see
+        # _assignment_value. Bounded name and spacing keep the scan linear.
         re.compile(
-            r"\b(?:export[ \t]{1,8})?([A-Za-z_][A-Za-z0-9_]{0,63})[\"']?[ \t]{0,8}(?::=|=>|[:=])[ \t]{0,8}"
-            r"([\"'`]?)(" + _VALUE + r"{1,512})"
+            r"\b(?:export[ \t]{1,8})?([A-Za-z_][A-Za-z0-9_]{0,63})(?:\\?[\"'])?[ \t]{0,8}(?::=|=>|[:=])[ \t]{0,8}"
+            r"((?:\\?[\"'`])?)(" + _VALUE + r"{1,512})"
         ),
         3,
         _assignment_value,
@@ -382,11 +387,15 @@ def redact(text: str) -> Redaction:
         if kind in _NAME_KINDS and not named:
             continue
         text = _substitute(text, kind, pattern, group, check, kinds)
+    _report(kinds)
+    return Redaction(text, tuple(kinds))
+
+
+def _report(kinds: Sequence[str]) -> None:
     if kinds:
         collector = _COLLECTOR.get()
         if collector is not None:
             collector.extend(kinds)
-    return Redaction(text, tuple(kinds))
 
 
 def contains_secret(text: str) -> tuple[str, ...]:
@@ -428,7 +437,7 @@ def redact_value(value: Any) -> tuple[Any, tuple[str, ...]]:
             kinds.extend(result.kinds)
             return result.text
         if isinstance(item, dict):
-            pairs = [(walk(k), walk(v)) for k, v in item.items()]
+            pairs = [(walk(k), field(k, v)) for k, v in item.items()]
             if all(a is k and b is v for (a, b), (k, v) in zip(pairs, item.items(), strict=True)):
                 return item
             return dict(pairs)
@@ -438,6 +447,16 @@ def redact_value(value: Any) -> tuple[Any, tuple[str, ...]]:
                 return item
             return type(item)(items) if isinstance(item, tuple) else items
         return item
+
+    def field(key: Any, item: Any) -> Any:
+        # {"password": "hunter2!"}: the key says what the value is, as NAME=value does in text.
+        if isinstance(key, str) and isinstance(item, str) and not item.startswith(MARKER):
+            candidate = item.strip()
+            if candidate and not any(c.isspace() for c in candidate) and _secret_field(key, candidate, quoted=True):
+                kinds.append("password")
+                _report(("password",))
+                return f"{MARKER}password]"
+        return walk(item)
 
     cleaned = walk(value)
     return cleaned, tuple(kinds)

@@ -9,7 +9,6 @@ of two writers never interleave; readers skip a malformed line instead of failin
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Iterator, Mapping
 from datetime import date
@@ -20,9 +19,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from dokoro_store.clock import Clock
 from dokoro_store.errors import InvalidArgumentError
-from dokoro_store.files import file_lock
+from dokoro_store.files import append_text, file_lock
 from dokoro_store.paths import StorePaths
 from dokoro_store.results.context import ContextLogged
+from dokoro_store.secrets import redact_value
 
 __all__ = [
     "LAST_DEFAULT",
@@ -123,8 +123,10 @@ class ContextService:
                 f'not a context_inspect event (event={got!r}): set "event": "context_inspect" and give '
                 "timestamp, totalEstimate and layers [{name, reason, tokenEstimate, contentSnippet}]"
             )
+        # Redacted before the snippets are cut: a secret cut in half would no longer be recognised.
+        cleaned, _kinds = redact_value(dict(event))
         try:
-            parsed = ContextEvent.model_validate(dict(event))
+            parsed = ContextEvent.model_validate(cleaned)
         except ValidationError as exc:
             problems = "; ".join(
                 f"{'.'.join(str(p) for p in error['loc']) or 'event'}: {error['msg']}" for error in exc.errors()
@@ -141,10 +143,7 @@ class ContextService:
         path = self.folder / f"{day}.jsonl"
         with file_lock(self._paths.locks_dir, "context-inspect"):
             self.folder.mkdir(parents=True, exist_ok=True)
-            with path.open("a", encoding="utf-8") as handle:
-                handle.write(line + "\n")
-                handle.flush()
-                os.fsync(handle.fileno())
+            append_text(path, line + "\n")
         return ContextLogged(turn=parsed.turn, layers=len(parsed.layers), file=self._paths.relative(path))
 
     def _newest_first(self) -> Iterator[dict[str, Any]]:
