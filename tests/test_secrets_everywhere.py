@@ -299,7 +299,17 @@ def test_the_recipes_are_well_formed() -> None:
         assert needle in pushed, needle
 
 
-@pytest.mark.slow
+async def test_an_answer_says_when_the_store_redacted_what_the_tool_wrote(call: Any) -> None:
+    # Presence and shared notes have no redaction of their own: the store's hook removed the
+    # secret, and the answer still says so.
+    pinged = await call("dokoro_presence_ping", current_focus=SHORT)
+    assert "redacted" in _dump(pinged) and "github-token" in _dump(pinged)
+    noted = await call("dokoro_shared_note_append", content=f"DB_PASSWORD={ENV_PASSWORD}")
+    assert "secrets redacted before storing (password)" in _dump(noted)
+    plain = await call("dokoro_shared_note_append", content="nothing secret here")
+    assert "redacted" not in _dump(plain)
+
+
 @pytest.mark.parametrize("store_url", ["sqlite", "postgresql"], indirect=True)
 async def test_no_secret_written_through_any_tool_comes_back(
     make_client: Any, flush_servers: Callable[[], None], root: Path, cwd: Path, tmp_path: Path, store_url: str | None

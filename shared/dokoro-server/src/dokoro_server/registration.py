@@ -59,11 +59,28 @@ class ToolSpec:
         )
 
 
+def _noticed(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Call ``fn``; when the store redacted secrets from what the call wrote and the answer does
+    not say so already, add a line saying which kinds (the store redacts at its lowest layer, so a
+    tool need not know)."""
+    from dokoro_store.secrets import collect_redactions
+    from mcp_types import CallToolResult, TextContent
+
+    with collect_redactions() as found:
+        outcome = fn(*args, **kwargs)
+    if found and isinstance(outcome, CallToolResult) and not outcome.is_error:
+        said = " ".join(getattr(block, "text", "") for block in outcome.content)
+        if "redacted" not in said.lower():
+            kinds = ", ".join(dict.fromkeys(found))
+            outcome.content.append(TextContent(type="text", text=f"🔒 secrets redacted before storing ({kinds})"))
+    return outcome
+
+
 def _guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            return fn(*args, **kwargs)
+            return _noticed(fn, *args, **kwargs)
         except DokoroError as exc:
             raise ToolError(str(exc)) from exc
         except OSError as exc:
