@@ -38,9 +38,7 @@ STRIPE = "sk_live_" + "Qw3rTy" * 4
 GOOGLE = "AIza" + "Sy" + "Xk9" * 11
 JWT = "eyJ" + "hbGciOiJIUzI1NiJ9" + ".eyJ" + "zdWIiOiJhZ2VudCJ9" + "." + "c2lnbmF0dXJlLXZhbHVl"
 KEY_BODY = "b3BlbnNzaC1rZXk" + "tdjEAAAAABG5vbmU"
-PRIVATE_KEY = (
-    "-----BEGIN OPENSSH PRIVATE KEY-----\n" + KEY_BODY + "\nAAAAAAAAAAAAAA\n-----END OPENSSH PRIVATE KEY-----"
-)
+PRIVATE_KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\n" + KEY_BODY + "\nAAAAAAAAAAAAAA\n-----END OPENSSH PRIVATE KEY-----"
 PROSE_KEY = "Zk8v2QpL0x" + "Wm4RtY7uBn3"
 
 # What must never come back (compared case-insensitively: a slug of a secret is a leak too).
@@ -68,7 +66,7 @@ LINE = (
     f"google {GOOGLE}, jwt {JWT}, the api key is {PROSE_KEY}"
 )
 TEXT = (
-    f"# Deploy notes\n\n{LINE}\n\n```sh\nDB_PASSWORD={ENV_PASSWORD}\nexport SERVICE_TOKEN=\"{ENV_TOKEN}\"\n"
+    f'# Deploy notes\n\n{LINE}\n\n```sh\nDB_PASSWORD={ENV_PASSWORD}\nexport SERVICE_TOKEN="{ENV_TOKEN}"\n'
     f"SIGNING_KEY={ENV_KEY}\n```\n\n{PRIVATE_KEY}\n"
 )
 SECRET_ARGS = {"note": LINE, "nested": {"password": ENV_PASSWORD, "items": [SHORT]}}
@@ -205,7 +203,12 @@ WRITES: dict[str, Recipe] = {
     "dokoro_entity_extract_deep": lambda run: {"docId": "deploy-keys", "text": TEXT},
     "search_reindex": lambda run: {"full": True},
     "search_universal": lambda run: {"query": SHORT},
-    "bridge_index_research": lambda run: {"source": "perplexity_ask", "query": LINE, "content": TEXT, "metadata": SECRET_ARGS},
+    "bridge_index_research": lambda run: {
+        "source": "perplexity_ask",
+        "query": LINE,
+        "content": TEXT,
+        "metadata": SECRET_ARGS,
+    },
     "bridge_import_plan": lambda run: {"title": SHORT, "phases": [LINE, TEXT], "filepath": f"plans/{GITHUB}.md"},
     "bridge_get_context": lambda run: {"query": SHORT},
     "dokoro_ambient_context": _git_repository,

@@ -146,8 +146,27 @@ def import_(
 
 
 @app.command()
-def doctor(json: JsonOption = False, path: PathOption = None) -> None:
-    """Which backend, schema, embedder, vector engine and index this store really uses."""
+def doctor(
+    json: JsonOption = False,
+    path: PathOption = None,
+    scan_secrets: Annotated[
+        bool,
+        typer.Option("--scan-secrets", help="Find secrets already stored in rows and files (where, never the secret)."),
+    ] = False,
+    fix: Annotated[
+        bool, typer.Option("--fix", help="With --scan-secrets: redact them in place and re-index the documents.")
+    ] = False,
+) -> None:
+    """Which backend, schema, embedder, vector engine and index this store really uses.
+
+    With --scan-secrets: where secrets sit in the store (exit 1 when some are left); --fix redacts them.
+    """
+    if fix and not scan_secrets:
+        raise typer.BadParameter("--fix goes with --scan-secrets", param_hint="--fix")
+    if scan_secrets:
+        from dokoro.commands.doctor import run_secret_scan
+
+        raise typer.Exit(0 if run_secret_scan(path, fix, json) else 1)
     from dokoro.commands.doctor import run_doctor
 
     raise typer.Exit(0 if run_doctor(path, json) else 1)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import itertools
 import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -144,7 +145,7 @@ def _name_strength(name: str) -> int:
         return 0
     if any(word in _STRONG for word in words):
         return 2
-    for before, word in zip(words, words[1:], strict=False):
+    for before, word in itertools.pairwise(words):
         if word == "key" and before in _KEY_QUALIFIERS:
             return 2
     if "key" in words or "auth" in words:

@@ -30,6 +30,7 @@ from dokoro_store.services.memories import MemoryService
 from dokoro_store.services.planning import PlanningService
 from dokoro_store.services.plans import PlanService
 from dokoro_store.services.questions import QuestionService
+from dokoro_store.services.secret_scan import SecretScanner
 from dokoro_store.services.tokens import TokenService
 from dokoro_store.services.work_sessions import WorkSessions
 from dokoro_store.services.workspace import WorkspaceService
@@ -126,6 +127,8 @@ class Store:
         self.work_sessions = WorkSessions(db, clock, self.episodic)
         self.cleanup = CleanupService(paths, db, clock)
         self.feedback_log = FeedbackLog(db)
+        # `dokoro doctor --scan-secrets [--fix]`: secrets already stored (rows and files), redacted in place.
+        self.secret_scan = SecretScanner(paths, db, self.docs)
         self.recovered: list[CompactionResult] = []
         # The schema revisions found when the store was opened, before any upgrade.
         self.schema_before: frozenset[str] = frozenset()

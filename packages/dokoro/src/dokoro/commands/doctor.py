@@ -5,11 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 
 from dokoro.commands._open import open_for_command
 from dokoro.commands._output import emit_json
 
-__all__ = ["run_doctor"]
+__all__ = ["run_doctor", "run_secret_scan"]
 
 _MARK = {"ok": "[green]✓[/]", "warn": "[yellow]![/]", "fail": "[red]✗[/]", "info": "[blue]·[/]"}
 
@@ -31,3 +32,43 @@ def run_doctor(path: Path | None, json: bool = False) -> bool:
     for check in checks:
         console.print(f"{_MARK[check.status]} {check.label:<{width}}  {check.value}", highlight=False)
     return all(c.status != "fail" for c in checks)
+
+
+def run_secret_scan(path: Path | None, fix: bool, json: bool = False) -> bool:
+    """Scan every row and file for secrets (and redact them with ``fix``); False when some are left."""
+    store = open_for_command(path)
+    try:
+        scan = store.secret_scan.scan(fix=fix)
+    finally:
+        store.close()
+    if json:
+        emit_json(scan.model_dump(mode="json"))
+        return scan.clean
+    console = Console(soft_wrap=True)
+    console.print(
+        f"Scanned {scan.rows_scanned} database rows and {scan.files_scanned} files for secrets.", highlight=False
+    )
+    for finding in scan.findings:
+        kinds = ", ".join(dict.fromkeys(finding.kinds))
+        if finding.fixed:
+            mark = _MARK["ok"] + " redacted"
+        elif finding.problem:
+            mark = _MARK["fail"] + f" not redacted ({finding.problem})"
+        else:
+            mark = _MARK["warn"]
+        console.print(f"{mark} {escape(finding.where)}: {kinds}", highlight=False)
+    left = [f for f in scan.findings if not f.fixed]
+    if not scan.findings:
+        console.print(f"{_MARK['ok']} no secrets found")
+    elif fix:
+        console.print(
+            f"Redacted {len(scan.findings) - len(left)} of {len(scan.findings)} finding(s); "
+            f"re-indexed {scan.documents_reindexed} document(s).",
+            highlight=False,
+        )
+    else:
+        console.print(
+            f"{len(left)} field(s) or file(s) hold secrets; run `dokoro doctor --scan-secrets --fix` to redact them.",
+            highlight=False,
+        )
+    return scan.clean
