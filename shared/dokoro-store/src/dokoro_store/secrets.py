@@ -138,6 +138,11 @@ _HEX_OR_UUID = re.compile(r"[0-9a-fA-F]+|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-
 _DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
 
 
+def _is_marker(value: str) -> bool:
+    """Already redacted (in any case: an entity's canonical name is lower-cased)."""
+    return value[: len(MARKER)].upper() == MARKER
+
+
 def _name_strength(name: str) -> int:
     """2 when ``name`` names a secret (DB_PASSWORD, apiToken), 1 for a bare key (SOME_KEY), else 0."""
     words = [w.lower() for w in _CAMEL.findall(name)]
@@ -174,7 +179,8 @@ def _high_entropy(value: str) -> bool:
 def _placeholder(value: str) -> bool:
     lowered = value.lower()
     return (
-        value.startswith(("$", "%", "*", "[REDACTED", "/", "./", "../", "~/"))
+        value.startswith(("$", "%", "*", "/", "./", "../", "~/"))
+        or _is_marker(value)
         or lowered in _PLACEHOLDERS
         or len(set(lowered)) <= 2  # ******, xxxxxxxx
         or value.isdigit()
@@ -226,8 +232,9 @@ def _prose_value(match: re.Match[str]) -> bool:
 
 _PRIVATE = re.compile(r"-----BEGIN (?:RSA |EC |DSA |OPENSSH |PGP |ENCRYPTED )?PRIVATE KEY(?: BLOCK)?-----")
 _PRIVATE_END = re.compile(r"-----END (?:RSA |EC |DSA |OPENSSH |PGP |ENCRYPTED )?PRIVATE KEY(?: BLOCK)?-----")
-# The body of a key block cut short (no END line): base64 lines, JSON-escaped newlines included.
-_PRIVATE_BODY = re.compile(r"[A-Za-z0-9+/=\s\\]*")
+# The body of a key block cut short (no END line): its base64 lines up to the first blank or
+# other line (a newline may be JSON-escaped).
+_PRIVATE_BODY = re.compile(r"(?:[ \t\r]*(?:\n|\\n)[A-Za-z0-9+/=]+)*")
 
 
 def _private_keys(text: str, kinds: list[str]) -> str:
@@ -298,7 +305,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str], int, _Check], ...] = (
     ),
     (
         "url-password",
-        re.compile(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,31}://[^\s:/@\"'\\]{1,256}:([^\s@/\"'\\]{1,256})@"),
+        re.compile(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,31}://[^\s:/@\"'\\]{0,256}:([^\s@/\"'\\]{1,256})@"),
         1,
         None,
     ),
@@ -360,7 +367,7 @@ def _substitute(text: str, kind: str, pattern: re.Pattern[str], group: int, chec
         if match is None:
             break
         value = match.group(group)
-        if value.startswith(MARKER):
+        if _is_marker(value):
             pos = match.end()
             continue
         if check is not None and not check(match):
@@ -451,7 +458,7 @@ def redact_value(value: Any) -> tuple[Any, tuple[str, ...]]:
 
     def field(key: Any, item: Any) -> Any:
         # {"password": "hunter2!"}: the key says what the value is, as NAME=value does in text.
-        if isinstance(key, str) and isinstance(item, str) and not item.startswith(MARKER):
+        if isinstance(key, str) and isinstance(item, str) and not _is_marker(item):
             candidate = item.strip()
             if candidate and not any(c.isspace() for c in candidate) and _secret_field(key, candidate, quoted=True):
                 kinds.append("password")
