@@ -230,6 +230,10 @@ EXTRA: dict[str, tuple[str, str, Recipe]] = {
 # not store a secret on the way.
 MAY_FAIL = {"dokoro_entity_extract_deep"}
 
+# Tools whose answer quotes the caller's own query, or the repository's own text (git log), back to
+# it: nothing of it is stored (the rows, files and export are still checked).
+QUOTES_ITS_INPUT = {"search_universal", "bridge_get_context", "dokoro_ambient_context"}
+
 # Read tools that need arguments (the others are called with none).
 READS: dict[str, dict[str, Any]] = {
     "dokoro_block_read": {"block_key": "deploy"},
@@ -318,6 +322,7 @@ async def test_no_secret_written_through_any_tool_comes_back(
     make_client: Any, flush_servers: Callable[[], None], root: Path, cwd: Path, tmp_path: Path, store_url: str | None
 ) -> None:
     run = Run(cwd)
+    echoed: dict[str, list[str]] = {}
     async with make_client(enable_tachibot_bridge=True) as client:
         tools = (await client.list_tools()).tools
         writes = [t.name for t in tools if not (t.annotations and t.annotations.read_only_hint)]
@@ -346,10 +351,15 @@ async def test_no_secret_written_through_any_tool_comes_back(
             assert name in MAY_FAIL or not outcome.is_error, f"{name} failed: {_dump(outcome)}"
             run.results[name] = outcome.structured_content or {}
             answer = _dump(outcome)
+            if _leaks(answer) and name not in QUOTES_ITS_INPUT:
+                echoed[name] = _leaks(answer)
             if "redacted" in answer.lower():
                 # An answer that says "redacted" is true: the store holds none of it.
                 assert not _rows_with_secrets(root, store_url), f"{name} said redacted but a row holds a secret"
                 assert not _files_with_secrets(root), f"{name} said redacted but a file holds a secret"
+
+        # A write's own answer shows what was stored, not the raw text it was given.
+        assert not echoed, f"write tools echoed secrets: {echoed}"
 
         leaked_reads: dict[str, list[str]] = {}
         for name in reads:

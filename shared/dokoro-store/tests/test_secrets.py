@@ -87,7 +87,7 @@ ENV_CASES = [
     ('{"client_secret": "' + "cl1ent-s3cret" + '"}', "cl1ent-s3cret"),
     ("apiToken = '" + "tok3nValue99" + "'", "tok3nValue99"),
     ("aws_secret_access_key = " + "wJalrXUtnFEMI/K7MDENG/bPxRfiCY" + "EXAMPLEKEY", "wJalrXUtnFEMI"),
-    ("reason: \"x\\nexport SERVICE_TOKEN=\\\"" + "svQ9w8E7r6T5y4U3i2" + '\\""', "svQ9w8E7r6T5y4U3i2"),
+    ('reason: "x\\nexport SERVICE_TOKEN=\\"' + "svQ9w8E7r6T5y4U3i2" + '\\""', "svQ9w8E7r6T5y4U3i2"),
 ]
 
 

@@ -17,7 +17,8 @@ import json
 import re
 from typing import Any
 
-from sqlalchemy import Engine, event
+from sqlalchemy import Engine, event, inspect
+from sqlalchemy.orm import Session
 
 from dokoro_store.secrets import redact, redact_value
 
@@ -76,8 +77,35 @@ def _before_cursor_execute(
     return statement, _redact_set(parameters)
 
 
+def _before_flush(session: Session, _context: Any, _instances: Any) -> None:
+    """Redact the text and JSON attributes of every new or changed ORM object before it is written.
+
+    The statement hook would store the same; doing it on the objects too means what a service
+    returns from the row it just wrote (and the tool shows) is what the database holds.
+    """
+    for obj in [*session.new, *session.dirty]:
+        state = inspect(obj)
+        mapper = state.mapper
+        primary = {column.key for column in mapper.primary_key}
+        for attr in mapper.column_attrs:
+            if attr.key in primary and not state.pending:
+                continue
+            value = state.dict.get(attr.key)
+            if not isinstance(value, str | dict | list):
+                continue  # None, numbers, datetimes, bytes (vectors)
+            cleaned, kinds = redact_value(value)
+            if kinds:
+                setattr(obj, attr.key, cleaned)
+
+
+_SESSION_HOOK: list[bool] = []
+
+
 def install(engine: Engine) -> None:
-    """Redact every write ``engine`` sends from now on (once per engine)."""
+    """Redact every write ``engine`` sends from now on (once per engine), and every ORM flush."""
+    if not _SESSION_HOOK:
+        event.listen(Session, "before_flush", _before_flush)
+        _SESSION_HOOK.append(True)
     if engine.__dict__.get(_FLAG):
         return
     event.listen(engine, "before_cursor_execute", _before_cursor_execute, retval=True)

@@ -13,6 +13,7 @@ from dokoro_store.errors import InvalidArgumentError, NotFoundError
 from dokoro_store.files import atomic_write_bytes, redact_bytes
 from dokoro_store.paths import StorePaths
 from dokoro_store.results.working import AssetListing, SavedAsset
+from dokoro_store.secrets import redact
 from dokoro_store.services.current_file import CurrentFile
 
 __all__ = ["ASSET_CATEGORIES", "AssetService"]
@@ -153,7 +154,10 @@ class AssetService:
             origin = str(path)
         relative = self._paths.relative(target)
         saved = SavedAsset(
-            path=str(target), relative=relative, markdown=f"![{description or 'image'}]({relative})", source=origin
+            path=str(target),
+            relative=relative,
+            markdown=f"![{redact(description).text if description else 'image'}]({relative})",
+            source=origin,
         )
         self._current.log_line("🖼️", f"IMAGE SAVED: {saved.relative}\n   {saved.markdown}")
         return saved
@@ -178,6 +182,7 @@ class AssetService:
         relative = self._paths.relative(target)
         link = f"[{target.name}]({relative})"
         saved = SavedAsset(path=str(target), relative=relative, markdown=link, source=str(path))
+        description = redact(description).text if description else description
         note = f" — {description}" if description else ""
         self._current.log_line("📎", f"FILE SAVED: {saved.relative}{note}")
         return saved

@@ -36,6 +36,7 @@ from dokoro_store.results.planning import (
     Suggestion,
     WhatsNext,
 )
+from dokoro_store.secrets import redact
 from dokoro_store.services.planning_markdown import render_feature_plan, render_research
 from dokoro_store.services.planning_sources import (
     REGRESSION,
@@ -77,7 +78,7 @@ def _required(text: str, what: str) -> str:
         raise InvalidArgumentError(f"{what} must not be empty")
     if len(value) > _MAX_TEXT:
         raise InvalidArgumentError(f"{what} is {len(value)} characters; keep it under {_MAX_TEXT}")
-    return value
+    return redact(value).text
 
 
 def _suggestion(kind: str, text: str, sources: tuple[str, ...]) -> Suggestion:
@@ -184,7 +185,7 @@ class PlanningService:
 
         topic = _required(topic, "topic")
         findings = _required(findings, "findings")
-        clean_sources = [s.strip() for s in sources or [] if s and s.strip()]
+        clean_sources = [redact(s.strip()).text for s in sources or [] if s and s.strip()]
         if tags is not None and not all(isinstance(k, str) and k for k in tags):
             raise InvalidArgumentError("tags must map non-empty names to values")
         now = self._clock.now()

@@ -34,6 +34,7 @@ from dokoro_store.models import Plan as PlanRow
 from dokoro_store.models import PlanItem as PlanItemRow
 from dokoro_store.paths import StorePaths
 from dokoro_store.results.plans import Plan, PlanBlockerAdded, PlanItemChecked, PlanValidation
+from dokoro_store.secrets import redact
 from dokoro_store.services.current_file import CurrentFile
 from dokoro_store.services.plan_archive import ArchiveOutcome, PlanArchiver
 from dokoro_store.services.plan_files import MIRROR_LOCK, PlanFiles, dump_json, is_plan_id, plan_files
@@ -102,7 +103,7 @@ def _clean(text: str | None, what: str, *, required: bool = False) -> str | None
         raise InvalidArgumentError(f"{what} must not be empty")
     if len(value) > MAX_TEXT:
         raise InvalidArgumentError(f"{what} is {len(value)} characters; keep it under {MAX_TEXT}")
-    return value or None
+    return redact(value).text or None
 
 
 class PlanService:

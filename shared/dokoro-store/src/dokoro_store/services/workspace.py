@@ -300,7 +300,7 @@ class WorkspaceService:
             raise InvalidArgumentError(f"status must be one of {', '.join(DUMP_STATUSES)}; got {status!r}")
         if doc_type not in DOC_TYPES:
             raise InvalidArgumentError(f"docType must be one of {', '.join(DOC_TYPES)}; got {doc_type!r}")
-        reason = reason.strip()
+        reason = redact(reason.strip()).text
         if not reason:
             raise InvalidArgumentError("reason must not be empty: say why the session is being dumped")
         self._require_folder()
