@@ -26,6 +26,8 @@ import contextvars
 import itertools
 import math
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -384,9 +386,50 @@ def _substitute(text: str, kind: str, pattern: re.Pattern[str], group: int, chec
     return "".join(parts)
 
 
+class _CleanTexts:
+    """Large texts known to hold no secret (a service's redacted output, about to be written).
+
+    One write redacts the same text up to three times (the service, the ORM flush, the statement
+    hook); a hash lookup instead of a second and third scan keeps a large document's write cheap.
+    Bounded by total size, oldest first out.
+    """
+
+    MIN = 4096
+    BUDGET = 8_000_000  # characters held at most
+
+    def __init__(self) -> None:
+        self._texts: OrderedDict[str, None] = OrderedDict()
+        self._size = 0
+        self._lock = threading.Lock()
+
+    def __contains__(self, text: str) -> bool:
+        if len(text) < self.MIN:
+            return False
+        with self._lock:
+            if text in self._texts:
+                self._texts.move_to_end(text)
+                return True
+            return False
+
+    def add(self, text: str) -> None:
+        if len(text) < self.MIN or len(text) > self.BUDGET:
+            return
+        with self._lock:
+            if text in self._texts:
+                return
+            self._texts[text] = None
+            self._size += len(text)
+            while self._size > self.BUDGET:
+                old, _ = self._texts.popitem(last=False)
+                self._size -= len(old)
+
+
+_CLEAN = _CleanTexts()
+
+
 def redact(text: str) -> Redaction:
     """Replace every recognised secret in ``text`` with ``[REDACTED:<kind>]``."""
-    if not text:
+    if not text or text in _CLEAN:
         return Redaction(text, ())
     kinds: list[str] = []
     text = _private_keys(text, kinds)
@@ -396,6 +439,7 @@ def redact(text: str) -> Redaction:
             continue
         text = _substitute(text, kind, pattern, group, check, kinds)
     _report(kinds)
+    _CLEAN.add(text)
     return Redaction(text, tuple(kinds))
 
 
