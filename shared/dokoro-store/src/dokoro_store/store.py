@@ -25,6 +25,7 @@ from dokoro_store.services.planning import PlanningService
 from dokoro_store.services.plans import PlanService
 from dokoro_store.services.questions import QuestionService
 from dokoro_store.services.tokens import TokenService
+from dokoro_store.services.tracking import TrackingService
 from dokoro_store.services.workspace import WorkspaceService
 
 __all__ = ["Store", "WorkingMemory"]
@@ -99,6 +100,15 @@ class Store:
         )
         # Typed memories (remember / recall / forget): rows indexed as documents for hybrid recall.
         self.memories = MemoryService(db, clock, self.docs, self.search)
+        # Tracking (issues, features, the week, task timers) and analytics over every layer's rows.
+        self.tracking = TrackingService(
+            paths,
+            db,
+            clock,
+            session_id=lambda: workspace.claimed_session,
+            log_line=workspace.log_line,
+            search=self.search,
+        )
         self.recovered: list[CompactionResult] = []
         # The schema revisions found when the store was opened, before any upgrade.
         self.schema_before: frozenset[str] = frozenset()
