@@ -12,6 +12,7 @@ from dokoro_store.db.engine import Database
 from dokoro_store.db.migrate import current_heads, upgrade
 from dokoro_store.paths import StorePaths
 from dokoro_store.retrieval import Retrieval, RetrievalConfig
+from dokoro_store.services.analytics import AnalyticsService
 from dokoro_store.services.archive import ArchiveService
 from dokoro_store.services.assets import AssetService
 from dokoro_store.services.context_inspect import ContextService
@@ -108,6 +109,9 @@ class Store:
             session_id=lambda: workspace.claimed_session,
             log_line=workspace.log_line,
             search=self.search,
+        )
+        self.analytics = AnalyticsService(
+            paths, db, clock, self.tracking, search=self.search, docs=self.docs, plans=self.plans
         )
         self.recovered: list[CompactionResult] = []
         # The schema revisions found when the store was opened, before any upgrade.
