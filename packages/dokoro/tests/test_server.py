@@ -63,16 +63,25 @@ async def test_unified_tool_names_are_unique(tmp_path: Path) -> None:
 
 async def test_no_package_shadows_a_tool_of_another(tmp_path: Path) -> None:
     # The SDK keeps the first of two same-named tools and drops the other silently, so
-    # register every package on a server of its own and compare the totals.
-    per_package = 0
+    # register every package on a server of its own and compare. The one deliberate overlap is
+    # the kit's task tools: tracking and analytics both serve that single implementation.
+    from dokoro_server.task_tools import TASK_TOOL_NAMES
+
+    owner: dict[str, str] = {}
+    clashes: list[tuple[str, str, str]] = []
     for module_name in TOOL_PACKAGES:
         alone = build_server(_settings(tmp_path), name="alone", cwd=tmp_path)
         importlib.import_module(module_name).register(alone)
-        per_package += len(await _tool_names(alone))
+        for name in await _tool_names(alone):
+            if name in owner and name not in TASK_TOOL_NAMES:
+                clashes.append((name, owner[name], module_name))
+            owner.setdefault(name, module_name)
 
     unified = await _tool_names(create_unified_server(_settings(tmp_path), cwd=tmp_path))
 
-    assert len(unified) == per_package
+    assert clashes == []
+    assert sorted(unified) == sorted(owner)
+    assert {owner[name] for name in TASK_TOOL_NAMES} == {"dokoro_tracking.server"}
 
 
 async def test_the_unified_server_is_named_dokoro_and_answers_a_tool_call(tmp_path: Path) -> None:

@@ -31,8 +31,9 @@ TOOL_PACKAGES: tuple[str, ...] = (
     "dokoro_core.server",
     "dokoro_search.server",
     "dokoro_planning.server",
-    # "dokoro_tracking.server",
-    # "dokoro_analytics.server",
+    "dokoro_tracking.server",
+    "dokoro_analytics.server",
+    "dokoro.connection",
 )
 
 # Registered only when DOKORO_ENABLE_TACHIBOT_BRIDGE=true.
