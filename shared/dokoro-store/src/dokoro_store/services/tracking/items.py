@@ -112,7 +112,10 @@ class ItemService:
                 ]
                 row = max(candidates, key=lambda r: len(r.id), default=None)
             if row is not None and row.kind != kind:
-                raise InvalidArgumentError(f"{text!r} is a {row.kind}, not a {kind}; use the dokoro_{row.kind}_* tools")
+                article = "an" if row.kind == "issue" else "a"
+                raise InvalidArgumentError(
+                    f"{text!r} is {article} {row.kind}, not a {kind}; use the dokoro_{row.kind}_* tools"
+                )
             if row is None:
                 recent = session.exec(
                     select(TrackingItem.id)

@@ -56,7 +56,7 @@ TRANSITIONS: dict[str, dict[str, tuple[str, ...]]] = {
     "feature": {
         "ideas": ("planned", "active", "archived"),
         "planned": ("planned", "active", "archived"),  # planning again rewrites the plan
-        "active": ("completed", "planned", "archived"),
+        "active": ("completed", "archived"),
         "completed": ("active", "archived"),
         "archived": (),
     },
