@@ -107,3 +107,29 @@ async def test_the_bridge_flag_without_bridge_tools_still_serves_everything_else
     else:
         assert bridged == plain
         assert "no bridge tools" in caplog.text
+
+
+# The tools of the original tracking (16) and analytics (8) servers, two of them shared (§1.4).
+REFERENCE_TRACKING_ANALYTICS_TOOLS = {
+    *("dokoro_issue_add", "dokoro_issue_list", "dokoro_issue_work", "dokoro_issue_complete"),
+    *("dokoro_feature_add", "dokoro_feature_list", "dokoro_feature_start", "dokoro_feature_plan"),
+    *("dokoro_weekly_add_item", "dokoro_weekly_sync", "dokoro_weekly_status"),
+    *("dokoro_backup_verify", "dokoro_restore_items", "dokoro_health_check"),
+    *("dokoro_task_track", "dokoro_task_list"),
+    *("dokoro_feature_status", "dokoro_pending", "dokoro_velocity_insights", "dokoro_timeline"),
+    *("dokoro_test_checklist", "dokoro_compress_week"),
+}
+
+
+async def test_the_unified_server_serves_tracking_analytics_and_test_connection(tmp_path: Path) -> None:
+    async with Client(create_unified_server(_settings(tmp_path, agent_id="ana"), cwd=tmp_path)) as client:
+        names = [tool.name for tool in (await client.list_tools()).tools]
+        answer = await client.call_tool("test_connection", {})
+
+    assert set(names) >= REFERENCE_TRACKING_ANALYTICS_TOOLS
+    assert names.count("dokoro_task_track") == 1
+    assert not answer.is_error
+    assert answer.content[0].text.startswith("### ✅ Server is working!")
+    assert answer.structured_content["path"] == str((tmp_path / "dokoro").resolve())
+    assert answer.structured_content["backend"] == "sqlite"
+    assert answer.structured_content["agent_id"] == "ana"
