@@ -116,3 +116,10 @@ async def test_a_rendering_made_stale_by_another_agent_is_written_again(call, ro
     assert verified.structured_content["reconciled"] == []  # stale is not hand-edited
     assert "started (pending → active) by bob" in (root / path).read_text(encoding="utf-8")
     assert not (root / added.structured_content["path"]).exists()
+
+
+async def test_a_store_without_tracking_is_healthy_and_gets_no_empty_folders(call, root):
+    await call("dokoro_issue_list")
+    check = await call("dokoro_health_check")
+    assert check.structured_content["healthy"] is True and check.structured_content["problems"] == []
+    assert not (root / "tracking").exists()

@@ -120,3 +120,15 @@ async def test_weeks_are_named_by_the_iso_week_year(call, clock, moment, week):
 async def test_bad_weekly_arguments_are_error_results(fail):
     assert "type" in await fail("dokoro_weekly_add_item", type="epic", title="x")
     assert "title must not be empty" in await fail("dokoro_weekly_add_item", type="task", title=" ")
+
+
+async def test_renaming_a_line_to_another_items_title_is_refused_not_a_crash(call, root):
+    await call("dokoro_weekly_add_item", type="task", title="Alpha")
+    await call("dokoro_weekly_add_item", type="task", title="Beta")
+    path = root / "currentWeek.md"
+    path.write_text(path.read_text(encoding="utf-8").replace("**Beta**", "**Alpha**"), encoding="utf-8")
+
+    status = await call("dokoro_weekly_status")
+    assert [i["title"] for i in status.structured_content["items"]] == ["Alpha", "Beta"]
+    assert status.structured_content["reconciled"][0]["action"] == "refused"
+    assert "**Beta**" in path.read_text(encoding="utf-8")

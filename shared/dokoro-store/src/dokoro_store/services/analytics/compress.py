@@ -31,6 +31,7 @@ from dokoro_store.files import atomic_write_text, file_lock
 from dokoro_store.models import ConversationSummary, TaskTimer
 from dokoro_store.paths import StorePaths
 from dokoro_store.results.analytics import CompressWeek, DailyFileDigest, Figure, MovedFile
+from dokoro_store.secrets import redact
 from dokoro_store.services.tracking.rules import iso_week, week_bounds
 
 __all__ = ["HOURS_PER_SESSION", "WeekCompressor", "digest_daily"]
@@ -180,6 +181,8 @@ class WeekCompressor:
         with file_lock(self._paths.locks_dir, f"compress-{label}"):
             week = self._gather(year, number)
             text, figures = render_summary(week)
+            cleaned = redact(text)  # what the dailies said is summarised, their secrets are not
+            text = cleaned.text
             relative = f"retrospective/weekly/{label}-consolidated.md"
             result: dict[str, Any] = {
                 "week": label,
@@ -206,7 +209,7 @@ class WeekCompressor:
                 return CompressWeek(
                     **result, summary_path=relative, doc_id=None, indexed=False, moved=[], preview=text[:500], notes=[]
                 )
-            notes: list[str] = []
+            notes: list[str] = [cleaned.notice()] if cleaned.kinds else []
             atomic_write_text(self._paths.root / relative, text)
             doc_id, indexed = self._index(relative, text, label, notes)
             pending = [path for path, _ in week.dailies if path.parent == self._paths.daily_dir]

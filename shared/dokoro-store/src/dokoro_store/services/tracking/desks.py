@@ -214,7 +214,8 @@ class UpkeepDesk:
 
     def health(self, fix_issues: bool = False, *, agent_id: str | None = None) -> HealthReport:
         problems: list[HealthProblem] = []
-        for rel in self._keeper.missing_dirs():
+        in_use = bool(self._items.versions()) or self._keeper.abs("tracking").is_dir()
+        for rel in self._keeper.missing_dirs() if in_use else []:
             if fix_issues:
                 self._keeper.abs(rel).mkdir(parents=True, exist_ok=True)
             problems.append(

@@ -317,10 +317,12 @@ class RenderKeeper:
         Items in ``own`` were changed by this call; any other rendering written is reported as
         re-rendered (it was missing, or stale after another agent's change).
         """
-        for rel in self.missing_dirs():
-            self.abs(rel).mkdir(parents=True, exist_ok=True)
+        versions = self._items.versions()
+        if versions:  # the status folders appear with the first item, not in every store
+            for rel in self.missing_dirs():
+                self.abs(rel).mkdir(parents=True, exist_ok=True)
         where = {entry.key: rel for rel, entry in current.cache.items()}
-        for item_id, (version, plan_path) in sorted(self._items.versions().items()):
+        for item_id, (version, plan_path) in sorted(versions.items()):
             key, plan_key = f"item:{item_id}", f"plan:{item_id}"
             old = where.get(key)
             fresh = old is not None and current.cache[old].version == version and self.abs(old).exists()

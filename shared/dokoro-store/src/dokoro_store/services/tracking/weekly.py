@@ -241,7 +241,12 @@ class WeeklyService:
                 (values["title"],), _ = clean_texts(edit.title)
             if edit.priority is not None:
                 values["priority"] = edit.priority
-            if values and self._update(edit.item_id, **values) is not None:
+            try:
+                updated = self._update(edit.item_id, **values) if values else None
+            except IntegrityError:
+                current.note(rel, "refused", f"{edit.item_id}: another item of its week already has that title")
+                continue
+            if updated is not None:
                 applied.append(f"{edit.item_id}: {', '.join(sorted(values))}")
         if applied:
             current.note(rel, "applied", "read back from your edit: " + "; ".join(applied))
