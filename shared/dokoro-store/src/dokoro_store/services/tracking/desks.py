@@ -23,7 +23,7 @@ from dokoro_store.results.tracking import (
 )
 from dokoro_store.services.tracking.items import ItemService
 from dokoro_store.services.tracking.renderings import CONFLICTS, Pass, RenderKeeper
-from dokoro_store.services.tracking.rules import PRIORITIES, STATUSES, one_of
+from dokoro_store.services.tracking.rules import PRIORITIES, STATUSES, one_of, title_key
 from dokoro_store.services.tracking.tasks import TaskService, task_view
 from dokoro_store.services.tracking.upkeep import TrackingBackups
 from dokoro_store.services.tracking.week_file import parse_outside, split_section
@@ -69,8 +69,6 @@ class WeekDesk:
             found = self._weekly.candidates()
             added, already = [], []
             listed = {row.title_key for row in self._weekly.items(week) if row.status != "dropped"}
-            from dokoro_store.services.tracking.rules import title_key
-
             for candidate in found:
                 if title_key(candidate.title) in listed:
                     already.append(candidate.title)
