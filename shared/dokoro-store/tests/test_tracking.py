@@ -100,15 +100,3 @@ def test_task_time_splits_exactly_into_active_and_paused_on_the_database_clock(a
         assert session.get(TaskTimer, done.id).pause_seconds == pytest.approx(done.pause_seconds)
     # The clock is the database's: not this process's (frozen at 2026-06-10 in these tests).
     assert abs((done.ended_at - datetime.now(UTC)).total_seconds()) < 3600
-
-
-# Reflecting the whole PostgreSQL schema meets pgvector's column type, unknown to SQLAlchemy: not ours.
-@pytest.mark.filterwarnings("ignore:Did not recognize type 'vector'")
-def test_the_tracking_migration_creates_exactly_the_tracking_models(any_store: Store):
-    from alembic.autogenerate import compare_metadata
-    from alembic.migration import MigrationContext
-    from sqlmodel import SQLModel
-
-    with any_store.db.engine.connect() as connection:
-        diff = compare_metadata(MigrationContext.configure(connection), SQLModel.metadata)
-    assert [d for d in diff if "tracking" in str(d)] == []

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # typing only: the commands import the store and the kit when they run
+    from dokoro_server import DokoroSettings
+    from dokoro_store import Store
 
 __all__ = ["open_for_command", "settings_for"]
 
 
-def settings_for(path: Path | None, database_url: str | None = None) -> Any:
+def settings_for(path: Path | None, database_url: str | None = None) -> DokoroSettings:
     from dokoro_server import DokoroSettings
 
     overrides: dict[str, Any] = {}
@@ -19,9 +23,10 @@ def settings_for(path: Path | None, database_url: str | None = None) -> Any:
     return DokoroSettings(**overrides)
 
 
-def open_for_command(path: Path | None, database_url: str | None = None) -> Any:
+def open_for_command(path: Path | None, database_url: str | None = None) -> Store:
     """The store named by ``--path``/``DOKORO_PATH`` and ``DOKORO_DATABASE_URL``; exits 2 with the
     reason when it cannot be opened."""
     from dokoro_server import open_store_or_exit
 
-    return open_store_or_exit(settings_for(path, database_url), Path.cwd())
+    store: Store = open_store_or_exit(settings_for(path, database_url), Path.cwd())
+    return store

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 from rich.table import Table
 
 from dokoro.commands._open import open_for_command
@@ -36,7 +36,7 @@ def migrate_store(path: Path | None, to_url: str, from_url: str | None) -> bool:
         with Progress(
             TextColumn("{task.description:<24}"), BarColumn(), MofNCompleteColumn(), console=console
         ) as progress:
-            tasks: dict[str, int] = {}
+            tasks: dict[str, TaskID] = {}
 
             def report(table: str, done: int, total: int) -> None:
                 if table not in tasks:

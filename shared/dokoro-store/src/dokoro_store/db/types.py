@@ -5,11 +5,12 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import DateTime, String
+from sqlalchemy import DateTime, String, false, true
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator, TypeEngine
+from sqlmodel import Field
 
-__all__ = ["UtcDateTime"]
+__all__ = ["UtcDateTime", "stored_default"]
 
 _SQLITE_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 
@@ -46,3 +47,15 @@ class UtcDateTime(TypeDecorator[datetime]):
         if isinstance(value, datetime):
             return value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
         return datetime.strptime(value, _SQLITE_FORMAT).replace(tzinfo=UTC)
+
+
+def stored_default(value: str | int | float | bool, *, sql: str | None = None) -> Any:
+    """A model field whose default the database holds too (``server_default``), as the migrations
+    create it: rows written by raw SQL, an import or an older dokoro get the same value.
+
+    ``sql`` is the literal the migration wrote when it differs from ``str(value)`` (``"0"`` for
+    ``0.0``), so the drift test compares like with like.
+    """
+    if isinstance(value, bool):
+        return Field(default=value, sa_column_kwargs={"server_default": true() if value else false()})
+    return Field(default=value, sa_column_kwargs={"server_default": sql if sql is not None else str(value)})

@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy import JSON, BigInteger, Column, Index, Integer, Text, text
 from sqlmodel import Field, SQLModel
 
-from dokoro_store.db.types import UtcDateTime
+from dokoro_store.db.types import UtcDateTime, stored_default
 
 __all__ = ["AgentPresence", "FileClaim", "FileClaimEvent", "Handoff", "SharedBlock", "SharedNote"]
 
@@ -25,10 +25,10 @@ class AgentPresence(SQLModel, table=True):
 
     agent_id: str = Field(primary_key=True)
     session_id: str | None = None
-    status: str = Field(default="active")
+    status: str = stored_default("active")
     current_focus: str | None = Field(default=None, sa_type=Text)
     last_heartbeat: int = Field(sa_type=BigInteger)
-    heartbeat_seq: int = Field(default=0)
+    heartbeat_seq: int = stored_default(0)
 
 
 class FileClaim(SQLModel, table=True):
@@ -57,7 +57,7 @@ class FileClaim(SQLModel, table=True):
     intent: str | None = Field(default=None, sa_type=Text)
     claimed_at: int = Field(sa_type=BigInteger)
     expires_at: int = Field(sa_type=BigInteger)
-    heartbeat_seq: int = Field(default=0)
+    heartbeat_seq: int = stored_default(0)
     released_at: int | None = Field(default=None, sa_type=BigInteger)
 
 
@@ -92,7 +92,7 @@ class SharedNote(SQLModel, table=True):
     id: int | None = Field(default=None, sa_column=Column(Integer, primary_key=True, autoincrement=True))
     agent_id: str
     content: str = Field(sa_type=Text)
-    note_type: str = Field(default="scratch")
+    note_type: str = stored_default("scratch")
     metadata_json: dict[str, Any] | None = Field(default=None, sa_type=JSON)
     created_at: datetime = Field(sa_type=UtcDateTime)
 
@@ -105,7 +105,7 @@ class SharedBlock(SQLModel, table=True):
 
     block_key: str = Field(primary_key=True)
     content: str = Field(sa_type=Text)
-    version: int = Field(default=1)
+    version: int = stored_default(1)
     updated_by: str
     created_at: datetime = Field(sa_type=UtcDateTime)
     updated_at: datetime = Field(sa_type=UtcDateTime)
@@ -123,7 +123,7 @@ class Handoff(SQLModel, table=True):
     session_id: str | None = None
     summary: str = Field(sa_type=Text)
     open_items: list[str] | None = Field(default=None, sa_type=JSON)
-    status: str = Field(default="open")
+    status: str = stored_default("open")
     claimed_by: str | None = None
     created_at: datetime = Field(sa_type=UtcDateTime)
     claimed_at: datetime | None = Field(default=None, sa_type=UtcDateTime)

@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import JSON, Column, Index, String, Text
 from sqlmodel import Field, SQLModel
 
-from dokoro_store.db.types import UtcDateTime
+from dokoro_store.db.types import UtcDateTime, stored_default
 
 __all__ = ["Doc"]
 
@@ -23,9 +23,9 @@ class Doc(SQLModel, table=True):
     filepath: str = Field(sa_column=Column(String, unique=True, nullable=False))
     title: str
     content: str | None = Field(default=None, sa_type=Text)
-    doc_type: str = Field(default="issue")
-    status: str = Field(default="inbox")
-    priority: str = Field(default="medium")
+    doc_type: str = stored_default("issue")
+    status: str = stored_default("inbox")
+    priority: str = stored_default("medium")
     created_at: datetime = Field(sa_type=UtcDateTime)
     updated_at: datetime = Field(sa_type=UtcDateTime)
     completed_at: datetime | None = Field(default=None, sa_type=UtcDateTime)

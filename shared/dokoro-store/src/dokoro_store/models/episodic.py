@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import JSON, Column, ForeignKey, Index, Integer, String, Text
 from sqlmodel import Field, SQLModel
 
-from dokoro_store.db.types import UtcDateTime
+from dokoro_store.db.types import UtcDateTime, stored_default
 
 __all__ = ["ConversationSummary", "EpisodeSession"]
 
@@ -21,7 +21,7 @@ class EpisodeSession(SQLModel, table=True):
     id: str = Field(primary_key=True)
     started_at: datetime = Field(sa_type=UtcDateTime)
     ended_at: datetime | None = Field(default=None, sa_type=UtcDateTime)
-    status: str = Field(default="active")
+    status: str = stored_default("active")
     summary: str | None = Field(default=None, sa_type=Text)
     # Compaction bookkeeping: {"compactionPending": bool, "preFlushAt": ..., "lastCompactedAt": ...}
     metadata_json: dict[str, Any] | None = Field(default=None, sa_type=JSON)
@@ -49,4 +49,4 @@ class ConversationSummary(SQLModel, table=True):
     token_count: int | None = None
     started_at: datetime = Field(sa_type=UtcDateTime)
     created_at: datetime = Field(sa_type=UtcDateTime)
-    compacted: bool = Field(default=False)
+    compacted: bool = stored_default(False)

@@ -7,7 +7,7 @@ from datetime import datetime
 from sqlalchemy import JSON, Column, Index, String, Text
 from sqlmodel import Field, SQLModel
 
-from dokoro_store.db.types import UtcDateTime
+from dokoro_store.db.types import UtcDateTime, stored_default
 
 __all__ = ["Memory", "MemoryConflict"]
 
@@ -26,8 +26,8 @@ class Memory(SQLModel, table=True):
     title: str = Field(sa_type=Text)
     body: str = Field(sa_type=Text)
     entities: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
-    trust: str = Field(default="agent-inferred")
-    state: str = Field(default="active")
+    trust: str = stored_default("agent-inferred")
+    state: str = stored_default("active")
     agent_id: str | None = None
     session_id: str | None = None
     source: str | None = Field(default=None, sa_type=Text)
@@ -39,7 +39,7 @@ class Memory(SQLModel, table=True):
     superseded_by: str | None = None
     state_reason: str | None = Field(default=None, sa_type=Text)
     state_changed_at: datetime | None = Field(default=None, sa_type=UtcDateTime)
-    recall_count: int = Field(default=0)
+    recall_count: int = stored_default(0)
     last_recalled_at: datetime | None = Field(default=None, sa_type=UtcDateTime)
 
 
@@ -52,7 +52,7 @@ class MemoryConflict(SQLModel, table=True):
     new_id: str = Field(index=True)
     old_id: str = Field(index=True)
     shared_entities: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
-    similarity: float = 0.0
+    similarity: float = stored_default(0.0, sql="0")
     shown_at: datetime = Field(sa_type=UtcDateTime)
     verdict: str | None = None
     decided_at: datetime | None = Field(default=None, sa_type=UtcDateTime)

@@ -7,7 +7,7 @@ from datetime import datetime
 from sqlalchemy import JSON, Column, ForeignKey, Index, Integer, String, Text
 from sqlmodel import Field, SQLModel
 
-from dokoro_store.db.types import UtcDateTime
+from dokoro_store.db.types import UtcDateTime, stored_default
 
 __all__ = ["Plan", "PlanItem"]
 
@@ -25,7 +25,7 @@ class Plan(SQLModel, table=True):
     id: str = Field(primary_key=True)
     title: str
     description: str | None = Field(default=None, sa_type=Text)
-    status: str = Field(default="active")
+    status: str = stored_default("active")
     created_at: datetime = Field(sa_type=UtcDateTime)
     updated_at: datetime = Field(sa_type=UtcDateTime)
     validated_at: datetime | None = Field(default=None, sa_type=UtcDateTime)
@@ -45,7 +45,7 @@ class PlanItem(SQLModel, table=True):
     )
     position: int = Field(sa_column=Column(Integer, primary_key=True, autoincrement=False))
     text: str = Field(sa_type=Text)
-    completed: bool = Field(default=False)
+    completed: bool = stored_default(False)
     created_at: datetime = Field(sa_type=UtcDateTime)
     completed_at: datetime | None = Field(default=None, sa_type=UtcDateTime)
     notes: str | None = Field(default=None, sa_type=Text)

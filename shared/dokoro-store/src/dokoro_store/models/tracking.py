@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy import JSON, Column, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
-from dokoro_store.db.types import UtcDateTime
+from dokoro_store.db.types import UtcDateTime, stored_default
 
 __all__ = ["TaskTimer", "TrackingEvent", "TrackingItem", "WeeklyItem"]
 
@@ -33,10 +33,10 @@ class TrackingItem(SQLModel, table=True):
     kind: str
     title: str = Field(sa_type=Text)
     status: str
-    priority: str = Field(default="medium")
+    priority: str = stored_default("medium")
     category: str | None = None  # issues: bug | enhancement | research | question
     complexity: str | None = None  # features: trivial | simple | moderate | complex | epic
-    estimate: str = Field(default="1h")
+    estimate: str = stored_default("1h")
     description: str | None = Field(default=None, sa_type=Text)
     solution: str | None = Field(default=None, sa_type=Text)
     notes: str | None = Field(default=None, sa_type=Text)  # free text kept from hand edits
@@ -49,7 +49,7 @@ class TrackingItem(SQLModel, table=True):
     updated_at: datetime = Field(sa_type=UtcDateTime)
     started_at: datetime | None = Field(default=None, sa_type=UtcDateTime)
     completed_at: datetime | None = Field(default=None, sa_type=UtcDateTime)
-    version: int = Field(default=1)
+    version: int = stored_default(1)
 
 
 class TrackingEvent(SQLModel, table=True):
@@ -88,16 +88,16 @@ class WeeklyItem(SQLModel, table=True):
     type: str  # issue | feature | task
     title: str = Field(sa_type=Text)
     title_key: str  # the title folded for duplicate detection
-    priority: str = Field(default="medium")
+    priority: str = stored_default("medium")
     effort: str | None = None
     ref_id: str | None = None  # the issue/feature/task id the item stands for, if any
-    status: str = Field(default="open")  # open | done | dropped
-    source: str = Field(default="tool")  # tool | sync | hand
+    status: str = stored_default("open")  # open | done | dropped
+    source: str = stored_default("tool")  # tool | sync | hand
     agent_id: str | None = None
     created_at: datetime = Field(sa_type=UtcDateTime)
     updated_at: datetime = Field(sa_type=UtcDateTime)
     done_at: datetime | None = Field(default=None, sa_type=UtcDateTime)
-    version: int = Field(default=1)
+    version: int = stored_default(1)
 
 
 class TaskTimer(SQLModel, table=True):
@@ -115,12 +115,12 @@ class TaskTimer(SQLModel, table=True):
     agent_id: str
     title: str = Field(sa_type=Text)
     status: str  # active | paused | completed | abandoned
-    iterations: int = Field(default=1)
+    iterations: int = stored_default(1)
     started_at: datetime = Field(sa_type=UtcDateTime)
     ended_at: datetime | None = Field(default=None, sa_type=UtcDateTime)
     resumed_at: datetime | None = Field(default=None, sa_type=UtcDateTime)
     paused_at: datetime | None = Field(default=None, sa_type=UtcDateTime)
-    active_seconds: float = Field(default=0.0)
-    pause_seconds: float = Field(default=0.0)
+    active_seconds: float = stored_default(0.0, sql="0")
+    pause_seconds: float = stored_default(0.0, sql="0")
     pauses: list[dict[str, Any]] = Field(default_factory=list, sa_type=JSON)
     updated_at: datetime = Field(sa_type=UtcDateTime)

@@ -7,7 +7,7 @@ from datetime import datetime
 from sqlalchemy import Index, Text
 from sqlmodel import Field, SQLModel
 
-from dokoro_store.db.types import UtcDateTime
+from dokoro_store.db.types import UtcDateTime, stored_default
 
 __all__ = ["Question"]
 
@@ -21,8 +21,8 @@ class Question(SQLModel, table=True):
     id: str = Field(primary_key=True)
     question: str = Field(sa_type=Text)
     context: str | None = Field(default=None, sa_type=Text)
-    priority: str = Field(default="medium")
-    status: str = Field(default="open")
+    priority: str = stored_default("medium")
+    status: str = stored_default("open")
     answer: str | None = Field(default=None, sa_type=Text)
     created_at: datetime = Field(sa_type=UtcDateTime)
     answered_at: datetime | None = Field(default=None, sa_type=UtcDateTime)

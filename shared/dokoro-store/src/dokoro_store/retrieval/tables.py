@@ -51,7 +51,7 @@ chunks = Table(
     Column("end_char", Integer, nullable=False),
     Column("header_context", Text, nullable=True),
     Column("token_count", Integer, nullable=False),
-    Column("embedder", String, nullable=True),
+    Column("embedder", String, nullable=True, index=True),  # ix_chunks_embedder (0005): vectors of one embedder
     Column("embedding", LargeBinary, nullable=True),  # little-endian float32, unit length
 )
 
