@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import importlib
-import logging
 from pathlib import Path
 
 import pytest
-from dokoro.server import BRIDGE_PACKAGES, TOOL_PACKAGES, create_unified_server
+from dokoro.server import BRIDGE_PACKAGES, TOOL_PACKAGES, UNIFIED_TOOLS, create_unified_server
 from dokoro_core.server import create_server
 from dokoro_server import DokoroSettings, build_server
 from mcp import Client
@@ -69,7 +68,7 @@ async def test_no_package_shadows_a_tool_of_another(tmp_path: Path) -> None:
 
     owner: dict[str, str] = {}
     clashes: list[tuple[str, str, str]] = []
-    for module_name in TOOL_PACKAGES:
+    for module_name in (*TOOL_PACKAGES, *UNIFIED_TOOLS):
         alone = build_server(_settings(tmp_path), name="alone", cwd=tmp_path)
         importlib.import_module(module_name).register(alone)
         for name in await _tool_names(alone):
@@ -93,20 +92,13 @@ async def test_the_unified_server_is_named_dokoro_and_answers_a_tool_call(tmp_pa
     assert (tmp_path / "dokoro" / "current.md").is_file()
 
 
-async def test_the_bridge_flag_without_bridge_tools_still_serves_everything_else(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
+async def test_the_bridge_flag_adds_the_bridge_tools_to_everything_else(tmp_path: Path) -> None:
     plain = await _tool_names(create_unified_server(_settings(tmp_path), cwd=tmp_path))
-    with caplog.at_level(logging.WARNING, logger="dokoro"):
-        bridged = await _tool_names(
-            create_unified_server(_settings(tmp_path, enable_tachibot_bridge=True), cwd=tmp_path)
-        )
+    bridged = await _tool_names(create_unified_server(_settings(tmp_path, enable_tachibot_bridge=True), cwd=tmp_path))
 
-    if BRIDGE_PACKAGES:
-        assert set(plain) < set(bridged)
-    else:
-        assert bridged == plain
-        assert "no bridge tools" in caplog.text
+    assert BRIDGE_PACKAGES
+    assert set(bridged) - set(plain) == {"bridge_index_research", "bridge_import_plan", "bridge_get_context"}
+    assert set(plain) < set(bridged)
 
 
 # The tools of the original tracking (16) and analytics (8) servers, two of them shared (§1.4).

@@ -15,6 +15,7 @@ from dokoro_store.retrieval import Retrieval, RetrievalConfig
 from dokoro_store.services.analytics import AnalyticsService
 from dokoro_store.services.archive import ArchiveService
 from dokoro_store.services.assets import AssetService
+from dokoro_store.services.bridge import BridgeService
 from dokoro_store.services.context_inspect import ContextService
 from dokoro_store.services.coordination import Coordination
 from dokoro_store.services.current import CurrentService
@@ -99,6 +100,8 @@ class Store:
         self.planning = PlanningService(
             paths, db, clock, self.plans, self.working.questions, self.search, self.docs, self.embedder
         )
+        # The tachibot bridge (dokoro-bridge): research answers as documents, tachibot plans as plans.
+        self.bridge = BridgeService(paths, clock, self.docs, self.search, self.embedder, self.plans, self.planning)
         # Typed memories (remember / recall / forget): rows indexed as documents for hybrid recall.
         self.memories = MemoryService(db, clock, self.docs, self.search)
         # Tracking (issues, features, the week, task timers) and analytics over every layer's rows.

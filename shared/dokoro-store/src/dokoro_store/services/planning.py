@@ -283,6 +283,10 @@ class PlanningService:
             labels=tuple(labels),
         )
 
+    def related_plans(self, query: str, limit: int, *, live_only: bool = True) -> list[PlanMatch]:
+        """Plans close to ``query``, closest first (the tachibot bridge's context uses it)."""
+        return self._related_plans(query, limit, live_only=live_only)
+
     def _related_plans(self, query: str, limit: int, *, live_only: bool) -> list[PlanMatch]:
         """Plans whose title and items are close to ``query`` (by cosine; by shared words without vectors)."""
         plans = [p for p in self._plans.list() if not (live_only and p.archived)]

@@ -393,8 +393,12 @@ class PlanService:
         description: str | None = None,
         *,
         agent_id: str | None = None,
+        status: str = "active",
     ) -> PlanView:
-        """A new active plan with ``items`` (in order); written to the database, then mirrored."""
+        """A new plan with ``items`` (in order), ``active`` unless ``status`` is ``draft`` (an
+        imported plan not started yet); written to the database, then mirrored."""
+        if status not in ("draft", "active"):
+            raise InvalidArgumentError(f"a new plan is draft or active; got status {status!r}")
         clean_title = _clean(title, "title", required=True)
         assert clean_title is not None
         if not items:
@@ -410,7 +414,7 @@ class PlanService:
         now = self._clock.now()
         title_part = _title_slug(clean_title)
         base = f"plan-{slug(now)}-{title_part}" if title_part else f"plan-{slug(now)}"
-        plan_id = self._insert(base, clean_title, clean_description, texts, now, agent_id)
+        plan_id = self._insert(base, clean_title, clean_description, texts, now, agent_id, status)
         self._sync_mirrors(plan_id)
         numbered = "\n".join(f"   {i}. [ ] {text}" for i, text in enumerate(texts, start=1))
         self._workspace.log_line("📋", f"PLAN CREATED: {clean_title}\n{numbered}")
@@ -419,7 +423,14 @@ class PlanService:
         return view
 
     def _insert(
-        self, base: str, title: str, description: str | None, texts: list[str], now: datetime, agent_id: str | None
+        self,
+        base: str,
+        title: str,
+        description: str | None,
+        texts: list[str],
+        now: datetime,
+        agent_id: str | None,
+        status: str = "active",
     ) -> str:
         # Two plans with one title in one minute share a base id: number the later ones.
         for attempt in range(20):
@@ -437,7 +448,7 @@ class PlanService:
                             id=plan_id,
                             title=title,
                             description=description,
-                            status="active",
+                            status=status,
                             created_at=now,
                             updated_at=now,
                             agent_id=agent_id,
