@@ -73,7 +73,7 @@ def main(docs: int, database_url: str | None) -> None:
                 f" -> {stats.entities} entities, {stats.relations} relations ({stats.open_relations} open)"
             )
 
-            hub = max(store.graph.search(entity_type="service", limit=100).hits, key=lambda h: h.doc_count).entity
+            hub = max(store.graph.search(entity_type="service", limit=100).hits, key=lambda h: h.doc_count or 0)
             as_of = store.clock.now()
             for depth in (1, 2, 3, 5):
                 median, worst = _timed(lambda d=depth: store.graph.traverse(int(hub.id), depth=d))

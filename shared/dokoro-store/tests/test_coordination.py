@@ -56,7 +56,7 @@ def test_notes_are_read_newest_first_with_filters(any_store: Store, clock: Froze
     assert [n.content for n in notes.read(agent_id="alice", note_type="decision")] == ["cache is per process"]
     assert [n.content for n in notes.read(since="2026-06-10T22:24:00Z")] == ["trying redis", "CI is red"]
     assert [n.content for n in notes.read(limit=1)] == ["trying redis"]
-    assert notes.read(note_type="blocker")[0].metadata_json == {"job": 7}
+    assert notes.read(note_type="blocker")[0].metadata == {"job": 7}
 
 
 def test_bad_notes_are_refused(any_store: Store):

@@ -12,6 +12,7 @@ from datetime import timedelta
 import pytest
 from dokoro_store import InvalidArgumentError, Store
 from dokoro_store.db import sqlite_functions
+from dokoro_store.models import AgentFeedback
 from dokoro_store.services.feedback import Outcome, wilson_lower_bound, z_for_confidence
 
 
@@ -35,9 +36,11 @@ def test_a_recorded_outcome_is_stamped_with_the_database_clock(any_store: Store)
     )
     after = any_store.feedback.now()
 
-    assert row.id is not None
     assert before - timedelta(seconds=1) <= row.recorded_at <= after + timedelta(seconds=1)
-    assert (row.agent_id, row.tool_name, row.outcome, row.confidence, row.latency_ms) == (
+    with any_store.db.read() as session:
+        stored = session.get(AgentFeedback, row.id)
+    assert stored is not None
+    assert (stored.agent_id, stored.tool_name, stored.outcome, stored.confidence, stored.latency_ms) == (
         "claude",
         "dokoro_recall",
         "partial",

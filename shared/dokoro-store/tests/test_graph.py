@@ -293,10 +293,10 @@ def test_search_matches_names_case_insensitively_by_type_most_linked_first(any_s
     any_store.graph.upsert_entity("concept", "50%_off")
 
     found = any_store.graph.search("SESSION")
-    assert [(h.entity.name, h.doc_count) for h in found.hits] == [("SessionCache", 2), ("SessionStore", 1)]
-    assert [h.entity.name for h in any_store.graph.search(entity_type="service").hits] == ["redis"]
-    assert [h.entity.name for h in any_store.graph.search("%").hits] == ["50%_off"]  # taken literally
-    assert [h.entity.name for h in any_store.graph.search("session", limit=1).hits] == ["SessionCache"]
+    assert [(h.name, h.doc_count) for h in found.hits] == [("SessionCache", 2), ("SessionStore", 1)]
+    assert [h.name for h in any_store.graph.search(entity_type="service").hits] == ["redis"]
+    assert [h.name for h in any_store.graph.search("%").hits] == ["50%_off"]  # taken literally
+    assert [h.name for h in any_store.graph.search("session", limit=1).hits] == ["SessionCache"]
     assert found.stats.entities == 4
 
 
@@ -341,7 +341,7 @@ def test_a_failure_while_persisting_writes_nothing(any_store, monkeypatch):
     def boom(*_args, **_kwargs):
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(any_store.graph, "_record", boom)
+    monkeypatch.setattr(any_store.graph.storage, "_record", boom)
     with pytest.raises(RuntimeError):
         any_store.graph.persist("doc-1", extract_regex("src/app.ts depends on redis."))
 

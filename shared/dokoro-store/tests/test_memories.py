@@ -15,7 +15,8 @@ def test_the_lifecycle_and_the_gate_work_on_every_backend(any_store: Store) -> N
     second = _fact(any_store, "auth/session.ts keeps login sessions as signed session cookies now")
     assert [c.memory.id for c in second.conflicts] == [first.memory.id]
 
-    new, old = any_store.memories.verdict(second.memory.id, first.memory.id, "supersede", "alice")
+    judged = any_store.memories.verdict(second.memory.id, first.memory.id, "supersede", "alice")
+    new, old = judged.new, judged.old
     assert (new.supersedes, old.state, old.superseded_by) == (first.memory.id, "archived", second.memory.id)
     with pytest.raises(ConflictError):
         any_store.memories.verdict(second.memory.id, first.memory.id, "keep_both")
@@ -24,8 +25,8 @@ def test_the_lifecycle_and_the_gate_work_on_every_backend(any_store: Store) -> N
     assert [h.memory.id for h in hits] == [second.memory.id]
     assert any_store.memories.get(second.memory.id).recall_count == 1
 
-    row, action = any_store.memories.forget(second.memory.id, reason="sessions moved again")
-    assert (action, row.state) == ("deprecated", "deprecated")
+    row, done = any_store.memories.forget(second.memory.id, reason="sessions moved again")
+    assert (done.action, row.state) == ("deprecated", "deprecated")
     assert any_store.memories.recall("login sessions") == []
     any_store.memories.forget(first.memory.id, purge=True, confirm=True)
     with pytest.raises(NotFoundError):

@@ -65,7 +65,7 @@ def test_a_store_at_an_old_revision_is_upgraded_on_open_and_keeps_its_rows(root,
         assert hit.session_id == "s-old"
         assert hit.summary == "written before questions moved to the database"
         assert hit.started_at == datetime(2026, 5, 12, 14, 32, tzinfo=UTC)
-        question, _ = store.working.questions.add("does the new table work?")
+        question = store.working.questions.add("does the new table work?").question
         assert [q.id for q in store.working.questions.list()] == [question.id]
 
 

@@ -77,10 +77,10 @@ def test_conflicts_are_found_by_meaning_and_unrelated_notes_stay_out(planner, ro
 
     found = planner.planning.detect_conflicts("broadcast messages to subscribers")
 
-    ids = [s.doc_id for s in found.hits]
+    ids = [s.doc_id for s in found.conflicts]
     assert research_id in ids
     assert "2026-05-03-pasta" not in ids
-    hit = found.hits[ids.index(research_id)]
+    hit = found.conflicts[ids.index(research_id)]
     assert hit.filepath.startswith("insights/")
     assert "semantic neighbour" in hit.why
 
@@ -90,16 +90,16 @@ def test_regression_history_finds_the_note_without_its_words_and_quotes_the_evid
 
     history = planner.planning.regression_history("people getting kicked out of their accounts")
 
-    (hit,) = history.hits
+    (hit,) = history.regressions
     assert hit.doc_id == "2026-05-02-session-refresh-regression"
     assert hit.why.startswith("semantic neighbour")  # no word of the question is in the note
     assert hit.excerpt.startswith("After upgrading the auth library to v5 the session refresh broke")
     assert "regression" in hit.labels
-    assert planner.planning.regression_history("spaghetti dinner").hits == ()
+    assert planner.planning.regression_history("spaghetti dinner").regressions == ()
 
 
 def test_nothing_stored_means_no_conflicts(planner):
-    assert planner.planning.detect_conflicts("anything at all").hits == ()
+    assert planner.planning.detect_conflicts("anything at all").conflicts == ()
 
 
 def test_duplicates_separate_finished_work_from_open_work(planner, root):
@@ -127,7 +127,7 @@ def test_whats_next_gathers_plans_blockers_questions_and_related_work(planner, r
     plan = planner.plans.create("Live updates", ["pick a transport", "fan out events"])
     planner.plans.check(1, plan_id=plan.id)
     planner.plans.add_blocker(2, "waiting for the infra budget", plan_id=plan.id)
-    question, _ = planner.working.questions.add("Which broker do we run?", priority="blocker")
+    question = planner.working.questions.add("Which broker do we run?", priority="blocker").question
     research_id = _stock(planner, root)
     _note(root, "features/notifications.md", "---\nstatus: active\n---\n# Notifications\n\nPush events to browsers.\n")
 
@@ -148,21 +148,25 @@ def test_a_feature_plan_cites_research_conflicts_and_plans_and_is_saved(planner,
     research_id = _stock(planner, root)
     planner.plans.create("Message fan-out to subscribers", ["evaluate brokers", "prototype broadcast"])
 
-    done = planner.planning.plan_feature("broadcast messages to subscribers", context="browsers reconnect often")
+    done, markdown = planner.planning.plan_feature(
+        "broadcast messages to subscribers", context="browsers reconnect often"
+    )
 
     assert done.path == "planning/2026-06-10-22h23-wednesday-broadcast-messages-to-subscribers-plan.md"
     text = (root / done.path).read_text(encoding="utf-8")
-    assert text == done.markdown
+    assert text == markdown
     assert research_id in [s.doc_id for s in done.research]
     assert "## Existing Research" in text and research_id in text
     assert "## Implementation Steps" in text
     assert "## Sources" in text
-    assert [m.plan.title for m in done.plans] == ["Message fan-out to subscribers"]
+    assert [m.title for m in done.plans] == ["Message fan-out to subscribers"]
     with planner.db.read() as session:
         assert session.get(Doc, done.doc_id).doc_type == "plan"
-    other = planner.planning.plan_feature("broadcast messages to subscribers", approach="do_new_research")
+    other, other_markdown = planner.planning.plan_feature(
+        "broadcast messages to subscribers", approach="do_new_research"
+    )
     assert other.path.endswith("-plan-2.md")
-    assert "## Research To Do" in other.markdown
+    assert "## Research To Do" in other_markdown
 
 
 def test_bad_questions_are_refused(planner):

@@ -27,7 +27,7 @@ def test_one_question_answered_by_many_processes_keeps_exactly_one_answer(
 ) -> None:
     root = tmp_path / "dokoro"
     with Store.open(root, database_url=database_url) as store:
-        question, _ = store.working.questions.add("Which cache?")
+        question = store.working.questions.add("Which cache?").question
     procs = [
         subprocess.Popen(
             [sys.executable, "-c", _ANSWER, str(root), database_url or "", question.id, f"p{n}"],

@@ -19,6 +19,7 @@ from dokoro_store.services.bridge import BridgeService
 from dokoro_store.services.context_inspect import ContextService
 from dokoro_store.services.coordination import Coordination
 from dokoro_store.services.current import CurrentService
+from dokoro_store.services.current_file import CurrentFile
 from dokoro_store.services.episodic import CompactionResult, EpisodicService
 from dokoro_store.services.feedback import FeedbackService
 from dokoro_store.services.graph import DEFAULT_FUNCTIONAL_RELATION_TYPES, GraphService
@@ -64,13 +65,9 @@ class Store:
         self.paths = paths
         self.db = db
         self.clock = clock
-        workspace = WorkspaceService(paths, db, clock)
-        self.working = WorkingMemory(
-            workspace=workspace,
-            current=CurrentService(paths, clock, workspace),
-            questions=QuestionService(db, clock, workspace),
-            assets=AssetService(paths, clock, workspace),
-        )
+        # Every service gets its collaborators in its constructor, so the order below is the
+        # dependency order: a service is complete once constructed.
+        #
         # Retrieval: documents and their index (store.docs, .markdown), hybrid search (store.search),
         # the embedder shared by search and episodic recall (store.embedder).
         self.retrieval = Retrieval(paths, db, clock, retrieval or RetrievalConfig())
@@ -78,23 +75,39 @@ class Store:
         self.docs = self.retrieval.docs
         self.markdown = self.retrieval.markdown
         self.search = self.retrieval.search
-        # A session dump's document is indexed (chunks, vectors, listeners) as soon as it is saved.
-        workspace.after_doc_saved = self.retrieval.index_saved_doc
-        self.episodic = EpisodicService(db, clock, self.embedder, self.retrieval.summaries)
         self.graph = GraphService(db, clock, functional_relation_types)
-        # Every indexed document goes through regex entity extraction, whichever server indexed it.
+        # The retrieval objects take their graph hooks by registration (their constructors belong
+        # to the retrieval package): every indexed document goes through regex entity extraction,
+        # whichever server indexed it, and hybrid search lifts documents linked to entities named
+        # in the query.
         self.docs.on_indexed(self.graph.on_document_indexed)
-        # Hybrid search lifts documents linked to entities named in the query.
         self.search.graph_signal = self.graph.search_signal
+        self.episodic = EpisodicService(db, clock, self.embedder, self.retrieval.summaries)
         self.feedback = FeedbackService(db)
         self.coord = Coordination.open(db, clock)
-        # Ending a workspace session (dump with keepActive=false) releases the session's file claims.
-        workspace.release_claims = self.coord.claims.release_session
         self.tokens = TokenService(db, clock)
-        self.plans = PlanService(paths, db, clock, workspace)
+        # current.md: the workspace writes it; questions, assets and plans log lines to it.
+        current = CurrentFile(paths, clock)
+        self.plans = PlanService(paths, db, clock, current)
         # The sweep skips files under a live file claim.
         self.archive = ArchiveService(paths, db, clock, self.plans, claims=self.coord.claims.is_claimed)
-        workspace.after_claim = self.archive.after_claim
+        # A claim runs the archive sweep; a dump saves and indexes its document like any other;
+        # ending a session (dump with keepActive=false) releases the session's file claims.
+        workspace = WorkspaceService(
+            paths,
+            db,
+            clock,
+            current=current,
+            documents=self.docs,
+            after_claim=self.archive.after_claim,
+            release_claims=self.coord.claims.release_session,
+        )
+        self.working = WorkingMemory(
+            workspace=workspace,
+            current=CurrentService(paths, clock),
+            questions=QuestionService(db, clock, current),
+            assets=AssetService(paths, clock, current),
+        )
         self.context = ContextService(paths, clock)
         # Planning helpers (dokoro-planning) answer from hybrid search and plans.
         self.planning = PlanningService(

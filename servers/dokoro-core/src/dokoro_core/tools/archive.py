@@ -6,41 +6,15 @@ from pathlib import Path
 from typing import Annotated
 
 from dokoro_server import ToolSpec, result, state
+from dokoro_store.results.archive import ArchiveSweep
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 __all__ = ["TOOLS"]
 
 _CAP = 20
-
-
-class MovedOut(BaseModel):
-    source: str
-    target: str
-
-
-class HeldOut(BaseModel):
-    path: str
-    reason: str
-
-
-class ErrorOut(BaseModel):
-    path: str
-    error: str
-
-
-class SweepOut(BaseModel):
-    status_only: bool = False
-    dry_run: bool = False
-    skipped: str | None = None
-    moved_daily: list[MovedOut] = []
-    archived_plans: list[str] = []
-    held: list[HeldOut] = []
-    errors: list[ErrorOut] = []
-    last_run: str | None = None
-    last_error: str | None = None
 
 
 def _capped(lines: list[str]) -> list[str]:
@@ -52,7 +26,7 @@ def _capped(lines: list[str]) -> list[str]:
 def _status_only(ctx: Context) -> CallToolResult:
     status = state(ctx).store.archive.status()
     if status is None:
-        return result("No sweep has run yet.", SweepOut(status_only=True))
+        return result("No sweep has run yet.", ArchiveSweep(status_only=True))
     lines = [
         "## 🧹 Archive Sweep Status",
         "",
@@ -64,13 +38,7 @@ def _status_only(ctx: Context) -> CallToolResult:
     lines += _capped([f"- {e.path}: {e.error}" for e in status.errors])
     if status.last_error:
         lines.append(f"- **Last error:** {status.last_error}")
-    out = SweepOut(
-        status_only=True,
-        errors=[ErrorOut(path=e.path, error=e.error) for e in status.errors],
-        last_run=status.last_run,
-        last_error=status.last_error,
-    )
-    return result("\n".join(lines), out)
+    return result("\n".join(lines), status.result())
 
 
 def dokoro_archive_sweep(
@@ -84,7 +52,7 @@ def dokoro_archive_sweep(
     claimRoot: Annotated[
         str | None, Field(description="Folder file claims are keyed from. Default: the server's working directory.")
     ] = None,
-) -> Annotated[CallToolResult, SweepOut]:
+) -> Annotated[CallToolResult, ArchiveSweep]:
     """Archive old daily files to archive/daily/YYYY-Www/ and old finished plans to
     .mcp/plans/archive/. Never touches the current ISO week or a file with a live file claim.
     Moves files unless dryRun=true."""
@@ -95,15 +63,7 @@ def dokoro_archive_sweep(
     swept = app.store.archive.sweep(
         older_than_days=olderThanDays, plan_older_than_days=planOlderThanDays, dry_run=dryRun, claim_root=root
     )
-    out = SweepOut(
-        dry_run=swept.dry_run,
-        skipped=swept.skipped,
-        moved_daily=[MovedOut(source=m.source, target=m.target) for m in swept.moved_daily],
-        archived_plans=list(swept.archived_plans),
-        held=[HeldOut(path=h.path, reason=h.reason) for h in swept.held],
-        errors=[ErrorOut(path=e.path, error=e.error) for e in swept.errors],
-        last_error=swept.last_error,
-    )
+    out = swept.result()
     if swept.skipped == "locked":
         return result("Sweep skipped — another sweep holds `.mcp/archive.lock` (benign; retry shortly).", out)
     if swept.error and not swept.did_work:

@@ -5,22 +5,12 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from dokoro_server import ToolSpec, authenticated_agent, card, result, state
+from dokoro_store.results.working import AssetListing, SavedAsset
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 __all__ = ["TOOLS"]
-
-
-class SavedOut(BaseModel):
-    path: str
-    relative: str
-    markdown: str
-    source: str
-
-
-class AssetsOut(BaseModel):
-    assets: dict[str, list[str]]
 
 
 def dokoro_save_image(
@@ -35,7 +25,7 @@ def dokoro_save_image(
     name: Annotated[str | None, Field(description="File name to save as (no folders).")] = None,
     subfolder: Annotated[str | None, Field(description="Folder under assets/images/.")] = None,
     description: Annotated[str | None, Field(description="Alt text / what the image shows.")] = None,
-) -> Annotated[CallToolResult, SavedOut]:
+) -> Annotated[CallToolResult, SavedAsset]:
     """Save an image (screenshot, diagram) under assets/images/ and get a markdown reference."""
     app = state(ctx)
     saved = app.store.working.assets.save_image(
@@ -50,15 +40,13 @@ def dokoro_save_image(
         "Image Saved",
         "",
         {
-            "Location": str(saved.path),
+            "Location": saved.path,
             "Relative path": saved.relative,
             "Markdown ref": saved.markdown,
             "From": saved.source,
         },
     )
-    return result(
-        text, SavedOut(path=str(saved.path), relative=saved.relative, markdown=saved.markdown, source=saved.source)
-    )
+    return result(text, saved)
 
 
 def dokoro_save_file(
@@ -69,7 +57,7 @@ def dokoro_save_file(
     ] = "other",
     name: Annotated[str | None, Field(description="File name to save as (no folders).")] = None,
     description: Annotated[str | None, Field(description="What the file is.")] = None,
-) -> Annotated[CallToolResult, SavedOut]:
+) -> Annotated[CallToolResult, SavedAsset]:
     """Copy a file into assets/<category>/ so it stays with the project's memory."""
     app = state(ctx)
     saved = app.store.working.assets.save_file(
@@ -80,9 +68,8 @@ def dokoro_save_file(
         cwd=app.cwd,
         allow_paths=authenticated_agent() is None,
     )
-    link = f"[{saved.path.name}]({saved.relative})"
-    text = card("File Saved", "", {"Location": str(saved.path), "Relative path": saved.relative, "From": saved.source})
-    return result(text, SavedOut(path=str(saved.path), relative=saved.relative, markdown=link, source=saved.source))
+    text = card("File Saved", "", {"Location": saved.path, "Relative path": saved.relative, "From": saved.source})
+    return result(text, saved)
 
 
 def dokoro_list_assets(
@@ -90,16 +77,16 @@ def dokoro_list_assets(
     category: Annotated[
         Literal["images", "documents", "code", "data", "other", "all"], Field(description="Which folder to list.")
     ] = "all",
-) -> Annotated[CallToolResult, AssetsOut]:
+) -> Annotated[CallToolResult, AssetListing]:
     """List saved assets by category."""
     listing = state(ctx).store.working.assets.list(category)
-    if not listing:
-        return result(card("No Assets", "Nothing saved yet.", status="info"), AssetsOut(assets={}))
+    if not listing.assets:
+        return result(card("No Assets", "Nothing saved yet.", status="info"), listing)
     lines = ["## Dokoro Assets"]
-    for cat, files in listing.items():
+    for cat, files in listing.assets.items():
         lines += ["", f"### {cat.capitalize()} ({len(files)})"]
         lines += [f"- `{f}`" for f in files]
-    return result("\n".join(lines), AssetsOut(assets=listing))
+    return result("\n".join(lines), listing)
 
 
 TOOLS = [

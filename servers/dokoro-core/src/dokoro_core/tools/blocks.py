@@ -2,50 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from dokoro_server import ToolSpec, acting_agent, result, state
+from dokoro_store.results.coordination import BlockList, BlockRead, BlockWrite
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 __all__ = ["TOOLS"]
-
-
-class BlockOut(BaseModel):
-    block_key: str
-    version: int
-    updated_by: str
-    updated_at: str
-    created_at: str
-    content: str | None = None
-
-
-class BlockWriteOut(BaseModel):
-    block: BlockOut
-    created: bool
-
-
-class BlockReadOut(BaseModel):
-    found: bool
-    block: BlockOut | None = None
-
-
-class BlockListOut(BaseModel):
-    blocks: list[BlockOut]
-
-
-def _out(block: Any, *, content: bool = True) -> BlockOut:
-    from dokoro_store.clock import iso
-
-    return BlockOut(
-        block_key=block.block_key,
-        version=block.version,
-        updated_by=block.updated_by,
-        updated_at=iso(block.updated_at),
-        created_at=iso(block.created_at),
-        content=block.content if content else None,
-    )
 
 
 def dokoro_block_write(
@@ -63,7 +28,7 @@ def dokoro_block_write(
             "omit it to overwrite whatever is there.",
         ),
     ] = None,
-) -> Annotated[CallToolResult, BlockWriteOut]:
+) -> Annotated[CallToolResult, BlockWrite]:
     """Create or replace a shared block. Pass expected_version (from dokoro_block_read) so a
     concurrent edit by another agent is refused instead of silently lost."""
     written = state(ctx).store.coord.blocks.write(
@@ -71,32 +36,35 @@ def dokoro_block_write(
     )
     block = written.block
     verb = "created at" if written.created else "updated to"
-    out = BlockWriteOut(block=_out(block, content=False), created=written.created)
-    return result(f"block '{block.block_key}' {verb} version {block.version} by {block.updated_by}", out)
+    return result(f"block '{block.block_key}' {verb} version {block.version} by {block.updated_by}", written)
 
 
 def dokoro_block_read(
     ctx: Context,
     block_key: Annotated[str, Field(min_length=1, max_length=200, description="Name of the block.")],
-) -> Annotated[CallToolResult, BlockReadOut]:
+) -> Annotated[CallToolResult, BlockRead]:
     """Read a shared block and its version (pass the version to dokoro_block_write)."""
+    from dokoro_store.clock import iso
+
     block = state(ctx).store.coord.blocks.read(block_key)
     if block is None:
-        return result(f"(no block '{block_key.strip()}')", BlockReadOut(found=False))
-    out = _out(block)
+        return result(f"(no block '{block_key.strip()}')", BlockRead(found=False))
     text = (
-        f"block '{out.block_key}' — version {out.version} (by {out.updated_by} @ {out.updated_at})\n\n{block.content}"
+        f"block '{block.block_key}' — version {block.version} (by {block.updated_by} @ {iso(block.updated_at)})"
+        f"\n\n{block.content}"
     )
-    return result(text, BlockReadOut(found=True, block=out))
+    return result(text, BlockRead(found=True, block=block))
 
 
-def dokoro_block_list(ctx: Context) -> Annotated[CallToolResult, BlockListOut]:
+def dokoro_block_list(ctx: Context) -> Annotated[CallToolResult, BlockList]:
     """List the shared blocks, most recently updated first."""
-    blocks = [_out(block, content=False) for block in state(ctx).store.coord.blocks.list()]
+    from dokoro_store.clock import iso
+
+    blocks = state(ctx).store.coord.blocks.list()
     if not blocks:
-        return result("(no shared blocks)", BlockListOut(blocks=[]))
-    lines = [f"{b.block_key}  v{b.version}  by {b.updated_by}  @ {b.updated_at}" for b in blocks]
-    return result("\n".join(lines), BlockListOut(blocks=blocks))
+        return result("(no shared blocks)", BlockList(blocks=[]))
+    lines = [f"{b.block_key}  v{b.version}  by {b.updated_by}  @ {iso(b.updated_at)}" for b in blocks]
+    return result("\n".join(lines), BlockList(blocks=blocks))
 
 
 TOOLS = [

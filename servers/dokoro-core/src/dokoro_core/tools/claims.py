@@ -11,9 +11,11 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from dokoro_server import ToolSpec, acting_agent, state
+from dokoro_store.results.base import Result
+from dokoro_store.results.coordination import ClaimList, ClaimOutcome, ReleaseOutcome
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, TextContent
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 __all__ = ["TOOLS"]
 
@@ -29,54 +31,7 @@ RootArg = Annotated[
 ]
 
 
-class HolderOut(BaseModel):
-    agent_id: str
-    intent: str | None
-    expires_in_seconds: int
-    presence: str
-
-
-class ClaimReportOut(BaseModel):
-    path: str
-    status: str
-    holder: HolderOut | None = None
-    previous_holder: str | None = None
-
-
-class FileClaimOut(BaseModel):
-    claimed: bool
-    agent_id: str
-    expires_at: int | None = None
-    expires_in_seconds: int | None = None
-    report: list[ClaimReportOut]
-
-
-class ReleaseReportOut(BaseModel):
-    path: str
-    status: str
-
-
-class FileReleaseOut(BaseModel):
-    agent_id: str
-    report: list[ReleaseReportOut]
-
-
-class ClaimOut(BaseModel):
-    path: str
-    agent_id: str
-    intent: str | None
-    session_id: str | None
-    expires_at: int
-    expires_in_seconds: int
-    heartbeat_seq: int
-    presence: str
-
-
-class ClaimListOut(BaseModel):
-    claims: list[ClaimOut]
-
-
-def _two_blocks(human: str, payload: dict[str, Any], data: BaseModel) -> CallToolResult:
+def _two_blocks(human: str, payload: dict[str, Any], data: Result) -> CallToolResult:
     return CallToolResult(
         content=[
             TextContent(type="text", text=human),
@@ -127,7 +82,7 @@ def dokoro_file_claim(
     ttl_seconds: Annotated[int, Field(ge=1, le=3600, description="Lease length; claim again to renew.")] = 300,
     root: RootArg = None,
     force: Annotated[bool, Field(description="Take over paths another agent holds live (recorded as forced).")] = False,
-) -> Annotated[CallToolResult, FileClaimOut]:
+) -> Annotated[CallToolResult, ClaimOutcome]:
     """Claim files before editing them, so other agents keep off. All-or-nothing: if any path is
     held live by another agent, NOTHING is claimed and you get who holds what (not an error).
     Claiming your own paths again renews the lease; release them with dokoro_file_release."""
@@ -141,22 +96,7 @@ def dokoro_file_claim(
         ttl_seconds=ttl_seconds,
         force=force,
     )
-    report = [
-        ClaimReportOut(
-            path=item.path,
-            status=item.status,
-            holder=HolderOut(**vars(item.holder)) if item.holder else None,
-            previous_holder=item.previous_holder,
-        )
-        for item in outcome.report
-    ]
-    data = FileClaimOut(
-        claimed=outcome.claimed,
-        agent_id=outcome.agent_id,
-        expires_at=outcome.expires_at,
-        expires_in_seconds=outcome.expires_in_seconds,
-        report=report,
-    )
+    report = outcome.report
     items = [item.model_dump(exclude_none=True) for item in report]
     if not outcome.claimed:
         lines = ["CONFLICT — NOTHING was claimed (all-or-nothing):"]
@@ -174,7 +114,7 @@ def dokoro_file_claim(
             "Wait for the holder to release or the lease to expire, coordinate with it "
             "(dokoro_shared_note_append, dokoro_handoff_write), or claim with force=true to take over."
         )
-        return _two_blocks("\n".join(lines), {"claimed": False, "report": items}, data)
+        return _two_blocks("\n".join(lines), {"claimed": False, "report": items}, outcome)
     assert outcome.expires_at is not None
     lines = [
         f"claimed {len(report)} path(s) for {outcome.agent_id} for {outcome.expires_in_seconds}s "
@@ -188,7 +128,7 @@ def dokoro_file_claim(
         "expires_in_seconds": outcome.expires_in_seconds,
         "report": items,
     }
-    return _two_blocks("\n".join(lines), payload, data)
+    return _two_blocks("\n".join(lines), payload, outcome)
 
 
 def dokoro_file_release(
@@ -199,26 +139,25 @@ def dokoro_file_release(
     ] = None,
     all: Annotated[bool, Field(description="Release every claim you hold (instead of paths).")] = False,
     root: RootArg = None,
-) -> Annotated[CallToolResult, FileReleaseOut]:
+) -> Annotated[CallToolResult, ReleaseOutcome]:
     """Release your file claims when done: the given paths, or all=true for every one you hold.
     Only your own claims are released; releasing twice is harmless."""
     released = state(ctx).store.coord.claims.release(
         acting_agent(ctx, agent_id), root=_root(ctx, root), paths=paths, all=all
     )
-    report = [ReleaseReportOut(path=item.path, status=item.status) for item in released.report]
-    data = FileReleaseOut(agent_id=released.agent_id, report=report)
+    report = released.report
     payload = {"report": [item.model_dump() for item in report]}
-    if released.all:
+    if all:
         if not report:
-            return _two_blocks(f"no open claims held by {released.agent_id}", payload, data)
+            return _two_blocks(f"no open claims held by {released.agent_id}", payload, released)
         lines = [f"released {len(report)} claim(s) held by {released.agent_id}:"]
         lines += [f"  - {item.path}" for item in report]
-        return _two_blocks("\n".join(lines), payload, data)
+        return _two_blocks("\n".join(lines), payload, released)
     words = {"released": "released", "not_held_by_you": "not held by you", "not_found": "no open claim"}
     lines = [f"  - {item.path} — {words[item.status]}" for item in report]
     done = sum(1 for item in report if item.status == "released")
     return _two_blocks(
-        "\n".join([f"released {done} of {len(report)} path(s) for {released.agent_id}:", *lines]), payload, data
+        "\n".join([f"released {done} of {len(report)} path(s) for {released.agent_id}:", *lines]), payload, released
     )
 
 
@@ -233,24 +172,11 @@ def dokoro_claim_list(
     root: Annotated[
         str | None, Field(description="Informational: paths are listed relative to the claim root.")
     ] = None,
-) -> Annotated[CallToolResult, ClaimListOut]:
+) -> Annotated[CallToolResult, ClaimList]:
     """Who has claimed which files, soonest to expire first, with each holder's presence
     (live, stale or unknown)."""
-    claims = state(ctx).store.coord.claims.list(agent_id, include_expired=include_expired)
-    rows = [
-        ClaimOut(
-            path=c.path,
-            agent_id=c.agent_id,
-            intent=c.intent,
-            session_id=c.session_id,
-            expires_at=c.expires_at,
-            expires_in_seconds=c.expires_in_seconds,
-            heartbeat_seq=c.heartbeat_seq,
-            presence=c.presence,
-        )
-        for c in claims
-    ]
-    data = ClaimListOut(claims=rows)
+    rows = state(ctx).store.coord.claims.list(agent_id, include_expired=include_expired)
+    data = ClaimList(claims=rows)
     payload = {
         "claims": [
             {

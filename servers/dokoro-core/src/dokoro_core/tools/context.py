@@ -6,21 +6,12 @@ import json
 from typing import Annotated, Any
 
 from dokoro_server import ToolSpec, result, state
+from dokoro_store.results.context import ContextEvents, ContextLogged
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 __all__ = ["TOOLS"]
-
-
-class LoggedOut(BaseModel):
-    turn: int | None
-    layers: int
-    file: str
-
-
-class EventsOut(BaseModel):
-    events: list[dict[str, Any]]
 
 
 def dokoro_context_log(
@@ -36,35 +27,35 @@ def dokoro_context_log(
             )
         ),
     ],
-) -> Annotated[CallToolResult, LoggedOut]:
+) -> Annotated[CallToolResult, ContextLogged]:
     """Record what was put into (and dropped from) an agent's context for one turn; snippets are
     cut to 500 characters. Stored as JSON lines in context-inspect/<date>.jsonl."""
     logged = state(ctx).store.context.log(event)
     turn = "?" if logged.turn is None else str(logged.turn)
     text = f"logged context_inspect (turn={turn}, layers={logged.layers}) -> {logged.file}"
-    return result(text, LoggedOut(turn=logged.turn, layers=logged.layers, file=logged.file))
+    return result(text, logged)
 
 
 def dokoro_context_last(
     ctx: Context,
     limit: Annotated[int, Field(ge=1, le=500, description="How many events.")] = 5,
-) -> Annotated[CallToolResult, EventsOut]:
+) -> Annotated[CallToolResult, ContextEvents]:
     """The most recent context-inspector events, newest first, as a JSON array."""
     events = state(ctx).store.context.last(limit)
     text = json.dumps(events, ensure_ascii=False, indent=2) if events else "(no context events)"
-    return result(text, EventsOut(events=events))
+    return result(text, ContextEvents(events=events))
 
 
 def dokoro_context_search(
     ctx: Context,
     query: Annotated[str, Field(description="Text to find in session ids and layer reasons, snippets or sources.")],
     limit: Annotated[int, Field(ge=1, le=500, description="How many events.")] = 10,
-) -> Annotated[CallToolResult, EventsOut]:
+) -> Annotated[CallToolResult, ContextEvents]:
     """Find context-inspector events (newest first, among the newest 5,000) mentioning a text,
     case-insensitively. Returns a JSON array."""
     events = state(ctx).store.context.search(query, limit)
     text = json.dumps(events, ensure_ascii=False, indent=2) if events else "(no matching context events)"
-    return result(text, EventsOut(events=events))
+    return result(text, ContextEvents(events=events))
 
 
 TOOLS = [

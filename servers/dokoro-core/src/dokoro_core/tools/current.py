@@ -5,30 +5,12 @@ from __future__ import annotations
 from typing import Annotated
 
 from dokoro_server import ToolSpec, card, result, secret_notice, state
+from dokoro_store.results.working import CurrentFocus, CurrentRegenerated, SectionUpdate
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 __all__ = ["TOOLS"]
-
-
-class RegenerateOut(BaseModel):
-    in_progress: int
-    completed: int
-    upcoming: int
-    active_tags: list[str]
-    path: str
-    files_scanned: int
-
-
-class SectionOut(BaseModel):
-    section: str
-    action: str
-
-
-class FocusOut(BaseModel):
-    last_updated: str | None
-    sections: dict[str, str]
 
 
 def dokoro_regenerate_current(
@@ -37,31 +19,23 @@ def dokoro_regenerate_current(
     preserveSections: Annotated[
         list[str], Field(description="Sections of the old current.md to keep, e.g. ['Next Steps'].")
     ] = [],  # noqa: B006 - pydantic copies defaults; the schema shows []
-) -> Annotated[CallToolResult, RegenerateOut]:
+) -> Annotated[CallToolResult, CurrentRegenerated]:
     """Rebuild current.md from the checklists of recent daily files (in progress, recently
     completed, active tags). Overwrites current.md, keeping the sections you name."""
     done = state(ctx).store.working.current.regenerate(includeDays, preserveSections)
-    out = RegenerateOut(
-        in_progress=done.in_progress,
-        completed=done.completed,
-        upcoming=0,
-        active_tags=done.active_tags,
-        path=done.path,
-        files_scanned=done.files_scanned,
-    )
     text = card(
         "Current Workspace Regenerated",
         "",
         {
             "In Progress": done.in_progress,
             "Completed": done.completed,
-            "Upcoming": 0,
+            "Upcoming": done.upcoming,
             "Active Tags": len(done.active_tags),
             "Files scanned": done.files_scanned,
             "Path": done.path,
         },
     )
-    return result(text, out)
+    return result(text, done)
 
 
 def dokoro_update_current_section(
@@ -69,25 +43,25 @@ def dokoro_update_current_section(
     section: Annotated[str, Field(description="Heading to edit, e.g. 'Next Steps' (leading # optional).")],
     content: Annotated[str, Field(description="New markdown body of the section.")],
     append: Annotated[bool, Field(description="Append to the section instead of replacing it.")] = False,
-) -> Annotated[CallToolResult, SectionOut]:
+) -> Annotated[CallToolResult, SectionUpdate]:
     """Replace (or append to) one section of current.md; a missing section is added at the end."""
     done = state(ctx).store.working.current.update_section(section, content, append=append)
     from dokoro_store.secrets import redact
 
     verb = {"appended": "Appended to section", "replaced": "Replaced section", "added": "Added new section"}
     message = "\n".join(part for part in (verb[done.action], secret_notice(redact(content).kinds)) if part)
-    return result(card(f'Updated "{done.section}"', message), SectionOut(section=done.section, action=done.action))
+    return result(card(f'Updated "{done.section}"', message), done)
 
 
-def dokoro_get_current_focus(ctx: Context) -> Annotated[CallToolResult, FocusOut]:
+def dokoro_get_current_focus(ctx: Context) -> Annotated[CallToolResult, CurrentFocus]:
     """Read the Current Focus, In Progress and Next Steps sections of current.md."""
-    updated, sections = state(ctx).store.working.current.focus()
-    lines = ["# Current Workspace Status", "", f"*Last Updated: {updated or 'unknown'}*"]
-    for name, body in sections.items():
+    focus = state(ctx).store.working.current.focus()
+    lines = ["# Current Workspace Status", "", f"*Last Updated: {focus.last_updated or 'unknown'}*"]
+    for name, body in focus.sections.items():
         lines += ["", f"## {name}", "", body]
-    if not sections:
+    if not focus.sections:
         lines += ["", "_No focus, progress or next-steps sections found in current.md._"]
-    return result("\n".join(lines), FocusOut(last_updated=updated, sections=sections))
+    return result("\n".join(lines), focus)
 
 
 TOOLS = [

@@ -2,44 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from dokoro_server import ToolSpec, result, secret_notice, state
+from dokoro_store.results.episodic import EpisodeRecall, SummaryAdded
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 __all__ = ["TOOLS"]
-
-
-class CompactionOut(BaseModel):
-    compacted_count: int
-    total_tokens: int
-
-
-class SummaryOut(BaseModel):
-    id: int
-    session_id: str
-    compaction: CompactionOut | None = None
-    redacted: list[str] = []
-
-
-class EpisodeOut(BaseModel):
-    id: int
-    session_id: str | None
-    ai_model: str
-    summary: str
-    started_at: str
-    message_count: int | None
-    token_count: int | None
-    key_decisions: list[str]
-    key_topics: list[str]
-    compacted: bool
-
-
-class RecallOut(BaseModel):
-    ranking: str
-    episodes: list[EpisodeOut]
 
 
 def dokoro_session_summary_add(
@@ -53,7 +24,7 @@ def dokoro_session_summary_add(
     token_count: Annotated[
         int | None, Field(ge=0, description="Tokens of the session; estimated from the summary when omitted.")
     ] = None,
-) -> Annotated[CallToolResult, SummaryOut]:
+) -> Annotated[CallToolResult, SummaryAdded]:
     """Write an episodic summary at session end, so a later session can recall it. A session
     whose summaries pass 40,000 tokens is compacted into one retained entry."""
     added = state(ctx).store.episodic.add_summary(
@@ -65,36 +36,13 @@ def dokoro_session_summary_add(
         message_count=message_count,
         token_count=token_count,
     )
-    text = f"summary recorded for session {added.session_id}"
-    compaction = None
-    if added.compaction is not None:
-        compaction = CompactionOut(
-            compacted_count=added.compaction.compacted_count, total_tokens=added.compaction.total_tokens
-        )
-        text += f" (compacted {compaction.compacted_count} summaries, ~{compaction.total_tokens} tokens)"
-    if added.redacted:
-        text += "\n" + secret_notice(added.redacted)
-    return result(
-        text,
-        SummaryOut(id=added.id, session_id=added.session_id, compaction=compaction, redacted=list(added.redacted)),
-    )
-
-
-def _episode(hit: Any) -> EpisodeOut:
-    from dokoro_store.clock import iso
-
-    return EpisodeOut(
-        id=hit.id,
-        session_id=hit.session_id,
-        ai_model=hit.ai_model,
-        summary=hit.summary,
-        started_at=iso(hit.started_at),
-        message_count=hit.message_count,
-        token_count=hit.token_count,
-        key_decisions=hit.key_decisions,
-        key_topics=hit.key_topics,
-        compacted=hit.compacted,
-    )
+    out = added.result()
+    text = f"summary recorded for session {out.session_id}"
+    if out.compaction is not None:
+        text += f" (compacted {out.compaction.compacted_count} summaries, ~{out.compaction.total_tokens} tokens)"
+    if out.redacted:
+        text += "\n" + secret_notice(out.redacted)
+    return result(text, out)
 
 
 def dokoro_session_recall(
@@ -105,22 +53,24 @@ def dokoro_session_recall(
         str | None, Field(description="ISO-8601 lower bound, e.g. 2026-05-12 or 2026-05-12T09:00:00Z.")
     ] = None,
     limit: Annotated[int, Field(ge=1, le=100, description="How many summaries to return.")] = 10,
-) -> Annotated[CallToolResult, RecallOut]:
+) -> Annotated[CallToolResult, EpisodeRecall]:
     """Recall summaries of past sessions: what was done before, to resume work. With a query, matching
     summaries are ranked by meaning (embedding similarity), so an old but relevant session comes first;
     otherwise newest first. `ranking` says which was used."""
+    from dokoro_store.clock import iso
+
     recalled = state(ctx).store.episodic.recall_ranked(query=query, session_id=session_id, since=since, limit=limit)
-    episodes = [_episode(hit) for hit in recalled.hits]
-    if not episodes:
-        return result("(no past sessions)", RecallOut(ranking=recalled.ranking, episodes=[]))
+    out = recalled.result()
+    if not out.episodes:
+        return result("(no past sessions)", out)
     blocks = []
-    for e in episodes:
+    for e in out.episodes:
         msgs = e.message_count if e.message_count is not None else "null"
-        blocks.append(f"[{e.started_at}] session={e.session_id} model={e.ai_model} msgs={msgs}\n  {e.summary}")
+        blocks.append(f"[{iso(e.started_at)}] session={e.session_id} model={e.ai_model} msgs={msgs}\n  {e.summary}")
     text = "\n\n".join(blocks)
-    if recalled.ranking != "recency":  # a query was given: say how the matches were ordered
-        text += f"\n\n(ranked by {recalled.ranking})"
-    return result(text, RecallOut(ranking=recalled.ranking, episodes=episodes))
+    if out.ranking != "recency":  # a query was given: say how the matches were ordered
+        text += f"\n\n(ranked by {out.ranking})"
+    return result(text, out)
 
 
 TOOLS = [

@@ -5,61 +5,14 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from dokoro_server import ToolSpec, acting_agent, result, state
+from dokoro_store.results.feedback import RecordedOutcome, Routes, ToolTallies
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 __all__ = ["TOOLS"]
 
 Outcome = Literal["success", "failure", "partial", "rejected", "timeout"]
-
-
-class FeedbackRecordOut(BaseModel):
-    id: int
-    agent_id: str
-    tool_name: str
-    outcome: str
-    recorded_at: str
-
-
-class ToolTallyOut(BaseModel):
-    tool_name: str
-    total: int
-    success: int
-    failure: int
-    partial: int
-    rejected: int
-    timeout: int
-    success_rate: float
-    avg_confidence: float | None
-    avg_latency_ms: float | None
-
-
-class FeedbackQueryOut(BaseModel):
-    tools: list[ToolTallyOut]
-
-
-class RouteOut(BaseModel):
-    tool_name: str
-    agent_id: str
-    n: int
-    success: int
-    failure: int
-    partial: int
-    rejected: int
-    timeout: int
-    decayed_rate: float
-    wilson_lower: float
-    confident: bool
-
-
-class FeedbackRouteOut(BaseModel):
-    grouped_by: Literal["tool", "agent_and_tool"]
-    half_life_days: float
-    min_samples: int
-    confidence_level: float
-    z: float
-    routes: list[RouteOut]
 
 
 def _flush(ctx: Context) -> None:
@@ -82,11 +35,9 @@ def dokoro_feedback_record(
     doc_id: Annotated[str | None, Field(description="A document the call was about.")] = None,
     session_id: Annotated[str | None, Field(description="The session the call belongs to.")] = None,
     metadata: Annotated[dict[str, Any] | None, Field(description="Anything else worth keeping.")] = None,
-) -> Annotated[CallToolResult, FeedbackRecordOut]:
+) -> Annotated[CallToolResult, RecordedOutcome]:
     """Record how a tool call went (success, failure, partial, rejected, timeout). Every dokoro call
     is already recorded automatically; use this for other tools, or to add a judgment and context."""
-    from dokoro_store.clock import iso
-
     row = state(ctx).store.feedback.record(
         acting_agent(ctx, agent_id),
         tool_name,
@@ -98,10 +49,7 @@ def dokoro_feedback_record(
         session_id=session_id,
         metadata=metadata,
     )
-    out = FeedbackRecordOut(
-        id=row.id, agent_id=row.agent_id, tool_name=row.tool_name, outcome=row.outcome, recorded_at=iso(row.recorded_at)
-    )
-    return result(f"recorded {row.outcome} for {row.tool_name}", out)
+    return result(f"recorded {row.outcome} for {row.tool_name}", row)
 
 
 def dokoro_feedback_query(
@@ -112,29 +60,13 @@ def dokoro_feedback_query(
         str | None, Field(description="Only outcomes at or after this UTC time: YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ.")
     ] = None,
     limit: Annotated[int, Field(ge=1, le=500, description="How many tools to list.")] = 50,
-) -> Annotated[CallToolResult, FeedbackQueryOut]:
+) -> Annotated[CallToolResult, ToolTallies]:
     """Outcome counts per tool, most used first: total, successes, failures, success rate and
     average confidence."""
     app = state(ctx)
     _flush(ctx)
     tallies = app.store.feedback.query(tool_name=tool_name, agent_id=agent_id, since=since, limit=limit)
-    out = FeedbackQueryOut(
-        tools=[
-            ToolTallyOut(
-                tool_name=t.tool_name,
-                total=t.total,
-                success=t.success,
-                failure=t.failure,
-                partial=t.partial,
-                rejected=t.rejected,
-                timeout=t.timeout,
-                success_rate=round(t.success_rate, 6),
-                avg_confidence=t.avg_confidence,
-                avg_latency_ms=t.avg_latency_ms,
-            )
-            for t in tallies
-        ]
-    )
+    out = ToolTallies(tools=tallies)
     if not tallies:
         return result("(no feedback recorded)", out)
     lines = []
@@ -160,7 +92,7 @@ def dokoro_feedback_route(
     confidence_level: Annotated[
         float, Field(ge=0.5, lt=1, description="Confidence of the Wilson lower bound (0.95 → z = 1.96).")
     ] = 0.95,
-) -> Annotated[CallToolResult, FeedbackRouteOut]:
+) -> Annotated[CallToolResult, Routes]:
     """Which tools can you trust? Ranks tools (per agent) by the Wilson lower bound of their success
     rate, so 95/100 beats one lucky success; also reports a recency-decayed success rate."""
     from dokoro_store.services.feedback import z_for_confidence
@@ -175,28 +107,13 @@ def dokoro_feedback_route(
         confidence_level=confidence_level,
     )
     per_agent = not (agent_id and agent_id.strip())
-    out = FeedbackRouteOut(
+    out = Routes(
         grouped_by="agent_and_tool" if per_agent else "tool",
         half_life_days=half_life_days,
         min_samples=min_samples,
         confidence_level=confidence_level,
         z=z_for_confidence(confidence_level),
-        routes=[
-            RouteOut(
-                tool_name=r.tool_name,
-                agent_id=r.agent_id,
-                n=r.n,
-                success=r.success,
-                failure=r.failure,
-                partial=r.partial,
-                rejected=r.rejected,
-                timeout=r.timeout,
-                decayed_rate=round(r.decayed_rate, 6),
-                wilson_lower=round(r.wilson_lower, 6),
-                confident=r.confident,
-            )
-            for r in routes
-        ],
+        routes=routes,
     )
     if not routes:
         return result("(no feedback recorded)", out)

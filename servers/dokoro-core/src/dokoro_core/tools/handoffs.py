@@ -2,48 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from dokoro_server import ToolSpec, acting_agent, result, state
+from dokoro_store.results.coordination import Handoff, HandoffInbox
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 __all__ = ["TOOLS"]
-
-
-class HandoffOut(BaseModel):
-    id: int
-    from_agent: str
-    to_agent: str | None
-    session_id: str | None
-    summary: str
-    open_items: list[str]
-    status: str
-    claimed_by: str | None
-    created_at: str
-    claimed_at: str | None
-
-
-class InboxOut(BaseModel):
-    handoffs: list[HandoffOut]
-
-
-def _out(handoff: Any) -> HandoffOut:
-    from dokoro_store.clock import iso
-
-    return HandoffOut(
-        id=handoff.id,
-        from_agent=handoff.from_agent,
-        to_agent=handoff.to_agent,
-        session_id=handoff.session_id,
-        summary=handoff.summary,
-        open_items=list(handoff.open_items or []),
-        status=handoff.status,
-        claimed_by=handoff.claimed_by,
-        created_at=iso(handoff.created_at),
-        claimed_at=iso(handoff.claimed_at) if handoff.claimed_at else None,
-    )
 
 
 def dokoro_handoff_write(
@@ -55,12 +22,12 @@ def dokoro_handoff_write(
     open_items: Annotated[list[str] | None, Field(max_length=100, description="What is left to do.")] = None,
     to_agent: Annotated[str | None, Field(max_length=200, description="For this agent only; default: anyone.")] = None,
     session_id: Annotated[str | None, Field(max_length=200, description="The session being handed over.")] = None,
-) -> Annotated[CallToolResult, HandoffOut]:
+) -> Annotated[CallToolResult, Handoff]:
     """Hand work over to another agent (or to whoever picks it up): a summary and the open items."""
     handoff = state(ctx).store.coord.handoffs.write(
         acting_agent(ctx, from_agent), summary, open_items=open_items, to_agent=to_agent, session_id=session_id
     )
-    return result(f"handoff #{handoff.id} recorded by {handoff.from_agent}", _out(handoff))
+    return result(f"handoff #{handoff.id} recorded by {handoff.from_agent}", handoff)
 
 
 def dokoro_handoff_inbox(
@@ -69,17 +36,19 @@ def dokoro_handoff_inbox(
         str | None, Field(description="Only handoffs for this agent or for anyone; default: every open one.")
     ] = None,
     limit: Annotated[int, Field(ge=1, le=100, description="How many handoffs.")] = 20,
-) -> Annotated[CallToolResult, InboxOut]:
+) -> Annotated[CallToolResult, HandoffInbox]:
     """Open handoffs waiting to be picked up, newest first."""
-    handoffs = [_out(h) for h in state(ctx).store.coord.handoffs.inbox(agent_id, limit=limit)]
+    from dokoro_store.clock import iso
+
+    handoffs = state(ctx).store.coord.handoffs.inbox(agent_id, limit=limit)
     if not handoffs:
-        return result("(no open handoffs)", InboxOut(handoffs=[]))
+        return result("(no open handoffs)", HandoffInbox(handoffs=[]))
     lines = []
     for h in handoffs:
         to = f" -> {h.to_agent}" if h.to_agent else ""
         items = f" | open: {'; '.join(h.open_items)}" if h.open_items else ""
-        lines.append(f"#{h.id} [{h.created_at}] from {h.from_agent}{to}: {h.summary}{items}")
-    return result("\n".join(lines), InboxOut(handoffs=handoffs))
+        lines.append(f"#{h.id} [{iso(h.created_at)}] from {h.from_agent}{to}: {h.summary}{items}")
+    return result("\n".join(lines), HandoffInbox(handoffs=handoffs))
 
 
 def dokoro_handoff_claim(
@@ -88,10 +57,10 @@ def dokoro_handoff_claim(
     agent_id: Annotated[
         str | None, Field(max_length=200, description="You; default: DOKORO_AGENT_ID or your token's agent.")
     ] = None,
-) -> Annotated[CallToolResult, HandoffOut]:
+) -> Annotated[CallToolResult, Handoff]:
     """Take an open handoff. Atomic: if several agents try, exactly one gets it."""
     handoff = state(ctx).store.coord.handoffs.claim(handoff_id, acting_agent(ctx, agent_id))
-    return result(f"handoff #{handoff.id} claimed by {handoff.claimed_by}", _out(handoff))
+    return result(f"handoff #{handoff.id} claimed by {handoff.claimed_by}", handoff)
 
 
 TOOLS = [

@@ -2,128 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-from dokoro_server import ToolSpec, acting_agent, result, state
+from dokoro_server import ToolSpec, acting_agent, result, secret_notice, state
+from dokoro_store.results.memories import BriefingSummary, Forgotten, MemoryStatus, MemoryVerdict, Recall, Remembered
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 __all__ = ["TOOLS"]
 
 MemoryType = Literal["fact", "preference", "decision", "lesson", "rule", "guardrail", "reference", "episode"]
 Trust = Literal["user-stated", "agent-inferred", "imported"]
 State = Literal["active", "archived", "deprecated"]
-
-
-class MemoryOut(BaseModel):
-    id: str
-    type: str
-    title: str
-    body: str
-    entities: list[str]
-    trust: str
-    state: str
-    agent_id: str | None
-    session_id: str | None
-    source: str | None
-    created_at: str
-    updated_at: str
-    review_after: str | None
-    valid_until: str | None
-    supersedes: str | None
-    superseded_by: str | None
-    state_reason: str | None
-    recall_count: int
-
-
-class ConflictOut(BaseModel):
-    memory: MemoryOut
-    shared_entities: list[str]
-    similarity: float
-    gap_days: float
-    latest_wins_eligible: bool
-    why_not_latest_wins: str | None
-
-
-class RememberOut(BaseModel):
-    memory: MemoryOut
-    conflicts: list[ConflictOut]
-    superseded: MemoryOut | None
-    redacted: list[str]
-    indexed: bool
-
-
-class VerdictOut(BaseModel):
-    new: MemoryOut
-    old: MemoryOut
-    verdict: str
-
-
-class RecallHitOut(BaseModel):
-    memory: MemoryOut
-    score: float
-    relevance: float
-    reason: str
-
-
-class RecallOut(BaseModel):
-    hits: list[RecallHitOut]
-
-
-class ForgetOut(BaseModel):
-    id: str
-    action: str
-    state: str
-
-
-class StatusOut(BaseModel):
-    total: int
-    by_state: dict[str, int]
-    by_type: dict[str, int]
-    index_pending: int
-    stale: list[str]
-    expired: list[str]
-    unresolved_conflicts: list[dict[str, str]]
-    never_recalled: int
-    compaction_candidates: dict[str, list[str]]
-
-
-class BriefingOut(BaseModel):
-    budget: int
-    used: int
-    rules_shown: list[str]
-    rules_total: int
-    rules_overflow: int
-    omitted: dict[str, int]
-
-
-def _out(memory: Any) -> MemoryOut:
-    from dokoro_store.clock import iso
-
-    def opt(value: Any) -> str | None:
-        return iso(value) if value is not None else None
-
-    return MemoryOut(
-        id=memory.id,
-        type=memory.type,
-        title=memory.title,
-        body=memory.body,
-        entities=list(memory.entities),
-        trust=memory.trust,
-        state=memory.state,
-        agent_id=memory.agent_id,
-        session_id=memory.session_id,
-        source=memory.source,
-        created_at=iso(memory.created_at),
-        updated_at=iso(memory.updated_at),
-        review_after=opt(memory.review_after),
-        valid_until=opt(memory.valid_until),
-        supersedes=memory.supersedes,
-        superseded_by=memory.superseded_by,
-        state_reason=memory.state_reason,
-        recall_count=memory.recall_count,
-    )
 
 
 def dokoro_remember(
@@ -145,7 +36,7 @@ def dokoro_remember(
         str | None, Field(description="Id of the memory this one replaces (it becomes archived).")
     ] = None,
     agent_id: Annotated[str | None, Field(description="Who remembers it (default: this agent).")] = None,
-) -> Annotated[CallToolResult, RememberOut]:
+) -> Annotated[CallToolResult, Remembered]:
     """Remember a fact, preference, decision, lesson, rule, guardrail, reference or episode for later
     sessions. If close memories already exist (same entity, similar text), they are returned for you to
     judge — nothing is overwritten: give a verdict with dokoro_memory_verdict. Secrets are redacted."""
@@ -168,9 +59,7 @@ def dokoro_remember(
     if done.superseded is not None:
         lines.append(f"superseded {done.superseded.id} (now archived; the chain is kept)")
     if done.redacted:
-        from dokoro_store.secrets import Redaction
-
-        lines.append(Redaction("", done.redacted).notice())
+        lines.append(secret_notice(done.redacted))
     if not done.indexed:
         lines.append("(not indexed yet: dokoro_memory_status shows the index; recall finds it once indexed)")
     if done.conflicts:
@@ -188,24 +77,7 @@ def dokoro_remember(
             f"Verdict: dokoro_memory_verdict(new_id='{memory.id}', old_id=..., "
             "verdict='supersede' | 'keep_both' | 'discard_new')."
         )
-    out = RememberOut(
-        memory=_out(memory),
-        conflicts=[
-            ConflictOut(
-                memory=_out(c.memory),
-                shared_entities=c.shared_entities,
-                similarity=c.similarity,
-                gap_days=c.gap_days,
-                latest_wins_eligible=c.latest_wins_eligible,
-                why_not_latest_wins=c.why_not_latest_wins,
-            )
-            for c in done.conflicts
-        ],
-        superseded=_out(done.superseded) if done.superseded is not None else None,
-        redacted=list(done.redacted),
-        indexed=done.indexed,
-    )
-    return result("\n".join(lines), out)
+    return result("\n".join(lines), done)
 
 
 def dokoro_memory_verdict(
@@ -219,11 +91,12 @@ def dokoro_memory_verdict(
             "discard_new: the new one was a duplicate (deprecated)."
         ),
     ],
-) -> Annotated[CallToolResult, VerdictOut]:
+) -> Annotated[CallToolResult, MemoryVerdict]:
     """Judge a pair of close memories that dokoro_remember surfaced. Nothing changes without this."""
-    new, old = state(ctx).store.memories.verdict(new_id, old_id, verdict, acting_agent(ctx))
+    done = state(ctx).store.memories.verdict(new_id, old_id, verdict, acting_agent(ctx))
+    new, old = done.new, done.old
     text = f"verdict {verdict}: {new.id} is {new.state}, {old.id} is {old.state}"
-    return result(text, VerdictOut(new=_out(new), old=_out(old), verdict=verdict))
+    return result(text, done)
 
 
 def dokoro_recall(
@@ -237,7 +110,7 @@ def dokoro_recall(
     include_archived: Annotated[
         bool, Field(description="Also superseded (archived) and deprecated memories, ranked lower.")
     ] = False,
-) -> Annotated[CallToolResult, RecallOut]:
+) -> Annotated[CallToolResult, Recall]:
     """Recall memories by meaning and words (hybrid search over full text, vectors and the entity graph),
     ranked by relevance weighted by trust, state, freshness and use. Each hit says why it surfaced."""
     states = ("active", "archived", "deprecated") if include_archived else ("active",)
@@ -245,7 +118,7 @@ def dokoro_recall(
         query, limit=limit, types=types, entity=entity, since=since, until=until, states=states
     )
     if not hits:
-        return result("(no memories found)", RecallOut(hits=[]))
+        return result("(no memories found)", Recall(hits=[]))
     lines = []
     for i, h in enumerate(hits, start=1):
         m = h.memory
@@ -253,15 +126,7 @@ def dokoro_recall(
         if len(excerpt) > 240:
             excerpt = excerpt[:237] + "..."
         lines.append(f"{i}. [{m.type}] {m.title} ({m.id}, score {h.score:.3f})\n   {excerpt}\n   why: {h.reason}")
-    out = RecallOut(
-        hits=[
-            RecallHitOut(
-                memory=_out(h.memory), score=round(h.score, 4), relevance=round(h.relevance, 4), reason=h.reason
-            )
-            for h in hits
-        ]
-    )
-    return result("\n".join(lines), out)
+    return result("\n".join(lines), Recall(hits=hits))
 
 
 def dokoro_forget(
@@ -272,15 +137,17 @@ def dokoro_forget(
     ] = None,
     purge: Annotated[bool, Field(description="Delete it for good instead of deprecating it.")] = False,
     confirm: Annotated[bool, Field(description="Required with purge=true.")] = False,
-) -> Annotated[CallToolResult, ForgetOut]:
+) -> Annotated[CallToolResult, Forgotten]:
     """Forget a memory: deprecate it with a reason (kept, ranked far down, shown only on request), or
     purge it for good with purge=true and confirm=true."""
-    row, action = state(ctx).store.memories.forget(id, reason=reason, purge=purge, confirm=confirm)
-    text = f"{action} {row.id}: {row.title}" + (f" — {row.state_reason}" if action == "deprecated" else "")
-    return result(text, ForgetOut(id=row.id, action=action, state="purged" if action == "purged" else row.state))
+    memory, done = state(ctx).store.memories.forget(id, reason=reason, purge=purge, confirm=confirm)
+    text = f"{done.action} {memory.id}: {memory.title}" + (
+        f" — {memory.state_reason}" if done.action == "deprecated" else ""
+    )
+    return result(text, done)
 
 
-def dokoro_memory_status(ctx: Context) -> Annotated[CallToolResult, StatusOut]:
+def dokoro_memory_status(ctx: Context) -> Annotated[CallToolResult, MemoryStatus]:
     """An honest health report of the memories: index freshness, stale ones past review_after, unresolved
     conflicts, never-recalled ones, and aging episodes that could be compacted into one memory."""
     report = state(ctx).store.memories.status()
@@ -304,18 +171,7 @@ def dokoro_memory_status(ctx: Context) -> Annotated[CallToolResult, StatusOut]:
     if report.compaction_candidates:
         lines.append("- compaction candidates (aging, unused episodes sharing an entity):")
         lines += [f"  - {entity}: {len(items)} episodes" for entity, items in report.compaction_candidates[:10]]
-    out = StatusOut(
-        total=report.total,
-        by_state=report.by_state,
-        by_type=report.by_type,
-        index_pending=report.index_pending,
-        stale=[m.id for m in report.stale],
-        expired=[m.id for m in report.expired],
-        unresolved_conflicts=[{"new_id": p.new_id, "old_id": p.old_id} for p in report.unresolved],
-        never_recalled=report.never_recalled,
-        compaction_candidates={entity: [m.id for m in items] for entity, items in report.compaction_candidates},
-    )
-    return result("\n".join(lines), out)
+    return result("\n".join(lines), report.result())
 
 
 def dokoro_briefing(
@@ -324,22 +180,14 @@ def dokoro_briefing(
     focus: Annotated[
         str | None, Field(description="What you are about to do (default: the claimed task); orders the rules.")
     ] = None,
-) -> Annotated[CallToolResult, BriefingOut]:
+) -> Annotated[CallToolResult, BriefingSummary]:
     """What to read at session start, within a token budget: every rule and guardrail (most relevant first
     when over budget, overflow counted), the workspace, open blockers, latest sessions, others' claims."""
     from dokoro_store.services.briefing import build_briefing
 
     app = state(ctx)
     briefing = build_briefing(app.store, budget=budget, focus=focus, agent_id=acting_agent(ctx))
-    out = BriefingOut(
-        budget=briefing.budget,
-        used=briefing.used,
-        rules_shown=[m.id for m in briefing.rules_shown],
-        rules_total=briefing.rules_total,
-        rules_overflow=briefing.rules_overflow,
-        omitted=briefing.omitted,
-    )
-    return result(briefing.render(), out)
+    return result(briefing.render(), briefing.summary())
 
 
 TOOLS = [

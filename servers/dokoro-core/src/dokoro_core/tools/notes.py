@@ -5,39 +5,14 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from dokoro_server import ToolSpec, acting_agent, result, state
+from dokoro_store.results.coordination import Note, NoteList
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 __all__ = ["TOOLS"]
 
 NoteType = Literal["scratch", "decision", "blocker", "handoff"]
-
-
-class NoteOut(BaseModel):
-    id: int
-    agent_id: str
-    note_type: str
-    content: str
-    created_at: str
-    metadata: dict[str, Any] | None = None
-
-
-class NotesOut(BaseModel):
-    notes: list[NoteOut]
-
-
-def _out(note: Any) -> NoteOut:
-    from dokoro_store.clock import iso
-
-    return NoteOut(
-        id=note.id,
-        agent_id=note.agent_id,
-        note_type=note.note_type,
-        content=note.content,
-        created_at=iso(note.created_at),
-        metadata=note.metadata_json,
-    )
 
 
 def dokoro_shared_note_append(
@@ -48,13 +23,13 @@ def dokoro_shared_note_append(
     ] = None,
     note_type: Annotated[NoteType, Field(description="What kind of note.")] = "scratch",
     metadata: Annotated[dict[str, Any] | None, Field(description="Anything structured worth keeping.")] = None,
-) -> Annotated[CallToolResult, NoteOut]:
+) -> Annotated[CallToolResult, Note]:
     """Leave a note every agent of this store can read: a finding, a decision, a blocker, a handoff
     hint. Notes are append-only."""
     note = state(ctx).store.coord.notes.append(
         acting_agent(ctx, agent_id), content, note_type=note_type, metadata=metadata
     )
-    return result(f"note appended by {note.agent_id}", _out(note))
+    return result(f"note appended by {note.agent_id}", note)
 
 
 def dokoro_shared_note_read(
@@ -65,16 +40,15 @@ def dokoro_shared_note_read(
         str | None, Field(description="Only notes at or after this UTC time: YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ.")
     ] = None,
     limit: Annotated[int, Field(ge=1, le=200, description="How many notes.")] = 50,
-) -> Annotated[CallToolResult, NotesOut]:
+) -> Annotated[CallToolResult, NoteList]:
     """Read the shared notes, newest first."""
-    notes = [
-        _out(note)
-        for note in state(ctx).store.coord.notes.read(agent_id=agent_id, note_type=note_type, since=since, limit=limit)
-    ]
+    from dokoro_store.clock import iso
+
+    notes = state(ctx).store.coord.notes.read(agent_id=agent_id, note_type=note_type, since=since, limit=limit)
     if not notes:
-        return result("(no shared notes)", NotesOut(notes=[]))
-    lines = [f"[{n.created_at}] [{n.note_type}] agent={n.agent_id}: {n.content}" for n in notes]
-    return result("\n".join(lines), NotesOut(notes=notes))
+        return result("(no shared notes)", NoteList(notes=[]))
+    lines = [f"[{iso(n.created_at)}] [{n.note_type}] agent={n.agent_id}: {n.content}" for n in notes]
+    return result("\n".join(lines), NoteList(notes=notes))
 
 
 TOOLS = [

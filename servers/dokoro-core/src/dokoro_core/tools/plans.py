@@ -3,12 +3,24 @@ validate, status, list). A validated plan is archived and read-only."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from datetime import datetime
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from dokoro_server import ToolSpec, acting_agent, card, result, state
+from dokoro_store.results.plans import (
+    Plan,
+    PlanBlockerAdded,
+    PlanItemChecked,
+    PlanList,
+    PlanShown,
+    PlanValidation,
+)
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
-from pydantic import BaseModel, Field
+from pydantic import Field
+
+if TYPE_CHECKING:
+    from dokoro_store.services.plan_views import PlanView
 
 __all__ = ["TOOLS"]
 
@@ -21,99 +33,13 @@ PlanIdArg = Annotated[
 ItemIndexArg = Annotated[int, Field(description="Item number, 1-based, as shown by dokoro_plan_status.")]
 
 
-class PlanItemOut(BaseModel):
-    index: int
-    text: str
-    completed: bool
-    completed_at: str | None
-    notes: str | None
-    blockers: list[str]
-
-
-class PlanOut(BaseModel):
-    id: str
-    title: str
-    description: str | None
-    status: str
-    completion: int
-    done: int
-    total: int
-    archived: bool
-    archive_path: str | None
-    created_at: str
-    updated_at: str
-    validated_at: str | None
-    validation_notes: str | None
-    items: list[PlanItemOut]
-
-
-class CheckOut(BaseModel):
-    plan: PlanOut
-    item: PlanItemOut
-    unchecked: bool
-    reopened: bool
-    finished: bool
-
-
-class BlockerOut(BaseModel):
-    plan: PlanOut
-    item: PlanItemOut
-    blocker: str
-
-
-class ValidateOut(BaseModel):
-    plan: PlanOut
-    report: str
-    archived: bool
-    archive_path: str | None
-    archive_error: str | None
-
-
-class StatusOut(BaseModel):
-    plan: PlanOut | None
-
-
-class ListOut(BaseModel):
-    plans: list[PlanOut]
-
-
-def _iso(moment: Any) -> str | None:
+def _iso(moment: datetime | None) -> str | None:
     from dokoro_store.clock import iso
 
     return iso(moment) if moment is not None else None
 
 
-def _item(item: Any) -> PlanItemOut:
-    return PlanItemOut(
-        index=item.index,
-        text=item.text,
-        completed=item.completed,
-        completed_at=_iso(item.completed_at),
-        notes=item.notes,
-        blockers=list(item.blockers),
-    )
-
-
-def _plan(plan: Any) -> PlanOut:
-    return PlanOut(
-        id=plan.id,
-        title=plan.title,
-        description=plan.description,
-        status=plan.status,
-        completion=plan.completion,
-        done=plan.done,
-        total=plan.total,
-        archived=plan.archived,
-        archive_path=plan.archive_path,
-        created_at=_iso(plan.created_at) or "",
-        updated_at=_iso(plan.updated_at) or "",
-        validated_at=_iso(plan.validated_at),
-        validation_notes=plan.validation_notes,
-        items=[_item(item) for item in plan.items],
-    )
-
-
-def _progress(plan: Any) -> str:
+def _progress(plan: Plan | PlanView) -> str:
     return f"{plan.completion}% ({plan.done}/{plan.total})"
 
 
@@ -122,7 +48,7 @@ def dokoro_plan_create(
     title: Annotated[str, Field(description="What the plan achieves.")],
     items: Annotated[list[str], Field(description="The steps, in order (at least one).")],
     description: Annotated[str | None, Field(description="Optional context for the plan.")] = None,
-) -> Annotated[CallToolResult, PlanOut]:
+) -> Annotated[CallToolResult, Plan]:
     """Create a plan (a checklist every agent of this store shares). Check items off with
     dokoro_plan_check, validate it with dokoro_plan_validate when done."""
     plan = state(ctx).store.plans.create(title, items, description, agent_id=acting_agent(ctx))
@@ -131,7 +57,7 @@ def dokoro_plan_create(
         plan.title,
         {"Plan ID": plan.id, "Items": plan.total, "Status": plan.status.upper()},
     )
-    return result(text, _plan(plan))
+    return result(text, plan)
 
 
 def dokoro_plan_check(
@@ -140,7 +66,7 @@ def dokoro_plan_check(
     planId: PlanIdArg = None,
     notes: Annotated[str | None, Field(description="A note kept on the item.")] = None,
     uncheck: Annotated[bool, Field(description="Mark the item not done (reopens a completed plan).")] = False,
-) -> Annotated[CallToolResult, CheckOut]:
+) -> Annotated[CallToolResult, PlanItemChecked]:
     """Mark a plan item done (or not done with uncheck=true, which reopens a completed plan).
     Default plan: the newest active one (or completed one, for an uncheck). Archived plans are read-only."""
     from dokoro_store.clock import format_duration
@@ -160,10 +86,7 @@ def dokoro_plan_check(
     if done.reopened:
         details["Status"] = "reopened: the plan is active again"
     title = "Item Unchecked" if uncheck else "Item Completed"
-    out = CheckOut(
-        plan=_plan(plan), item=_item(item), unchecked=done.unchecked, reopened=done.reopened, finished=done.finished
-    )
-    return result(card(title, "", details), out)
+    return result(card(title, "", details), done)
 
 
 def dokoro_plan_blocker(
@@ -171,7 +94,7 @@ def dokoro_plan_blocker(
     itemIndex: ItemIndexArg,
     blocker: Annotated[str, Field(description="What blocks the item.")],
     planId: PlanIdArg = None,
-) -> Annotated[CallToolResult, BlockerOut]:
+) -> Annotated[CallToolResult, PlanBlockerAdded]:
     """Record a blocker on a plan item (shown by dokoro_plan_status and in the validation report)."""
     added = state(ctx).store.plans.add_blocker(itemIndex, blocker, plan_id=planId)
     text = card(
@@ -180,7 +103,7 @@ def dokoro_plan_blocker(
         {"Plan": f"{added.plan.title} ({added.plan.id})", "Item": f"{added.item.index}. {added.item.text}"},
         status="warning",
     )
-    return result(text, BlockerOut(plan=_plan(added.plan), item=_item(added.item), blocker=added.blocker))
+    return result(text, added)
 
 
 def dokoro_plan_validate(
@@ -192,7 +115,7 @@ def dokoro_plan_validate(
     requireComplete: Annotated[
         bool, Field(description="Mark the plan failed (and keep it live) unless every item is done.")
     ] = False,
-) -> Annotated[CallToolResult, ValidateOut]:
+) -> Annotated[CallToolResult, PlanValidation]:
     """Validate a plan: writes a report to daily/<slug>-validation-<planId>.md; a validated plan is
     archived to .mcp/plans/archive/YYYY-MM/ and becomes read-only."""
     done = state(ctx).store.plans.validate(plan_id=planId, notes=notes, require_complete=requireComplete)
@@ -202,17 +125,10 @@ def dokoro_plan_validate(
         lines.append(f"📦 Plan archived to: .mcp/plans/{archive.archive_path}")
     elif archive is not None:
         lines.append(f"⚠️ Plan archive failed (plan stays live): {archive.error}")
-    out = ValidateOut(
-        plan=_plan(done.plan),
-        report=done.report_relative,
-        archived=done.plan.archived,
-        archive_path=done.plan.archive_path,
-        archive_error=archive.error if archive is not None and not archive.ok else None,
-    )
-    return result("\n".join(lines), out)
+    return result("\n".join(lines), done.result())
 
 
-def _status_text(plan: Any) -> str:
+def _status_text(plan: PlanView) -> str:
     filled = round(plan.completion / 5)
     lines = [f"## {plan.title}" + (" (archived)" if plan.archived else ""), ""]
     lines.append(f"- **ID:** {plan.id}")
@@ -241,13 +157,13 @@ def _status_text(plan: Any) -> str:
 def dokoro_plan_status(
     ctx: Context,
     planId: Annotated[str | None, Field(description="Plan id. Default: the newest plan, archived included.")] = None,
-) -> Annotated[CallToolResult, StatusOut]:
+) -> Annotated[CallToolResult, PlanShown]:
     """Show a plan: status, progress bar, items with completion times, blockers and notes."""
     plan = state(ctx).store.plans.status(planId)
     if plan is None:
         text = card("No Plans", "No plans yet. Create one with dokoro_plan_create.", status="info")
-        return result(text, StatusOut(plan=None))
-    return result(_status_text(plan), StatusOut(plan=_plan(plan)))
+        return result(text, PlanShown(plan=None))
+    return result(_status_text(plan), PlanShown(plan=plan.result()))
 
 
 def dokoro_plan_list(
@@ -255,13 +171,13 @@ def dokoro_plan_list(
     status: Annotated[
         Literal["all", "active", "completed", "validated"], Field(description="Only plans with this status.")
     ] = "all",
-) -> Annotated[CallToolResult, ListOut]:
+) -> Annotated[CallToolResult, PlanList]:
     """List plans: live ones newest first, then archived ones (marked "(archived)")."""
     plans = state(ctx).store.plans.list(status)
     if not plans:
         which = "" if status == "all" else f"{status} "
         return result(
-            card("No Plans", f"No {which}plans. Create one with dokoro_plan_create.", status="info"), ListOut(plans=[])
+            card("No Plans", f"No {which}plans. Create one with dokoro_plan_create.", status="info"), PlanList(plans=[])
         )
     lines = ["| Status | Plan | Progress | Created |", "|--------|------|----------|---------|"]
     for plan in plans:
@@ -270,7 +186,7 @@ def dokoro_plan_list(
             f"| {_STATUS_ICON.get(plan.status, '•')} {plan.status} | {name} `{plan.id}` | {_progress(plan)} "
             f"| {_iso(plan.created_at)} |"
         )
-    return result("\n".join(lines), ListOut(plans=[_plan(plan) for plan in plans]))
+    return result("\n".join(lines), PlanList(plans=[plan.result() for plan in plans]))
 
 
 TOOLS = [

@@ -2,49 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from dokoro_server import ToolSpec, acting_agent, result, state
+from dokoro_store.results.coordination import Presence, PresenceList
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 __all__ = ["TOOLS"]
-
-
-class PresenceOut(BaseModel):
-    agent_id: str
-    session_id: str | None
-    status: str
-    current_focus: str | None
-    last_heartbeat: str
-    seconds_ago: int
-    heartbeat_seq: int
-
-
-class PresenceListOut(BaseModel):
-    ttl_seconds: int
-    agents: list[PresenceOut]
-
-
-def _epoch_iso(epoch: int) -> str:
-    from datetime import UTC, datetime
-
-    from dokoro_store.clock import iso
-
-    return iso(datetime.fromtimestamp(epoch, UTC))
-
-
-def _out(presence: Any) -> PresenceOut:
-    return PresenceOut(
-        agent_id=presence.agent_id,
-        session_id=presence.session_id,
-        status=presence.status,
-        current_focus=presence.current_focus,
-        last_heartbeat=_epoch_iso(presence.last_heartbeat),
-        seconds_ago=presence.seconds_ago,
-        heartbeat_seq=presence.heartbeat_seq,
-    )
 
 
 def dokoro_presence_ping(
@@ -57,22 +23,22 @@ def dokoro_presence_ping(
     current_focus: Annotated[
         str | None, Field(max_length=2000, description="What you are working on, in a line.")
     ] = None,
-) -> Annotated[CallToolResult, PresenceOut]:
+) -> Annotated[CallToolResult, Presence]:
     """Heartbeat: tell other agents you are here and what you are on. Ping every few minutes while
     working; after 15 minutes without a ping you count as gone and your file claims can be taken over."""
     presence = state(ctx).store.coord.presence.ping(
         acting_agent(ctx, agent_id), session_id=session_id, status=status, current_focus=current_focus
     )
-    return result(f"presence updated for {presence.agent_id}", _out(presence))
+    return result(f"presence updated for {presence.agent_id}", presence)
 
 
 def dokoro_presence_list(
     ctx: Context,
     ttl_seconds: Annotated[int, Field(ge=1, le=86400, description="Count agents seen within this many seconds.")] = 900,
-) -> Annotated[CallToolResult, PresenceListOut]:
+) -> Annotated[CallToolResult, PresenceList]:
     """Which agents are working on this store right now, most recently seen first."""
     agents = state(ctx).store.coord.presence.list(ttl_seconds)
-    out = PresenceListOut(ttl_seconds=ttl_seconds, agents=[_out(agent) for agent in agents])
+    out = PresenceList(ttl_seconds=ttl_seconds, agents=agents)
     if not agents:
         return result("(no agents active)", out)
     lines = [

@@ -2,73 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from dokoro_server import ToolSpec, acting_agent, card, result, secret_notice, state
+from dokoro_store.results.working import BlockerCheck, QuestionAdded, QuestionAnswered, QuestionList
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 __all__ = ["TOOLS"]
 
 _ICON = {"blocker": "🚨", "high": "❗", "medium": "•", "low": "○"}
-
-
-class QuestionOut(BaseModel):
-    id: str
-    question: str
-    context: str | None
-    priority: str
-    status: str
-    answer: str | None
-    created_at: str
-    answered_at: str | None
-
-
-class CountsOut(BaseModel):
-    open: int
-    blockers: int
-    by_priority: dict[str, int]
-
-
-class AddOut(BaseModel):
-    question: QuestionOut
-    counts: CountsOut
-
-
-class AnswerOut(BaseModel):
-    question: QuestionOut
-    open_for_seconds: float
-    counts: CountsOut
-
-
-class ListOut(BaseModel):
-    questions: list[QuestionOut]
-
-
-class CheckOut(BaseModel):
-    blocked: bool
-    blockers: list[QuestionOut]
-    counts: CountsOut
-
-
-def _q(row: Any) -> QuestionOut:
-    from dokoro_store.clock import iso
-
-    return QuestionOut(
-        id=row.id,
-        question=row.question,
-        context=row.context,
-        priority=row.priority,
-        status=row.status,
-        answer=row.answer,
-        created_at=iso(row.created_at),
-        answered_at=iso(row.answered_at) if row.answered_at else None,
-    )
-
-
-def _counts(counts: Any) -> CountsOut:
-    return CountsOut(open=counts.open, blockers=counts.blockers, by_priority=dict(counts.by_priority))
 
 
 def _ago(seconds: float) -> str:
@@ -87,12 +31,11 @@ def dokoro_question_add(
     priority: Annotated[
         Literal["low", "medium", "high", "blocker"], Field(description="'blocker' stops work until answered.")
     ] = "medium",
-) -> Annotated[CallToolResult, AddOut]:
+) -> Annotated[CallToolResult, QuestionAdded]:
     """Record an open question (shared with every agent of this store); blockers surface first."""
     app = state(ctx)
-    row, counts = app.store.working.questions.add(
-        question, context=context, priority=priority, agent_id=acting_agent(ctx)
-    )
+    added = app.store.working.questions.add(question, context=context, priority=priority, agent_id=acting_agent(ctx))
+    row, counts = added.question, added.counts
     from dokoro_store.secrets import redact_all
 
     notice = secret_notice(redact_all([question, context])[1])
@@ -106,14 +49,14 @@ def dokoro_question_add(
         },
         status="warning" if priority == "blocker" else "success",
     )
-    return result(text, AddOut(question=_q(row), counts=_counts(counts)))
+    return result(text, added)
 
 
 def dokoro_question_answer(
     ctx: Context,
     answer: Annotated[str, Field(description="The answer.")],
     id: Annotated[str | None, Field(description="Question id (q-...). Default: the most recent open question.")] = None,
-) -> Annotated[CallToolResult, AnswerOut]:
+) -> Annotated[CallToolResult, QuestionAnswered]:
     """Answer an open question (by id, or the most recent open one)."""
     done = state(ctx).store.working.questions.answer(answer, id)
     text = card(
@@ -123,27 +66,24 @@ def dokoro_question_answer(
             "ID": done.question.id,
             "Answer": done.question.answer,
             "Was open for": _ago(done.open_for_seconds),
-            "Remaining open": done.remaining.open,
+            "Remaining open": done.counts.open,
         },
     )
-    return result(
-        text,
-        AnswerOut(question=_q(done.question), open_for_seconds=done.open_for_seconds, counts=_counts(done.remaining)),
-    )
+    return result(text, done)
 
 
 def dokoro_question_list(
     ctx: Context,
     status: Annotated[Literal["open", "answered", "all"], Field(description="Which questions to list.")] = "open",
     includeAnswered: Annotated[bool, Field(description="Also show up to 10 answered questions.")] = False,
-) -> Annotated[CallToolResult, ListOut]:
+) -> Annotated[CallToolResult, QuestionList]:
     """List questions: blockers first, then by priority, newest first."""
     service = state(ctx).store.working.questions
     # includeAnswered widens the default open list; it never adds open questions to status='answered'.
     wanted = "all" if includeAnswered and status == "open" else status
     rows = service.list(wanted)
     if not rows:
-        return result(card("No Questions", f"No {status} questions.", status="info"), ListOut(questions=[]))
+        return result(card("No Questions", f"No {status} questions.", status="info"), QuestionList(questions=[]))
     open_rows = [q for q in rows if q.status == "open"]
     answered = [q for q in rows if q.status == "answered"]
     lines = [f"## Questions ({len(rows)})"]
@@ -164,16 +104,13 @@ def dokoro_question_list(
         lines += [f"- ~~{q.question}~~ → {q.answer} `[{q.id}]`" for q in answered[:10]]
         if len(answered) > 10:
             lines.append(f"- ...and {len(answered) - 10} more")
-    return result("\n".join(lines), ListOut(questions=[_q(q) for q in rows]))
+    return result("\n".join(lines), QuestionList(questions=rows))
 
 
-def dokoro_question_check(ctx: Context) -> Annotated[CallToolResult, CheckOut]:
+def dokoro_question_check(ctx: Context) -> Annotated[CallToolResult, BlockerCheck]:
     """Are we blocked? Lists open blocker questions that must be answered before going on."""
-    service = state(ctx).store.working.questions
-    rows = service.list("open")
-    counts = service.counts()
-    blockers = [q for q in rows if q.priority == "blocker"]
-    out = CheckOut(blocked=bool(blockers), blockers=[_q(q) for q in blockers], counts=_counts(counts))
+    out = state(ctx).store.working.questions.check()
+    blockers, counts = out.blockers, out.counts
     if blockers:
         lines = [f"## 🚨 BLOCKED: {len(blockers)} question(s) must be answered", ""]
         lines += [f"- **{q.question}** `[{q.id}]`" + (f" — {q.context}" if q.context else "") for q in blockers]

@@ -1,9 +1,9 @@
 """The archive sweep: old daily files to ``archive/daily/YYYY-Www/``, old finished plans archived
 (reference §2.9, §4.9).
 
-One sweep at a time per workspace folder: the singleton lock ``.mcp/archive.lock`` holds
-``{pid, started_at, owner}`` and a lock older than :data:`LOCK_TTL` is a crashed sweep's, taken
-over. A daily file is never moved while it is in the current ISO week or while a live file
+One sweep at a time per workspace folder: the singleton lock ``.mcp/archive.lock``
+(:mod:`.archive_lock`) holds ``{pid, started_at, owner}`` and a lock older than :data:`LOCK_TTL`
+is a crashed sweep's, taken over. A daily file is never moved while it is in the current ISO week or while a live file
 claim holds it; plans are archived through :class:`~dokoro_store.services.plans.PlanService`.
 Per-file failures are collected, never abort the sweep, and a sweep never raises.
 """
@@ -13,11 +13,8 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import os
 import re
-import secrets
 import shutil
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
@@ -26,12 +23,14 @@ from pathlib import Path
 from sqlalchemy import update
 from sqlalchemy.exc import SQLAlchemyError
 
-from dokoro_store.clock import Clock, iso, iso_week_dir, parse_iso
+from dokoro_store.clock import Clock, iso, iso_week_dir
 from dokoro_store.db.engine import Database
 from dokoro_store.errors import DokoroError, InvalidArgumentError
-from dokoro_store.files import atomic_write_text, file_lock, read_text_or_none
+from dokoro_store.files import atomic_write_text, read_text_or_none
 from dokoro_store.models import Doc
 from dokoro_store.paths import StorePaths
+from dokoro_store.results.archive import ArchiveSweep, Held, Moved, SweepError
+from dokoro_store.services.archive_lock import LOCK_TTL, SweepLock
 from dokoro_store.services.plans import PlanService
 
 __all__ = [
@@ -52,7 +51,6 @@ log = logging.getLogger("dokoro.store")
 
 DAILY_OLDER_THAN_DAYS = 7
 PLAN_OLDER_THAN_DAYS = 30
-LOCK_TTL = timedelta(minutes=5)
 DISPLAY_CAP = 20
 
 # Does a live (unreleased, unexpired) file claim hold ``path``? Claims are keyed relative to
@@ -63,27 +61,9 @@ _DATED = re.compile(r"^(\d{4}-\d{2}-\d{2})")
 
 
 @dataclass(frozen=True)
-class Moved:
-    source: str  # relative to the workspace folder
-    target: str
-
-
-@dataclass(frozen=True)
-class Held:
-    """A daily file old enough to move that the sweep left alone, and why."""
-
-    path: str
-    reason: str  # "current_week" | "claimed"
-
-
-@dataclass(frozen=True)
-class SweepError:
-    path: str
-    error: str
-
-
-@dataclass(frozen=True)
 class SweepResult:
+    """A sweep, with what only its caller needs (a top-level error, whether it did any work)."""
+
     dry_run: bool
     skipped: str | None = None  # "locked" when another sweep holds the lock
     moved_daily: tuple[Moved, ...] = ()
@@ -102,6 +82,17 @@ class SweepResult:
     def did_work(self) -> bool:
         return bool(self.moved_daily or self.archived_plans)
 
+    def result(self) -> ArchiveSweep:
+        return ArchiveSweep(
+            dry_run=self.dry_run,
+            skipped=self.skipped,
+            moved_daily=self.moved_daily,
+            archived_plans=self.archived_plans,
+            held=self.held,
+            errors=self.errors,
+            last_error=self.last_error,
+        )
+
 
 @dataclass(frozen=True)
 class SweepStatus:
@@ -112,6 +103,10 @@ class SweepStatus:
     archived_plans: int
     errors: tuple[SweepError, ...] = ()
     last_error: str | None = None
+
+    def result(self) -> ArchiveSweep:
+        """The status as the sweep tool returns it (``status_only``; the counts are for its message)."""
+        return ArchiveSweep(status_only=True, errors=self.errors, last_run=self.last_run, last_error=self.last_error)
 
 
 @dataclass(frozen=True)
@@ -157,11 +152,12 @@ class ArchiveService:
         self._clock = clock
         self._plans = plans
         self.claims = claims
+        self._lock = SweepLock(paths, clock)
 
     # ------------------------------------------------------------------ paths
     @property
     def lock_path(self) -> Path:
-        return self._paths.mcp_dir / "archive.lock"
+        return self._lock.path
 
     @property
     def status_path(self) -> Path:
@@ -175,43 +171,6 @@ class ArchiveService:
         # The reference keys claims relative to the server's cwd; a store's folder usually sits
         # in the project it belongs to, so its parent is the stand-in when no cwd is known.
         return (claim_root or self._paths.root.parent).resolve()
-
-    # ------------------------------------------------------------------ singleton lock
-    def _acquire(self) -> str | None:
-        """Take the sweep lock; the owner token, or None when a live sweep holds it."""
-        owner = secrets.token_hex(8)
-        now = self._clock.now()
-        body = json.dumps({"pid": os.getpid(), "started_at": iso(now), "owner": owner})
-        # The sidecar lock makes "this lock is stale, replace it" one step between processes.
-        with file_lock(self._paths.locks_dir, "archive-lock"):
-            for _attempt in range(2):
-                if _create_exclusive(self.lock_path, body):
-                    return owner
-                if not self._lock_is_stale(now):
-                    return None
-                log.warning("dokoro: removing a stale archive sweep lock %s", self.lock_path)
-                self.lock_path.unlink(missing_ok=True)
-        return None
-
-    def _lock_is_stale(self, now: datetime) -> bool:
-        text = read_text_or_none(self.lock_path)
-        if text is None:
-            return True
-        try:
-            started = parse_iso(str(json.loads(text)["started_at"]))
-        except (ValueError, KeyError, TypeError):
-            return True  # unreadable or malformed: nobody can be waiting on it
-        return now - started >= LOCK_TTL
-
-    def _release(self, owner: str) -> None:
-        with file_lock(self._paths.locks_dir, "archive-lock"):
-            text = read_text_or_none(self.lock_path)
-            try:
-                mine = text is not None and json.loads(text).get("owner") == owner
-            except (ValueError, AttributeError):
-                mine = False
-            if mine:
-                self.lock_path.unlink(missing_ok=True)
 
     # ------------------------------------------------------------------ sweep
     def sweep(
@@ -229,7 +188,7 @@ class ArchiveService:
         if older_than_days < 0 or plan_older_than_days < 0:
             raise InvalidArgumentError("olderThanDays and planOlderThanDays must be 0 or more")
         try:
-            owner = self._acquire()
+            owner = self._lock.acquire()
         except OSError as exc:
             return SweepResult(dry_run, error=f"could not take the sweep lock {self.lock_path}: {exc}")
         if owner is None:
@@ -245,7 +204,7 @@ class ArchiveService:
             top_error = str(exc) or type(exc).__name__
         finally:
             with contextlib.suppress(OSError):
-                self._release(owner)
+                self._lock.release(owner)
         result = SweepResult(
             dry_run,
             moved_daily=tuple(run.moved),
@@ -270,30 +229,30 @@ class ArchiveService:
                 continue
             relative = self._paths.relative(path)
             if day.isocalendar()[:2] == this_week:
-                run.held.append(Held(relative, "current_week"))
+                run.held.append(Held(path=relative, reason="current_week"))
                 continue
             try:
                 claimed = self._is_claimed(path, root)
             except (OSError, SQLAlchemyError, DokoroError) as exc:
-                run.errors.append(SweepError(relative, f"could not check file claims, left in place: {exc}"))
+                run.errors.append(SweepError(path=relative, error=f"could not check file claims, left in place: {exc}"))
                 continue
             if claimed:
-                run.held.append(Held(relative, "claimed"))
+                run.held.append(Held(path=relative, reason="claimed"))
                 continue
             target = self.daily_archive / iso_week_dir(day) / path.name
             if dry_run:
-                run.moved.append(Moved(relative, self._paths.relative(target)))
+                run.moved.append(Moved(source=relative, target=self._paths.relative(target)))
                 continue
             try:
                 moved_to = self._move(path, target)
             except OSError as exc:
-                run.errors.append(SweepError(relative, f"could not move: {exc}"))
+                run.errors.append(SweepError(path=relative, error=f"could not move: {exc}"))
                 continue
-            run.moved.append(Moved(relative, self._paths.relative(moved_to)))
+            run.moved.append(Moved(source=relative, target=self._paths.relative(moved_to)))
         if not dry_run and run.moved:
             error = self._repoint_docs(run.moved)
             if error:
-                run.errors += [SweepError(m.source, error) for m in run.moved]
+                run.errors += [SweepError(path=m.source, error=error) for m in run.moved]
 
     def _is_claimed(self, path: Path, root: Path) -> bool:
         return self.claims is not None and self.claims(path.resolve(), root)
@@ -334,7 +293,8 @@ class ArchiveService:
             if outcome.ok:
                 run.plans.append(plan.id)
             else:
-                run.errors.append(SweepError(f".mcp/plans/{plan.id}.json", outcome.error or "archive failed"))
+                failed = outcome.error or "archive failed"
+                run.errors.append(SweepError(path=f".mcp/plans/{plan.id}.json", error=failed))
 
     # ------------------------------------------------------------------ status file
     def _write_status(self, result: SweepResult) -> None:
@@ -361,7 +321,7 @@ class ArchiveService:
                 last_run=str(data["last_run"]),
                 moved_daily=int(data.get("moved_daily", 0)),
                 archived_plans=int(data.get("archived_plans", 0)),
-                errors=tuple(SweepError(str(e["path"]), str(e["error"])) for e in data.get("errors") or []),
+                errors=tuple(SweepError(path=str(e["path"]), error=str(e["error"])) for e in data.get("errors") or []),
                 last_error=data.get("last_error"),
             )
         except (ValueError, KeyError, TypeError):
@@ -418,31 +378,6 @@ class ArchiveService:
             moved_to = self._move(source, target)
         except OSError as exc:
             return DailyOutcome("failed", error=str(exc))
-        moved = Moved(self._paths.relative(self._paths.daily_dir / name), self._paths.relative(moved_to))
+        moved = Moved(source=self._paths.relative(self._paths.daily_dir / name), target=self._paths.relative(moved_to))
         self._repoint_docs([moved])
         return DailyOutcome("moved", moved.target)
-
-
-def _create_exclusive(path: Path, body: str) -> bool:
-    """Create ``path`` holding ``body`` only if it does not exist; a reader never sees it half-written."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(body)
-            handle.flush()
-            os.fsync(handle.fileno())
-        try:
-            os.link(tmp, path)  # atomic: fails when the lock exists, and the content is already there
-        except FileExistsError:
-            return False
-        except OSError:
-            # A file system without hard links: fall back to an exclusive create.
-            try:
-                with path.open("x", encoding="utf-8") as handle:
-                    handle.write(body)
-            except FileExistsError:
-                return False
-        return True
-    finally:
-        Path(tmp).unlink(missing_ok=True)

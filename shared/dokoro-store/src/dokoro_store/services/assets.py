@@ -6,33 +6,21 @@ import base64
 import binascii
 import contextlib
 import re
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from dokoro_store.clock import Clock
 from dokoro_store.errors import InvalidArgumentError, NotFoundError
 from dokoro_store.files import atomic_write_bytes
 from dokoro_store.paths import StorePaths
-from dokoro_store.services.workspace import WorkspaceService
+from dokoro_store.results.working import AssetListing, SavedAsset
+from dokoro_store.services.current_file import CurrentFile
 
-__all__ = ["ASSET_CATEGORIES", "AssetService", "SavedAsset"]
+__all__ = ["ASSET_CATEGORIES", "AssetService"]
 
 ASSET_CATEGORIES = ("images", "documents", "code", "data", "other")
 FILE_CATEGORIES = ("documents", "code", "data", "other")
 _DATA_URL = re.compile(r"^data:image/([a-zA-Z0-9.+-]+);base64,(.*)$", re.DOTALL)
 _BASE64 = re.compile(r"^[A-Za-z0-9+/\s]+=*\s*$")
-
-
-@dataclass(frozen=True)
-class SavedAsset:
-    path: Path
-    relative: str
-    source: str
-    description: str | None
-
-    @property
-    def markdown(self) -> str:
-        return f"![{self.description or 'image'}]({self.relative})"
 
 
 def _safe_name(name: str, what: str) -> str:
@@ -82,10 +70,12 @@ def _write_unique(target: Path, data: bytes) -> Path:
 
 
 class AssetService:
-    def __init__(self, paths: StorePaths, clock: Clock, workspace: WorkspaceService) -> None:
+    """Images and files kept with the project's memory; each save is logged to current.md."""
+
+    def __init__(self, paths: StorePaths, clock: Clock, current: CurrentFile) -> None:
         self._paths = paths
         self._clock = clock
-        self._workspace = workspace
+        self._current = current
 
     @staticmethod
     def _source_path(source: str, cwd: Path) -> Path:
@@ -159,8 +149,11 @@ class AssetService:
             filename = _safe_name(name, "name") if name else f"image-{millis}{path.suffix}"
             target = _write_unique(target_dir / filename, path.read_bytes())
             origin = str(path)
-        saved = SavedAsset(target, self._paths.relative(target), origin, description)
-        self._workspace.log_line("🖼️", f"IMAGE SAVED: {saved.relative}\n   {saved.markdown}")
+        relative = self._paths.relative(target)
+        saved = SavedAsset(
+            path=str(target), relative=relative, markdown=f"![{description or 'image'}]({relative})", source=origin
+        )
+        self._current.log_line("🖼️", f"IMAGE SAVED: {saved.relative}\n   {saved.markdown}")
         return saved
 
     def save_file(
@@ -180,12 +173,14 @@ class AssetService:
         path = self._resolve_source(source.strip(), cwd)
         filename = _safe_name(name, "name") if name else path.name
         target = _write_unique(self._paths.assets_dir / category / filename, path.read_bytes())
-        saved = SavedAsset(target, self._paths.relative(target), str(path), description)
+        relative = self._paths.relative(target)
+        link = f"[{target.name}]({relative})"
+        saved = SavedAsset(path=str(target), relative=relative, markdown=link, source=str(path))
         note = f" — {description}" if description else ""
-        self._workspace.log_line("📎", f"FILE SAVED: {saved.relative}{note}")
+        self._current.log_line("📎", f"FILE SAVED: {saved.relative}{note}")
         return saved
 
-    def list(self, category: str = "all") -> dict[str, list[str]]:
+    def list(self, category: str = "all") -> AssetListing:
         """Direct entries of each category folder, as workspace-relative paths."""
         if category != "all" and category not in ASSET_CATEGORIES:
             raise InvalidArgumentError(
@@ -199,4 +194,4 @@ class AssetService:
                 entries = sorted(p for p in folder.iterdir() if not p.name.startswith("."))
                 if entries:
                     listing[cat] = [self._paths.relative(p) for p in entries]
-        return listing
+        return AssetListing(assets=listing)

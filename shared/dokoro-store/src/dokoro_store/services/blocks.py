@@ -6,7 +6,6 @@ agents editing one block never silently overwrite each other; omitting it is las
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, cast
 
 from sqlalchemy import CursorResult, update
@@ -16,18 +15,13 @@ from dokoro_store.clock import Clock
 from dokoro_store.db.engine import Database
 from dokoro_store.errors import ConflictError, InvalidArgumentError
 from dokoro_store.models import SharedBlock
+from dokoro_store.results.coordination import Block, BlockWrite
 from dokoro_store.services.names import required_name
 
-__all__ = ["MAX_BLOCK", "BlockService", "BlockWrite"]
+__all__ = ["MAX_BLOCK", "BlockService"]
 
 MAX_BLOCK = 100_000
 _LOCK_NAMESPACE = "shared_block"
-
-
-@dataclass(frozen=True)
-class BlockWrite:
-    block: SharedBlock
-    created: bool
 
 
 class BlockService:
@@ -57,7 +51,7 @@ class BlockService:
                 )
                 session.add(block)
                 session.flush()
-                return BlockWrite(block, created=True)
+                return BlockWrite(block=_block(block, content=False), created=True)
             version = current.version
             if expected_version is not None and expected_version != version:
                 raise ConflictError(
@@ -76,17 +70,31 @@ class BlockService:
             session.expire_all()
             written = session.get(SharedBlock, block_key)
             assert written is not None
-            return BlockWrite(written, created=False)
+            return BlockWrite(block=_block(written, content=False), created=False)
 
-    def read(self, block_key: str) -> SharedBlock | None:
+    def read(self, block_key: str) -> Block | None:
+        """The block with its text, or None."""
         block_key = required_name(block_key, "block_key")
         with self._db.read() as session:
-            return session.get(SharedBlock, block_key)
+            row = session.get(SharedBlock, block_key)
+            return None if row is None else _block(row, content=True)
 
-    def list(self) -> list[SharedBlock]:
+    def list(self) -> list[Block]:
+        """Every block without its text, most recently updated first."""
         with self._db.read() as session:
-            return list(
-                session.exec(
-                    select(SharedBlock).order_by(col(SharedBlock.updated_at).desc(), col(SharedBlock.block_key))
-                ).all()
+            rows = session.exec(
+                select(SharedBlock).order_by(col(SharedBlock.updated_at).desc(), col(SharedBlock.block_key))
             )
+            return [_block(row, content=False) for row in rows]
+
+
+def _block(row: SharedBlock, *, content: bool) -> Block:
+    """The block's result; a write or a listing leaves the text out (the caller has it, or reads it)."""
+    return Block(
+        block_key=row.block_key,
+        version=row.version,
+        updated_by=row.updated_by,
+        updated_at=row.updated_at,
+        created_at=row.created_at,
+        content=row.content if content else None,
+    )

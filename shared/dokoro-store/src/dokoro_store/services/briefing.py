@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING
 
 from dokoro_store.clock import iso
 from dokoro_store.errors import InvalidArgumentError
-from dokoro_store.services.memories import text_similarity
+from dokoro_store.results.memories import BriefingSummary, Memory
+from dokoro_store.services.memory_gate import text_similarity
 
 if TYPE_CHECKING:
-    from dokoro_store.models.memories import Memory
     from dokoro_store.store import Store
 
 __all__ = ["Briefing", "build_briefing"]
@@ -51,6 +51,17 @@ class Briefing:
             return False
         self.used += _tokens(text)
         return True
+
+    def summary(self) -> BriefingSummary:
+        """What ``dokoro_briefing`` publishes beside the text: the budget used and the rules shown."""
+        return BriefingSummary(
+            budget=self.budget,
+            used=self.used,
+            rules_shown=[m.id for m in self.rules_shown],
+            rules_total=self.rules_total,
+            rules_overflow=self.rules_overflow,
+            omitted=self.omitted,
+        )
 
     def render(self) -> str:
         lines = [f"# Briefing ({self.used}/{self.budget} tokens)"]

@@ -10,10 +10,7 @@ history of who held which path, when, and whom a takeover displaced.
 
 from __future__ import annotations
 
-import os
-import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
@@ -24,28 +21,29 @@ from sqlalchemy.orm import Session
 from dokoro_store.db.engine import Database
 from dokoro_store.errors import ConflictError, InvalidArgumentError
 from dokoro_store.models import FileClaim, FileClaimEvent
+from dokoro_store.results.coordination import (
+    Claim,
+    ClaimHolder,
+    ClaimItem,
+    ClaimOutcome,
+    ReleaseItem,
+    ReleaseOutcome,
+)
+from dokoro_store.services.claim_paths import (
+    MAX_PATHS,
+    ClaimTarget,
+    clean_root,
+    normalise_claim_path,
+    normalise_claim_paths,
+)
 from dokoro_store.services.dbclock import db_epoch
 from dokoro_store.services.names import optional_name, required_name
 from dokoro_store.services.presence import presence_labels
 
-__all__ = [
-    "DEFAULT_TTL",
-    "MAX_PATHS",
-    "MAX_TTL",
-    "ClaimHolder",
-    "ClaimItem",
-    "ClaimOutcome",
-    "ClaimService",
-    "ClaimTarget",
-    "ClaimView",
-    "ReleaseItem",
-    "ReleaseOutcome",
-    "normalise_claim_paths",
-]
+__all__ = ["DEFAULT_TTL", "MAX_PATHS", "MAX_TTL", "ClaimService", "normalise_claim_paths"]
 
 DEFAULT_TTL = 300
 MAX_TTL = 3600
-MAX_PATHS = 50
 # Released rows, and open rows expired this long ago, are deleted on the next claim.
 PRUNE_AFTER = 86400
 # The claim history is kept a week.
@@ -54,134 +52,12 @@ _LOCK_NAMESPACE = "file_claim"
 MAX_INTENT = 2000
 
 
-@dataclass(frozen=True)
-class ClaimTarget:
-    """A normalised path: ``path`` is root-relative POSIX (case kept), ``key`` its lower case."""
-
-    path: str
-    key: str
-
-
-@dataclass(frozen=True)
-class ClaimHolder:
-    agent_id: str
-    intent: str | None
-    expires_in_seconds: int
-    presence: str
-
-
-@dataclass(frozen=True)
-class ClaimItem:
-    """One path of a claim report: claimed | renewed | taken_over | taken_over_forced | conflict | would_acquire."""
-
-    path: str
-    status: str
-    holder: ClaimHolder | None = None
-    previous_holder: str | None = None
-
-
-@dataclass(frozen=True)
-class ClaimOutcome:
-    claimed: bool
-    agent_id: str
-    report: list[ClaimItem]
-    expires_at: int | None = None
-    expires_in_seconds: int | None = None
-
-    @property
-    def conflicts(self) -> list[ClaimItem]:
-        return [item for item in self.report if item.status == "conflict"]
-
-
-@dataclass(frozen=True)
-class ReleaseItem:
-    """released | not_held_by_you | not_found."""
-
-    path: str
-    status: str
-
-
-@dataclass(frozen=True)
-class ReleaseOutcome:
-    agent_id: str
-    report: list[ReleaseItem] = field(default_factory=list)
-    all: bool = False
-
-    @property
-    def released(self) -> list[str]:
-        return [item.path for item in self.report if item.status == "released"]
-
-
-@dataclass(frozen=True)
-class ClaimView:
-    path: str
-    key: str
-    agent_id: str
-    session_id: str | None
-    intent: str | None
-    claimed_at: int
-    expires_at: int
-    expires_in_seconds: int
-    heartbeat_seq: int
-    presence: str
-
-
 def _claims() -> Table:
     return FileClaim.__table__  # type: ignore[attr-defined,no-any-return]
 
 
 def _events() -> Table:
     return FileClaimEvent.__table__  # type: ignore[attr-defined,no-any-return]
-
-
-# Paths are normalised lexically (os.path.normpath), as the reference does: pathlib has no
-# lexical ".." folding, and resolve() would follow symlinks and differ between machines.
-
-
-def _clean_root(root: Path | str) -> str:
-    text = unicodedata.normalize("NFC", str(root)).replace("\\", "/")
-    return os.path.normpath(os.path.abspath(text))  # noqa: PTH100 - lexical, see above
-
-
-def _normalise_one(raw: str, root: str) -> ClaimTarget | str:
-    """A target, or the reason the path is refused."""
-    if not isinstance(raw, str) or not raw.strip():
-        return "empty path"
-    text = unicodedata.normalize("NFC", raw).replace("\\", "/")
-    if "\x00" in text:
-        return "contains a NUL character"
-    full = os.path.normpath(text if os.path.isabs(text) else os.path.join(root, text))  # noqa: PTH117, PTH118
-    if full == root:
-        return "is the root itself; name a file or folder inside it"
-    prefix = root if root.endswith(os.sep) else root + os.sep
-    if not full.startswith(prefix):
-        return f"is outside the root {root}"
-    relative = full[len(prefix) :].replace(os.sep, "/")
-    return ClaimTarget(relative, relative.lower())
-
-
-def normalise_claim_paths(paths: Sequence[str], root: Path | str, *, verb: str = "file_claim") -> list[ClaimTarget]:
-    """Root-relative targets, duplicates (by key) collapsed; any invalid path refuses them all."""
-    if not paths:
-        raise InvalidArgumentError(f"{verb}: paths must name at least one path")
-    if len(paths) > MAX_PATHS:
-        raise InvalidArgumentError(f"{verb}: at most {MAX_PATHS} paths per call; got {len(paths)}")
-    clean_root = _clean_root(root)
-    targets: dict[str, ClaimTarget] = {}
-    invalid: list[str] = []
-    for raw in paths:
-        normalised = _normalise_one(raw, clean_root)
-        if isinstance(normalised, str):
-            invalid.append(f"{raw!r} ({normalised})")
-        else:
-            targets.setdefault(normalised.key, normalised)
-    if invalid:
-        nothing = "NOTHING was claimed" if verb == "file_claim" else "nothing was released"
-        raise InvalidArgumentError(
-            f"{verb} rejected — {nothing}. Invalid path(s): {'; '.join(invalid)}. "
-            "Paths are files or folders inside the root (relative to it, or absolute under it)."
-        )
-    return list(targets.values())
 
 
 class ClaimService:
@@ -263,12 +139,17 @@ class ClaimService:
                     plan.append((target, "takeover_forced", row))
                 else:
                     conflict = True
-                    holder = ClaimHolder(row.agent_id, row.intent, max(0, int(row.expires_at) - now), presence)
-                    report.append(ClaimItem(target.path, "conflict", holder=holder))
+                    holder = ClaimHolder(
+                        agent_id=row.agent_id,
+                        intent=row.intent,
+                        expires_in_seconds=max(0, int(row.expires_at) - now),
+                        presence=presence,
+                    )
+                    report.append(ClaimItem(path=target.path, status="conflict", holder=holder))
                     continue
-            report.append(ClaimItem(target.path, "would_acquire"))
+            report.append(ClaimItem(path=target.path, status="would_acquire"))
         if conflict:
-            return ClaimOutcome(False, agent_id, report)
+            return ClaimOutcome(claimed=False, agent_id=agent_id, report=report)
 
         expires_at = now + ttl
         fresh = {
@@ -329,7 +210,7 @@ class ClaimService:
                     guard.append(claims.c.agent_id == previous)
                     status = "taken_over_forced"
                 self._guarded(session, update(claims).where(*guard).values(file_path=target.path, **fresh), target)
-            report.append(ClaimItem(target.path, status, previous_holder=previous))
+            report.append(ClaimItem(path=target.path, status=status, previous_holder=previous))
             events.append(
                 {
                     "claim_key": target.key,
@@ -343,7 +224,9 @@ class ClaimService:
                 }
             )
         session.execute(insert(_events()), events)
-        return ClaimOutcome(True, agent_id, report, expires_at=expires_at, expires_in_seconds=ttl)
+        return ClaimOutcome(
+            claimed=True, agent_id=agent_id, expires_at=expires_at, expires_in_seconds=ttl, report=report
+        )
 
     @staticmethod
     def _guarded(session: Session, statement: Any, target: ClaimTarget) -> None:
@@ -390,8 +273,8 @@ class ClaimService:
                     ).scalars()
                 )
                 freed = self._release_keys(session, keys, claims.c.agent_id == agent_id)
-            items = [ReleaseItem(path, "released") for path in sorted(freed.values(), key=str.lower)]
-            return ReleaseOutcome(agent_id, items, all=True)
+            items = [ReleaseItem(path=path, status="released") for path in sorted(freed.values(), key=str.lower)]
+            return ReleaseOutcome(agent_id=agent_id, report=items)
         targets = normalise_claim_paths(list(paths or []), root, verb="file_release")
         keys = [target.key for target in targets]
         with self._db.write() as session:
@@ -401,12 +284,12 @@ class ClaimService:
         report = []
         for target in targets:
             if target.key in released:
-                report.append(ReleaseItem(target.path, "released"))
+                report.append(ReleaseItem(path=target.path, status="released"))
                 continue
             row = rows.get(target.key)
             held_by_other = row is not None and row.released_at is None and row.agent_id != agent_id
-            report.append(ReleaseItem(target.path, "not_held_by_you" if held_by_other else "not_found"))
-        return ReleaseOutcome(agent_id, report)
+            report.append(ReleaseItem(path=target.path, status="not_held_by_you" if held_by_other else "not_found"))
+        return ReleaseOutcome(agent_id=agent_id, report=report)
 
     def release_session(self, session_id: str) -> int:
         """Release every open claim tagged with ``session_id`` (a workspace session ending)."""
@@ -478,7 +361,7 @@ class ClaimService:
 
         For sweeps that must leave claimed files alone; a path outside ``root`` is never claimed.
         """
-        target = _normalise_one(str(path), _clean_root(root))
+        target = normalise_claim_path(str(path), clean_root(root))
         if isinstance(target, str):
             return False
         claims = _claims()
@@ -491,7 +374,7 @@ class ClaimService:
             ).first()
         return found is not None
 
-    def list(self, agent_id: str | None = None, *, include_expired: bool = False) -> list[ClaimView]:
+    def list(self, agent_id: str | None = None, *, include_expired: bool = False) -> list[Claim]:
         """Open claims (live ones only unless ``include_expired``), soonest to expire first."""
         claims = _claims()
         with self._db.read() as session:
@@ -504,13 +387,11 @@ class ClaimService:
             rows = session.execute(statement.order_by(claims.c.expires_at, claims.c.claim_key)).all()
             labels = presence_labels(session, (row.agent_id for row in rows), now)
         return [
-            ClaimView(
+            Claim(
                 path=row.file_path,
-                key=row.claim_key,
                 agent_id=row.agent_id,
-                session_id=row.session_id,
                 intent=row.intent,
-                claimed_at=int(row.claimed_at),
+                session_id=row.session_id,
                 expires_at=int(row.expires_at),
                 expires_in_seconds=int(row.expires_at) - now,
                 heartbeat_seq=int(row.heartbeat_seq),

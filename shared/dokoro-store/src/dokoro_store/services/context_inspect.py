@@ -12,7 +12,6 @@ import json
 import os
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from dokoro_store.clock import Clock
 from dokoro_store.errors import InvalidArgumentError
 from dokoro_store.files import file_lock
 from dokoro_store.paths import StorePaths
+from dokoro_store.results.context import ContextLogged
 
 __all__ = [
     "LAST_DEFAULT",
@@ -31,7 +31,6 @@ __all__ = [
     "SEARCH_DEFAULT",
     "SNIPPET_LIMIT",
     "ContextEvent",
-    "ContextLogged",
     "ContextService",
 ]
 
@@ -78,13 +77,6 @@ class ContextEvent(BaseModel):
     totalEstimate: float
     layers: list[ContextLayer] = Field(default_factory=list)
     dropped: list[DroppedLayer] | None = None
-
-
-@dataclass(frozen=True)
-class ContextLogged:
-    turn: int | None
-    layers: int
-    file: str  # relative to the workspace folder
 
 
 def _partition(timestamp: str) -> str | None:

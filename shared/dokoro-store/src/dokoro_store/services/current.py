@@ -12,30 +12,15 @@ from dokoro_store.clock import Clock, iso
 from dokoro_store.errors import InvalidArgumentError, NoWorkspaceError
 from dokoro_store.files import atomic_write_text, file_lock, read_text_or_none
 from dokoro_store.paths import StorePaths
+from dokoro_store.results.working import CurrentFocus, CurrentRegenerated, SectionUpdate
 from dokoro_store.secrets import redact
-from dokoro_store.services.workspace import WorkspaceService
+from dokoro_store.services.current_file import CURRENT_LOCK
 
-__all__ = ["CurrentService", "RegenerateResult", "SectionUpdate"]
+__all__ = ["CurrentService"]
 
 _TODO = re.compile(r"^\s*[-*] \[ \] (.+)$", re.MULTILINE)
 _DONE = re.compile(r"^\s*[-*] \[[xX]\] (.+)$", re.MULTILINE)
-_CURRENT_LOCK = "current-md"
 _FOCUS_SECTIONS = ("Current Focus", "In Progress", "Next Steps")
-
-
-@dataclass(frozen=True)
-class RegenerateResult:
-    in_progress: int
-    completed: int
-    active_tags: list[str]
-    path: str
-    files_scanned: int
-
-
-@dataclass(frozen=True)
-class SectionUpdate:
-    section: str
-    action: str  # "replaced" | "appended" | "added"
 
 
 @dataclass(frozen=True)
@@ -100,12 +85,13 @@ def _section_span(body: str, section: str) -> tuple[int, int] | None:
 
 
 class CurrentService:
-    def __init__(self, paths: StorePaths, clock: Clock, workspace: WorkspaceService) -> None:
+    """current.md as a document: rebuilt from daily files, edited by section, read for its focus."""
+
+    def __init__(self, paths: StorePaths, clock: Clock) -> None:
         self._paths = paths
         self._clock = clock
-        self._workspace = workspace
 
-    def regenerate(self, include_days: int = 7, preserve_sections: list[str] | None = None) -> RegenerateResult:
+    def regenerate(self, include_days: int = 7, preserve_sections: list[str] | None = None) -> CurrentRegenerated:
         if include_days < 0:
             raise InvalidArgumentError("includeDays must be 0 or more")
         preserve = [s.strip().lstrip("#").strip() for s in preserve_sections or [] if s.strip()]
@@ -119,19 +105,19 @@ class CurrentService:
         scanned = 0
         for path in files:
             text = read_text_or_none(path) or ""
-            front, body = frontmatter.parse(text)
-            day = _file_date(path.name, front)
+            daily_front, body = frontmatter.parse(text)
+            day = _file_date(path.name, daily_front)
             if day is None or day < cutoff:
                 continue
             scanned += 1
             rel = self._paths.relative(path)
             in_progress.extend(_Item(m.group(1).strip(), rel, day) for m in _TODO.finditer(body))
             completed.extend(_Item(m.group(1).strip(), rel, day) for m in _DONE.finditer(body))
-            for tag in _tags_of(front):
+            for tag in _tags_of(daily_front):
                 tags.setdefault(tag, None)
         completed.sort(key=lambda item: item.day, reverse=True)
 
-        with file_lock(self._paths.locks_dir, _CURRENT_LOCK):
+        with file_lock(self._paths.locks_dir, CURRENT_LOCK):
             old = read_text_or_none(self._paths.current_md) or ""
             old_front, old_body = frontmatter.parse(old)
             front: dict[str, Any] = {
@@ -176,14 +162,21 @@ class CurrentService:
                 "",
             ]
             atomic_write_text(self._paths.current_md, frontmatter.render(front) + "\n".join(parts))
-        return RegenerateResult(len(in_progress), len(completed), list(tags), "current.md", scanned)
+        return CurrentRegenerated(
+            in_progress=len(in_progress),
+            completed=len(completed),
+            upcoming=0,  # the reference's field; nothing is scheduled ahead
+            active_tags=list(tags),
+            path="current.md",
+            files_scanned=scanned,
+        )
 
     def update_section(self, section: str, content: str, *, append: bool = False) -> SectionUpdate:
         content = redact(content).text
         name = section.strip().lstrip("#").strip()
         if not name:
             raise InvalidArgumentError("section must name a heading, e.g. 'Next Steps'")
-        with file_lock(self._paths.locks_dir, _CURRENT_LOCK):
+        with file_lock(self._paths.locks_dir, CURRENT_LOCK):
             text = read_text_or_none(self._paths.current_md)
             if text is None:
                 raise NoWorkspaceError(
@@ -201,10 +194,10 @@ class CurrentService:
                 updated = text[:start] + f"\n\n{new_body}\n\n" + text[end:].lstrip("\n")
                 action = "appended" if append else "replaced"
             atomic_write_text(self._paths.current_md, updated)
-        return SectionUpdate(name, action)
+        return SectionUpdate(section=name, action=action)
 
-    def focus(self) -> tuple[str | None, dict[str, str]]:
-        """``(lastUpdated, {section: body})`` for Current Focus, In Progress and Next Steps."""
+    def focus(self) -> CurrentFocus:
+        """current.md's lastUpdated and the bodies of Current Focus, In Progress and Next Steps."""
         text = read_text_or_none(self._paths.current_md)
         if text is None:
             raise NoWorkspaceError("current.md does not exist. Claim a workspace with dokoro_workspace_claim first.")
@@ -217,4 +210,4 @@ class CurrentService:
         updated = front.get("lastUpdated") or front.get("last_active")
         if isinstance(updated, datetime):
             updated = iso(updated if updated.tzinfo else updated.replace(tzinfo=UTC))
-        return (str(updated) if updated else None), sections
+        return CurrentFocus(last_updated=str(updated) if updated else None, sections=sections)

@@ -33,6 +33,7 @@ from dokoro_store.clock import Clock, iso, parse_iso
 from dokoro_store.db.engine import Database
 from dokoro_store.errors import InvalidArgumentError
 from dokoro_store.models import ConversationSummary, EpisodeSession
+from dokoro_store.results.episodic import Compaction, Episode, EpisodeRecall, SummaryAdded
 from dokoro_store.secrets import redact_all
 
 if TYPE_CHECKING:
@@ -47,7 +48,7 @@ __all__ = [
     "EpisodicService",
     "Recall",
     "RecallHit",
-    "SummaryAdded",
+    "SummaryOutcome",
     "escape_like",
     "estimate_tokens",
 ]
@@ -76,28 +77,28 @@ class CompactionResult:
     total_tokens: int
     row_id: int | None = None  # the compacted row that now holds the session's history
 
+    def result(self) -> Compaction:
+        return Compaction(compacted_count=self.compacted_count, total_tokens=self.total_tokens)
+
 
 @dataclass(frozen=True)
-class SummaryAdded:
+class SummaryOutcome:
+    """A summary written, with the compaction it triggered (whose row the store may need)."""
+
     id: int
     session_id: str
     compaction: CompactionResult | None
     redacted: tuple[str, ...] = ()
 
+    def result(self) -> SummaryAdded:
+        compaction = self.compaction.result() if self.compaction is not None else None
+        return SummaryAdded(id=self.id, session_id=self.session_id, compaction=compaction, redacted=self.redacted)
 
-@dataclass(frozen=True)
-class RecallHit:
-    id: int
-    session_id: str | None
-    ai_model: str
-    summary: str
-    started_at: datetime
-    message_count: int | None
-    token_count: int | None
-    key_decisions: list[str]
-    key_topics: list[str]
-    compacted: bool
-    similarity: float | None = None  # cosine with the query, when recall ranked by similarity
+
+class RecallHit(Episode):
+    """A recalled summary and, when recall ranked by similarity, its cosine with the query."""
+
+    similarity: float | None = None
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,11 @@ class Recall:
 
     hits: list[RecallHit]
     ranking: str
+
+    def result(self) -> EpisodeRecall:
+        return EpisodeRecall(
+            ranking=self.ranking, episodes=[Episode(**hit.model_dump(exclude={"similarity"})) for hit in self.hits]
+        )
 
 
 class EpisodicService:
@@ -142,7 +148,7 @@ class EpisodicService:
         key_topics: list[str] | None = None,
         message_count: int | None = None,
         token_count: int | None = None,
-    ) -> SummaryAdded:
+    ) -> SummaryOutcome:
         session_id, ai_model, summary = session_id.strip(), ai_model.strip(), summary.strip()
         if not session_id:
             raise InvalidArgumentError("session_id must not be empty: pass the id of the session summarised")
@@ -167,7 +173,7 @@ class EpisodicService:
         with self._db.write() as session:
             session.execute(
                 self._db.ops.upsert(
-                    EpisodeSession.__table__,  # type: ignore[arg-type]
+                    EpisodeSession.__table__,  # type: ignore[attr-defined]
                     {"id": session_id, "started_at": now, "status": "completed"},
                     ["id"],
                     None,
@@ -197,7 +203,7 @@ class EpisodicService:
             self._embed_rows([(compaction.row_id, self._summary_text(compaction.row_id))])
         elif compaction is None:
             self._embed_rows([(row_id, summary)])
-        return SummaryAdded(row_id, session_id, compaction, kinds)
+        return SummaryOutcome(row_id, session_id, compaction, kinds)
 
     def _summary_text(self, row_id: int) -> str:
         with self._db.read() as session:
@@ -212,7 +218,7 @@ class EpisodicService:
                 col(ConversationSummary.compacted).is_(False),
             )
         ).one()
-        return int(total)
+        return int(total or 0)
 
     @staticmethod
     def _mark_pending(session: Session, session_id: str, now: datetime) -> None:
@@ -380,8 +386,6 @@ class EpisodicService:
         return self._rank(str(query).strip(), hits, limit)
 
     def _rank(self, query: str, hits: list[RecallHit], limit: int) -> Recall:
-        from dataclasses import replace
-
         from dokoro_store.errors import DokoroError
 
         embedder = self._embedder.get() if self._embedder is not None else None
@@ -396,7 +400,9 @@ class EpisodicService:
         except DokoroError as exc:
             return Recall(hits[:limit], f"recency (embedding failed: {exc})")
         scored = [
-            replace(hit, similarity=float(np.dot(vectors[hit.id], query_vector)) if hit.id in vectors else None)
+            hit.model_copy(
+                update={"similarity": float(np.dot(vectors[hit.id], query_vector)) if hit.id in vectors else None}
+            )
             for hit in hits
         ]
         # Stable: equal similarity keeps recency order; a summary without a vector sorts last.

@@ -21,6 +21,7 @@ from dokoro_store.db.engine import Database
 from dokoro_store.db.types import UtcDateTime
 from dokoro_store.errors import InvalidArgumentError
 from dokoro_store.models import AgentFeedback
+from dokoro_store.results.feedback import RecordedOutcome, Route, ToolTally
 from dokoro_store.services.dbclock import db_now, db_seconds
 from dokoro_store.services.names import MAX_NAME, required_name
 
@@ -31,8 +32,6 @@ __all__ = [
     "OUTCOMES",
     "FeedbackService",
     "Outcome",
-    "Route",
-    "ToolTally",
     "wilson_lower_bound",
     "z_for_confidence",
 ]
@@ -62,42 +61,6 @@ class Outcome:
     confidence: float | None = None
     error_message: str | None = None
     age_seconds: float = 0.0
-
-
-@dataclass(frozen=True)
-class ToolTally:
-    """Outcome counts of one tool (``dokoro_feedback_query``)."""
-
-    tool_name: str
-    total: int
-    success: int
-    failure: int
-    partial: int
-    rejected: int
-    timeout: int
-    avg_confidence: float | None
-    avg_latency_ms: float | None
-
-    @property
-    def success_rate(self) -> float:
-        return self.success / self.total if self.total else 0.0
-
-
-@dataclass(frozen=True)
-class Route:
-    """How far one agent can trust one tool (``dokoro_feedback_route``)."""
-
-    tool_name: str
-    agent_id: str
-    n: int
-    success: int
-    failure: int
-    partial: int
-    rejected: int
-    timeout: int
-    decayed_rate: float
-    wilson_lower: float
-    confident: bool
 
 
 def z_for_confidence(level: float) -> float:
@@ -173,7 +136,7 @@ class FeedbackService:
         session_id: str | None = None,
         metadata: dict[str, Any] | None = None,
         recorded_at: datetime | None = None,
-    ) -> AgentFeedback:
+    ) -> RecordedOutcome:
         """Record one outcome, stamped with the database clock (or ``recorded_at``, for imports)."""
         if confidence is not None and not 0.0 <= confidence <= 1.0:
             raise InvalidArgumentError(f"confidence must be between 0 and 1; got {confidence}")
@@ -198,7 +161,14 @@ class FeedbackService:
             row = AgentFeedback(**values, recorded_at=recorded_at or db_now(session, self._db.ops))
             session.add(row)
             session.flush()
-        return row
+            assert row.id is not None  # flushed
+            return RecordedOutcome(
+                id=row.id,
+                agent_id=row.agent_id,
+                tool_name=row.tool_name,
+                outcome=row.outcome,
+                recorded_at=row.recorded_at,
+            )
 
     def record_many(self, outcomes: Sequence[Outcome]) -> int:
         """Record a batch in one transaction (automatic capture); returns how many were written.
@@ -262,20 +232,23 @@ class FeedbackService:
             group["cn"] += int(r.confidence_n)
             group["ls"] += float(r.latency_sum or 0.0)
             group["ln"] += int(r.latency_n)
-        tallies = [
-            ToolTally(
-                tool_name=name,
-                total=int(sum(g.get(o, 0.0) for o in g if o not in ("cs", "cn", "ls", "ln"))),
-                success=int(g["success"]),
-                failure=int(g["failure"]),
-                partial=int(g["partial"]),
-                rejected=int(g["rejected"]),
-                timeout=int(g["timeout"]),
-                avg_confidence=g["cs"] / g["cn"] if g["cn"] else None,
-                avg_latency_ms=g["ls"] / g["ln"] if g["ln"] else None,
+        tallies = []
+        for name, g in groups.items():
+            total = int(sum(g.get(o, 0.0) for o in g if o not in ("cs", "cn", "ls", "ln")))
+            tallies.append(
+                ToolTally(
+                    tool_name=name,
+                    total=total,
+                    success=int(g["success"]),
+                    failure=int(g["failure"]),
+                    partial=int(g["partial"]),
+                    rejected=int(g["rejected"]),
+                    timeout=int(g["timeout"]),
+                    success_rate=g["success"] / total if total else 0.0,
+                    avg_confidence=g["cs"] / g["cn"] if g["cn"] else None,
+                    avg_latency_ms=g["ls"] / g["ln"] if g["ln"] else None,
+                )
             )
-            for name, g in groups.items()
-        ]
         tallies.sort(key=lambda tally: (-tally.total, tally.tool_name))
         return tallies[:limit]
 

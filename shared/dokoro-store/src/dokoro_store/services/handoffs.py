@@ -10,7 +10,8 @@ from sqlmodel import col, or_, select
 from dokoro_store.clock import Clock
 from dokoro_store.db.engine import Database
 from dokoro_store.errors import ConflictError, InvalidArgumentError
-from dokoro_store.models import Handoff
+from dokoro_store.models import Handoff as HandoffRow
+from dokoro_store.results.coordination import Handoff
 from dokoro_store.services.names import optional_name, required_name
 
 __all__ = ["MAX_SUMMARY", "HandoffService"]
@@ -41,7 +42,7 @@ class HandoffService:
         items = [item.strip() for item in (open_items or []) if item and item.strip()]
         if len(items) > MAX_ITEMS:
             raise InvalidArgumentError(f"at most {MAX_ITEMS} open_items; got {len(items)}")
-        handoff = Handoff(
+        handoff = HandoffRow(
             from_agent=from_agent,
             to_agent=optional_name(to_agent, "to_agent"),
             session_id=optional_name(session_id, "session_id"),
@@ -53,18 +54,20 @@ class HandoffService:
         with self._db.write() as session:
             session.add(handoff)
             session.flush()
-        return handoff
+            return _handoff(handoff)
 
     def inbox(self, agent_id: str | None = None, *, limit: int = 20) -> list[Handoff]:
         """Open handoffs, newest first; with ``agent_id``, those addressed to it or to anyone."""
         if not 1 <= limit <= 100:
             raise InvalidArgumentError(f"limit must be between 1 and 100; got {limit}")
-        statement = select(Handoff).where(Handoff.status == "open")
+        statement = select(HandoffRow).where(HandoffRow.status == "open")
         if agent_id is not None and agent_id.strip():
-            statement = statement.where(or_(col(Handoff.to_agent).is_(None), col(Handoff.to_agent) == agent_id.strip()))
-        statement = statement.order_by(col(Handoff.created_at).desc(), col(Handoff.id).desc()).limit(limit)
+            statement = statement.where(
+                or_(col(HandoffRow.to_agent).is_(None), col(HandoffRow.to_agent) == agent_id.strip())
+            )
+        statement = statement.order_by(col(HandoffRow.created_at).desc(), col(HandoffRow.id).desc()).limit(limit)
         with self._db.read() as session:
-            return list(session.exec(statement).all())
+            return [_handoff(row) for row in session.exec(statement)]
 
     def claim(self, handoff_id: int, agent_id: str) -> Handoff:
         """Take an open handoff: exactly one of several concurrent claimants succeeds."""
@@ -75,13 +78,29 @@ class HandoffService:
             done = cast(
                 "CursorResult[Any]",
                 session.execute(
-                    update(Handoff)
-                    .where(col(Handoff.id) == handoff_id, col(Handoff.status) == "open")
+                    update(HandoffRow)
+                    .where(col(HandoffRow.id) == handoff_id, col(HandoffRow.status) == "open")
                     .values(status="claimed", claimed_by=agent_id, claimed_at=self._clock.now())
                 ),
             )
             if done.rowcount != 1:
                 raise ConflictError(f"handoff #{handoff_id} is not open (already claimed or missing)")
-            handoff = session.get(Handoff, handoff_id)
+            handoff = session.get(HandoffRow, handoff_id)
             assert handoff is not None
-            return handoff
+            return _handoff(handoff)
+
+
+def _handoff(row: HandoffRow) -> Handoff:
+    assert row.id is not None  # flushed
+    return Handoff(
+        id=row.id,
+        from_agent=row.from_agent,
+        to_agent=row.to_agent,
+        session_id=row.session_id,
+        summary=row.summary,
+        open_items=list(row.open_items or []),
+        status=row.status,
+        claimed_by=row.claimed_by,
+        created_at=row.created_at,
+        claimed_at=row.claimed_at,
+    )

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from dokoro_store.clock import Clock, iso
 from dokoro_store.files import atomic_write_text
+from dokoro_store.results.working import FolderInit
 
-__all__ = ["InitResult", "init_folder"]
+__all__ = ["FOLDERS", "init_folder"]
 
 FOLDERS = (
     "daily",
@@ -50,13 +50,6 @@ personal/
 """
 
 
-@dataclass(frozen=True)
-class InitResult:
-    root: Path
-    created: bool
-    folders: tuple[str, ...]
-
-
 def _template_current(now: str) -> str:
     return f"""---
 agent_id: "agent-initial"
@@ -78,11 +71,11 @@ task: "Getting started"
 """
 
 
-def init_folder(root: Path, clock: Clock, *, skip_if_exists: bool = True) -> InitResult:
+def init_folder(root: Path, clock: Clock, *, skip_if_exists: bool = True) -> FolderInit:
     """Create the folder layout; an existing initialised folder is left alone when asked."""
     already = (root / "README.md").exists() and (root / "daily").is_dir()
     if already and skip_if_exists:
-        return InitResult(root, False, ())
+        return FolderInit(path=str(root), created=False, folders=[])
     for folder in FOLDERS:
         (root / folder).mkdir(parents=True, exist_ok=True)
     if not (root / "README.md").exists():
@@ -92,4 +85,4 @@ def init_folder(root: Path, clock: Clock, *, skip_if_exists: bool = True) -> Ini
     if not (root / "current.md").exists():
         atomic_write_text(root / "current.md", _template_current(iso(clock.now())))
     atomic_write_text(root / ".config" / "search-mode", "auto\n")
-    return InitResult(root, True, FOLDERS)
+    return FolderInit(path=str(root), created=True, folders=list(FOLDERS))

@@ -10,6 +10,7 @@ from dokoro_store.clock import Clock, parse_iso
 from dokoro_store.db.engine import Database
 from dokoro_store.errors import InvalidArgumentError
 from dokoro_store.models import SharedNote
+from dokoro_store.results.coordination import Note
 from dokoro_store.services.names import required_name
 
 __all__ = ["MAX_NOTE", "NOTE_TYPES", "NoteService"]
@@ -25,7 +26,7 @@ class NoteService:
 
     def append(
         self, agent_id: str, content: str, *, note_type: str = "scratch", metadata: dict[str, Any] | None = None
-    ) -> SharedNote:
+    ) -> Note:
         agent_id = required_name(agent_id, "agent_id")
         if not content or not content.strip():
             raise InvalidArgumentError("content must not be empty: write the note")
@@ -43,7 +44,7 @@ class NoteService:
         with self._db.write() as session:
             session.add(note)
             session.flush()
-        return note
+            return _note(note)
 
     def read(
         self,
@@ -52,7 +53,7 @@ class NoteService:
         note_type: str | None = None,
         since: str | None = None,
         limit: int = 50,
-    ) -> list[SharedNote]:
+    ) -> list[Note]:
         """Notes newest first, optionally by one agent, of one type, or since a time."""
         if not 1 <= limit <= 200:
             raise InvalidArgumentError(f"limit must be between 1 and 200; got {limit}")
@@ -70,4 +71,16 @@ class NoteService:
                 raise InvalidArgumentError(f"since: {exc}") from None
         statement = statement.order_by(col(SharedNote.created_at).desc(), col(SharedNote.id).desc()).limit(limit)
         with self._db.read() as session:
-            return list(session.exec(statement).all())
+            return [_note(row) for row in session.exec(statement)]
+
+
+def _note(row: SharedNote) -> Note:
+    assert row.id is not None  # flushed
+    return Note(
+        id=row.id,
+        agent_id=row.agent_id,
+        note_type=row.note_type,
+        content=row.content,
+        created_at=row.created_at,
+        metadata=row.metadata_json,
+    )

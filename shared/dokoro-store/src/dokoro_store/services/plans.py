@@ -1,47 +1,50 @@
 """Procedural memory: plans (reference §2.5, §4.10).
 
 A plan is a row of ``plans`` with its ``plan_items``, so every agent of a store (and a team on
-PostgreSQL) shares it. The workspace folder holds renderings written atomically:
-``.mcp/plans/<id>.json`` per live plan and ``.mcp/plans/index.json`` (id → title, or
-``{title, archived, archive_path}``).
+PostgreSQL) shares it. The workspace folder holds renderings written atomically
+(:mod:`.plan_files`): ``.mcp/plans/<id>.json`` per live plan and ``.mcp/plans/index.json``.
 
-Archiving moves the mirror to ``.mcp/plans/archive/YYYY-MM/<id>.json`` FIRST and then marks
-the row, so a crash in between leaves a moved file whose row still looks live. Every read
-heals that window: a live row whose mirror is gone but sits in an archive partition is marked
-archived before anything else looks at it. Archived plans are read-only.
+Archiving (:mod:`.plan_archive`) moves the mirror to ``.mcp/plans/archive/YYYY-MM/<id>.json``
+FIRST and then marks the row, so a crash in between leaves a moved file whose row still looks
+live. Every read heals that window: a live row whose mirror is gone but sits in an archive
+partition is marked archived before anything else looks at it. Archived plans are read-only.
+
+Reads return :class:`~.plan_views.PlanView` (what the store, the sweep and the planning helpers
+need); writes return the public results of :mod:`dokoro_store.results.plans`.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
-from dokoro_store import frontmatter
-from dokoro_store.clock import Clock, format_duration, iso, slug
+from dokoro_store.clock import Clock, slug
 from dokoro_store.db.engine import Database
 from dokoro_store.errors import ConflictError, InvalidArgumentError, NotFoundError
 from dokoro_store.files import atomic_write_text, file_lock
-from dokoro_store.models import Plan, PlanItem
+from dokoro_store.models import Plan as PlanRow
+from dokoro_store.models import PlanItem as PlanItemRow
 from dokoro_store.paths import StorePaths
-from dokoro_store.services.workspace import WorkspaceService
+from dokoro_store.results.plans import Plan, PlanBlockerAdded, PlanItemChecked, PlanValidation
+from dokoro_store.services.current_file import CurrentFile
+from dokoro_store.services.plan_archive import ArchiveOutcome, PlanArchiver
+from dokoro_store.services.plan_files import MIRROR_LOCK, PlanFiles, dump_json, is_plan_id, plan_files
+from dokoro_store.services.plan_report import validation_table, write_report
+from dokoro_store.services.plan_views import PlanItemView, PlanView, completion_percentage, items_of, view_of
 
 __all__ = [
     "LIST_FILTERS",
     "PLAN_STATUSES",
     "ArchiveOutcome",
-    "BlockerAdded",
-    "ItemChecked",
     "PlanArchivedError",
+    "PlanFiles",
     "PlanItemView",
     "PlanService",
     "PlanValidated",
@@ -58,8 +61,6 @@ LIST_FILTERS = ("all", "active", "completed", "validated")
 MAX_ITEMS = 200
 MAX_TEXT = 2_000
 _TITLE_SLUG_MAX = 40
-_SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-_MIRROR_LOCK = "plans"
 
 
 class PlanArchivedError(ConflictError):
@@ -67,201 +68,28 @@ class PlanArchivedError(ConflictError):
 
 
 @dataclass(frozen=True)
-class PlanFiles:
-    """Where the plan mirrors of one workspace folder live."""
-
-    root: Path
-
-    @property
-    def index(self) -> Path:
-        return self.root / "index.json"
-
-    @property
-    def archive(self) -> Path:
-        return self.root / "archive"
-
-    def live(self, plan_id: str) -> Path:
-        return self.root / f"{_safe_id(plan_id)}.json"
-
-    def archived(self, relative: str) -> Path:
-        return self.root / relative
-
-    def find_archived(self, plan_id: str) -> str | None:
-        """The ``archive/YYYY-MM/<id>.json`` partition holding a copy of the plan, newest first."""
-        name = f"{_safe_id(plan_id)}.json"
-        if not self.archive.is_dir():
-            return None
-        for month in sorted((p for p in self.archive.iterdir() if p.is_dir()), reverse=True):
-            if (month / name).is_file():
-                return f"archive/{month.name}/{name}"
-        return None
-
-
-def plan_files(paths: StorePaths) -> PlanFiles:
-    return PlanFiles(paths.mcp_dir / "plans")
-
-
-def _safe_id(plan_id: str) -> str:
-    # Plan ids become file names: never let one walk out of the plans folder.
-    if not _SAFE_ID.match(plan_id):
-        raise InvalidArgumentError(f"{plan_id!r} is not a plan id; ids look like plan-2026-06-10-22h23-wednesday-x")
-    return plan_id
-
-
-def completion_percentage(done: int, total: int) -> int:
-    """round(100 × done / total), halves rounded up as the reference does; 0 for an empty plan."""
-    if total <= 0:
-        return 0
-    return math.floor(100 * done / total + 0.5)
-
-
-def _title_slug(title: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:_TITLE_SLUG_MAX].strip("-")
-
-
-@dataclass(frozen=True)
-class PlanItemView:
-    index: int  # 1-based, as the agent speaks
-    text: str
-    completed: bool
-    created_at: datetime
-    completed_at: datetime | None
-    notes: str | None
-    blockers: tuple[str, ...]
-
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "id": f"item-{self.index - 1}",
-            "text": self.text,
-            "completed": self.completed,
-            "created_at": iso(self.created_at),
-        }
-        if self.completed_at is not None:
-            data["completed_at"] = iso(self.completed_at)
-        if self.notes:
-            data["notes"] = self.notes
-        if self.blockers:
-            data["blockers"] = list(self.blockers)
-        return data
-
-
-@dataclass(frozen=True)
-class PlanView:
-    id: str
-    title: str
-    description: str | None
-    status: str
-    items: tuple[PlanItemView, ...]
-    created_at: datetime
-    updated_at: datetime
-    validated_at: datetime | None
-    validation_notes: str | None
-    archived_at: datetime | None
-    archive_path: str | None
-    agent_id: str | None
-
-    @property
-    def archived(self) -> bool:
-        return self.archive_path is not None
-
-    @property
-    def total(self) -> int:
-        return len(self.items)
-
-    @property
-    def done(self) -> int:
-        return sum(1 for item in self.items if item.completed)
-
-    @property
-    def completion(self) -> int:
-        return completion_percentage(self.done, self.total)
-
-    def to_json(self) -> dict[str, Any]:
-        """The reference's plan JSON (plus the archive fields once archived)."""
-        data: dict[str, Any] = {"id": self.id, "title": self.title}
-        if self.description:
-            data["description"] = self.description
-        data["items"] = [item.to_json() for item in self.items]
-        data["created_at"] = iso(self.created_at)
-        data["updated_at"] = iso(self.updated_at)
-        if self.validated_at is not None:
-            data["validated_at"] = iso(self.validated_at)
-        if self.validation_notes:
-            data["validation_notes"] = self.validation_notes
-        data["status"] = self.status
-        data["completion_percentage"] = self.completion
-        if self.archived:
-            data["archived"] = True
-            data["archived_at"] = iso(self.archived_at) if self.archived_at else None
-            data["archive_path"] = self.archive_path
-        return data
-
-
-@dataclass(frozen=True)
-class ItemChecked:
-    plan: PlanView
-    item: PlanItemView
-    unchecked: bool
-    reopened: bool
-    finished: bool  # this check completed the plan
-
-
-@dataclass(frozen=True)
-class BlockerAdded:
-    plan: PlanView
-    item: PlanItemView
-    blocker: str
-
-
-@dataclass(frozen=True)
-class ArchiveOutcome:
-    ok: bool
-    plan_id: str
-    archive_path: str | None = None
-    already: bool = False
-    healed: bool = False
-    error: str | None = None
-
-
-@dataclass(frozen=True)
 class PlanValidated:
+    """A validation, with what only its message needs (the report table, the archive outcome)."""
+
     plan: PlanView
     report_path: Path
     report_relative: str
     table: str
     archive: ArchiveOutcome | None
 
-
-def _view(row: Plan, items: Sequence[PlanItem]) -> PlanView:
-    return PlanView(
-        id=row.id,
-        title=row.title,
-        description=row.description,
-        status=row.status,
-        items=tuple(
-            PlanItemView(
-                index=item.position + 1,
-                text=item.text,
-                completed=item.completed,
-                created_at=item.created_at,
-                completed_at=item.completed_at,
-                notes=item.notes,
-                blockers=tuple(item.blockers or ()),
-            )
-            for item in sorted(items, key=lambda i: i.position)
-        ),
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-        validated_at=row.validated_at,
-        validation_notes=row.validation_notes,
-        archived_at=row.archived_at,
-        archive_path=row.archive_path,
-        agent_id=row.agent_id,
-    )
+    def result(self) -> PlanValidation:
+        archive = self.archive
+        return PlanValidation(
+            plan=self.plan.result(),
+            report=self.report_relative,
+            archived=self.plan.archived,
+            archive_path=self.plan.archive_path,
+            archive_error=archive.error if archive is not None and not archive.ok else None,
+        )
 
 
-def _items_of(session: Session, plan_id: str) -> list[PlanItem]:
-    return list(session.exec(select(PlanItem).where(PlanItem.plan_id == plan_id).order_by(col(PlanItem.position))))
+def _title_slug(title: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:_TITLE_SLUG_MAX].strip("-")
 
 
 def _clean(text: str | None, what: str, *, required: bool = False) -> str | None:
@@ -276,12 +104,13 @@ def _clean(text: str | None, what: str, *, required: bool = False) -> str | None
 class PlanService:
     """Create, check, block, validate, archive and read the plans of one store."""
 
-    def __init__(self, paths: StorePaths, db: Database, clock: Clock, workspace: WorkspaceService) -> None:
+    def __init__(self, paths: StorePaths, db: Database, clock: Clock, current: CurrentFile) -> None:
         self._paths = paths
         self._db = db
         self._clock = clock
-        self._workspace = workspace
+        self._current = current
         self.files = plan_files(paths)
+        self._archiver = PlanArchiver(paths, db, clock, self.files)
 
     # ------------------------------------------------------------------ mirrors
     def _sync_mirrors(self, plan_id: str | None = None) -> None:
@@ -292,35 +121,24 @@ class PlanService:
         cannot be written is logged, never turned into a failed call.
         """
         try:
-            with file_lock(self._paths.locks_dir, _MIRROR_LOCK):
-                self._write_index()
+            with file_lock(self._paths.locks_dir, MIRROR_LOCK):
+                self.files.write_index(self._db)
                 if plan_id is not None:
                     view = self.get(plan_id, heal=False)
                     if view is not None and not view.archived:
-                        atomic_write_text(self.files.live(view.id), _dump(view.to_json()))
+                        atomic_write_text(self.files.live(view.id), dump_json(view.to_json()))
         except OSError:
             log.warning("dokoro: could not write the plan mirrors under %s", self.files.root, exc_info=True)
-
-    def _write_index(self) -> None:
-        with self._db.read() as session:
-            rows = list(session.exec(select(Plan).order_by(col(Plan.created_at), col(Plan.id))))
-        index: dict[str, Any] = {}
-        for row in rows:
-            if row.archive_path:
-                index[row.id] = {"title": row.title, "archived": True, "archive_path": row.archive_path}
-            else:
-                index[row.id] = row.title
-        atomic_write_text(self.files.index, _dump(index))
 
     # ------------------------------------------------------------------ reads
     def get(self, plan_id: str, *, heal: bool = True) -> PlanView | None:
         """One plan by id (archived included), or None."""
         plan_id = plan_id.strip()
         with self._db.read() as session:
-            row = session.get(Plan, plan_id)
+            row = session.get(PlanRow, plan_id)
             if row is None:
                 return None
-            view = _view(row, _items_of(session, plan_id))
+            view = view_of(row, items_of(session, plan_id))
         if heal:
             return self._heal(view)
         return view
@@ -328,15 +146,16 @@ class PlanService:
     def _all(self) -> list[PlanView]:
         """Every plan, newest first (healed)."""
         with self._db.read() as session:
-            rows = list(session.exec(select(Plan).order_by(col(Plan.created_at).desc(), col(Plan.id).desc())))
-            items: dict[str, list[PlanItem]] = {}
-            for item in session.exec(select(PlanItem)):
+            newest_first = select(PlanRow).order_by(col(PlanRow.created_at).desc(), col(PlanRow.id).desc())
+            rows = list(session.exec(newest_first))
+            items: dict[str, list[PlanItemRow]] = {}
+            for item in session.exec(select(PlanItemRow)):
                 items.setdefault(item.plan_id, []).append(item)
-        return [self._heal(_view(row, items.get(row.id, []))) for row in rows]
+        return [self._heal(view_of(row, items.get(row.id, []))) for row in rows]
 
     def _heal(self, view: PlanView) -> PlanView:
         """Finish an archive that moved the mirror but died before marking the row."""
-        if view.archived or not _SAFE_ID.match(view.id) or self.files.live(view.id).exists():
+        if view.archived or not is_plan_id(view.id) or self.files.live(view.id).exists():
             return view
         found = self.files.find_archived(view.id)
         if found is None:
@@ -394,7 +213,7 @@ class PlanService:
         *,
         agent_id: str | None = None,
         status: str = "active",
-    ) -> PlanView:
+    ) -> Plan:
         """A new plan with ``items`` (in order), ``active`` unless ``status`` is ``draft`` (an
         imported plan not started yet); written to the database, then mirrored."""
         if status not in ("draft", "active"):
@@ -417,10 +236,10 @@ class PlanService:
         plan_id = self._insert(base, clean_title, clean_description, texts, now, agent_id, status)
         self._sync_mirrors(plan_id)
         numbered = "\n".join(f"   {i}. [ ] {text}" for i, text in enumerate(texts, start=1))
-        self._workspace.log_line("📋", f"PLAN CREATED: {clean_title}\n{numbered}")
+        self._current.log_line("📋", f"PLAN CREATED: {clean_title}\n{numbered}")
         view = self.get(plan_id, heal=False)
         assert view is not None
-        return view
+        return view.result()
 
     def _insert(
         self,
@@ -435,7 +254,7 @@ class PlanService:
         # Two plans with one title in one minute share a base id: number the later ones.
         for attempt in range(20):
             with self._db.read() as session:
-                taken = set(session.exec(select(Plan.id).where(col(Plan.id).startswith(base, autoescape=True))))
+                taken = set(session.exec(select(PlanRow.id).where(col(PlanRow.id).startswith(base, autoescape=True))))
             plan_id = base
             counter = 2
             while plan_id in taken:
@@ -444,7 +263,7 @@ class PlanService:
             try:
                 with self._db.write() as session:
                     session.add(
-                        Plan(
+                        PlanRow(
                             id=plan_id,
                             title=title,
                             description=description,
@@ -457,7 +276,7 @@ class PlanService:
                     session.flush()
                     for position, text in enumerate(texts):
                         session.add(
-                            PlanItem(plan_id=plan_id, position=position, text=text, created_at=now, blockers=[])
+                            PlanItemRow(plan_id=plan_id, position=position, text=text, created_at=now, blockers=[])
                         )
             except IntegrityError:
                 if attempt == 19:
@@ -466,16 +285,16 @@ class PlanService:
             return plan_id
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _locked(self, session: Session, view: PlanView) -> tuple[Plan, list[PlanItem]]:
-        row = session.get(Plan, view.id, with_for_update=True)
+    def _locked(self, session: Session, view: PlanView) -> tuple[PlanRow, list[PlanItemRow]]:
+        row = session.get(PlanRow, view.id, with_for_update=True)
         if row is None:
             raise NotFoundError(f"No plan with ID {view.id!r}; it was removed. List plans with dokoro_plan_list.")
         if row.archive_path:
-            raise self._archived_error(_view(row, []))
-        return row, _items_of(session, view.id)
+            raise self._archived_error(view_of(row, []))
+        return row, items_of(session, view.id)
 
     @staticmethod
-    def _item(items: list[PlanItem], item_index: int) -> PlanItem:
+    def _item(items: list[PlanItemRow], item_index: int) -> PlanItemRow:
         if not 1 <= item_index <= len(items):
             raise InvalidArgumentError(
                 f"Invalid Item: itemIndex {item_index} is out of range. Plan has {len(items)} items "
@@ -490,7 +309,7 @@ class PlanService:
         plan_id: str | None = None,
         notes: str | None = None,
         uncheck: bool = False,
-    ) -> ItemChecked:
+    ) -> PlanItemChecked:
         """Mark item ``item_index`` (1-based) done, or not done with ``uncheck``.
 
         Completing the last item completes the plan; unchecking an item of a completed plan
@@ -524,15 +343,16 @@ class PlanService:
         self._sync_mirrors(target.id)
         view = self.get(target.id, heal=False)
         assert view is not None
-        checked = view.items[item_index - 1]
+        plan = view.result()
+        checked = plan.items[item_index - 1]
         note = f"\n   Note: {clean_notes}" if clean_notes else ""
         if uncheck:
-            self._workspace.log_line("↩️", f"UNCHECKED: {checked.text}{note}")
+            self._current.log_line("↩️", f"UNCHECKED: {checked.text}{note}")
         else:
-            self._workspace.log_line("✅", f"COMPLETED: {checked.text}{note}")
-        return ItemChecked(view, checked, uncheck, reopened, finished)
+            self._current.log_line("✅", f"COMPLETED: {checked.text}{note}")
+        return PlanItemChecked(plan=plan, item=checked, unchecked=uncheck, reopened=reopened, finished=finished)
 
-    def add_blocker(self, item_index: int, blocker: str, *, plan_id: str | None = None) -> BlockerAdded:
+    def add_blocker(self, item_index: int, blocker: str, *, plan_id: str | None = None) -> PlanBlockerAdded:
         """Record what blocks item ``item_index`` (1-based)."""
         clean = _clean(blocker, "blocker", required=True)
         assert clean is not None
@@ -548,9 +368,10 @@ class PlanService:
         self._sync_mirrors(target.id)
         view = self.get(target.id, heal=False)
         assert view is not None
-        blocked = view.items[item_index - 1]
-        self._workspace.log_line("⛔", f'BLOCKER on "{blocked.text}": {clean}')
-        return BlockerAdded(view, blocked, clean)
+        plan = view.result()
+        blocked = plan.items[item_index - 1]
+        self._current.log_line("⛔", f'BLOCKER on "{blocked.text}": {clean}')
+        return PlanBlockerAdded(plan=plan, item=blocked, blocker=clean)
 
     def validate(
         self,
@@ -579,73 +400,18 @@ class PlanService:
         view = self.get(target.id, heal=False)
         assert view is not None
         table = validation_table(view, now)
-        report = self._write_report(view, table, now)
+        report = write_report(self._paths, view, table, now)
         relative = self._paths.relative(report)
         result = f"{view.status.upper()} ({view.completion}%)"
-        self._workspace.log_line("🏁", f"PLAN VALIDATED: {view.title}\n   Result: {result}\n   Report: {relative}")
+        self._current.log_line("🏁", f"PLAN VALIDATED: {view.title}\n   Result: {result}\n   Report: {relative}")
         outcome = self.archive(view.id) if view.status == "validated" else None
         final = self.get(view.id, heal=False) or view
         return PlanValidated(final, report, relative, table, outcome)
 
-    def _write_report(self, view: PlanView, table: str, now: datetime) -> Path:
-        front = {
-            "title": f"Plan Validation: {view.title}",
-            "date": iso(now),
-            "plan_id": view.id,
-            "status": view.status,
-            "completion": view.completion,
-            "tags": {"type": "validation", "result": view.status},
-        }
-        path = self._paths.daily_dir / f"{slug(now)}-validation-{_safe_id(view.id)}.md"
-        atomic_write_text(path, frontmatter.render(front) + table + "\n")
-        return path
-
     # ------------------------------------------------------------------ archive
     def archive(self, plan_id: str) -> ArchiveOutcome:
-        """Move a plan's mirror to ``archive/<YYYY-MM of now>/`` and mark it archived (read-only).
-
-        Idempotent; heals a half-done archive; never raises for an expected failure (the
-        outcome says what went wrong).
-        """
-        plan_id = plan_id.strip()
-        if not _SAFE_ID.match(plan_id):
-            return ArchiveOutcome(False, plan_id, error=f"{plan_id!r} is not a plan id")
-        now = self._clock.now()
-        try:
-            with file_lock(self._paths.locks_dir, _MIRROR_LOCK):
-                outcome = self._archive_locked(plan_id, now)
-                if outcome.ok and not outcome.already:
-                    self._write_index()
-                return outcome
-        except OSError as exc:
-            return ArchiveOutcome(False, plan_id, error=f"could not move the plan file: {exc}")
-
-    def _archive_locked(self, plan_id: str, now: datetime) -> ArchiveOutcome:
-        live = self.files.live(plan_id)
-        with self._db.write() as session:
-            row = session.get(Plan, plan_id, with_for_update=True)
-            if row is None:
-                return ArchiveOutcome(False, plan_id, error=f"No plan with ID {plan_id!r}")
-            if row.archive_path:
-                target = self.files.archived(row.archive_path)
-                if not target.exists():
-                    atomic_write_text(target, _dump(_view(row, _items_of(session, plan_id)).to_json()))
-                return ArchiveOutcome(True, plan_id, row.archive_path, already=True)
-            found = None if live.exists() else self.files.find_archived(plan_id)
-            relative = found or f"archive/{now:%Y-%m}/{plan_id}.json"
-            row.archived_at = now
-            row.archive_path = relative
-            row.updated_at = now
-            session.add(row)
-            if found is None:
-                # The final rendering goes to the live mirror, then the file moves FIRST; the row is
-                # marked by the commit that follows. A crash in between is healed by the next read.
-                view = _view(row, _items_of(session, plan_id))
-                target = self.files.archived(relative)
-                target.parent.mkdir(parents=True, exist_ok=True)
-                atomic_write_text(live, _dump(view.to_json()))
-                live.replace(target)
-        return ArchiveOutcome(True, plan_id, relative, healed=found is not None)
+        """Archive a plan now (idempotent; see :class:`~.plan_archive.PlanArchiver`)."""
+        return self._archiver.archive(plan_id)
 
     def archive_candidates(self, cutoff: datetime) -> list[PlanView]:
         """Live completed or validated plans last changed before ``cutoff`` (for the sweep)."""
@@ -662,48 +428,3 @@ class PlanService:
             raise InvalidArgumentError(f"status must be one of {', '.join(LIST_FILTERS)}; got {status!r}")
         plans = [p for p in self._all() if status == "all" or p.status == status]
         return [p for p in plans if not p.archived] + [p for p in plans if p.archived]
-
-
-def _dump(data: Any) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-
-
-def _minutes(start: datetime, end: datetime | None) -> str:
-    if end is None:
-        return "-"
-    return format_duration(round((end - start).total_seconds() / 60))
-
-
-def validation_table(view: PlanView, now: datetime) -> str:
-    """The validation report body: header, item table, summary and notes."""
-    validated = view.validated_at or now
-    lines = [
-        f"# Plan Validation: {view.title}",
-        "",
-        f"- **Plan:** {view.id}",
-        f"- **Status:** {view.status.upper()}",
-        f"- **Completion:** {view.completion}% ({view.done}/{view.total})",
-        f"- **Created:** {iso(view.created_at)}",
-        f"- **Validated:** {iso(validated)}",
-        f"- **Total duration:** {_minutes(view.created_at, validated)}",
-        "",
-        "| # | Task | Status | Completed At | Duration |",
-        "|---|------|--------|--------------|----------|",
-    ]
-    for item in view.items:
-        text = item.text if len(item.text) <= 40 else item.text[:40] + "..."
-        text = text.replace("|", "\\|").replace("\n", " ")
-        lines.append(
-            f"| {item.index} | {text} | {'✅' if item.completed else '❌'} | "
-            f"{iso(item.completed_at) if item.completed_at else '-'} | {_minutes(item.created_at, item.completed_at)} |"
-        )
-    lines += ["", "## Summary", "", f"- Completed: {view.done}/{view.total}"]
-    pending = [item for item in view.items if not item.completed]
-    if pending:
-        lines.append("- Pending:")
-        for item in pending:
-            lines.append(f"  - {item.index}. {item.text}")
-            lines += [f"    - ⛔ {blocker}" for blocker in item.blockers]
-    if view.validation_notes:
-        lines += ["", "## Notes", "", view.validation_notes]
-    return "\n".join(lines)

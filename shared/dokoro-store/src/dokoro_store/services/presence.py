@@ -8,7 +8,7 @@ a live holder from an abandoned one.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from sqlalchemy import Row, Table, literal_column, select
@@ -17,10 +17,11 @@ from sqlalchemy.orm import Session
 from dokoro_store.db.engine import Database
 from dokoro_store.errors import InvalidArgumentError
 from dokoro_store.models import AgentPresence
+from dokoro_store.results.coordination import Presence
 from dokoro_store.services.dbclock import db_epoch
 from dokoro_store.services.names import optional_name, required_name
 
-__all__ = ["PRESENCE_STATUSES", "PRESENCE_TTL", "Presence", "PresenceLabel", "PresenceService"]
+__all__ = ["PRESENCE_STATUSES", "PRESENCE_TTL", "PresenceLabel", "PresenceService", "presence_labels"]
 
 PRESENCE_STATUSES = ("active", "idle", "away")
 PRESENCE_TTL = 900
@@ -28,17 +29,6 @@ MAX_TTL = 86400
 MAX_FOCUS = 2000
 
 PresenceLabel = Literal["live", "stale", "unknown"]
-
-
-@dataclass(frozen=True)
-class Presence:
-    agent_id: str
-    session_id: str | None
-    status: str
-    current_focus: str | None
-    last_heartbeat: int
-    heartbeat_seq: int
-    seconds_ago: int
 
 
 def _table() -> Table:
@@ -132,7 +122,7 @@ def _presence(row: Row[Any], now: int) -> Presence:
         session_id=row.session_id,
         status=row.status,
         current_focus=row.current_focus,
-        last_heartbeat=heartbeat,
+        last_heartbeat=datetime.fromtimestamp(heartbeat, UTC),
         heartbeat_seq=int(row.heartbeat_seq),
         seconds_ago=max(0, now - heartbeat),
     )

@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass
 
 from sqlmodel import col, select
 
 from dokoro_store.clock import Clock
 from dokoro_store.db.engine import Database
 from dokoro_store.errors import InvalidArgumentError, NotFoundError
-from dokoro_store.models import Question
+from dokoro_store.models import Question as QuestionRow
+from dokoro_store.results.working import BlockerCheck, Question, QuestionAdded, QuestionAnswered, QuestionCounts
 from dokoro_store.secrets import redact, redact_all
-from dokoro_store.services.workspace import WorkspaceService
+from dokoro_store.services.current_file import CurrentFile
 
-__all__ = ["PRIORITIES", "QuestionAnswered", "QuestionCounts", "QuestionService"]
+__all__ = ["PRIORITIES", "QuestionService"]
 
 PRIORITIES = ("low", "medium", "high", "blocker")
 _PRIORITY_RANK = {"blocker": 0, "high": 1, "medium": 2, "low": 3}
@@ -31,40 +31,29 @@ def _base36(number: int) -> str:
             return digits
 
 
-@dataclass(frozen=True)
-class QuestionCounts:
-    open: int
-    by_priority: dict[str, int]
-
-    @property
-    def blockers(self) -> int:
-        return self.by_priority.get("blocker", 0)
-
-
-@dataclass(frozen=True)
-class QuestionAnswered:
-    question: Question
-    open_for_seconds: float
-    remaining: QuestionCounts
+def _public(row: QuestionRow) -> Question:
+    return Question.model_validate(row, from_attributes=True)
 
 
 class QuestionService:
-    def __init__(self, db: Database, clock: Clock, workspace: WorkspaceService) -> None:
+    """Open questions shared by every agent of the store; each add and answer is logged to current.md."""
+
+    def __init__(self, db: Database, clock: Clock, current: CurrentFile) -> None:
         self._db = db
         self._clock = clock
-        self._workspace = workspace
+        self._current = current
 
     def counts(self) -> QuestionCounts:
         with self._db.read() as session:
-            rows = session.exec(select(Question.priority).where(Question.status == "open")).all()
+            rows = session.exec(select(QuestionRow.priority).where(QuestionRow.status == "open")).all()
         by_priority: dict[str, int] = {}
         for priority in rows:
             by_priority[priority] = by_priority.get(priority, 0) + 1
-        return QuestionCounts(len(rows), by_priority)
+        return QuestionCounts(open=len(rows), blockers=by_priority.get("blocker", 0), by_priority=by_priority)
 
     def add(
         self, question: str, *, context: str | None = None, priority: str = "medium", agent_id: str | None = None
-    ) -> tuple[Question, QuestionCounts]:
+    ) -> QuestionAdded:
         question = question.strip()
         if not question:
             raise InvalidArgumentError("question must not be empty")
@@ -73,7 +62,7 @@ class QuestionService:
         now = self._clock.now()
         (question_clean, context_clean), _kinds = redact_all([question, (context or "").strip() or None])
         question, context = str(question_clean), context_clean
-        row = Question(
+        row = QuestionRow(
             id=f"q-{_base36(int(now.timestamp() * 1000))}-{''.join(secrets.choice(_BASE36) for _ in range(4))}",
             question=question,
             context=(context or "").strip() or None,
@@ -84,9 +73,10 @@ class QuestionService:
         )
         with self._db.write() as session:
             session.add(row)
-        suffix = f" (Context: {row.context})" if row.context else ""
-        self._workspace.log_line(_ICONS[priority], f"QUESTION: {question}{suffix}")
-        return row, self.counts()
+            added = _public(row)
+        suffix = f" (Context: {added.context})" if added.context else ""
+        self._current.log_line(_ICONS[priority], f"QUESTION: {question}{suffix}")
+        return QuestionAdded(question=added, counts=self.counts())
 
     def answer(self, answer: str, question_id: str | None = None) -> QuestionAnswered:
         answer = answer.strip()
@@ -99,7 +89,7 @@ class QuestionService:
         # BEGIN IMMEDIATE already serialises the transaction.
         with self._db.write() as session:
             if question_id:
-                row = session.get(Question, question_id.strip(), with_for_update=True)
+                row = session.get(QuestionRow, question_id.strip(), with_for_update=True)
                 if row is None:
                     raise NotFoundError(
                         f"No question with ID {question_id!r}. List ids with dokoro_question_list (status='all')."
@@ -108,9 +98,9 @@ class QuestionService:
                     raise InvalidArgumentError(f"Question {row.id} is already answered: {row.answer}")
             else:
                 row = session.exec(
-                    select(Question)
-                    .where(Question.status == "open")
-                    .order_by(col(Question.created_at).desc(), col(Question.id).desc())
+                    select(QuestionRow)
+                    .where(QuestionRow.status == "open")
+                    .order_by(col(QuestionRow.created_at).desc(), col(QuestionRow.id).desc())
                     .limit(1)
                     .with_for_update()
                 ).first()
@@ -120,18 +110,26 @@ class QuestionService:
             row.answer = answer
             row.answered_at = now
             session.add(row)
-        self._workspace.log_line("✅", f"ANSWERED: {row.question}\n   → {answer}")
-        return QuestionAnswered(row, (now - row.created_at).total_seconds(), self.counts())
+            answered = _public(row)
+        self._current.log_line("✅", f"ANSWERED: {answered.question}\n   → {answer}")
+        return QuestionAnswered(
+            question=answered, open_for_seconds=(now - answered.created_at).total_seconds(), counts=self.counts()
+        )
 
     def list(self, status: str = "open") -> list[Question]:
         """Questions sorted open first, then blocker < high < medium < low, then newest."""
         if status not in ("open", "answered", "all"):
             raise InvalidArgumentError(f"status must be 'open', 'answered' or 'all'; got {status!r}")
-        statement = select(Question)
+        statement = select(QuestionRow)
         if status != "all":
-            statement = statement.where(Question.status == status)
+            statement = statement.where(QuestionRow.status == status)
         with self._db.read() as session:
-            rows = list(session.exec(statement))
+            rows = [_public(row) for row in session.exec(statement)]
         rows.sort(key=lambda q: q.created_at, reverse=True)
         rows.sort(key=lambda q: (q.status != "open", _PRIORITY_RANK.get(q.priority, 9)))
         return rows
+
+    def check(self) -> BlockerCheck:
+        """Are we blocked: the open blocker questions (newest first) and the open counts."""
+        blockers = [q for q in self.list("open") if q.priority == "blocker"]
+        return BlockerCheck(blocked=bool(blockers), blockers=blockers, counts=self.counts())

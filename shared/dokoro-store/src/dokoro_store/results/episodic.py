@@ -1,0 +1,41 @@
+"""Results of the episodic layer: session summaries written and recalled."""
+
+from __future__ import annotations
+
+from dokoro_store.results.base import IsoTime, Result
+
+__all__ = ["Compaction", "Episode", "EpisodeRecall", "SummaryAdded"]
+
+
+class Compaction(Result):
+    """A session's summaries folded into one retained entry."""
+
+    compacted_count: int
+    total_tokens: int
+
+
+class SummaryAdded(Result):
+    id: int
+    session_id: str
+    compaction: Compaction | None = None  # set when this summary made the session pass the threshold
+    redacted: tuple[str, ...] = ()  # kinds of secret removed before the summary was stored
+
+
+class Episode(Result):
+    """One recalled session summary."""
+
+    id: int
+    session_id: str | None
+    ai_model: str
+    summary: str
+    started_at: IsoTime
+    message_count: int | None
+    token_count: int | None
+    key_decisions: list[str]
+    key_topics: list[str]
+    compacted: bool
+
+
+class EpisodeRecall(Result):
+    ranking: str  # "recency", or "similarity (<embedder>, <n> candidates)", with the reason for a fall-back
+    episodes: list[Episode]

@@ -1,0 +1,120 @@
+"""Results of the typed memories (semantic layer) and of the session briefing.
+
+A :class:`Memory` is the public face of one memory row; every other result here is built from
+it. Recall scores are full precision in Python and rounded to four decimals on the wire.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from dokoro_store.results.base import IsoTime, Result
+from dokoro_store.results.rounding import rounded
+
+__all__ = [
+    "BriefingSummary",
+    "CloseMemory",
+    "Forgotten",
+    "Memory",
+    "MemoryStatus",
+    "MemoryVerdict",
+    "Recall",
+    "RecallHit",
+    "Remembered",
+]
+
+
+class Memory(Result):
+    """One memory and where it stands in its lifecycle (active → archived → deprecated)."""
+
+    id: str
+    type: str
+    title: str
+    body: str
+    entities: list[str]
+    trust: str
+    state: str
+    agent_id: str | None
+    session_id: str | None
+    source: str | None
+    created_at: IsoTime
+    updated_at: IsoTime
+    review_after: IsoTime | None
+    valid_until: IsoTime | None
+    supersedes: str | None
+    superseded_by: str | None
+    state_reason: str | None
+    recall_count: int
+
+
+class CloseMemory(Result):
+    """A close neighbour of a new memory, with what an agent needs to judge the pair."""
+
+    memory: Memory
+    shared_entities: list[str]
+    similarity: float
+    gap_days: float
+    latest_wins_eligible: bool
+    why_not_latest_wins: str | None
+
+
+class Remembered(Result):
+    """A stored memory, the close memories the conflict gate surfaced, and what it superseded."""
+
+    memory: Memory
+    conflicts: list[CloseMemory]
+    superseded: Memory | None
+    redacted: list[str]
+    indexed: bool
+
+
+class MemoryVerdict(Result):
+    """A pair of close memories after the agent's verdict."""
+
+    new: Memory
+    old: Memory
+    verdict: str
+
+
+class RecallHit(Result):
+    memory: Memory
+    score: Annotated[float, rounded(4)]
+    relevance: Annotated[float, rounded(4)]
+    reason: str
+
+
+class Recall(Result):
+    hits: list[RecallHit]
+
+
+class Forgotten(Result):
+    """What forgetting did: ``deprecated`` (kept, with its reason) or ``purged`` (gone)."""
+
+    id: str
+    action: str
+    state: str
+
+
+class MemoryStatus(Result):
+    """The health of the memories, by id (the text report adds titles)."""
+
+    total: int
+    by_state: dict[str, int]
+    by_type: dict[str, int]
+    index_pending: int
+    stale: list[str]
+    expired: list[str]
+    unresolved_conflicts: list[dict[str, str]]
+    never_recalled: int
+    compaction_candidates: dict[str, list[str]]
+
+
+class BriefingSummary(Result):
+    """What the session briefing used of its budget and which rules it showed."""
+
+    budget: int
+    used: int
+    rules_shown: list[str]
+    rules_total: int
+    rules_overflow: int
+    omitted: dict[str, int]

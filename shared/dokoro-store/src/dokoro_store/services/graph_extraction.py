@@ -1,0 +1,171 @@
+"""Extraction into the entity graph: the regex pass over every indexed document (skipped when
+its text is unchanged), and deep extraction with a local chat model merged with it."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal, Protocol, cast
+
+from sqlalchemy import delete, func, select
+
+from dokoro_store.clock import Clock
+from dokoro_store.db.engine import Database
+from dokoro_store.errors import InvalidArgumentError, NotFoundError
+from dokoro_store.models import Doc, DocEntity, EntityContentHash
+from dokoro_store.results.graph import DeepEntity, DeepExtraction, DeepRelation
+from dokoro_store.services.extraction import MENTIONS, Extraction, OllamaChat, extract_regex, merge, regex_only
+from dokoro_store.services.extraction.ollama import ChatFailedError
+from dokoro_store.services.graph_storage import GraphStorage, Persisted
+
+__all__ = ["GraphExtraction", "IndexedText", "PersistedExtraction", "content_hash"]
+
+
+def content_hash(text: str) -> str:
+    """sha256 of a document's text: unchanged text is not extracted again."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class PersistedExtraction:
+    """An extraction and what persisting it wrote."""
+
+    extraction: Extraction
+    persisted: Persisted
+
+    def result(self) -> DeepExtraction:
+        """What ``dokoro_entity_extract_deep`` publishes: entities with their saved ids, and the
+        relations between them (not the entity-to-document "mentions") by entity name."""
+        extraction, persisted = self.extraction, self.persisted
+        names = {e.key: e.name for e in extraction.entities}
+        return DeepExtraction(
+            doc_id=persisted.doc_id,
+            source=cast(Literal["hybrid", "regex-only"], extraction.source),
+            model=extraction.model,
+            warning=extraction.warning,
+            entities=[
+                DeepEntity(
+                    type=e.type,
+                    name=e.name,
+                    canonical_name=e.canonical,
+                    confidence=e.confidence,
+                    context=e.context,
+                    id=persisted.entity_ids.get(e.key),
+                )
+                for e in extraction.entities
+            ],
+            relations=[
+                DeepRelation(
+                    source=names.get(r.source, r.source[1]),
+                    target=names.get(r.target, r.target[1]),
+                    type=r.type,
+                    confidence=r.confidence,
+                    evidence=r.evidence,
+                )
+                for r in extraction.relations
+                if r.type != MENTIONS
+            ],
+            links=persisted.links,
+            relations_created=persisted.relations_created,
+            relations_closed=persisted.relations_closed,
+        )
+
+
+class IndexedText(Protocol):
+    """What the graph needs of a document that was just indexed (the indexing listener's argument)."""
+
+    @property
+    def doc_id(self) -> str: ...
+
+    @property
+    def content(self) -> str: ...
+
+    @property
+    def reason(self) -> str: ...
+
+
+class GraphExtraction:
+    """Extracts entities and relations from documents and persists them through the storage."""
+
+    def __init__(self, db: Database, clock: Clock, storage: GraphStorage) -> None:
+        self._db = db
+        self._clock = clock
+        self._storage = storage
+
+    def extract_text(self, doc_id: str, text: str, *, valid_from: datetime | str | None = None) -> PersistedExtraction:
+        """Regex-extract ``text`` and persist it for ``doc_id``."""
+        extraction = extract_regex(text)
+        return PersistedExtraction(extraction, self._storage.persist(doc_id, extraction, valid_from=valid_from))
+
+    def index_document(self, doc_id: str, text: str | None, *, force: bool = False) -> Persisted | None:
+        """Regex extraction for an indexed document, skipped when its text is unchanged since the last
+        extraction (unless ``force``) or empty. Returns what was written, or None when skipped."""
+        if not text or not text.strip():
+            return None
+        digest = content_hash(text)
+        with self._db.read() as session:
+            seen = session.get(EntityContentHash, doc_id)
+        if not force and seen is not None and seen.content_hash == digest:
+            return None
+        persisted = self.extract_text(doc_id, text).persisted
+        table = EntityContentHash.__table__  # type: ignore[attr-defined]
+        with self._db.write() as session:
+            session.execute(
+                self._db.ops.upsert(
+                    table,
+                    {"doc_id": doc_id, "content_hash": digest, "last_extracted": self._clock.now()},
+                    ["doc_id"],
+                    ["content_hash", "last_extracted"],
+                )
+            )
+        return persisted
+
+    def on_document_indexed(self, doc: IndexedText) -> None:
+        """Indexing listener: regex extraction of every (re)indexed document. Unchanged text is skipped,
+        except on a full reindex (``reason == "full"``), which extracts everything again."""
+        self.index_document(doc.doc_id, doc.content, force=doc.reason == "full")
+
+    def forget_document(self, doc_id: str) -> int:
+        """Drop a deleted document's links and extraction hash (entities and relations stay: history)."""
+        links = DocEntity.__table__  # type: ignore[attr-defined]
+        hashes = EntityContentHash.__table__  # type: ignore[attr-defined]
+        with self._db.write() as session:
+            removed = session.execute(
+                select(func.count()).select_from(links).where(links.c.doc_id == doc_id)
+            ).scalar_one()
+            session.execute(delete(links).where(links.c.doc_id == doc_id))
+            session.execute(delete(hashes).where(hashes.c.doc_id == doc_id))
+        return int(removed or 0)
+
+    def document_text(self, doc_id: str) -> str:
+        """The stored content of a document, for a deep extraction without ``text``."""
+        with self._db.read() as session:
+            doc = session.get(Doc, doc_id)
+        if doc is None:
+            raise NotFoundError(f"No document with id {doc_id!r}; pass the text to extract as `text`")
+        if not (doc.content or "").strip():
+            raise InvalidArgumentError(f"Document {doc_id!r} has no content; pass the text to extract as `text`")
+        return str(doc.content)
+
+    def extract_deep(self, doc_id: str, text: str | None, chat: OllamaChat) -> PersistedExtraction:
+        """Regex plus the chat model, merged and persisted in one transaction.
+
+        Ollama unreachable or the model missing raises :class:`OllamaUnavailableError` (nothing is
+        written). A model that times out or answers unusable JSON gives a ``regex-only`` result.
+        """
+        doc_id = doc_id.strip()
+        if not doc_id:
+            raise InvalidArgumentError("docId must not be empty")
+        body = text if text is not None and text.strip() else None
+        if body is None:
+            if text is not None:
+                raise InvalidArgumentError("text is empty; pass the text to extract, or omit it to use the document")
+            body = self.document_text(doc_id)
+        regex = extract_regex(body)
+        chat.check()
+        try:
+            extraction = merge(regex, chat.extract(body))
+        except ChatFailedError as exc:
+            extraction = regex_only(regex, model=chat.model, warning=str(exc))
+        return PersistedExtraction(extraction, self._storage.persist(doc_id, extraction))

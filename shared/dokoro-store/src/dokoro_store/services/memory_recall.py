@@ -1,0 +1,152 @@
+"""Recall with weathering: memories for a question, ranked by relevance × trust × state ×
+(1 + freshness + heat).
+
+Old memories nobody recalls sink below fresh, used ones; nothing is deleted. Every returned
+hit counts as a use (unless the caller says otherwise, e.g. a benchmark).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from sqlmodel import col, select
+
+from dokoro_store.clock import Clock
+from dokoro_store.db.engine import Database
+from dokoro_store.errors import InvalidArgumentError
+from dokoro_store.models.memories import Memory as MemoryRow
+from dokoro_store.results.memories import RecallHit
+from dokoro_store.services.memory_rows import (
+    DOC_PREFIX,
+    DOC_TYPE,
+    MEMORY_TYPES,
+    STATES,
+    canonical_entities,
+    days,
+    memory_result,
+    parse_time,
+)
+
+if TYPE_CHECKING:
+    from dokoro_store.retrieval.search import SearchHit, SearchService
+
+__all__ = ["FRESHNESS_HALF_LIFE_DAYS", "HEAT_HALF_LIFE_DAYS", "MemoryRecall"]
+
+_TRUST_WEIGHT = {"user-stated": 1.0, "agent-inferred": 0.8, "imported": 0.7}
+_STATE_WEIGHT = {"active": 1.0, "archived": 0.35, "deprecated": 0.1}
+# Freshness halves every 90 days; heat (use) fades with a 30-day half-life since the last recall.
+FRESHNESS_HALF_LIFE_DAYS = 90.0
+HEAT_HALF_LIFE_DAYS = 30.0
+
+
+class MemoryRecall:
+    """Hybrid search over the memories' documents, weathered and filtered."""
+
+    def __init__(self, db: Database, clock: Clock, search: SearchService) -> None:
+        self._db = db
+        self._clock = clock
+        self._search = search
+
+    def recall(
+        self,
+        query: str,
+        *,
+        limit: int = 10,
+        types: Sequence[str] | None = None,
+        entity: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        states: Sequence[str] = ("active",),
+        count_use: bool = True,
+    ) -> list[RecallHit]:
+        """Memories for ``query``, weathered, filtered; every returned hit counts as a use."""
+        if not query.strip():
+            raise InvalidArgumentError("query must not be empty: say what you want to remember")
+        if not 1 <= limit <= 50:
+            raise InvalidArgumentError(f"limit must be between 1 and 50; got {limit}")
+        for kind in types or ():
+            if kind not in MEMORY_TYPES:
+                raise InvalidArgumentError(f"types: {kind!r} is not one of {', '.join(MEMORY_TYPES)}")
+        for state in states:
+            if state not in STATES:
+                raise InvalidArgumentError(f"states: {state!r} is not one of {', '.join(STATES)}")
+        start = parse_time(since, "since")
+        end = parse_time(until, "until")
+        wanted_entity = canonical_entities([entity])[0] if entity and entity.strip() else None
+        result = self._search.universal(query, limit=100)
+        ranked: list[tuple[str, float, SearchHit]] = []
+        for found in result.hits:
+            if found.doc_type == DOC_TYPE and found.doc_id.startswith(DOC_PREFIX):
+                ranked.append((found.doc_id[len(DOC_PREFIX) :], found.score, found))
+        if not ranked:
+            return []
+        with self._db.read() as session:
+            rows = {
+                m.id: m for m in session.exec(select(MemoryRow).where(col(MemoryRow.id).in_([r[0] for r in ranked])))
+            }
+        now = self._clock.now()
+        top = max(score for _id, score, _hit in ranked)
+        hits: list[RecallHit] = []
+        for memory_id, fused, found in ranked:
+            memory = rows.get(memory_id)
+            if memory is None or memory.state not in states:
+                continue
+            if types and memory.type not in types:
+                continue
+            if wanted_entity and wanted_entity not in memory.entities:
+                continue
+            if start and memory.created_at < start:
+                continue
+            if end and memory.created_at > end:
+                continue
+            relevance = fused / top if top else 0.0
+            score, parts = _weather(memory, relevance, now)
+            hits.append(
+                RecallHit(
+                    memory=memory_result(memory),
+                    score=score,
+                    relevance=relevance,
+                    reason=_reason(found, memory, parts),
+                )
+            )
+        hits.sort(key=lambda h: (-h.score, h.memory.id))
+        hits = hits[:limit]
+        if count_use and hits:
+            with self._db.write() as session:
+                for hit in hits:
+                    row = session.get(MemoryRow, hit.memory.id, with_for_update=True)
+                    if row is not None:
+                        row.recall_count += 1
+                        row.last_recalled_at = now
+                        session.add(row)
+        return hits
+
+
+def _weather(memory: MemoryRow, relevance: float, now: datetime) -> tuple[float, dict[str, float]]:
+    age = max(0.0, days(now - memory.updated_at))
+    freshness = 0.5 ** (age / FRESHNESS_HALF_LIFE_DAYS)
+    heat = 0.0
+    if memory.recall_count and memory.last_recalled_at is not None:
+        since_use = max(0.0, days(now - memory.last_recalled_at))
+        heat = min(1.0, math.log1p(memory.recall_count) / math.log(11)) * 0.5 ** (since_use / HEAT_HALF_LIFE_DAYS)
+    trust = _TRUST_WEIGHT.get(memory.trust, 0.7)
+    state = _STATE_WEIGHT.get(memory.state, 0.1)
+    score = relevance * trust * state * (1 + freshness + heat)
+    return score, {"age": age, "freshness": freshness, "heat": heat}
+
+
+def _reason(hit: SearchHit, memory: MemoryRow, parts: dict[str, float]) -> str:
+    bits = [hit.why] if getattr(hit, "why", "") else []
+    bits.append(memory.trust)
+    if memory.state != "active":
+        bits.append(memory.state + (f" ({memory.state_reason})" if memory.state_reason else ""))
+    age = parts["age"]
+    bits.append("today" if age < 1 else f"{int(age)}d old")
+    if memory.recall_count:
+        bits.append(f"recalled {memory.recall_count}×")
+    else:
+        bits.append("never recalled")
+    return "; ".join(bits)

@@ -1,0 +1,60 @@
+"""What every module of the memory service shares: the kinds, trust levels and states of a
+memory, the document that indexes it, and the conversion of a row to its public result."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+from dokoro_store.clock import parse_iso
+from dokoro_store.errors import InvalidArgumentError
+from dokoro_store.models.memories import Memory as MemoryRow
+from dokoro_store.results.memories import Memory
+
+__all__ = [
+    "DOC_PREFIX",
+    "DOC_TYPE",
+    "MEMORY_TYPES",
+    "STATES",
+    "TRUST_LEVELS",
+    "canonical_entities",
+    "days",
+    "memory_result",
+    "parse_time",
+]
+
+MEMORY_TYPES = ("fact", "preference", "decision", "lesson", "rule", "guardrail", "reference", "episode")
+TRUST_LEVELS = ("user-stated", "agent-inferred", "imported")
+STATES = ("active", "archived", "deprecated")
+# A memory is indexed as the document ``memory:<id>`` of type ``memory``.
+DOC_PREFIX = "memory:"
+DOC_TYPE = "memory"
+
+
+def memory_result(row: MemoryRow) -> Memory:
+    """The public result of a memory row."""
+    return Memory.model_validate(row, from_attributes=True)
+
+
+def canonical_entities(entities: Sequence[str] | None) -> list[str]:
+    """Entities lower-cased, whitespace-collapsed, de-duplicated in order (at most 200 characters each)."""
+    seen: dict[str, None] = {}
+    for entity in entities or []:
+        cleaned = " ".join(str(entity).split()).strip().lower()
+        if cleaned:
+            seen.setdefault(cleaned[:200], None)
+    return list(seen)
+
+
+def days(delta: timedelta) -> float:
+    return delta.total_seconds() / 86400
+
+
+def parse_time(value: str | None, name: str) -> datetime | None:
+    """An optional ISO date argument; a malformed one is refused with the expected format."""
+    if value is None or not value.strip():
+        return None
+    try:
+        return parse_iso(value)
+    except ValueError as exc:
+        raise InvalidArgumentError(f"{name}: {exc}") from None

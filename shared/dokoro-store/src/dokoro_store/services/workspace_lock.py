@@ -1,0 +1,139 @@
+"""The workspace lock file ``.mcp/workspace.lock`` (reference §4.11): who holds the workspace.
+
+A lock lives 30 minutes, renewed by its holder's tool calls; one whose holder has been silent
+for an hour is stale even before it expires, and a stale lock is taken over without ``force``.
+Every writer of the file holds the sidecar lock ``workspace-lock``, so deciding that a lock is
+stale and replacing it is one step: two agents cannot both take over the same stale lock.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from dokoro_store.clock import iso, parse_iso
+from dokoro_store.errors import WorkspaceLockedError
+from dokoro_store.files import atomic_write_text, file_lock, read_text_or_none
+from dokoro_store.paths import StorePaths
+
+__all__ = ["HEARTBEAT_STALE", "LOCK_TTL", "LockInfo", "WorkspaceLock"]
+
+LOCK_TTL = timedelta(minutes=30)
+HEARTBEAT_STALE = timedelta(minutes=60)
+_SIDECAR = "workspace-lock"
+
+
+@dataclass(frozen=True)
+class LockInfo:
+    agent_id: str
+    session_id: str
+    acquired_at: datetime
+    expires_at: datetime
+    last_heartbeat: datetime
+    pid: int
+
+    def is_stale(self, now: datetime) -> bool:
+        return now > self.expires_at or now - self.last_heartbeat > HEARTBEAT_STALE
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "agent_id": self.agent_id,
+                "session_id": self.session_id,
+                "acquired_at": iso(self.acquired_at),
+                "expires_at": iso(self.expires_at),
+                "last_heartbeat": iso(self.last_heartbeat),
+                "pid": self.pid,
+            },
+            indent=2,
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> LockInfo:
+        data = json.loads(text)
+        return cls(
+            agent_id=str(data["agent_id"]),
+            session_id=str(data["session_id"]),
+            acquired_at=parse_iso(data["acquired_at"]),
+            expires_at=parse_iso(data["expires_at"]),
+            last_heartbeat=parse_iso(data["last_heartbeat"]),
+            pid=int(data.get("pid", 0)),
+        )
+
+
+class WorkspaceLock:
+    """Take, renew, release and read the workspace lock of one store folder."""
+
+    def __init__(self, paths: StorePaths) -> None:
+        self._paths = paths
+
+    def read(self) -> LockInfo | None:
+        text = read_text_or_none(self._paths.workspace_lock)
+        if text is None:
+            return None
+        try:
+            return LockInfo.from_json(text)
+        except (ValueError, KeyError, TypeError):
+            # An unreadable lock still means "someone is here" until it is as old as a lock's TTL;
+            # then it is stale like any other, so a damaged file cannot lock the workspace forever.
+            try:
+                written = datetime.fromtimestamp(self._paths.workspace_lock.stat().st_mtime, UTC)
+            except FileNotFoundError:
+                return None
+            return LockInfo("unknown", "unknown", written, written + LOCK_TTL, written, 0)
+
+    def take(self, lock: LockInfo, *, force: bool, named: bool) -> str | None:
+        """Write ``lock``; the agent whose lock it replaced (None when there was none, or it was ours).
+
+        A live lock of another agent refuses the claim unless ``force``. A ``named`` (authenticated)
+        agent re-claiming its own workspace renews it rather than locking itself out.
+        """
+        now = lock.acquired_at
+        with file_lock(self._paths.locks_dir, _SIDECAR):
+            if self._create(lock):
+                return None
+            took_over: str | None = None
+            existing = self.read()
+            if existing is not None:
+                own = named and existing.agent_id == lock.agent_id
+                if not existing.is_stale(now) and not force and not own:
+                    minutes = max(0, int((existing.expires_at - now).total_seconds() // 60))
+                    raise WorkspaceLockedError(
+                        f"Workspace is locked by {existing.agent_id}. Expires in {minutes} minutes. "
+                        "Use force=true to override."
+                    )
+                took_over = None if own else existing.agent_id
+            atomic_write_text(self._paths.workspace_lock, lock.to_json())
+            return took_over
+
+    def _create(self, info: LockInfo) -> bool:
+        """Write the lock when there is none; False when one exists. The caller holds the sidecar
+        lock, so checking and writing is one step; the write is atomic, so a crash never leaves an
+        empty lock file."""
+        if self._paths.workspace_lock.exists():
+            return False
+        atomic_write_text(self._paths.workspace_lock, info.to_json())
+        return True
+
+    def renew(self, session_id: str, now: datetime) -> None:
+        """Push the expiry of ``session_id``'s lock to ``now`` + TTL (nothing when another holds it)."""
+        with file_lock(self._paths.locks_dir, _SIDECAR):
+            lock = self.read()
+            if lock is None or lock.session_id != session_id:
+                return
+            renewed = LockInfo(lock.agent_id, lock.session_id, lock.acquired_at, now + LOCK_TTL, now, lock.pid)
+            atomic_write_text(self._paths.workspace_lock, renewed.to_json())
+
+    def release(self, session_id: str) -> bool:
+        """Remove ``session_id``'s lock; False when the lock is another session's (or gone)."""
+        with file_lock(self._paths.locks_dir, _SIDECAR):
+            lock = self.read()
+            if lock is None or lock.session_id != session_id:
+                return False
+            self._paths.workspace_lock.unlink(missing_ok=True)
+            return True
+
+    def remove(self) -> None:
+        """Drop the lock file whoever holds it (a claim that failed after taking it)."""
+        self._paths.workspace_lock.unlink(missing_ok=True)
