@@ -132,12 +132,3 @@ def test_using_the_tracking_and_analytics_servers_imports_no_heavy_library() -> 
     tracking = [("dokoro_issue_add", {"title": "probe"}), ("dokoro_task_track", {"action": "start", "title": "p"})]
     assert _heavy_modules_loaded("dokoro_tracking.server", "create_server", tracking) == []
     assert _heavy_modules_loaded("dokoro_analytics.server", "create_server", [("dokoro_pending", {})]) == []
-
-
-def test_the_tracking_result_modules_are_pure_pydantic() -> None:
-    code = (
-        "import sys, dokoro_store.results.tracking, dokoro_store.results.analytics, dokoro_store.results.connection; "
-        "print(sorted(m for m in ('sqlalchemy', 'sqlmodel', 'numpy') if m in sys.modules))"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "[]"

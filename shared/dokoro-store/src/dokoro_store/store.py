@@ -123,7 +123,7 @@ class Store:
             db,
             clock,
             session_id=lambda: workspace.claimed_session,
-            log_line=workspace.log_line,
+            log_line=current.log_line,
             search=self.search,
         )
         self.analytics = AnalyticsService(
