@@ -16,7 +16,11 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult
 from pydantic import Field
 
-from dokoro_server.toolkit import ToolSpec, acting_agent, add_tools, card, result, secret_notice, state
+from dokoro_server.app import state
+from dokoro_server.identity import acting_agent
+from dokoro_server.notices import secret_notice
+from dokoro_server.registration import ToolSpec, add_tools
+from dokoro_server.results import card, result
 
 __all__ = ["TASK_TOOL_NAMES", "TOOLS", "register"]
 

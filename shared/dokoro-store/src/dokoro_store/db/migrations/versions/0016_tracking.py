@@ -3,8 +3,8 @@
 The original kept these as markdown files under tracking/ and a JSON file per session; here they
 are rows a team shares, and the files are renderings.
 
-Revision ID: 0011
-Revises: 0009
+Revision ID: 0016
+Revises: 0015
 Create Date: 2026-11-30
 """
 
@@ -14,8 +14,8 @@ import sqlalchemy as sa
 from alembic import op
 from dokoro_store.db.types import UtcDateTime
 
-revision = "0011"
-down_revision = "0009"
+revision = "0016"
+down_revision = "0015"
 branch_labels = None
 depends_on = None
 
