@@ -211,6 +211,22 @@ WRITES: dict[str, Recipe] = {
     },
     "bridge_import_plan": lambda run: {"title": SHORT, "phases": [LINE, TEXT], "filepath": f"plans/{GITHUB}.md"},
     "bridge_get_context": lambda run: {"query": SHORT},
+    "dokoro_issue_add": lambda run: {"title": SHORT, "description": TEXT, "estimate": "1h"},
+    "dokoro_issue_work": lambda run: {"issue_id": run.structured("dokoro_issue_add")["item"]["id"]},
+    "dokoro_issue_complete": lambda run: {
+        "issue_id": run.structured("dokoro_issue_add")["item"]["id"],
+        "solution": TEXT,
+    },
+    "dokoro_feature_add": lambda run: {"title": SHORT, "description": TEXT},
+    "dokoro_feature_plan": lambda run: {"feature_id": run.structured("dokoro_feature_add")["item"]["id"]},
+    "dokoro_feature_start": lambda run: {"feature_id": run.structured("dokoro_feature_add")["item"]["id"]},
+    "dokoro_weekly_add_item": lambda run: {"type": "task", "title": SHORT, "effort": "2h"},
+    "dokoro_weekly_sync": lambda run: {},
+    "dokoro_task_track": lambda run: {"action": "pause", "reason": SHORT},
+    "dokoro_backup_verify": lambda run: {"create_backup": True},
+    "dokoro_restore_items": lambda run: {"dry_run": False},
+    "dokoro_health_check": lambda run: {"fix_issues": True},
+    "dokoro_compress_week": lambda run: {},
     "dokoro_ambient_context": _git_repository,
     "dokoro_archive_sweep": lambda run: {},
     "dokoro_regenerate_current": lambda run: {},
@@ -219,6 +235,7 @@ WRITES: dict[str, Recipe] = {
 
 # Calls made between the recipes above (not tools of their own): a second memory for the verdict.
 EXTRA: dict[str, tuple[str, str, Recipe]] = {
+    "dokoro_task_track": ("_task", "dokoro_task_track", lambda run: {"action": "start", "title": SHORT}),
     "dokoro_memory_verdict": (
         "_second_memory",
         "dokoro_remember",
@@ -236,6 +253,9 @@ QUOTES_ITS_INPUT = {"search_universal", "bridge_get_context", "dokoro_ambient_co
 
 # Read tools that need arguments (the others are called with none).
 READS: dict[str, dict[str, Any]] = {
+    "dokoro_feature_status": {"feature": "rotate"},
+    "dokoro_test_checklist": {"feature": "rotate"},
+    "dokoro_timeline": {"range": "month"},
     "dokoro_block_read": {"block_key": "deploy"},
     "dokoro_check_duplicate": {"description": "deploy notes token rotate"},
     "dokoro_context_search": {"query": "deploy notes"},
