@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from dokoro_store import Store
+from dokoro_store import Store, secrets
 from dokoro_store.secrets import redact
 
 PROSE = (
@@ -43,6 +43,12 @@ def inputs(size: int) -> dict[str, str]:
     }
 
 
+def cold(text: str) -> None:
+    """One scan of ``text`` with the cache of known-clean texts emptied (a first write)."""
+    secrets._CLEAN.__init__()  # type: ignore[misc]
+    redact(text)
+
+
 def timed(fn: Callable[[], object], repeat: int) -> float:
     best = float("inf")
     for _ in range(repeat):
@@ -60,7 +66,7 @@ def main() -> None:
     size = int(args.mb * 1_000_000)
     print(f"redact() on {args.mb:g} MB, best of {args.repeat}")
     for name, text in inputs(size).items():
-        seconds = timed(lambda text=text: redact(text), args.repeat)
+        seconds = timed(lambda text=text: cold(text), args.repeat)
         print(f"  {name:<34} {seconds * 1000:8.0f} ms  {len(text) / seconds / 1e6:6.1f} MB/s")
     with tempfile.TemporaryDirectory() as folder, Store.open(Path(folder) / "s") as store:
         notes = store.coord.notes
