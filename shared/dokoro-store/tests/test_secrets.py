@@ -149,6 +149,8 @@ NOT_SECRETS = [
     "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
     "API_KEY=${API_KEY} DB_PASSWORD=<your-password> TOKEN=*** SECRET=changeme",
     "The hashing floor embeds with 256 dimensions; keyword search uses BM25 with k1=1.2.",
+    '{"key":"item:feature-20260610-222315","sha":"9f86d081884c7d659a2feaa0c55ad015"}',
+    "cache key feature-20260610-222315 and sort_key=created-2026-06-10-x1",
 ]
 
 

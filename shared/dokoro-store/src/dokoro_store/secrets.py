@@ -169,11 +169,16 @@ def _entropy(value: str) -> float:
 
 
 def _high_entropy(value: str) -> bool:
-    """Random-looking: long, letters and digits mixed, many distinct characters."""
+    """Random-looking: long, upper- and lower-case letters and digits mixed, many distinct characters.
+
+    Identifiers and slugs (``item:feature-20260610-2223``, ``my-cache-key-2024``) are one case;
+    generated keys (base62, base64) mix both.
+    """
     return (
         len(value) >= 16
         and any(c.isdigit() for c in value)
-        and any(c.isalpha() for c in value)
+        and any(c.isupper() for c in value)
+        and any(c.islower() for c in value)
         and _entropy(value) >= 3.3
     )
 
