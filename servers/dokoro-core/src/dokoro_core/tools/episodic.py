@@ -74,6 +74,8 @@ def dokoro_session_recall(
 
 
 TOOLS = [
-    ToolSpec(dokoro_session_summary_add, "Add a session summary"),
-    ToolSpec(dokoro_session_recall, "Recall past sessions", read_only=True, idempotent=True),
+    # Destructive: past 40,000 tokens a session's summaries are replaced by one compacted entry.
+    ToolSpec(dokoro_session_summary_add, "Add a session summary", destructive=True),
+    # Not read-only: a summary without a vector of the current embedder is embedded and the vector kept.
+    ToolSpec(dokoro_session_recall, "Recall past sessions", idempotent=True),
 ]

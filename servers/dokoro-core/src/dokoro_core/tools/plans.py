@@ -194,6 +194,6 @@ TOOLS = [
     ToolSpec(dokoro_plan_check, "Check off a plan item"),
     ToolSpec(dokoro_plan_blocker, "Record a blocker on a plan item"),
     ToolSpec(dokoro_plan_validate, "Validate (and archive) a plan"),
-    ToolSpec(dokoro_plan_status, "Show a plan", read_only=True),
-    ToolSpec(dokoro_plan_list, "List plans", read_only=True),
+    ToolSpec(dokoro_plan_status, "Show a plan", read_only=True, idempotent=True),
+    ToolSpec(dokoro_plan_list, "List plans", read_only=True, idempotent=True),
 ]

@@ -194,8 +194,9 @@ def dokoro_regression_history(
 TOOLS = [
     ToolSpec(dokoro_plan_feature, "Plan a feature from what the store knows"),
     ToolSpec(dokoro_capture_research, "Capture research findings"),
-    ToolSpec(dokoro_whats_next, "Suggest what to do next", read_only=True),
-    ToolSpec(dokoro_detect_conflicts, "Find what could clash with a change", read_only=True),
-    ToolSpec(dokoro_check_duplicate, "Find existing work like this", read_only=True),
-    ToolSpec(dokoro_regression_history, "What broke before in this area", read_only=True),
+    # Not read-only: like the search tools, each first indexes hand-edited workspace markdown.
+    ToolSpec(dokoro_whats_next, "Suggest what to do next", idempotent=True),
+    ToolSpec(dokoro_detect_conflicts, "Find what could clash with a change", idempotent=True),
+    ToolSpec(dokoro_check_duplicate, "Find existing work like this", idempotent=True),
+    ToolSpec(dokoro_regression_history, "What broke before in this area", idempotent=True),
 ]
