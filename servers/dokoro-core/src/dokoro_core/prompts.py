@@ -59,7 +59,7 @@ def end_session(
             "Before you stop:",
             f'1. dokoro_session_summary_add with session_id="{session}", ai_model="{model}", a summary of what was '
             "done, found and left open, and the key decisions and topics.",
-            '2. dokoro_workspace_dump with a reason and keepActive=false (it saves the session to daily/ and '
+            "2. dokoro_workspace_dump with a reason and keepActive=false (it saves the session to daily/ and "
             "releases the workspace).",
             "3. dokoro_file_release with all=true if you claimed files.",
             "4. If work is left for someone else, dokoro_handoff_write with the open items.",

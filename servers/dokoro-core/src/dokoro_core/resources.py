@@ -52,7 +52,7 @@ def sessions_recent(app: AppState) -> str:
 
 def plan(
     ctx: Context,
-    id: Annotated[str, Field(description="Plan id (plan-...), as dokoro_plan_list shows it.")],  # noqa: A002 - the URI's variable
+    id: Annotated[str, Field(description="Plan id (plan-...), as dokoro_plan_list shows it.")],
 ) -> str:
     """A plan: status, progress, items with completion times, blockers and notes (dokoro_plan_status)."""
     view = state(ctx).store.plans.status(id)  # an unknown id raises NotFoundError: the client gets its message
@@ -62,6 +62,11 @@ def plan(
 RESOURCES = [
     ResourceSpec("dokoro://current", current, "current.md"),
     ResourceSpec("dokoro://briefing", briefing, "Session briefing"),
-    ResourceSpec("dokoro://sessions/recent", sessions_recent, "Recent sessions"),
+    ResourceSpec(
+        "dokoro://sessions/recent",
+        sessions_recent,
+        "Recent sessions",
+        changed_by=frozenset({"dokoro_session_summary_add"}),
+    ),
 ]
 TEMPLATES = [TemplateSpec("dokoro://plans/{id}", plan, "A plan")]

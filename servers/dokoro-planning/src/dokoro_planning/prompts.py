@@ -40,8 +40,7 @@ def plan_feature(
         "work in flight).",
         f'3. dokoro_plan_feature with feature="{feature}" (approach use_existing_research, or do_new_research '
         "when the store knows little): it drafts the plan under planning/ and cites its sources.",
-        "4. dokoro_plan_create with the plan's steps as items, then check them off with dokoro_plan_check as "
-        "you go.",
+        "4. dokoro_plan_create with the plan's steps as items, then check them off with dokoro_plan_check as you go.",
     ]
     return "\n".join(lines)
 

@@ -1,8 +1,9 @@
 """The planning server: feature plans, research capture, next steps, conflicts, duplicates and
 regression history over one store.
 
-``register(mcp)`` adds the planning tools (and the plan-feature prompt) to any :class:`MCPServer` (the unified launcher uses it);
-``create_server`` builds a server with only these tools; ``main`` serves them over stdio.
+``register(mcp)`` adds the planning tools and the plan-feature prompt to any :class:`MCPServer`
+(the unified launcher uses it); ``create_server`` builds a server with only these; ``main`` serves
+them over stdio.
 """
 
 from __future__ import annotations

@@ -14,6 +14,12 @@ render the same text.
 Every function runs in a worker thread and may wait for the store opened in the background; a
 store error (:class:`~dokoro_store.errors.DokoroError`) reaches the client as an MCP error that
 carries its message (the fix), never a bare "error reading resource".
+
+Change notifications (:class:`ResourceUpdates`): after a successful call of a tool that is not
+read-only, every fixed-URI resource that tool may have changed (``ResourceSpec.changed_by``; by
+default any such tool) is announced as updated on the client's ``subscriptions/listen`` stream, the
+SDK's way at protocol 2026-07-28. The lists of resources and prompts never change while a server
+runs, so no list-changed event is ever sent.
 """
 
 from __future__ import annotations
@@ -22,14 +28,19 @@ import contextlib
 import contextvars
 import functools
 import inspect
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import anyio
 from dokoro_store.errors import DokoroError, NotFoundError
+from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.server.mcpserver.resources import Resource
+from mcp.shared.exceptions import MCPError
+from mcp.shared.subscriptions import ResourceUpdated
+from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
 from pydantic import Field
 
 from dokoro_server.app import AppState
@@ -40,10 +51,12 @@ if TYPE_CHECKING:
 __all__ = [
     "PromptSpec",
     "ResourceSpec",
+    "ResourceUpdates",
     "TemplateSpec",
     "add_prompts",
     "add_resources",
     "current_app",
+    "resource_updates",
 ]
 
 _CURRENT_APP: contextvars.ContextVar[AppState | None] = contextvars.ContextVar("dokoro_current_app", default=None)
@@ -69,12 +82,16 @@ def current_app() -> AppState:
 
 @dataclass(frozen=True)
 class ResourceSpec:
-    """A resource with a fixed URI; ``fn(app)`` returns its text. Name: the function's, dashed."""
+    """A resource with a fixed URI; ``fn(app)`` returns its text. Name: the function's, dashed.
+
+    ``changed_by``: the tools whose calls may change it; ``None`` = any tool not marked read-only.
+    """
 
     uri: str
     fn: Callable[[AppState], str]
     title: str
     mime_type: str = "text/markdown"
+    changed_by: frozenset[str] | None = None
 
     @property
     def name(self) -> str:
@@ -140,11 +157,59 @@ def _guarded_template(fn: Callable[..., str]) -> Callable[..., str]:
     return wrapper
 
 
+class ResourceUpdates:
+    """Announces the fixed-URI resources a tool call may have changed (see the module doc)."""
+
+    def __init__(self) -> None:
+        self._server: MCPServer[Any] | None = None
+        self._watched: dict[str, frozenset[str] | None] = {}
+
+    def bind(self, mcp: MCPServer[Any]) -> None:
+        """Serve the notifications of ``mcp`` (:func:`add_resources` on it then registers here)."""
+        self._server = mcp
+        _UPDATES[mcp] = self
+
+    def watch(self, uri: str, changed_by: frozenset[str] | None) -> None:
+        self._watched[uri] = changed_by
+
+    def changed_by(self, tool_name: str) -> list[str]:
+        """The URIs a successful call of ``tool_name`` may have changed."""
+        tool = self._server._tool_manager.get_tool(tool_name) if self._server is not None else None
+        if tool is None or (tool.annotations is not None and tool.annotations.read_only_hint):
+            return []
+        return [uri for uri, tools in self._watched.items() if tools is None or tool_name in tools]
+
+    def middleware(self) -> ServerMiddleware[Any]:
+        """Middleware that publishes the updates after each successful tool call."""
+
+        async def middleware(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+            answer = await call_next(ctx)
+            if ctx.method == "tools/call" and self._watched and self._server is not None:
+                failed = answer.get("isError") if isinstance(answer, dict) else getattr(answer, "is_error", False)
+                if not failed:
+                    for uri in self.changed_by(str((ctx.params or {}).get("name", ""))):
+                        await self._server._subscriptions.publish(ResourceUpdated(uri=uri))
+            return answer
+
+        return middleware
+
+
+_UPDATES: weakref.WeakKeyDictionary[MCPServer[Any], ResourceUpdates] = weakref.WeakKeyDictionary()
+
+
+def resource_updates(mcp: MCPServer[Any]) -> ResourceUpdates:
+    """The update announcer of a server built by :func:`~dokoro_server.build_server`."""
+    return _UPDATES[mcp]
+
+
 def add_resources(
     mcp: MCPServer[Any], resources: Sequence[ResourceSpec] = (), templates: Sequence[TemplateSpec] = ()
 ) -> None:
     """Register fixed-URI resources and resource templates on ``mcp`` (description = docstring)."""
+    updates = _UPDATES.get(mcp)
     for spec in resources:
+        if updates is not None:
+            updates.watch(spec.uri, spec.changed_by)
         mcp.add_resource(
             _StoreResource(
                 uri=spec.uri,
@@ -165,7 +230,19 @@ def add_resources(
         )(_guarded_template(template.fn))
 
 
+def _guarded_prompt(fn: Callable[..., Any]) -> Callable[..., Any]:
+    # The SDK answers any other exception of a prompt with a bare "Internal server error".
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except DokoroError as exc:
+            raise MCPError(INVALID_PARAMS if isinstance(exc, NotFoundError) else INTERNAL_ERROR, str(exc)) from exc
+
+    return wrapper
+
+
 def add_prompts(mcp: MCPServer[Any], prompts: Sequence[PromptSpec]) -> None:
     """Register prompts on ``mcp`` (description = docstring; arguments = the function's parameters)."""
     for spec in prompts:
-        mcp.prompt(spec.name, title=spec.title, description=_description(spec.fn))(spec.fn)
+        mcp.prompt(spec.name, title=spec.title, description=_description(spec.fn))(_guarded_prompt(spec.fn))
