@@ -1,4 +1,5 @@
 """Every tool marked ``readOnlyHint`` writes nothing: neither a database row nor a file of the store.
+Nor does reading a resource or getting a prompt.
 
 Clients auto-approve read-only tools, so the hint is a promise. The tools are enumerated from the
 unified server with the bridge flag on, so a tool added later is held to the rule without anyone
@@ -19,8 +20,9 @@ servers did not. The SQLite file itself is compared through its rows (pages move
 
 from __future__ import annotations
 
+import functools
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -61,6 +63,14 @@ RECIPES: dict[str, dict[str, Any]] = {
     "list_recent_dokoros": {"days": 30},
 }
 
+# Arguments of each prompt, and the URI each resource template is read at ({plan} = a plan's id).
+PROMPT_RECIPES: dict[str, dict[str, str]] = {
+    "resume-session": {"task": "login sessions"},
+    "end-session": {},
+    "plan-feature": {"feature": "session refresh dashboard", "context": "PostgreSQL only"},
+}
+TEMPLATE_RECIPES: dict[str, str] = {"dokoro://plans/{id}": "dokoro://plans/{plan}"}
+
 # Written by hand before each call: reconciling workspace markdown would index it.
 HAND_EDITED = "decisions/2026-06-10-session-refresh-timeout.md"
 
@@ -77,6 +87,15 @@ def _overrides() -> dict[str, Any]:
     return {"auto_feedback": False, "enable_tachibot_bridge": True}
 
 
+async def _read_resource(client: Client, uri: str) -> None:
+    contents = (await client.read_resource(uri)).contents
+    assert contents and getattr(contents[0], "text", ""), f"{uri} read empty"
+
+
+async def _get_prompt(client: Client, name: str, arguments: dict[str, str]) -> None:
+    assert (await client.get_prompt(name, arguments)).messages, f"prompt {name} has no message"
+
+
 async def _ok(client: Client, name: str, **arguments: Any) -> Any:
     outcome = await client.call_tool(name, arguments)
     text = getattr(outcome.content[0], "text", "") if outcome.content else ""
@@ -84,8 +103,8 @@ async def _ok(client: Client, name: str, **arguments: Any) -> Any:
     return outcome.structured_content
 
 
-async def _fill(client: Client, cwd: Path) -> None:
-    """A bit of every kind of data, written through the tools."""
+async def _fill(client: Client, cwd: Path) -> str:
+    """A bit of every kind of data, written through the tools; returns a plan's id."""
     await _ok(client, "dokoro_init")
     await _ok(client, "dokoro_workspace_claim", task="Fix the flaky login test", tags={"area": "auth"})
     await _ok(client, "dokoro_session_log", entry="Reproduced the race with two tabs", type="issue")
@@ -116,7 +135,9 @@ async def _fill(client: Client, cwd: Path) -> None:
     await _ok(
         client, "dokoro_remember", type="fact", title="CI runs on two cores", body="The CI machines have two cores."
     )
-    await _ok(client, "dokoro_plan_create", title="Fix login", items=["Reproduce the race", "Fix session refresh"])
+    plan = await _ok(
+        client, "dokoro_plan_create", title="Fix login", items=["Reproduce the race", "Fix session refresh"]
+    )
     await _ok(client, "dokoro_plan_check", itemIndex=1, notes="two tabs")
     await _ok(client, "dokoro_plan_blocker", itemIndex=2, blocker="waiting for the lock review")
     event = {
@@ -160,6 +181,7 @@ async def _fill(client: Client, cwd: Path) -> None:
     await _ok(client, "dokoro_plan_feature", feature="session refresh dashboard", approach="plan_only")
     await _ok(client, "dokoro_workspace_dump", reason="checkpoint", keepActive=True)
     await _ok(client, "search_universal", query="sessions")  # the fill leaves the index up to date
+    return str(plan["id"])
 
 
 def _leave_work_to_do(store: Store, root: Path, tool: str) -> None:
@@ -225,29 +247,43 @@ async def test_a_tool_marked_read_only_writes_nothing_to_the_database_or_the_sto
 ) -> None:
     database = store.paths.sqlite_file if store.db.engine.dialect.name == "sqlite" else None
     async with make_client(**_overrides()) as client:
-        await _fill(client, cwd)
+        plan_id = await _fill(client, cwd)
         read_only = sorted(
             tool.name
             for tool in (await client.list_tools()).tools
             if tool.annotations is not None and tool.annotations.read_only_hint
         )
+        resources = [resource.uri for resource in (await client.list_resources()).resources]
+        templates = [t.uri_template for t in (await client.list_resource_templates()).resource_templates]
+        prompts = [prompt.name for prompt in (await client.list_prompts()).prompts]
 
     missing = [name for name in read_only if name not in RECIPES]
-    assert not missing, f"read-only tools without an argument recipe in RECIPES of {__file__}: {missing}"
+    missing += [f"prompt {name}" for name in prompts if name not in PROMPT_RECIPES]
+    missing += [f"template {uri}" for uri in templates if uri not in TEMPLATE_RECIPES]
+    assert not missing, f"no argument recipe in {__file__} for: {missing}"
     stale = sorted(set(RECIPES) - set(read_only))
     assert not stale, f"RECIPES names tools that are not marked read-only (remove them): {stale}"
 
+    # Resources and prompts are read-only too: reading one never writes.
+    reads: list[tuple[str, Callable[[Client], Awaitable[Any]]]] = [
+        (name, functools.partial(_ok, name=name, **RECIPES[name])) for name in read_only
+    ]
+    for uri in [*resources, *(TEMPLATE_RECIPES[t].format(plan=plan_id) for t in templates)]:
+        reads.append((f"resource {uri}", functools.partial(_read_resource, uri=uri)))
+    for name in prompts:
+        reads.append((f"prompt {name}", functools.partial(_get_prompt, name=name, arguments=PROMPT_RECIPES[name])))
+
     violations: dict[str, list[str]] = {}
-    for name in read_only:
+    for what, read in reads:
         async with make_client(**_overrides()) as client:
-            _leave_work_to_do(store, root, name)
+            _leave_work_to_do(store, root, what)
             flush_servers()
             rows, files = _rows(store), _files(root, database)
-            await _ok(client, name, **RECIPES[name])
+            await read(client)
             flush_servers()
             changed = _difference(rows, _rows(store)) + _difference(files, _files(root, database))
         if changed:
-            violations[name] = changed
-    assert violations == {}, "tools marked read-only wrote to the store:\n" + "\n".join(
+            violations[what] = changed
+    assert violations == {}, "read-only tools, resources or prompts wrote to the store:\n" + "\n".join(
         f"  {name}: {'; '.join(changes[:4])}{' …' if len(changes) > 4 else ''}" for name, changes in violations.items()
     )
