@@ -6,16 +6,19 @@ unified server with the bridge flag on, so a tool added later is held to the rul
 editing this file; a read-only tool needs an argument recipe in :data:`RECIPES` (the test says so).
 
 The store is filled with a bit of everything (a claimed workspace, a session log, questions, an
-asset, episodes, memories, plans, coordination rows, feedback, documents, research, a bridge
-plan), and then a markdown file is edited by hand: a tool that reconciled workspace markdown or
-indexed documents would have work to do. Each read-only tool is then called with valid arguments
-by a server process of its own, and the test compares, before and after the call, every row of
-every table of the database and the path and content hash of every file of the store folder.
+asset, episodes, memories, plans, coordination rows, feedback, documents, research, a bridge plan,
+tracked issues, features, week items and a task timer). Before each call a watched markdown file
+is edited by hand and the session summaries lose their embeddings, so a tool that reconciled
+workspace markdown, indexed documents or healed vectors would have work to do. Each read-only
+tool is then called with valid arguments by a server process of its own, and the test compares,
+before and after the call, every row of every table of the database and the path and content hash
+of every file of the store folder. Every resource is read and every prompt got the same way.
 
-What is not the tool's write is kept out (see docs/servers.md, "Annotations"): the kit's outcome
-capture (one ``agent_feedback`` row per call) is turned off with ``auto_feedback=False``, and the
-session time tracking counts calls only in the process that claimed the workspace, which these
-servers did not. The SQLite file itself is compared through its rows (pages move on any read).
+What is not the tool's write is kept out (see docs/mcp-features.md, "What writes nothing leaves
+out"): the kit's outcome capture (one ``agent_feedback`` row per call) is turned off with
+``auto_feedback=False``, and the session time tracking counts calls only in the process that
+claimed the workspace, which these servers did not. The SQLite file itself is compared through
+its rows (pages move on any read).
 """
 
 from __future__ import annotations
@@ -57,6 +60,14 @@ RECIPES: dict[str, dict[str, Any]] = {
     "dokoro_shared_note_read": {},
     "dokoro_block_read": {"block_key": "release-checklist"},
     "dokoro_block_list": {},
+    "test_connection": {},
+    "dokoro_issue_list": {},
+    "dokoro_feature_list": {},
+    "dokoro_weekly_status": {"include_time": True, "include_summary": True},
+    "dokoro_task_list": {},
+    "dokoro_pending": {},
+    "dokoro_velocity_insights": {},
+    "dokoro_timeline": {},
     "dokoro_handoff_inbox": {},
     "search_status": {},
     "search_dokoros": {"query": "session"},
@@ -179,6 +190,10 @@ async def _fill(client: Client, cwd: Path) -> str:
     )
     await _ok(client, "bridge_import_plan", title="Harden sessions", phases=["Review the lock", "Ship"])
     await _ok(client, "dokoro_plan_feature", feature="session refresh dashboard", approach="plan_only")
+    await _ok(client, "dokoro_issue_add", title="Login fails after a refresh", category="bug", priority="high")
+    await _ok(client, "dokoro_feature_add", title="Session refresh dashboard", complexity="moderate")
+    await _ok(client, "dokoro_weekly_add_item", type="task", title="Review the lock change")
+    await _ok(client, "dokoro_task_track", action="start", title="Fix session refresh")
     await _ok(client, "dokoro_workspace_dump", reason="checkpoint", keepActive=True)
     await _ok(client, "search_universal", query="sessions")  # the fill leaves the index up to date
     return str(plan["id"])
