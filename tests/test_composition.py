@@ -282,3 +282,17 @@ anyio.run(main)
 def test_serving_the_bridge_tools_imports_no_heavy_library() -> None:
     done = subprocess.run([sys.executable, "-c", _HEAVY_PROBE], capture_output=True, text=True, check=True)
     assert json.loads(done.stdout.strip().splitlines()[-1]) == []
+
+
+def test_every_prompt_lists_the_arguments_the_sdk_derives_from_its_function(tmp_path: Path) -> None:
+    # The kit lists prompts from their signatures and builds the SDK's prompt at first use (start-up
+    # time); what it lists must be what the SDK's own derivation says.
+    from mcp.server.mcpserver.prompts.base import Prompt
+
+    unified = create_unified_server(_settings(tmp_path), cwd=tmp_path)
+    listed = unified._prompt_manager.list_prompts()
+
+    assert listed
+    for prompt in listed:
+        derived = Prompt.from_function(prompt.fn, name=prompt.name)
+        assert prompt.arguments == derived.arguments, prompt.name

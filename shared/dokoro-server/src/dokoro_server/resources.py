@@ -28,6 +28,7 @@ import contextlib
 import contextvars
 import functools
 import inspect
+import typing
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -37,11 +38,15 @@ import anyio
 from dokoro_store.errors import DokoroError, NotFoundError
 from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
-from mcp.server.mcpserver.resources import Resource
+from mcp.server.mcpserver.prompts.base import Prompt, PromptArgument
+from mcp.server.mcpserver.resources import Resource, ResourceTemplate
+from mcp.server.mcpserver.utilities.context_injection import find_context_parameter
 from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ResourceUpdated
+from mcp.shared.uri_template import UriTemplate
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
-from pydantic import Field
+from pydantic import Field, PrivateAttr
+from pydantic.fields import FieldInfo
 
 from dokoro_server.app import AppState
 
@@ -221,13 +226,25 @@ def add_resources(
             )
         )
     for template in templates:
-        mcp.resource(
-            template.uri_template,
+        fn = _guarded_template(template.fn)
+        parsed = UriTemplate.parse(template.uri_template)
+        context_kwarg = find_context_parameter(fn)
+        variables = {name for name in inspect.signature(fn).parameters if name != context_kwarg}
+        if variables != set(parsed.variable_names):  # what the SDK's @resource checks
+            raise ValueError(f"{template.uri_template}: the URI's variables must be {fn.__name__}'s parameters")
+        lazy = _LazyTemplate(
+            uri_template=template.uri_template,
             name=_dashed(template.fn),
             title=template.title,
             description=_description(template.fn),
             mime_type=template.mime_type,
-        )(_guarded_template(template.fn))
+            fn=fn,
+            parameters={},  # built with the SDK's template, at the first read
+            context_kwarg=context_kwarg,
+            parsed_template=parsed,
+            security=mcp._resource_security,
+        )
+        mcp._resource_manager._templates[template.uri_template] = lazy
 
 
 def _guarded_prompt(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -245,4 +262,62 @@ def _guarded_prompt(fn: Callable[..., Any]) -> Callable[..., Any]:
 def add_prompts(mcp: MCPServer[Any], prompts: Sequence[PromptSpec]) -> None:
     """Register prompts on ``mcp`` (description = docstring; arguments = the function's parameters)."""
     for spec in prompts:
-        mcp.prompt(spec.name, title=spec.title, description=_description(spec.fn))(_guarded_prompt(spec.fn))
+        fn = _guarded_prompt(spec.fn)
+        context_kwarg = find_context_parameter(fn)
+        mcp.add_prompt(
+            _LazyPrompt(
+                name=spec.name,
+                title=spec.title,
+                description=_description(spec.fn),
+                arguments=_arguments(fn, context_kwarg),
+                fn=fn,
+                context_kwarg=context_kwarg,
+            )
+        )
+
+
+def _arguments(fn: Callable[..., Any], context_kwarg: str | None) -> list[PromptArgument]:
+    """A prompt's arguments from its signature: ``Annotated[..., Field(description=...)]``, required
+    when without a default (what the SDK derives from the argument model it builds at first use)."""
+    hints = typing.get_type_hints(fn, include_extras=True)
+    arguments = []
+    for parameter in inspect.signature(fn).parameters.values():
+        if parameter.name == context_kwarg:
+            continue
+        metadata = getattr(hints.get(parameter.name), "__metadata__", ())
+        described = next((m.description for m in metadata if isinstance(m, FieldInfo)), None)
+        required = parameter.default is inspect.Parameter.empty
+        arguments.append(PromptArgument(name=parameter.name, description=described, required=required))
+    return arguments
+
+
+class _LazyPrompt(Prompt):
+    """A prompt listed from its signature; the SDK's prompt (argument model, validation) is built
+    at its first use, as :class:`~dokoro_server.registration.ToolCache` does for tools: building
+    them at start cost a server a few milliseconds of CPU for nothing when no prompt is used."""
+
+    _built: Prompt | None = PrivateAttr(default=None)
+
+    async def render(self, arguments: dict[str, Any] | None, context: Any) -> Any:
+        if self._built is None:
+            self._built = Prompt.from_function(self.fn, name=self.name, title=self.title, description=self.description)
+        return await self._built.render(arguments, context)
+
+
+class _LazyTemplate(ResourceTemplate):
+    """A resource template whose SDK template (argument model, validation) is built at the first read."""
+
+    _built: ResourceTemplate | None = PrivateAttr(default=None)
+
+    async def create_resource(self, uri: str, params: dict[str, Any], context: Any) -> Any:
+        if self._built is None:
+            self._built = ResourceTemplate.from_function(
+                self.fn,
+                uri_template=self.uri_template,
+                name=self.name,
+                title=self.title,
+                description=self.description,
+                mime_type=self.mime_type,
+                security=self.security,
+            )
+        return await self._built.create_resource(uri, params, context)
