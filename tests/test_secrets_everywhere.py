@@ -142,6 +142,17 @@ def _event() -> dict[str, Any]:
     }
 
 
+# Tools that answer a question and record something on the way: (plain arguments, with secrets).
+ASKING: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
+    "dokoro_check_duplicate": ({"description": "deploy notes token rotate"}, {"description": SHORT}),
+    "dokoro_detect_conflicts": ({"feature": "rotate deploy token"}, {"feature": SHORT}),
+    "dokoro_regression_history": ({"component": "dokoro_recall"}, {"component": SHORT}),
+    "dokoro_session_recall": ({"query": "deploy notes"}, {"query": SHORT}),
+    "dokoro_feature_status": ({"feature": "rotate"}, {"feature": SHORT}),
+    "dokoro_test_checklist": ({"feature": "rotate"}, {"feature": SHORT}),
+    "dokoro_whats_next": ({}, {"context": SHORT}),
+}
+
 # Write tools, in the order they run (later recipes use what earlier calls returned). A tool whose
 # only job is to read still gets secrets in its query: a query may be logged.
 WRITES: dict[str, Recipe] = {
@@ -230,11 +241,18 @@ WRITES: dict[str, Recipe] = {
     "dokoro_ambient_context": _git_repository,
     "dokoro_archive_sweep": lambda run: {},
     "dokoro_regenerate_current": lambda run: {},
+    # Questions that record what was asked: first asked with secrets (EXTRA below), then plainly, so
+    # their answers are checked like a read's.
+    **{name: (lambda run, args=args: dict(args)) for name, (args, _secret) in ASKING.items()},
     "dokoro_workspace_dump": lambda run: {"reason": TEXT, "keepActive": False},
 }
 
 # Calls made between the recipes above (not tools of their own): a second memory for the verdict.
 EXTRA: dict[str, tuple[str, str, Recipe]] = {
+    **{
+        name: (f"_asked_{name}", name, lambda run, secret=secret: dict(secret))
+        for name, (_plain, secret) in ASKING.items()
+    },
     "dokoro_task_track": ("_task", "dokoro_task_track", lambda run: {"action": "start", "title": SHORT}),
     "dokoro_memory_verdict": (
         "_second_memory",
@@ -253,15 +271,9 @@ QUOTES_ITS_INPUT = {"search_universal", "bridge_get_context", "dokoro_ambient_co
 
 # Read tools that need arguments (the others are called with none).
 READS: dict[str, dict[str, Any]] = {
-    "dokoro_feature_status": {"feature": "rotate"},
-    "dokoro_test_checklist": {"feature": "rotate"},
     "dokoro_timeline": {"range": "month"},
     "dokoro_block_read": {"block_key": "deploy"},
-    "dokoro_check_duplicate": {"description": "deploy notes token rotate"},
     "dokoro_context_search": {"query": "deploy notes"},
-    "dokoro_detect_conflicts": {"feature": "rotate deploy token"},
-    "dokoro_regression_history": {"component": "dokoro_recall"},
-    "dokoro_session_recall": {"query": "deploy notes"},
     "search_dokoros": {"query": "deploy notes"},
     "dokoro_entity_graph": {"query": "postgres"},
     "dokoro_feedback_query": {"tool_name": "dokoro_recall"},
