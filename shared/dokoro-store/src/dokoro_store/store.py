@@ -107,7 +107,7 @@ class Store:
         )
         self.working = WorkingMemory(
             workspace=workspace,
-            current=CurrentService(paths, clock),
+            current=CurrentService(paths, clock, current),
             questions=QuestionService(db, clock, current),
             assets=AssetService(paths, clock, current),
         )

@@ -139,8 +139,10 @@ def dokoro_forget(
     confirm: Annotated[bool, Field(description="Required with purge=true.")] = False,
 ) -> Annotated[CallToolResult, Forgotten]:
     """Forget a memory: deprecate it with a reason (kept, ranked far down, shown only on request), or
-    purge it for good with purge=true and confirm=true."""
-    memory, done = state(ctx).store.memories.forget(id, reason=reason, purge=purge, confirm=confirm)
+    purge it for good with purge=true and confirm=true (only a memory you wrote)."""
+    memory, done = state(ctx).store.memories.forget(
+        id, reason=reason, purge=purge, confirm=confirm, acting_agent=acting_agent(ctx)
+    )
     text = f"{done.action} {memory.id}: {memory.title}" + (
         f" — {memory.state_reason}" if done.action == "deprecated" else ""
     )

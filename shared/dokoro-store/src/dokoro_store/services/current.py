@@ -14,7 +14,7 @@ from dokoro_store.files import atomic_write_text, file_lock, read_text_or_none
 from dokoro_store.paths import StorePaths
 from dokoro_store.results.working import CurrentFocus, CurrentRegenerated, SectionUpdate
 from dokoro_store.secrets import redact
-from dokoro_store.services.current_file import CURRENT_LOCK
+from dokoro_store.services.current_file import CURRENT_LOCK, CurrentFile
 
 __all__ = ["CurrentService"]
 
@@ -87,13 +87,19 @@ def _section_span(body: str, section: str) -> tuple[int, int] | None:
 class CurrentService:
     """current.md as a document: rebuilt from daily files, edited by section, read for its focus."""
 
-    def __init__(self, paths: StorePaths, clock: Clock) -> None:
+    def __init__(self, paths: StorePaths, clock: Clock, current: CurrentFile) -> None:
         self._paths = paths
         self._clock = clock
+        self._current = current
 
-    def regenerate(self, include_days: int = 7, preserve_sections: list[str] | None = None) -> CurrentRegenerated:
+    def regenerate(
+        self, include_days: int = 7, preserve_sections: list[str] | None = None, *, agent: str | None = None
+    ) -> CurrentRegenerated:
+        """Rebuild current.md from recent daily files; ``agent`` (who calls) may not overwrite a
+        workspace another agent holds."""
         if include_days < 0:
             raise InvalidArgumentError("includeDays must be 0 or more")
+        self._current.require_writable(agent, "regenerate its current.md")
         preserve = [s.strip().lstrip("#").strip() for s in preserve_sections or [] if s.strip()]
         now = self._clock.now()
         today = now.date()
@@ -171,11 +177,16 @@ class CurrentService:
             files_scanned=scanned,
         )
 
-    def update_section(self, section: str, content: str, *, append: bool = False) -> SectionUpdate:
+    def update_section(
+        self, section: str, content: str, *, append: bool = False, agent: str | None = None
+    ) -> SectionUpdate:
+        """Replace or append to one section; ``agent`` (who calls) may not edit a workspace another
+        agent holds."""
         content = redact(content).text
         name = section.strip().lstrip("#").strip()
         if not name:
             raise InvalidArgumentError("section must name a heading, e.g. 'Next Steps'")
+        self._current.require_writable(agent, "edit its current.md")
         with file_lock(self._paths.locks_dir, CURRENT_LOCK):
             text = read_text_or_none(self._paths.current_md)
             if text is None:
