@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from dokoro_store.walls import inside
+
 __all__ = ["StorePaths", "resolve_dokoro_path"]
 
 
@@ -69,6 +71,12 @@ class StorePaths:
         """Sidecar lock files that serialise read-modify-write of shared files across processes."""
         return self.mcp_dir / "locks"
 
+    def inside(self, path: Path, *, what: str = "path") -> Path:
+        """``path`` resolved, refused (:class:`~dokoro_store.errors.OutsideStoreError`) when it or a
+        symlink on it leads out of the workspace folder (:func:`dokoro_store.walls.inside`)."""
+        return inside(self.root, path, what=what)
+
     def relative(self, path: Path) -> str:
-        """POSIX path relative to the workspace root (for display and docs rows)."""
-        return path.resolve().relative_to(self.root.resolve()).as_posix()
+        """POSIX path relative to the workspace root (for display and docs rows); a path whose real
+        target is outside the folder is refused, never shown as if it were inside."""
+        return self.inside(path).relative_to(self.root.resolve()).as_posix()

@@ -45,9 +45,7 @@ def dokoro_update_current_section(
     append: Annotated[bool, Field(description="Append to the section instead of replacing it.")] = False,
 ) -> Annotated[CallToolResult, SectionUpdate]:
     """Replace (or append to) one section of current.md; a missing section is added at the end."""
-    done = state(ctx).store.working.current.update_section(
-        section, content, append=append, agent=acting_agent(ctx)
-    )
+    done = state(ctx).store.working.current.update_section(section, content, append=append, agent=acting_agent(ctx))
     from dokoro_store.secrets import redact
 
     verb = {"appended": "Appended to section", "replaced": "Replaced section", "added": "Added new section"}

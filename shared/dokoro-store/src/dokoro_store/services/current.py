@@ -15,6 +15,7 @@ from dokoro_store.paths import StorePaths
 from dokoro_store.results.working import CurrentFocus, CurrentRegenerated, SectionUpdate
 from dokoro_store.secrets import redact
 from dokoro_store.services.current_file import CURRENT_LOCK, CurrentFile
+from dokoro_store.walls import scan
 
 __all__ = ["CurrentService"]
 
@@ -107,10 +108,10 @@ class CurrentService:
         in_progress: list[_Item] = []
         completed: list[_Item] = []
         tags: dict[str, None] = {}
-        files = sorted(self._paths.daily_dir.rglob("*.md")) if self._paths.daily_dir.is_dir() else []
+        files = sorted(scan(self._paths.root, self._paths.daily_dir))
         scanned = 0
         for path in files:
-            text = read_text_or_none(path) or ""
+            text = read_text_or_none(path, within=self._paths.root) or ""
             daily_front, body = frontmatter.parse(text)
             day = _file_date(path.name, daily_front)
             if day is None or day < cutoff:
@@ -124,7 +125,7 @@ class CurrentService:
         completed.sort(key=lambda item: item.day, reverse=True)
 
         with file_lock(self._paths.locks_dir, CURRENT_LOCK):
-            old = read_text_or_none(self._paths.current_md) or ""
+            old = read_text_or_none(self._paths.current_md, within=self._paths.root) or ""
             old_front, old_body = frontmatter.parse(old)
             front: dict[str, Any] = {
                 "title": "Current Workspace",
@@ -167,7 +168,9 @@ class CurrentService:
                 f"- Active tags: {', '.join(tags) if tags else 'none'}",
                 "",
             ]
-            atomic_write_text(self._paths.current_md, frontmatter.render(front) + "\n".join(parts))
+            atomic_write_text(
+                self._paths.current_md, frontmatter.render(front) + "\n".join(parts), within=self._paths.root
+            )
         return CurrentRegenerated(
             in_progress=len(in_progress),
             completed=len(completed),
@@ -188,7 +191,7 @@ class CurrentService:
             raise InvalidArgumentError("section must name a heading, e.g. 'Next Steps'")
         self._current.require_writable(agent, "edit its current.md")
         with file_lock(self._paths.locks_dir, CURRENT_LOCK):
-            text = read_text_or_none(self._paths.current_md)
+            text = read_text_or_none(self._paths.current_md, within=self._paths.root)
             if text is None:
                 raise NoWorkspaceError(
                     "current.md does not exist. Claim a workspace (dokoro_workspace_claim) or run "
@@ -204,12 +207,12 @@ class CurrentService:
                 new_body = f"{old}\n{content.strip()}" if append and old else content.strip()
                 updated = text[:start] + f"\n\n{new_body}\n\n" + text[end:].lstrip("\n")
                 action = "appended" if append else "replaced"
-            atomic_write_text(self._paths.current_md, updated)
+            atomic_write_text(self._paths.current_md, updated, within=self._paths.root)
         return SectionUpdate(section=name, action=action)
 
     def focus(self) -> CurrentFocus:
         """current.md's lastUpdated and the bodies of Current Focus, In Progress and Next Steps."""
-        text = read_text_or_none(self._paths.current_md)
+        text = read_text_or_none(self._paths.current_md, within=self._paths.root)
         if text is None:
             raise NoWorkspaceError("current.md does not exist. Claim a workspace with dokoro_workspace_claim first.")
         front, body = frontmatter.parse(text)

@@ -73,7 +73,7 @@ class CurrentFile:
             yield
 
     def read_text(self) -> str | None:
-        return read_text_or_none(self._paths.current_md)
+        return read_text_or_none(self._paths.current_md, within=self._paths.root)
 
     def read(self) -> tuple[dict[str, Any], str] | None:
         """``(front matter, body)``, or None when there is no current.md."""
@@ -81,7 +81,7 @@ class CurrentFile:
         return None if text is None else frontmatter.parse(text)
 
     def write_text(self, text: str) -> None:
-        atomic_write_text(self._paths.current_md, text)
+        atomic_write_text(self._paths.current_md, text, within=self._paths.root)
 
     def write(self, data: dict[str, Any], body: str) -> None:
         self.write_text(frontmatter.render(data) + body)

@@ -135,7 +135,7 @@ class PlanService:
                 if plan_id is not None:
                     view = self.get(plan_id, heal=False)
                     if view is not None and not view.archived:
-                        atomic_write_text(self.files.live(view.id), dump_json(view.to_json()))
+                        atomic_write_text(self.files.live(view.id), dump_json(view.to_json()), within=self._paths.root)
         except OSError:
             log.warning("dokoro: could not write the plan mirrors under %s", self.files.root, exc_info=True)
 
@@ -361,9 +361,7 @@ class PlanService:
         """
         clean_notes = _clean(notes, "notes")
         # Unchecking is how a finished plan is reopened, so its default target may be a completed plan.
-        target = self._resolve(
-            plan_id, ("active", "completed") if uncheck else ("active",), "check", agent, owned=True
-        )
+        target = self._resolve(plan_id, ("active", "completed") if uncheck else ("active",), "check", agent, owned=True)
         now = self._clock.now()
         reopened = finished = False
         with self._db.write() as session:
@@ -514,7 +512,7 @@ class PlanService:
             if live.exists():
                 raise ConflictError(f"{live} already exists; move it away before restoring plan {view.id}")
             restored = dataclasses.replace(view, archived_at=None, archive_path=None)
-            atomic_write_text(live, dump_json(restored.to_json()))
+            atomic_write_text(live, dump_json(restored.to_json()), within=self._paths.root)
             with self._db.write() as session:
                 row = session.get(PlanRow, view.id, with_for_update=True)
                 if row is not None:

@@ -184,7 +184,7 @@ class WorkspaceService:
             if not data.get("session_id"):
                 return
             path = self._dumps.unique_daily_path(f"{slug(now)}-abandoned-{topic(str(data.get('task') or 'session'))}")
-            atomic_write_text(path, text)
+            atomic_write_text(path, text, within=self._paths.root)
 
     def _write_claimed_current(
         self, agent_id: str, session_id: str, task: str, tags: dict[str, Any], now: datetime
@@ -324,8 +324,8 @@ class WorkspaceService:
             if owned_by_another(agent_id, acting_agent):
                 raise NotOwnerError(
                     f"The workspace is held by {agent_id}; you are {acting_agent}. Only the holder can dump "
-                    "or release it. Leave them a dokoro_handoff_write, or claim the workspace with dokoro_workspace_claim "
-                    "once their lock is stale (then dump your own session)."
+                    "or release it. Leave them a dokoro_handoff_write, or claim the workspace with "
+                    "dokoro_workspace_claim once their lock is stale (then dump your own session)."
                 )
             meta = self._time.finalise(now, close=not keep_active)
             start = _parse_optional(data.get("session_start"))
@@ -333,7 +333,7 @@ class WorkspaceService:
 
             path = self._dumps.unique_daily_path(f"{slug(now)}-session-{topic(task)}")
             content = render_dump(now, task, agent_id, reason, status, doc_type, data, text, meta, duration)
-            atomic_write_text(path, content)
+            atomic_write_text(path, content, within=self._paths.root)
             relative = self._paths.relative(path)
 
             released = False

@@ -82,7 +82,7 @@ class WorkspaceLock:
         self._paths = paths
 
     def read(self) -> LockInfo | None:
-        text = read_text_or_none(self._paths.workspace_lock)
+        text = read_text_or_none(self._paths.workspace_lock, within=self._paths.root)
         if text is None:
             return None
         try:
@@ -126,7 +126,7 @@ class WorkspaceLock:
                             "Use force=true to override."
                         )
                 took_over = None if own else existing.agent_id
-            atomic_write_text(self._paths.workspace_lock, lock.to_json())
+            atomic_write_text(self._paths.workspace_lock, lock.to_json(), within=self._paths.root)
             return took_over
 
     def _create(self, info: LockInfo) -> bool:
@@ -135,7 +135,7 @@ class WorkspaceLock:
         empty lock file."""
         if self._paths.workspace_lock.exists():
             return False
-        atomic_write_text(self._paths.workspace_lock, info.to_json())
+        atomic_write_text(self._paths.workspace_lock, info.to_json(), within=self._paths.root)
         return True
 
     def renew(self, session_id: str, now: datetime) -> None:
@@ -147,7 +147,7 @@ class WorkspaceLock:
             renewed = LockInfo(
                 lock.agent_id, lock.session_id, lock.acquired_at, now + LOCK_TTL, now, lock.pid, lock.named
             )
-            atomic_write_text(self._paths.workspace_lock, renewed.to_json())
+            atomic_write_text(self._paths.workspace_lock, renewed.to_json(), within=self._paths.root)
 
     def release(self, session_id: str) -> bool:
         """Remove ``session_id``'s lock; False when the lock is another session's (or gone)."""
