@@ -14,8 +14,8 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from dokoro_store.walls import inside, is_inside
 from dokoro_store.errors import InvalidArgumentError, NotFoundError
+from dokoro_store.walls import inside, is_inside
 
 __all__ = ["STOP_WORDS", "AmbientContext", "ambient_context", "keywords_from"]
 
