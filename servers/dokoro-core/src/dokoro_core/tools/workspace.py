@@ -20,7 +20,8 @@ def dokoro_init(
     projectPath: Annotated[
         str | None,
         Field(
-            description="Project folder; the store is created at <projectPath>/dokoro. Default: this server's store."
+            description="A folder of the project the server was started in; the store is created at "
+            "<projectPath>/dokoro. Default: this server's store."
         ),
     ] = None,
     skipIfExists: Annotated[bool, Field(description="Leave an existing dokoro folder untouched.")] = True,
@@ -29,6 +30,7 @@ def dokoro_init(
     a template current.md). Without projectPath it initialises the folder this server serves."""
     from dokoro_store.clock import iso
     from dokoro_store.services.init import init_folder
+    from dokoro_store.walls import inside
 
     app = state(ctx)
     if projectPath and authenticated_agent() is not None:
@@ -36,8 +38,13 @@ def dokoro_init(
             "projectPath is not accepted on the shared HTTP server (it would create folders on the server's disk); "
             "call dokoro_init without it to initialise the served folder"
         )
-    # A relative projectPath means relative to where the agent started the server, not this process's cwd.
-    root = (app.cwd / Path(projectPath).expanduser()).resolve() / "dokoro" if projectPath else app.store.paths.root
+    # A relative projectPath means relative to where the agent started the server, not this process's cwd;
+    # like every path an agent passes, it stays inside that project (symlinks followed).
+    root = (
+        inside(app.cwd, app.cwd / Path(projectPath).expanduser(), what="projectPath") / "dokoro"
+        if projectPath
+        else app.store.paths.root
+    )
     done = init_folder(root, app.store.clock, skip_if_exists=skipIfExists)
     if not done.created:
         text = card("Already Exists", f"A dokoro folder is already set up at {root}.", status="info")
