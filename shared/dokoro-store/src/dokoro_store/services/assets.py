@@ -35,8 +35,9 @@ def _safe_name(name: str, what: str) -> str:
 
 
 def _safe_subfolder(subfolder: str) -> PurePosixPath:
-    parts = PurePosixPath(subfolder.replace("\\", "/").strip("/")).parts
-    if not parts or any(part in ("", ".", "..") for part in parts):
+    cleaned = subfolder.replace("\\", "/").strip()
+    parts = PurePosixPath(cleaned.strip("/")).parts
+    if cleaned.startswith("/") or not parts or any(part in ("", ".", "..") for part in parts):
         raise InvalidArgumentError(f"subfolder must be a relative folder inside assets/images; got {subfolder!r}")
     return PurePosixPath(*parts)
 
