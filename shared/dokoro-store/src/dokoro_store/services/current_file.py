@@ -23,7 +23,7 @@ from dokoro_store.files import atomic_write_text, file_lock, read_text_or_none
 from dokoro_store.ownership import known_agent
 from dokoro_store.paths import StorePaths
 from dokoro_store.secrets import redact
-from dokoro_store.services.workspace_lock import HEARTBEAT_STALE, LockInfo, WorkspaceLock
+from dokoro_store.services.workspace_lock import LockInfo, WorkspaceLock
 
 __all__ = ["CURRENT_LOCK", "CurrentFile"]
 
@@ -58,12 +58,11 @@ class CurrentFile:
         if lock is None:
             return
         writer = known_agent(agent) or self.claimed_by
-        stale_at = min(lock.expires_at, lock.last_heartbeat + HEARTBEAT_STALE)
         raise NotOwnerError(
             f"The workspace is held by {lock.agent_id} (lock live until {iso(lock.expires_at)}); you are {writer} "
             f"and may not {action}. Keep your notes with dokoro_shared_note_append, leave "
             f"{lock.agent_id} a dokoro_handoff_write, or claim the workspace with dokoro_workspace_claim once "
-            f"the lock is stale (at {iso(stale_at)} unless {lock.agent_id} keeps working)."
+            f"the lock is stale (at {iso(lock.stale_at)} unless {lock.agent_id} keeps working)."
         )
 
     @contextmanager
