@@ -50,6 +50,7 @@ PATH_ARGUMENTS: dict[tuple[str, str], str] = {
     ("bridge_index_research", "source"): "key",
     ("dokoro_remember", "source"): "key",
     ("dokoro_capture_research", "sources"): "key",
+    ("dokoro_restore_items", "source"): "key",  # an enum: backup | auto
 }
 
 

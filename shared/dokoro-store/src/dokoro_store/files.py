@@ -61,13 +61,13 @@ def atomic_write_text(path: Path, text: str, *, within: Path | None) -> None:
     atomic_write_bytes(path, text.encode("utf-8"), within=within)
 
 
-def read_text_or_none(path: Path, *, within: Path | None) -> str | None:
+def read_text_or_none(path: Path, *, within: Path | None, errors: str = "strict") -> str | None:
     """The text of ``path`` (inside ``within``, symlinks followed only if they stay in), or None
-    when there is no such file."""
+    when there is no such file. ``errors`` is how undecodable bytes are handled (``replace``)."""
     if within is not None:
         inside(within, path)
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8", errors=errors)
     except FileNotFoundError:
         return None
 
