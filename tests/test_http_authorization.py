@@ -38,7 +38,7 @@ def _text(outcome: Any) -> str:
     return "\n".join(str(getattr(block, "text", "")) for block in outcome.content)
 
 
-# (tool, arguments (with {memory}, {plan}, {handoff} filled in), what the refusal must say)
+# (tool, arguments (with {memory}, {plan}, {handoff}, {task} filled in), what the refusal must say)
 ATTACKS: list[tuple[str, dict[str, Any], str]] = [
     ("dokoro_forget", {"id": "{memory}", "purge": True, "confirm": True}, "may not purge"),
     ("dokoro_session_log", {"entry": "bob was here"}, "held by alice"),
@@ -51,6 +51,7 @@ ATTACKS: list[tuple[str, dict[str, Any], str]] = [
     ("dokoro_plan_check", {"itemIndex": 2, "planId": "{plan}", "uncheck": True}, "belongs to alice"),
     ("dokoro_plan_validate", {"planId": "{plan}"}, "belongs to alice"),
     ("dokoro_handoff_claim", {"handoff_id": "{handoff}"}, "addressed to carol"),
+    ("dokoro_task_track", {"action": "complete", "task_id": "{task}"}, "tasks belong to the agent"),
     ("dokoro_handoff_claim", {"handoff_id": "{handoff}", "agent_id": "carol"}, "cannot act as 'carol'"),
     ("dokoro_file_release", {"agent_id": "alice", "all": True}, "cannot act as 'alice'"),
     ("dokoro_file_claim", {"paths": ["src/app.py"], "agent_id": "alice", "force": True}, "cannot act as 'alice'"),
@@ -72,7 +73,13 @@ async def _alices_view(alice: Any, root: Path, memory: str, plan: str) -> dict[s
     inbox = (await alice.call_tool("dokoro_handoff_inbox", {"agent_id": "carol"})).structured_content
     recalled = (await alice.call_tool("dokoro_recall", {"query": "cache TTL five minutes"})).structured_content
     claims = (await alice.call_tool("dokoro_claim_list", {"agent_id": "alice"})).structured_content
+    tasks = (await alice.call_tool("dokoro_task_list", {})).structured_content
     return {
+        "tasks": [
+            (t["id"], t["status"])
+            for group in ("active", "paused", "completed", "abandoned")
+            for t in tasks.get(group, [])
+        ],
         "current.md": (root / "current.md").read_bytes(),
         "lock": (status["locked_by"], status["session_id"]),
         "plan": (shown["status"], [item["completed"] for item in shown["items"]], shown["archived"]),
@@ -106,6 +113,9 @@ async def test_another_agents_token_can_neither_destroy_nor_take_over_alices_dat
             await alice.call_tool("dokoro_handoff_write", {"summary": "review the PR", "to_agent": "carol"})
         ).structured_content["id"]
         await alice.call_tool("dokoro_file_claim", {"paths": ["src/app.py"], "intent": "refactor"})
+        task = (
+            await alice.call_tool("dokoro_task_track", {"action": "start", "title": "the cache"})
+        ).structured_content["task"]["id"]
         before = await _alices_view(alice, root, memory, plan_id)
         assert before["memory"] == [(memory, "active")] and before["lock"][0] == "alice"
 
@@ -113,7 +123,7 @@ async def test_another_agents_token_can_neither_destroy_nor_take_over_alices_dat
         for tool, template, says in ATTACKS:
             arguments = {
                 key: (
-                    {"{memory}": memory, "{plan}": plan_id, "{handoff}": handoff}.get(value, value)
+                    {"{memory}": memory, "{plan}": plan_id, "{handoff}": handoff, "{task}": task}.get(value, value)
                     if isinstance(value, str)
                     else value
                 )
