@@ -43,11 +43,12 @@ async def test_stdio_agents_with_different_ids_keep_out_of_each_others_data(make
             "purge": await bob.call_tool("dokoro_forget", {"id": memory, "purge": True, "confirm": True}),
             "check": await bob.call_tool("dokoro_plan_check", {"itemIndex": 1, "planId": plan}),
         }
+        after = (root / "current.md").read_bytes()
         shared = await alice.call_tool("dokoro_plan_create", {"title": "q", "items": ["a"], "shared": True})
         checked = await bob.call_tool("dokoro_plan_check", {"itemIndex": 1, "planId": shared.structured_content["id"]})
 
     for name, outcome in attempts.items():
         assert outcome.is_error, f"bob's {name} was accepted: {_text(outcome)}"
     assert "held by alice" in _text(attempts["log"]) and "only a stale lock" in _text(attempts["force"])
-    assert (root / "current.md").read_bytes() == before
+    assert after == before
     assert not checked.is_error, _text(checked)
