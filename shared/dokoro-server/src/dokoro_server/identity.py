@@ -12,7 +12,9 @@ from dokoro_server.app import state
 if TYPE_CHECKING:
     from mcp.server.mcpserver import Context
 
-__all__ = ["acting_agent", "authenticated_agent", "over_http"]
+    from dokoro_server.app import AppState
+
+__all__ = ["acting_agent", "authenticated_agent", "default_agent", "over_http"]
 
 
 def authenticated_agent() -> str | None:
@@ -47,3 +49,8 @@ def over_http(ctx: Context) -> bool:
         return ctx.request_context.request is not None
     except ValueError:  # outside a request (the SDK raises ValueError): not an HTTP call
         return False
+
+
+def default_agent(app: AppState) -> str:
+    """Who a request that names no agent acts for: the authenticated agent, else ``DOKORO_AGENT_ID``."""
+    return authenticated_agent() or app.settings.agent_id
