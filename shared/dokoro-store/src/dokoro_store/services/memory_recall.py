@@ -76,7 +76,17 @@ class MemoryRecall:
         start = parse_time(since, "since")
         end = parse_time(until, "until")
         wanted_entity = canonical_entities([entity])[0] if entity and entity.strip() else None
-        result = self._search.universal(query, limit=100)
+        from dokoro_store.retrieval.scope import DocScope, MemoryScope
+
+        # The filters are conditions of the search's legs, not of its answer: a memory is found
+        # however many other documents (workspace pages, indexed content) outrank it.
+        scope = DocScope(
+            doc_types=(DOC_TYPE,),
+            memory=MemoryScope(
+                types=tuple(types or ()), states=tuple(states), entity=wanted_entity, since=start, until=end
+            ),
+        )
+        result = self._search.universal(query, limit=100, scope=scope)
         ranked: list[tuple[str, float, SearchHit]] = []
         for found in result.hits:
             if found.doc_type == DOC_TYPE and found.doc_id.startswith(DOC_PREFIX):
