@@ -5,7 +5,9 @@ conversation; each turn becomes an ``episode`` memory (title = session date, bod
 <text>"`` plus its shared image caption, entity = the speaker, thread = its session and place in
 it), bulk-imported with ``store.memories.remember_many``. Every question of categories 1-4 is asked
 verbatim through ``store.memories.recall`` — the call ``dokoro_recall`` makes — top 10, use not
-counted, and scored against the gold evidence turns.
+counted, and scored against the gold evidence turns. Row ``+use`` asks the same questions in order
+with use counted (every returned hit a use, as the tool does), in a store of its own, so each
+answer is ranked with the heat of the recalls before it.
 
     uv run python bench/locomo_memories.py [--embedder auto|onnx|static|hashing|none] [--rows default,...]
 
@@ -40,7 +42,8 @@ from locomo_retrieval import DATA, FOLDS, Row, Scores, evidence_of, report, scor
 def rows_for() -> list[Row]:
     base = DEFAULT_FUSION
     return [
-        Row("default", "hybrid", True, base, "dokoro_recall as the MCP tool runs it"),
+        Row("default", "hybrid", True, base, "dokoro_recall as the MCP tool runs it (use not counted)"),
+        Row("+use", "hybrid", True, base, "the same with use counted, questions asked in order"),
         Row("-threads", "hybrid", True, base, "memories imported without their session thread"),
         Row(
             "rrf",
@@ -75,7 +78,13 @@ def run(data: list[dict[str, Any]], convs: list[int], config: RetrievalConfig, r
     latency: dict[str, list[float]] = defaultdict(list)
     ingested, ingest_seconds = 0, 0.0
     embedder = engine = "?"
-    variants = [(False, [r for r in rows if r.name == "-threads"]), (True, [r for r in rows if r.name != "-threads"])]
+    # Rows that change the store (no threads; use counted) get a store of their own.
+    own = ("-threads", "+use")
+    variants = [
+        (False, [r for r in rows if r.name == "-threads"]),
+        (True, [r for r in rows if r.name == "+use"]),
+        (True, [r for r in rows if r.name not in own]),
+    ]
     for index in convs:
         conversation = data[index]
         turns = turns_of(conversation)
@@ -86,7 +95,7 @@ def run(data: list[dict[str, Any]], convs: list[int], config: RetrievalConfig, r
             with tempfile.TemporaryDirectory() as tmp, Store.open(Path(tmp) / "dokoro", retrieval=config) as store:
                 started = time.perf_counter()
                 dia_of = _ingest(store, turns, threads)
-                if threads:
+                if threads and wanted[0].name != "+use":
                     ingest_seconds += time.perf_counter() - started
                     ingested += len(turns)
                 status = store.search.status()
@@ -102,7 +111,7 @@ def run(data: list[dict[str, Any]], convs: list[int], config: RetrievalConfig, r
                         # Ablations only: recall's search runs with this row's fusion settings.
                         store.search.universal = functools.partial(universal, fusion=row.fusion)  # type: ignore[method-assign]
                         started = time.perf_counter()
-                        hits = store.memories.recall(str(qa["question"]), limit=10, count_use=False)
+                        hits = store.memories.recall(str(qa["question"]), limit=10, count_use=row.name == "+use")
                         latency[row.name].append((time.perf_counter() - started) * 1000)
                         found = [dia_of.get(h.memory.id) for h in hits]
                         scores[row.name][index][category].append(score_list(gold, found))

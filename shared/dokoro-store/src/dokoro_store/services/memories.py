@@ -12,9 +12,9 @@ carries each neighbour with the material to judge it (shared entities, similarit
 whether "latest wins" is safe) and the agent gives a verdict with :meth:`MemoryService.verdict`.
 Each pair is shown once.
 
-**Weathering** (:mod:`.memory_recall`). Recall ranks by relevance × trust × state × (1 +
-freshness + heat): old memories nobody recalls sink below fresh, used ones; nothing is deleted.
-Every recall counts as use.
+**Weathering** (:mod:`.memory_recall`). Recall ranks by relevance × trust × state; freshness and
+use (every recall counts as one) break near-ties only, never burying a clearly more relevant
+memory. Nothing is deleted.
 """
 
 from __future__ import annotations
