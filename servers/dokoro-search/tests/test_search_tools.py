@@ -188,8 +188,8 @@ async def test_session_recall_says_it_ranked_by_similarity(call):
 
     outcome = await call("dokoro_session_recall", query="login")
 
-    assert outcome.structured_content["ranking"].startswith("similarity (onnx:")
-    assert "(ranked by similarity" in outcome.content[0].text
+    assert outcome.structured_content["ranking"].startswith("relevance (similarity by onnx:")
+    assert "(ranked by relevance (similarity by onnx:" in outcome.content[0].text
 
 
 @pytest.mark.anyio
