@@ -424,6 +424,9 @@ class EpisodicService:
         """The vector leg: the nearest summaries above the floor and the cosines of every candidate."""
         from dokoro_store.errors import DokoroError
 
+        if not matched and self._vectors.count() == 0:
+            # Nothing to compare with (a new store): no need to load an embedder at all.
+            return _Similar(why_not="no summary has a vector yet")
         embedder = self._embedder.get() if self._embedder is not None else None
         if embedder is None:
             reason = self._embedder.reason if self._embedder is not None else "none configured"
