@@ -77,9 +77,12 @@ def _ingest(store: Store, turns: list[dict[str, Any]], threads: bool) -> dict[st
     return {row.id: row.source for row in store.memories.remember_many(drafts)}
 
 
+_WEATHER_NOW = memory_recall.weather  # the rule as it is (the before row patches the module's)
+
+
 def _weather_before(memory: Any, relevance: float, now: Any) -> tuple[float, dict[str, float]]:
     """Recall's weathering before the near-tie rule: freshness and heat multiplied relevance."""
-    _score, parts = memory_recall.weather(memory, relevance, now)
+    _score, parts = _WEATHER_NOW(memory, relevance, now)
     trust = memory_recall._TRUST_WEIGHT.get(memory.trust, 0.7)
     state = memory_recall._STATE_WEIGHT.get(memory.state, 0.1)
     return relevance * trust * state * (1 + parts["freshness"] + parts["heat"]), parts
@@ -125,7 +128,7 @@ def run(data: list[dict[str, Any]], convs: list[int], config: RetrievalConfig, r
                         store.search.universal = functools.partial(universal, fusion=row.fusion)  # type: ignore[method-assign]
                         started = time.perf_counter()
                         counted = row.name.startswith("+use")
-                        weathering = _weather_before if row.name == "+use-before" else memory_recall.weather
+                        weathering = _weather_before if row.name == "+use-before" else _WEATHER_NOW
                         with mock.patch.object(memory_recall, "weather", weathering):
                             hits = store.memories.recall(str(qa["question"]), limit=10, count_use=counted)
                         latency[row.name].append((time.perf_counter() - started) * 1000)

@@ -473,7 +473,7 @@ def _bound(value: str | None, name: str) -> datetime | None:
         raise InvalidArgumentError(f"{name}: {exc}") from None
 
 
-def _filtered(statement: Any, where: Any) -> Any:
+def _filtered(statement: Any, where: SummaryFilter) -> Any:
     """``statement`` with the session, since and until conditions."""
     if where.session_id:
         statement = statement.where(ConversationSummary.session_id == where.session_id)
