@@ -6,7 +6,7 @@ recall still returns it under every filter, on both backends, through each vecto
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import timedelta
 from pathlib import Path
 
@@ -14,7 +14,7 @@ import pytest
 from dokoro_store import FrozenClock, Store
 from dokoro_store.retrieval import RetrievalConfig
 from dokoro_store.retrieval.documents import NewDocument
-from dokoro_store.retrieval.scope import DocScope
+from dokoro_store.retrieval.scope import DocScope, scoped_nearest
 from dokoro_store.retrieval.search import SEARCH_MODES
 from dokoro_store.services.memories import MemoryDraft
 
@@ -110,3 +110,29 @@ def test_recall_finds_a_memory_that_500_pages_outrank_under_every_filter(
         doc_ids = [hit.doc_id for hit in found.results]
         assert doc_ids and all(d.startswith("memory:") for d in doc_ids), mode
         assert f"memory:{ids['target']}" in doc_ids, mode
+
+
+def test_scoped_nearest_prefilters_few_allowed_documents_and_widens_for_many(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store.docs.save_many([NewDocument(id=f"d{i}", content=f"text {i}", doc_type="note") for i in range(30)])
+    store.docs.save_many([NewDocument(id=f"k{i}", content=f"kept {i}", doc_type="keep") for i in range(5)])
+    ranked = [f"d{i}" for i in range(30)] + [f"k{i}" for i in range(5)]  # the kept ones are nearest last
+    calls: list[tuple[int, list[str] | None]] = []
+
+    def search(n: int, allowed: Sequence[str] | None) -> list[str]:
+        calls.append((n, None if allowed is None else sorted(allowed)))
+        return [d for d in ranked if allowed is None or d in allowed][:n]
+
+    scope = DocScope(doc_types=("keep",))
+    assert scoped_nearest(store.db, scope, 3, search, str, len(ranked)) == ["k0", "k1", "k2"]
+    assert calls == [(6, None), (3, [f"k{i}" for i in range(5)])]  # plain list first, then the prefilter
+
+    calls.clear()
+    monkeypatch.setattr("dokoro_store.retrieval.scope.PREFILTER_CAP", 2)  # too many for a prefilter list
+    assert scoped_nearest(store.db, scope, 3, search, str, len(ranked)) == ["k0", "k1", "k2"]
+    assert calls == [(6, None), (24, None), (35, None)]  # widened until three allowed ones are in it
+
+    calls.clear()
+    assert scoped_nearest(store.db, DocScope(doc_types=("note",)), 3, search, str, len(ranked)) == ["d0", "d1", "d2"]
+    assert calls == [(6, None)]  # most documents allowed: the plain list already holds the answer

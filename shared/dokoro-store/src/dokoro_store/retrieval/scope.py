@@ -6,11 +6,12 @@ hundred thousand others. So a :class:`DocScope` becomes a condition of every leg
 
 - full text: an SQL ``WHERE`` next to the FTS5 ``MATCH`` or the tsvector ``@@``
   (:meth:`DocScope.sql`);
-- vectors: pgvector adds the same ``WHERE``; LanceDB and the exact scan take the allowed documents
-  as a prefilter when there are few of them (:meth:`DocScope.doc_ids` with a cap), and otherwise
-  widen their nearest-neighbour list until enough allowed documents are in it
-  (:func:`scoped_nearest`) — when there are many allowed documents, they are a large share of the
-  store, so the list grows little;
+- vectors: pgvector adds the same ``WHERE``; LanceDB and the exact scan look at their plain
+  nearest-neighbour list first (when the scope allows most documents the answer is in it), then
+  take the allowed documents as a prefilter when there are few of them (:meth:`DocScope.doc_ids`
+  with a cap), and otherwise widen the list until enough allowed documents are in it
+  (:func:`scoped_nearest`) — many allowed documents are a large share of the store, so the list
+  grows little;
 - the fused candidates are checked once more (:meth:`DocScope.keep`): thread neighbours join the
   candidates after the legs ran.
 
@@ -133,19 +134,29 @@ def scoped_nearest(
     """The ``k`` nearest hits among the documents ``scope`` allows.
 
     ``search(n, allowed)`` returns the ``n`` nearest hits, among the documents ``allowed`` when it is
-    not None (a prefilter). Few allowed documents: one prefiltered search. Many: the unfiltered list
-    is widened (×4 each time, up to ``total`` hits) until ``k`` of its hits are allowed.
+    not None (a prefilter). First the plain list, twice as long: when the scope allows most
+    documents (a recall over a store of memories), ``k`` allowed hits are in it — exactly the ``k``
+    nearest allowed ones. Otherwise few allowed documents: one prefiltered search over them. Many
+    (more than :data:`PREFILTER_CAP`): the plain list is widened (×4 each time, up to ``total``
+    hits) until ``k`` of its hits are allowed.
     """
     if k <= 0:
         return []
+
+    def allowed_of(hits: list[T]) -> list[T]:
+        keep = scope.keep(db, [doc_of(h) for h in hits])
+        return [h for h in hits if doc_of(h) in keep]
+
+    wanted = k * 2
+    hits = search(wanted, None)
+    kept = allowed_of(hits)
+    if len(kept) >= k or len(hits) < wanted:
+        return kept[:k]
     allowed = scope.doc_ids(db, PREFILTER_CAP)
     if allowed is not None:
         return search(k, allowed) if allowed else []
-    wanted = k * 4
-    while True:
-        hits = search(wanted, None)
-        keep = scope.keep(db, [doc_of(h) for h in hits])
-        kept = [h for h in hits if doc_of(h) in keep]
-        if len(kept) >= k or len(hits) < wanted or wanted >= total:
-            return kept[:k]
+    while len(kept) < k and len(hits) >= wanted and wanted < total:
         wanted = min(wanted * 4, max(total, k))
+        hits = search(wanted, None)
+        kept = allowed_of(hits)
+    return kept[:k]
