@@ -89,3 +89,31 @@ def test_a_compacted_session_is_embedded_too(open_store, clock):
     assert row.embedding is not None
     (hit,) = store.episodic.recall_ranked(query="lexers").hits
     assert hit.compacted and hit.similarity is not None
+
+
+def test_the_summary_knn_follows_new_deleted_and_refilled_vectors(open_store, clock):
+    from dokoro_store.retrieval.summary_search import SummaryFilter
+
+    store = open_store()
+    embedder = store.embedder.get()
+    query = embedder.embed(["parser work"], query=True)[0]
+    vectors = store.retrieval.summaries
+
+    def nearest() -> set[int]:
+        return {row_id for row_id, _cosine in vectors.nearest(embedder.id, query, 50, SummaryFilter())}
+
+    first = [add(store, clock, "s-1", f"parser work part {i}") for i in range(3)]
+    assert nearest() == set(first)
+    later = add(store, clock, "s-2", "lexer work")  # appended to the matrix kept in memory
+    assert nearest() == {*first, later}
+    with store.db.write() as session:  # a vector lost (a copy): the matrix is read again
+        session.execute(update(summary_vectors).where(summary_vectors.c.id == first[0]).values(embedding=None))
+    assert nearest() == {*first[1:], later}
+    store.episodic.recall_ranked(query="parser work part 0")  # recall embeds it again
+    assert nearest() == {*first, later}
+    folded = store.episodic.add_summary("s-1", "claude", "parser wrap-up", token_count=50_000)
+    assert folded.compaction is not None
+    ids = nearest()
+    assert not ids & set(first) and {later, folded.compaction.row_id} <= ids
+    only_s2 = vectors.nearest(embedder.id, query, 50, SummaryFilter(session_id="s-2"))
+    assert [row_id for row_id, _ in only_s2] == [later]
