@@ -7,7 +7,7 @@ their creator's unless created shared. ``memories.state_changed_by`` records the
 changed the memory's state (a deprecation by another agent is allowed, and says who did it).
 
 Revision ID: 0019
-Revises: 0016
+Revises: 0020
 Create Date: 2026-11-30
 """
 
@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0019"
-down_revision = "0016"
+down_revision = "0020"
 branch_labels = None
 depends_on = None
 
