@@ -28,6 +28,7 @@ __all__ = [
     "OllamaCallError",
     "OllamaClient",
     "model_matches",
+    "shared_client",
 ]
 
 FAILURE_TTL_S = 30.0
@@ -36,7 +37,14 @@ HEALTH_TIMEOUT_S = 2.0
 
 
 class OllamaCallError(DokoroError):
-    """Ollama could not be reached, lacks the model, or failed the call (the message says which)."""
+    """Ollama could not be reached, lacks the model, or failed the call (the message says which).
+
+    ``timed_out`` says the server did not answer within the call's timeout.
+    """
+
+    def __init__(self, message: str, *, timed_out: bool = False) -> None:
+        super().__init__(message)
+        self.timed_out = timed_out
 
 
 def model_matches(available: str, wanted: str) -> bool:
@@ -86,12 +94,18 @@ class OllamaClient:
     def hint(self, model: str) -> str:
         return f"Start it (`ollama serve`) and `ollama pull {model}`, or check OLLAMA_URL"
 
-    def _failure(self, exc: BaseException) -> str:
+    def _failure(self, exc: BaseException, timeout_s: float) -> str:
         import httpx
 
         if isinstance(exc, httpx.TimeoutException):
-            return f"Ollama at {self.url} did not answer in time"
+            return f"Ollama at {self.url} did not answer within {timeout_s:g}s"
         return f"Ollama at {self.url} is not reachable ({type(exc).__name__}: {exc})"
+
+    @staticmethod
+    def _timed_out(exc: BaseException) -> bool:
+        import httpx
+
+        return isinstance(exc, httpx.TimeoutException)
 
     def _errors(self) -> tuple[type[BaseException], ...]:
         import httpx
@@ -113,7 +127,7 @@ class OllamaClient:
         except OllamaCallError as exc:
             found = (False, str(exc), [])
         except self._errors() as exc:
-            found = (False, self._failure(exc), [])
+            found = (False, self._failure(exc, self.health_timeout_s), [])
         ttl = SUCCESS_TTL_S if found[0] else FAILURE_TTL_S
         with self._lock:
             self._models = (*found, time.monotonic() + ttl)
@@ -140,9 +154,9 @@ class OllamaClient:
             response = client.embed(model=model, input=list(inputs))
             return [list(map(float, row)) for row in response.embeddings]
         except self._errors() as exc:
-            why = f"{self._failure(exc)} while embedding with {model}. {self.hint(model)}"
+            why = f"{self._failure(exc, self.timeout_s)} while embedding with {model}. {self.hint(model)}"
             self.mark_down(why)
-            raise OllamaCallError(why) from exc
+            raise OllamaCallError(why, timed_out=self._timed_out(exc)) from exc
 
     def chat(self, model: str, messages: Sequence[dict[str, str]], *, json_format: bool = False) -> str:
         """The assistant's reply to ``messages`` (``json_format``: ask for JSON)."""
@@ -153,12 +167,27 @@ class OllamaClient:
             )
             return str(response.message.content or "")
         except self._errors() as exc:
-            why = f"{self._failure(exc)} while chatting with {model}. {self.hint(model)}"
+            why = f"{self._failure(exc, self.timeout_s)} while chatting with {model}. {self.hint(model)}"
             self.mark_down(why)
-            raise OllamaCallError(why) from exc
+            raise OllamaCallError(why, timed_out=self._timed_out(exc)) from exc
 
     def close(self) -> None:
         with self._lock:
             clients, self._clients = list(self._clients.values()), {}
         for client in clients:
             client._client.close()
+
+
+_shared_lock = threading.Lock()
+_shared: dict[tuple[str, float, float], OllamaClient] = {}
+
+
+def shared_client(url: str, *, timeout_s: float, health_timeout_s: float = HEALTH_TIMEOUT_S) -> OllamaClient:
+    """The process's client for ``url`` with these timeouts: callers made per request (a tool call)
+    share its cached health check instead of asking the server again each time."""
+    key = (url.rstrip("/"), timeout_s, health_timeout_s)
+    with _shared_lock:
+        client = _shared.get(key)
+        if client is None:
+            client = _shared[key] = OllamaClient(url, timeout_s=timeout_s, health_timeout_s=health_timeout_s)
+        return client
