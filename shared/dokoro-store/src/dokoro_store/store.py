@@ -8,25 +8,32 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dokoro_store.clock import Clock
+from dokoro_store.db.changes import ChangeSignal
 from dokoro_store.db.engine import Database
 from dokoro_store.db.migrate import current_heads, upgrade
 from dokoro_store.paths import StorePaths
 from dokoro_store.retrieval import Retrieval, RetrievalConfig
+from dokoro_store.services.analytics import AnalyticsService
 from dokoro_store.services.archive import ArchiveService
 from dokoro_store.services.assets import AssetService
 from dokoro_store.services.bridge import BridgeService
+from dokoro_store.services.cleanup import CleanupService
 from dokoro_store.services.context_inspect import ContextService
 from dokoro_store.services.coordination import Coordination
 from dokoro_store.services.current import CurrentService
 from dokoro_store.services.current_file import CurrentFile
+from dokoro_store.services.doc_board import DocBoard
 from dokoro_store.services.episodic import CompactionResult, EpisodicService
 from dokoro_store.services.feedback import FeedbackService
+from dokoro_store.services.feedback_log import FeedbackLog
 from dokoro_store.services.graph import DEFAULT_FUNCTIONAL_RELATION_TYPES, GraphService
 from dokoro_store.services.memories import MemoryService
 from dokoro_store.services.planning import PlanningService
 from dokoro_store.services.plans import PlanService
 from dokoro_store.services.questions import QuestionService
 from dokoro_store.services.tokens import TokenService
+from dokoro_store.services.tracking import TrackingService
+from dokoro_store.services.work_sessions import WorkSessions
 from dokoro_store.services.workspace import WorkspaceService
 
 __all__ = ["Store", "WorkingMemory"]
@@ -115,6 +122,24 @@ class Store:
         self.bridge = BridgeService(paths, clock, self.docs, self.search, self.embedder, self.plans, self.planning)
         # Typed memories (remember / recall / forget): rows indexed as documents for hybrid recall.
         self.memories = MemoryService(db, clock, self.docs, self.search)
+        # Tracking (issues, features, the week, task timers) and analytics over every layer's rows.
+        self.tracking = TrackingService(
+            paths,
+            db,
+            clock,
+            session_id=lambda: workspace.claimed_session,
+            log_line=current.log_line,
+            search=self.search,
+        )
+        self.analytics = AnalyticsService(
+            paths, db, clock, self.tracking, search=self.search, docs=self.docs, plans=self.plans
+        )
+        # What a person does from the command line and `dokoro browse`: the documents as a work
+        # board (status, tags, time), work sessions, cleanup of the folder, single feedback rows.
+        self.board = DocBoard(db, clock)
+        self.work_sessions = WorkSessions(db, clock, self.episodic)
+        self.cleanup = CleanupService(paths, db, clock)
+        self.feedback_log = FeedbackLog(db)
         self.recovered: list[CompactionResult] = []
         # The schema revisions found when the store was opened, before any upgrade.
         self.schema_before: frozenset[str] = frozenset()
@@ -152,6 +177,10 @@ class Store:
         if store.recovered:
             log.warning("finished %d interrupted compaction(s) on open", len(store.recovered))
         return store
+
+    def change_signal(self) -> ChangeSignal:
+        """A poller of the database's write counter (close it when done); see :mod:`dokoro_store.db.changes`."""
+        return ChangeSignal(self.db)
 
     def close(self) -> None:
         self.retrieval.close()
