@@ -60,3 +60,13 @@ def test_a_call_that_outlives_its_timeout_fails_with_a_clear_message_and_marks_t
     ok, why = client.healthy("llama3.2")
     assert not ok and "did not answer within 0.3s" in why
     assert fake_ollama.count("/api/tags") == 1  # marked down by the failed call, not checked again
+
+
+def test_every_client_of_one_address_shares_one_health_check(fake_ollama):
+    embeddings = OllamaClient(fake_ollama.url, timeout_s=5.0)
+    chat = OllamaClient(fake_ollama.url, timeout_s=60.0, health_timeout_s=1.0)
+
+    assert embeddings.healthy("nomic-embed-text")[0]
+    assert chat.healthy("llama3.2")[0]
+
+    assert fake_ollama.count("/api/tags") == 1

@@ -5,7 +5,8 @@ they agree on three things:
 
 - *which model is there*: :func:`model_matches` — the exact name, or the name with a tag
   (``llama3.2`` matches ``llama3.2:latest`` and ``llama3.2:3b``, never ``llama3.2-vision``);
-- *whether the server is up*: one cached health check (``GET /api/tags``) per client — a failure is
+- *whether the server is up*: one cached health check (``GET /api/tags``) per server address in the
+  process, shared by every client of that address (embedder and chat alike) — a failure is
   remembered for :data:`FAILURE_TTL_S`, a success for :data:`SUCCESS_TTL_S` — and a failed call
   marks the server down at once, so an absent Ollama costs one quick failure, not one per call;
 - *how long to wait*: every call has a timeout (the health check its own, shorter one).
@@ -18,6 +19,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from dokoro_store.errors import DokoroError
@@ -56,6 +58,23 @@ def model_matches(available: str, wanted: str) -> bool:
     return available.startswith(f"{wanted}:")
 
 
+@dataclass
+class _Health:
+    """What the last health check of one server found: ``(reachable, why not, models, valid until)``."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    state: tuple[bool, str, list[str], float] | None = None
+
+
+_healths_lock = threading.Lock()
+_healths: dict[str, _Health] = {}
+
+
+def _health_of(url: str) -> _Health:
+    with _healths_lock:
+        return _healths.setdefault(url, _Health())
+
+
 class OllamaClient:
     """A local Ollama server at ``url``. ``transport`` replaces the network (tests)."""
 
@@ -73,7 +92,8 @@ class OllamaClient:
         self._transport = transport
         self._clients: dict[float, Any] = {}
         self._lock = threading.Lock()
-        self._models: tuple[bool, str, list[str], float] | None = None  # ok, why, models, until
+        # A fake transport (tests) gets a health state of its own; real addresses share one per process.
+        self._health = _Health() if transport is not None else _health_of(self.url)
 
     # ------------------------------------------------------------------ plumbing
     def _client(self, timeout: float) -> Any:
@@ -116,8 +136,8 @@ class OllamaClient:
     # ------------------------------------------------------------------ health
     def models(self) -> tuple[bool, str, list[str]]:
         """``(reachable, why not, installed model names)`` — one ``/api/tags`` per TTL, cached."""
-        with self._lock:
-            cached = self._models
+        with self._health.lock:
+            cached = self._health.state
         if cached is not None and time.monotonic() < cached[3]:
             return cached[0], cached[1], cached[2]
         try:
@@ -129,8 +149,8 @@ class OllamaClient:
         except self._errors() as exc:
             found = (False, self._failure(exc, self.health_timeout_s), [])
         ttl = SUCCESS_TTL_S if found[0] else FAILURE_TTL_S
-        with self._lock:
-            self._models = (*found, time.monotonic() + ttl)
+        with self._health.lock:
+            self._health.state = (*found, time.monotonic() + ttl)
         return found
 
     def healthy(self, model: str) -> tuple[bool, str]:
@@ -143,8 +163,8 @@ class OllamaClient:
         return True, ""
 
     def mark_down(self, why: str) -> None:
-        with self._lock:
-            self._models = (False, why, [], time.monotonic() + FAILURE_TTL_S)
+        with self._health.lock:
+            self._health.state = (False, why, [], time.monotonic() + FAILURE_TTL_S)
 
     # ------------------------------------------------------------------ calls
     def embed(self, model: str, inputs: Sequence[str]) -> list[list[float]]:
