@@ -194,30 +194,3 @@ def test_recall_lifts_the_memory_beside_a_match_when_memories_come_in_a_thread(o
     assert bodies[0] == THREAD[1]
     assert THREAD[2] in bodies
     assert len(rows) == len(THREAD) + len(OTHERS)
-
-
-def test_the_candidates_vectors_are_read_again_once_the_index_changed(open_store):
-    """The chunk vectors kept between queries are those of the current index generation: an edited
-    or deleted document is never scored with its old vectors."""
-    import numpy as np
-    from dokoro_store.retrieval import neighbours
-    from dokoro_store.retrieval.neighbours import load_doc_vectors
-
-    store = open_store()
-    _fill(store, threads=True)
-    embedder = store.embedder.get()
-    query = embedder.embed(["custard tarts"], query=True)[0]
-    ids = ["turn-4", "other-0"]
-
-    before = load_doc_vectors(store.db, ids, embedder.id, query)
-    assert load_doc_vectors(store.db, ids, embedder.id, query).best == before.best  # from what was kept
-
-    store.docs.index_content("turn-4", "Ana: I am mostly looking forward to the beaches.")
-    store.docs.delete("other-0")
-    after = load_doc_vectors(store.db, ids, embedder.id, query)
-
-    assert set(after.best) == {"turn-4"}
-    assert after.best["turn-4"] != pytest.approx(before.best["turn-4"])
-    neighbours._caches.clear()  # read everything from the database: the same answer
-    cold = load_doc_vectors(store.db, ids, embedder.id, query)
-    assert cold.best == after.best and np.array_equal(cold.mean["turn-4"], after.mean["turn-4"])

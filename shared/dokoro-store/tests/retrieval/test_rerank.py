@@ -76,25 +76,3 @@ def test_coverage_counts_query_terms_in_any_script_and_never_raises():
     assert coverage(plan_query("陶芸 ワークショップ"), "週末に陶芸のワークショップへ行った") == 1.0
     assert coverage(plan_query('"; DROP TABLE docs; -- NEAR(*'), "drop table docs") > 0
     assert coverage(plan_query("the of and"), "") == 0.0
-
-
-def test_static_vectors_kept_between_queries_are_those_the_model_gives_and_new_texts_are_embedded():
-    import numpy as np
-    from dokoro_store.retrieval import rerank as module
-    from dokoro_store.retrieval.static import StaticEmbedder
-
-    embedder = StaticEmbedder()
-    texts = list(TEXTS.values())
-    first = module._static_vectors(embedder, texts)
-    calls = []
-
-    class Counting(StaticEmbedder):
-        def embed(self, batch, *, query=False):
-            calls.append(list(batch))
-            return super().embed(batch, query=query)
-
-    again = module._static_vectors(Counting(), [*texts, "a text never seen before"])
-
-    assert np.array_equal(again[: len(texts)], first)
-    assert np.allclose(again, embedder.embed([*texts, "a text never seen before"]), atol=1e-6)
-    assert calls == [["a text never seen before"]]

@@ -12,8 +12,6 @@ truth for every vector engine) and compared with the query here: a few hundred r
 
 from __future__ import annotations
 
-import threading
-import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -123,57 +121,6 @@ class DocVectors:
         return out
 
 
-_CACHED_DOCS = 20_000  # documents whose chunk vectors are kept per database (cleared past it)
-
-
-@dataclass
-class _VectorCache:
-    """Chunk vectors already read, valid while the index generation and the embedder are the same."""
-
-    generation: int = -1
-    embedder: str = ""
-    rows: dict[str, list[tuple[str, bytes]]] = field(default_factory=dict)  # doc id → (chunk id, vector)
-
-
-_cache_lock = threading.Lock()
-_caches: weakref.WeakKeyDictionary[Database, _VectorCache] = weakref.WeakKeyDictionary()
-
-
-def _chunk_rows(db: Database, ids: list[str], embedder: str) -> list[tuple[str, str, bytes]]:
-    """``(chunk id, doc id, vector bytes)`` of ``ids``' stored chunks. Every index write bumps the index
-    generation (any process), so rows read at the current generation are kept and only the documents
-    not seen since are read: the candidates of successive queries overlap heavily."""
-    from dokoro_store.retrieval.vectors import current_generation
-
-    with db.read() as session:
-        generation = current_generation(session)
-        with _cache_lock:
-            cache = _caches.get(db)
-            if cache is None or cache.generation != generation or cache.embedder != embedder:
-                cache = _caches[db] = _VectorCache(generation, embedder)
-            known = {doc_id: cache.rows[doc_id] for doc_id in ids if doc_id in cache.rows}
-        missing = [doc_id for doc_id in ids if doc_id not in known]
-        fresh: dict[str, list[tuple[str, bytes]]] = {doc_id: [] for doc_id in missing}
-        for start in range(0, len(missing), 500):
-            for chunk_id, doc_id, blob in session.execute(
-                select(chunks.c.chunk_id, chunks.c.doc_id, chunks.c.embedding)
-                .where(
-                    chunks.c.doc_id.in_(missing[start : start + 500]),
-                    chunks.c.embedder == embedder,
-                    chunks.c.embedding.is_not(None),
-                )
-                .order_by(chunks.c.chunk_id)
-            ).all():
-                fresh[str(doc_id)].append((str(chunk_id), bytes(blob)))
-    if fresh:
-        with _cache_lock:
-            if len(cache.rows) + len(fresh) > _CACHED_DOCS:
-                cache.rows.clear()
-            cache.rows.update(fresh)
-        known.update(fresh)
-    return [(chunk_id, doc_id, blob) for doc_id in ids for chunk_id, blob in known[doc_id]]
-
-
 def load_doc_vectors(db: Database, doc_ids: Iterable[str], embedder: str, query: npt.NDArray[np.float32]) -> DocVectors:
     """Cosines with ``query`` of the stored vectors (stamped ``embedder``) of ``doc_ids``."""
     import numpy as np
@@ -182,7 +129,19 @@ def load_doc_vectors(db: Database, doc_ids: Iterable[str], embedder: str, query:
     out = DocVectors()
     if not ids:
         return out
-    rows = _chunk_rows(db, ids, embedder)
+    rows: list[tuple[str, str, bytes]] = []
+    with db.read() as session:
+        for start in range(0, len(ids), 500):
+            rows += [
+                (str(r[0]), str(r[1]), bytes(r[2]))
+                for r in session.execute(
+                    select(chunks.c.chunk_id, chunks.c.doc_id, chunks.c.embedding).where(
+                        chunks.c.doc_id.in_(ids[start : start + 500]),
+                        chunks.c.embedder == embedder,
+                        chunks.c.embedding.is_not(None),
+                    )
+                ).all()
+            ]
     if not rows:
         return out
     matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype="<f4").reshape(len(rows), -1)

@@ -20,16 +20,13 @@ checked leaving one conversation out — and are fixed here; the figures reporte
 from __future__ import annotations
 
 import re
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from dokoro_store.retrieval.planner import PlannedQuery, is_cjk
 
 if TYPE_CHECKING:
     from dokoro_store.retrieval.hybrid import Scored
-    from dokoro_store.retrieval.static import StaticEmbedder
 
 __all__ = ["FEATURES", "RERANKER_LABEL", "RERANK_DEPTH", "WEIGHTS", "features", "rerank"]
 
@@ -59,32 +56,6 @@ def coverage(planned: PlannedQuery, text: str) -> float:
     return sum(1 for term in terms if _present(term, lowered)) / len(terms)
 
 
-_STATIC_CACHE = 4096  # candidate texts whose static vectors are kept (384 float32 each: ~6 MB)
-_static_lock = threading.Lock()
-_static_cache: OrderedDict[str, Any] = OrderedDict()
-
-
-def _static_vectors(embedder: StaticEmbedder, texts: list[str]) -> Any:
-    """The static model's unit vectors of ``texts``, one row each. A text's static vector depends on
-    that text alone, so vectors are kept by text: the candidates of the next searches are mostly the
-    same documents, and only the texts not seen lately are embedded (in one call)."""
-    import numpy as np
-
-    with _static_lock:
-        known = {text: _static_cache[text] for text in texts if text in _static_cache}
-        for text in known:
-            _static_cache.move_to_end(text)
-    missing = list(dict.fromkeys(text for text in texts if text not in known))
-    if missing:
-        fresh = embedder.embed(missing)
-        with _static_lock:
-            for text, row in zip(missing, fresh, strict=True):
-                known[text] = _static_cache[text] = row
-                if len(_static_cache) > _STATIC_CACHE:
-                    _static_cache.popitem(last=False)
-    return np.vstack([known[text] for text in texts])
-
-
 def _static_cosines(query: str, texts: list[str]) -> list[float] | None:
     from dokoro_store.errors import EmbedderUnavailableError
     from dokoro_store.retrieval.embedders import static_available
@@ -94,7 +65,8 @@ def _static_cosines(query: str, texts: list[str]) -> list[float] | None:
     from dokoro_store.retrieval.static import StaticEmbedder
 
     try:
-        vectors = _static_vectors(StaticEmbedder(), [query, *texts])
+        embedder = StaticEmbedder()
+        vectors = embedder.embed([query, *texts])
     except EmbedderUnavailableError:
         return None
     scores = vectors[1:] @ vectors[0]
