@@ -92,12 +92,12 @@ def test_an_entity_named_by_a_secret_is_stored_redacted_and_answered_under_its_n
 
 
 def test_every_file_the_store_writes_is_redacted_and_binary_data_is_not(tmp_path: Path) -> None:
-    atomic_write_text(tmp_path / "a.md", f"token {GITHUB}\n")
+    atomic_write_text(tmp_path / "a.md", f"token {GITHUB}\n", within=tmp_path)
     assert (tmp_path / "a.md").read_text(encoding="utf-8") == "token [REDACTED:github-token]\n"
-    append_text(tmp_path / "log.jsonl", json.dumps({"password": PASSWORD}) + "\n")
+    append_text(tmp_path / "log.jsonl", json.dumps({"password": PASSWORD}) + "\n", within=tmp_path)
     assert json.loads((tmp_path / "log.jsonl").read_text(encoding="utf-8")) == {"password": "[REDACTED:password]"}
     binary = b"\x89PNG\r\n\x1a\n\x00" + GITHUB.encode()
-    atomic_write_bytes(tmp_path / "x.png", binary)
+    atomic_write_bytes(tmp_path / "x.png", binary, within=tmp_path)
     assert (tmp_path / "x.png").read_bytes() == binary
 
 

@@ -4,6 +4,13 @@ A workspace file is only ever replaced whole (temp file in the same folder, fsyn
 so a reader sees the old or the new text, never half of one. Read-modify-write of a shared
 file (current.md, session.json) runs under a sidecar file lock so two server processes never
 lose each other's lines.
+
+Every read and write names the folder it must stay in (``within``): the path is resolved through
+:func:`dokoro_store.walls.inside` first, so no symlink or ``../`` takes a write or a read out of
+the store. ``within=None`` is for paths the person chose outside any store (an export file).
+
+Every text file the store writes is redacted of secrets on the way (:mod:`dokoro_store.secrets`):
+a rendering, a copied asset, a backup, an appended log line. Binary data is written as is.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from pathlib import Path
 from filelock import FileLock
 
 from dokoro_store.secrets import redact
+from dokoro_store.walls import inside
 
 __all__ = ["append_text", "atomic_write_bytes", "atomic_write_text", "file_lock", "read_text_or_none", "redact_bytes"]
 
@@ -35,14 +43,19 @@ def redact_bytes(data: bytes) -> bytes:
     return cleaned.text.encode("utf-8") if cleaned.kinds else data
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` atomically (temp + fsync + rename).
+def atomic_write_bytes(path: Path, data: bytes, *, within: Path | None) -> None:
+    """Replace ``path`` with ``data`` atomically (temp + fsync + rename), inside ``within``.
 
-    Every file the store writes goes through here, so a text file (a copied asset, a rendering, a
-    backup) is redacted of secrets first (:mod:`dokoro_store.secrets`); binary data is written as is.
+    The folder is resolved (a symlinked folder on the way must stay inside ``within``); the file
+    itself, when it is a symlink, is replaced by the new file, never written through. Text is
+    redacted of secrets first (:func:`redact_bytes`).
     """
     data = redact_bytes(data)
+    if within is not None:
+        inside(within, path.parent, what="folder")
     path.parent.mkdir(parents=True, exist_ok=True)
+    if within is not None:
+        inside(within, path.parent, what="folder")  # created now: check what it really is
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         # mkstemp creates 0600; keep the replaced file's mode, or the usual 0644 for a new one.
@@ -62,26 +75,29 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         raise
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` atomically, secrets redacted."""
-    atomic_write_bytes(path, text.encode("utf-8"))
+def atomic_write_text(path: Path, text: str, *, within: Path | None) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"), within=within)
 
 
-def append_text(path: Path, text: str) -> None:
-    """Append ``text`` to ``path`` (created when missing) and fsync it, secrets redacted.
-
-    For append-only logs (one JSON line per event); the caller serialises writers with
-    :func:`file_lock`.
-    """
+def append_text(path: Path, text: str, *, within: Path | None) -> None:
+    """Append ``text`` to ``path`` (inside ``within``, created when missing) and fsync it, secrets
+    redacted. For append-only logs (one JSON line per event); the caller serialises writers with
+    :func:`file_lock`."""
+    if within is not None:
+        inside(within, path)
     with path.open("a", encoding="utf-8") as handle:
         handle.write(redact(text).text)
         handle.flush()
         os.fsync(handle.fileno())
 
 
-def read_text_or_none(path: Path) -> str | None:
+def read_text_or_none(path: Path, *, within: Path | None, errors: str = "strict") -> str | None:
+    """The text of ``path`` (inside ``within``, symlinks followed only if they stay in), or None
+    when there is no such file. ``errors`` is how undecodable bytes are handled (``replace``)."""
+    if within is not None:
+        inside(within, path)
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8", errors=errors)
     except FileNotFoundError:
         return None
 

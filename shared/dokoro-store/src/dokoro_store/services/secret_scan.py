@@ -191,7 +191,7 @@ class SecretScanner:
             relative = path.relative_to(self._paths.root).as_posix()
             finding = SecretFinding(where=f"file {relative}", path=relative, kinds=list(kinds))
             if fix:
-                atomic_write_bytes(path, redact_bytes(data))
+                atomic_write_bytes(path, redact_bytes(data), within=self._paths.root)
                 finding = finding.model_copy(update={"fixed": True})
             findings.append(finding)
         return count, findings
