@@ -71,7 +71,8 @@ def malformed_reply(error: Exception) -> JSONRPCError | None:
     """
     if not isinstance(error, ValidationError):
         log.warning("dokoro: the stdio transport failed on a line: %r", error)
-        return JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(code=PARSE_ERROR, message=f"Parse error: {_FORMAT}"))
+        unreadable = ErrorData(code=PARSE_ERROR, message=f"Parse error: {_FORMAT}")
+        return JSONRPCError(jsonrpc="2.0", id=None, error=unreadable)
     details = error.errors(include_url=False)
     first = details[0] if details else None
     if first is not None and first["type"] == "json_invalid":
@@ -81,7 +82,7 @@ def malformed_reply(error: Exception) -> JSONRPCError | None:
         value = _lenient(raw)
         if value is not None and _unicode_error(value):
             message = (
-                "Parse error: the line has a lone UTF-16 surrogate escape (such as \"\\ud83d\", half of an emoji); "
+                'Parse error: the line has a lone UTF-16 surrogate escape (such as "\\ud83d", half of an emoji); '
                 "send the character whole (a surrogate pair, or the UTF-8 character itself)"
             )
         else:
