@@ -126,6 +126,7 @@ class _DokoroTool(Tool):
             annotations=spec.annotations,
             description=description,
         )
+        assert isinstance(tool, _DokoroTool)  # from_function builds ``cls``
         tool.parameters["additionalProperties"] = False
         return tool
 
