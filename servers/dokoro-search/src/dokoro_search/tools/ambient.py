@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 from dokoro_server import ToolSpec, card, result, state
+from dokoro_server.bounds import PathText
 from dokoro_store.results.search import AmbientResult
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
@@ -19,7 +20,7 @@ __all__ = ["TOOLS"]
 def dokoro_ambient_context(
     ctx: Context,
     projectPath: Annotated[
-        str | None, Field(description="The git checkout to read (default: the server's working directory).")
+        PathText | None, Field(description="The git checkout to read (default: the server's working directory).")
     ] = None,
     limit: Annotated[int, Field(ge=1, le=50, description="How many related documents to return.")] = 10,
 ) -> Annotated[CallToolResult, AmbientResult]:
