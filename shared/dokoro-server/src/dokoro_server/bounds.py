@@ -31,6 +31,7 @@ __all__ = [
     "Mapping",
     "Milliseconds",
     "Note",
+    "PathOrData",
     "PathText",
     "Paths",
     "Query",
@@ -60,6 +61,9 @@ Query = Annotated[str, Field(max_length=10_000)]
 Text = Annotated[str, Field(max_length=MAX_BODY)]
 # A file-system path or a URL; never a NUL (also refused for every string argument).
 PathText = Annotated[str, Field(max_length=4_096, pattern=r"^[^\x00]*$")]
+
+# A file path or inline data (base64 or a data URL) of up to 10 MB.
+PathOrData = Annotated[str, Field(max_length=14_000_000)]
 
 # Lists of the above.
 Keys = Annotated[list[Key], Field(max_length=100)]

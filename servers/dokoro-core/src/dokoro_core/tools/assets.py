@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from dokoro_server import ToolSpec, authenticated_agent, card, result, state
-from dokoro_server.bounds import Note, PathText
+from dokoro_server.bounds import Note, PathOrData, PathText
 from dokoro_store.results.working import AssetListing, SavedAsset
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
@@ -17,7 +17,7 @@ __all__ = ["TOOLS"]
 def dokoro_save_image(
     ctx: Context,
     source: Annotated[
-        PathText,
+        PathOrData,
         Field(
             description="Image file path (absolute or relative to the server's cwd), base64, "
             "or data:image/..;base64,..."
