@@ -8,8 +8,9 @@ result whose message says what is wrong (never a traceback, never a bare interna
 server must stay up, and afterwards the store must pass an integrity check and still answer a
 read tool.
 
-SQLite by default with a modest number of examples; ``-m slow`` runs PostgreSQL too, and
-``DOKORO_FUZZ_EXAMPLES=N`` sets the number of examples of every variant (docs/reliability.md).
+SQLite, and PostgreSQL in the test marked slow, each with a modest number of examples;
+``DOKORO_FUZZ_EXAMPLES=N`` sets the examples led by each tool and ``DOKORO_FUZZ_RANDOM=1`` draws
+new ones instead of CI's fixed ones (docs/reliability.md).
 
 The fuzz runs as root on CI machines, so path arguments are drawn from relative paths and
 traversals that stay inside the test's folder (the server's cwd is four levels down in it) and
@@ -40,8 +41,8 @@ from mcp_types import CallToolResult, Tool
 CALL_BOUND = 30.0  # seconds; generous, the machine may be loaded: a hang, not slowness, fails
 # Examples led by each tool (the first is the tool's simplest valid call), each followed by up to
 # three calls of random tools.
-DEFAULT_EXAMPLES = int(os.environ.get("DOKORO_FUZZ_EXAMPLES", "3"))
-SLOW_EXAMPLES = int(os.environ.get("DOKORO_FUZZ_EXAMPLES", "10"))
+# CI runs every test (slow ones too), so both variants keep this modest; a deliberate run sets more.
+EXAMPLES = int(os.environ.get("DOKORO_FUZZ_EXAMPLES", "2"))
 # The same examples on every run (CI), unless DOKORO_FUZZ_RANDOM=1 explores new ones.
 DERANDOMIZE = os.environ.get("DOKORO_FUZZ_RANDOM", "") != "1"
 
@@ -273,15 +274,15 @@ def _fuzz(make_client: Any, store_url: str | None, root: Path, examples: int) ->
 
 
 def test_every_tool_answers_hostile_arguments_with_a_result_or_a_message(make_client, root: Path) -> None:
-    seen = _fuzz(make_client, None, root, DEFAULT_EXAMPLES)
+    seen = _fuzz(make_client, None, root, EXAMPLES)
     _report("sqlite", seen)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("store_url", ["sqlite", "postgresql"], indirect=True)
-def test_every_tool_answers_hostile_arguments_at_length(make_client, root: Path, store_url: str | None) -> None:
-    seen = _fuzz(make_client, store_url, root, SLOW_EXAMPLES)
-    _report("postgresql" if store_url else "sqlite", seen)
+@pytest.mark.parametrize("store_url", ["postgresql"], indirect=True)
+def test_every_tool_answers_hostile_arguments_on_postgresql(make_client, root: Path, store_url: str | None) -> None:
+    seen = _fuzz(make_client, store_url, root, EXAMPLES)
+    _report("postgresql", seen)
 
 
 def _report(backend: str, seen: collections.Counter[str]) -> None:
