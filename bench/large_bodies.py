@@ -1,4 +1,4 @@
-"""How long a large body takes to remember: seconds per size, for a one-word body and for prose.
+"""How long a large body takes to remember and to index: seconds per size, one word and prose.
 
 ``dokoro_remember`` indexes the body (full-text, trigram), extracts entities, redacts secrets and
 searches for close memories (the conflict gate). Each step must grow linearly with the body: a
@@ -27,15 +27,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[125_000, 250_000, 500_000, 1_000_000])
     args = parser.parse_args()
-    print(f"{'body':<10} {'characters':>10} {'seconds':>8} {'µs/char':>8}")
+    print(f"{'body':<10} {'characters':>10} {'remember s':>10} {'µs/char':>8} {'index s':>8} {'µs/char':>8}")
     for kind, make in BODIES.items():
         for size in args.sizes:
+            body = make(size)
             with tempfile.TemporaryDirectory() as folder, Store.open(Path(folder)) as store:
                 store.memories.remember(type="fact", title="warm", body="warm up", agent_id="bench")
                 started = time.perf_counter()
-                store.memories.remember(type="fact", title=f"{kind} {size}", body=make(size), agent_id="bench")
-                took = time.perf_counter() - started
-            print(f"{kind:<10} {size:>10} {took:>8.2f} {took / size * 1e6:>8.2f}")
+                store.memories.remember(type="fact", title=f"{kind} {size}", body=body, agent_id="bench")
+                remembered = time.perf_counter() - started
+                started = time.perf_counter()
+                store.search.index_content("bench-doc", body, "Untitled")
+                indexed = time.perf_counter() - started
+            print(
+                f"{kind:<10} {size:>10} {remembered:>10.2f} {remembered / size * 1e6:>8.2f} "
+                f"{indexed:>8.2f} {indexed / size * 1e6:>8.2f}"
+            )
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ __all__ = [
     "IsoDate",
     "Key",
     "Keys",
+    "Line",
     "Lines",
     "Mapping",
     "Milliseconds",
@@ -36,6 +37,7 @@ __all__ = [
     "Paths",
     "Query",
     "RowId",
+    "Steps",
     "Text",
     "Title",
     "TokenCount",
@@ -53,6 +55,8 @@ Key = Annotated[str, Field(max_length=200)]
 IsoDate = Annotated[str, Field(max_length=64)]
 # One line: a title, a task, a topic, a reason.
 Title = Annotated[str, Field(max_length=1_000)]
+# One step: a plan item, a note on it, a blocker.
+Line = Annotated[str, Field(max_length=2_000)]
 # A few paragraphs: a question, an answer, notes, a description, a context.
 Note = Annotated[str, Field(max_length=20_000)]
 # A search query.
@@ -68,6 +72,7 @@ PathOrData = Annotated[str, Field(max_length=14_000_000)]
 # Lists of the above.
 Keys = Annotated[list[Key], Field(max_length=100)]
 Lines = Annotated[list[Note], Field(max_length=1_000)]
+Steps = Annotated[list[Line], Field(max_length=1_000)]
 Paths = Annotated[list[PathText], Field(max_length=1_000)]
 
 

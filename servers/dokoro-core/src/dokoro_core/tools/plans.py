@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from dokoro_server import ToolSpec, acting_agent, card, result, state
-from dokoro_server.bounds import Index, Key, Lines, Note, Title
+from dokoro_server.bounds import Index, Key, Line, Steps, Title
 from dokoro_store.results.plans import (
     Plan,
     PlanBlockerAdded,
@@ -47,8 +47,8 @@ def _progress(plan: Plan | PlanView) -> str:
 def dokoro_plan_create(
     ctx: Context,
     title: Annotated[Title, Field(description="What the plan achieves.")],
-    items: Annotated[Lines, Field(description="The steps, in order (at least one).")],
-    description: Annotated[Note | None, Field(description="Optional context for the plan.")] = None,
+    items: Annotated[Steps, Field(description="The steps, in order (at least one).")],
+    description: Annotated[Line | None, Field(description="Optional context for the plan.")] = None,
 ) -> Annotated[CallToolResult, Plan]:
     """Create a plan (a checklist every agent of this store shares). Check items off with
     dokoro_plan_check, validate it with dokoro_plan_validate when done."""
@@ -65,7 +65,7 @@ def dokoro_plan_check(
     ctx: Context,
     itemIndex: ItemIndexArg,
     planId: PlanIdArg = None,
-    notes: Annotated[Note | None, Field(description="A note kept on the item.")] = None,
+    notes: Annotated[Line | None, Field(description="A note kept on the item.")] = None,
     uncheck: Annotated[bool, Field(description="Mark the item not done (reopens a completed plan).")] = False,
 ) -> Annotated[CallToolResult, PlanItemChecked]:
     """Mark a plan item done (or not done with uncheck=true, which reopens a completed plan).
@@ -93,7 +93,7 @@ def dokoro_plan_check(
 def dokoro_plan_blocker(
     ctx: Context,
     itemIndex: ItemIndexArg,
-    blocker: Annotated[Note, Field(description="What blocks the item.")],
+    blocker: Annotated[Line, Field(description="What blocks the item.")],
     planId: PlanIdArg = None,
 ) -> Annotated[CallToolResult, PlanBlockerAdded]:
     """Record a blocker on a plan item (shown by dokoro_plan_status and in the validation report)."""
@@ -112,7 +112,7 @@ def dokoro_plan_validate(
     planId: Annotated[
         Key | None, Field(description="Plan id. Default: the newest live plan that is active or completed.")
     ] = None,
-    notes: Annotated[Note | None, Field(description="Validation notes, kept in the report.")] = None,
+    notes: Annotated[Line | None, Field(description="Validation notes, kept in the report.")] = None,
     requireComplete: Annotated[
         bool, Field(description="Mark the plan failed (and keep it live) unless every item is done.")
     ] = False,

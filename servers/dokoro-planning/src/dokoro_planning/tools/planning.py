@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from dokoro_server import ToolSpec, card, result, state
-from dokoro_server.bounds import Mapping, Note, Paths, Text, Title
+from dokoro_server.bounds import Mapping, Note, Paths, Title
 from dokoro_store.results.planning import (
     ConflictCheck,
     DuplicateCheck,
@@ -77,7 +77,7 @@ def dokoro_plan_feature(
 def dokoro_capture_research(
     ctx: Context,
     topic: Annotated[Title, Field(description="What the research was about.")],
-    findings: Annotated[Text, Field(description="What was found (markdown).")],
+    findings: Annotated[Note, Field(description="What was found (markdown).")],
     sources: Annotated[Paths | None, Field(description="Where it came from: URLs, papers, files.")] = None,
     tags: Annotated[
         Mapping | None, Field(description="Extra front-matter tags (type/category/status may be overridden).")
