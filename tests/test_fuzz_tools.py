@@ -42,7 +42,8 @@ CALL_BOUND = 30.0  # seconds; generous, the machine may be loaded: a hang, not s
 # Examples led by each tool (the first is the tool's simplest valid call), each followed by up to
 # three calls of random tools.
 # CI runs every test (slow ones too), so both variants keep this modest; a deliberate run sets more.
-EXAMPLES = int(os.environ.get("DOKORO_FUZZ_EXAMPLES", "2"))
+EXAMPLES = int(os.environ.get("DOKORO_FUZZ_EXAMPLES", "3"))
+POSTGRES_EXAMPLES = int(os.environ.get("DOKORO_FUZZ_EXAMPLES", "2"))
 # The same examples on every run (CI), unless DOKORO_FUZZ_RANDOM=1 explores new ones.
 DERANDOMIZE = os.environ.get("DOKORO_FUZZ_RANDOM", "") != "1"
 
@@ -281,7 +282,7 @@ def test_every_tool_answers_hostile_arguments_with_a_result_or_a_message(make_cl
 @pytest.mark.slow
 @pytest.mark.parametrize("store_url", ["postgresql"], indirect=True)
 def test_every_tool_answers_hostile_arguments_on_postgresql(make_client, root: Path, store_url: str | None) -> None:
-    seen = _fuzz(make_client, store_url, root, EXAMPLES)
+    seen = _fuzz(make_client, store_url, root, POSTGRES_EXAMPLES)
     _report("postgresql", seen)
 
 
