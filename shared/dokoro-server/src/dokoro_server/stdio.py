@@ -13,14 +13,14 @@ message. The reply carries the request's id whenever a lenient parse of the line
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
-from typing import Any
+from typing import Any, cast
 
 import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
-from mcp.shared._context_streams import ContextReceiveStream, ContextSendStream, create_context_streams
 from mcp.shared.message import SessionMessage
 from mcp_types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
 from pydantic import ValidationError
@@ -37,30 +37,52 @@ async def run_stdio(mcp: MCPServer[Any]) -> None:
     malformed lines with a JSON-RPC error instead of dropping them."""
     server = mcp._lowlevel_server
     async with stdio_server() as (read_stream, write_stream):
-        send, receive = create_context_streams[SessionMessage | Exception](0)
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(_forward, read_stream, send, write_stream)
-            await server.run(receive, write_stream, server.create_initialization_options())
-            tasks.cancel_scope.cancel()
+        answering = _AnsweringStream(read_stream, write_stream)
+        await server.run(answering, write_stream, server.create_initialization_options())
 
 
-async def _forward(
-    source: ContextReceiveStream[SessionMessage | Exception],
-    target: ContextSendStream[SessionMessage | Exception],
-    replies: ContextSendStream[SessionMessage],
-) -> None:
-    async with target:
-        async for item in source:
+class _AnsweringStream:
+    """The transport's read stream less its exceptions, each answered on the write stream."""
+
+    def __init__(self, inner: Any, replies: Any) -> None:
+        self._inner = inner
+        self._replies = replies
+
+    @property
+    def last_context(self) -> Any:
+        """The sender's context of the last message (the dispatcher runs its handler in it)."""
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> SessionMessage:
+        while True:
+            item = await self._inner.receive()
             if not isinstance(item, Exception):
-                await target.send(item)
-                continue
+                return cast(SessionMessage, item)
             reply = malformed_reply(item)
-            if reply is None:
-                continue
-            try:
-                await replies.send(SessionMessage(reply))
-            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-                return
+            if reply is not None:
+                with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    await self._replies.send(SessionMessage(reply))
+
+    def close(self) -> None:
+        self._inner.close()
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    def __aiter__(self) -> _AnsweringStream:
+        return self
+
+    async def __anext__(self) -> SessionMessage:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> _AnsweringStream:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
 
 
 def malformed_reply(error: Exception) -> JSONRPCError | None:
