@@ -98,3 +98,11 @@ async def test_a_nested_value_is_checked_too(fail) -> None:
     message = await fail("dokoro_context_log", event={"note": "x\x00"})
 
     assert "argument event contains a NUL character" in message
+
+
+async def test_a_mapping_is_bounded_by_its_keys_and_its_size(fail) -> None:
+    too_big = await fail("dokoro_context_log", event={"note": "x" * 200_000})
+    too_many = await fail("dokoro_context_log", event={f"k{i}": i for i in range(101)})
+
+    assert "event: Value error, is 200012 characters of JSON; keep it under 100000" in too_big
+    assert "event: Dictionary should have at most 100 items" in too_many
