@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from dokoro_server import ToolSpec, acting_agent, card, result, secret_notice, state
+from dokoro_server.bounds import Keys, Text, Title
 from dokoro_store.results.working import CurrentFocus, CurrentRegenerated, SectionUpdate
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
@@ -17,7 +18,7 @@ def dokoro_regenerate_current(
     ctx: Context,
     includeDays: Annotated[int, Field(ge=0, le=3650, description="How many days of daily/ files to scan.")] = 7,
     preserveSections: Annotated[
-        list[str], Field(description="Sections of the old current.md to keep, e.g. ['Next Steps'].")
+        Keys, Field(description="Sections of the old current.md to keep, e.g. ['Next Steps'].")
     ] = [],  # noqa: B006 - pydantic copies defaults; the schema shows []
 ) -> Annotated[CallToolResult, CurrentRegenerated]:
     """Rebuild current.md from the checklists of recent daily files (in progress, recently
@@ -40,8 +41,8 @@ def dokoro_regenerate_current(
 
 def dokoro_update_current_section(
     ctx: Context,
-    section: Annotated[str, Field(description="Heading to edit, e.g. 'Next Steps' (leading # optional).")],
-    content: Annotated[str, Field(description="New markdown body of the section.")],
+    section: Annotated[Title, Field(description="Heading to edit, e.g. 'Next Steps' (leading # optional).")],
+    content: Annotated[Text, Field(description="New markdown body of the section.")],
     append: Annotated[bool, Field(description="Append to the section instead of replacing it.")] = False,
 ) -> Annotated[CallToolResult, SectionUpdate]:
     """Replace (or append to) one section of current.md; a missing section is added at the end."""

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from dokoro_server import ToolSpec, acting_agent, authenticated_agent, card, result, secret_notice, state
+from dokoro_server.bounds import Mapping, Note, PathText, Text
 from dokoro_store.results.working import FolderInit, LogEntry, SessionDump, WorkspaceClaim, WorkspaceStatus
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
@@ -18,7 +19,7 @@ __all__ = ["TOOLS", "status_text"]
 def dokoro_init(
     ctx: Context,
     projectPath: Annotated[
-        str | None,
+        PathText | None,
         Field(
             description="A folder of the project the server was started in; the store is created at "
             "<projectPath>/dokoro. Default: this server's store."
@@ -59,7 +60,7 @@ def dokoro_init(
 
 def dokoro_workspace_claim(
     ctx: Context,
-    task: Annotated[str, Field(description="What this session will work on, in a sentence.")],
+    task: Annotated[Note, Field(description="What this session will work on, in a sentence.")],
     force: Annotated[
         bool,
         Field(
@@ -67,7 +68,7 @@ def dokoro_workspace_claim(
             "(a named agent's lock is taken over only once stale)."
         ),
     ] = False,
-    tags: Annotated[dict[str, Any] | None, Field(description="Optional tags written to current.md.")] = None,
+    tags: Annotated[Mapping | None, Field(description="Optional tags written to current.md.")] = None,
 ) -> Annotated[CallToolResult, WorkspaceClaim]:
     """Claim the workspace for this session: takes the workspace lock (30 min, renewed while you
     work), rewrites current.md with the task, and starts session time tracking. Call it first."""
@@ -151,7 +152,7 @@ def status_text(status: WorkspaceStatus) -> str:
 
 def dokoro_session_log(
     ctx: Context,
-    entry: Annotated[str, Field(description="What happened: progress, a note, an issue or a decision.")],
+    entry: Annotated[Text, Field(description="What happened: progress, a note, an issue or a decision.")],
     type: Annotated[Literal["progress", "note", "issue", "decision"], Field(description="Kind of entry.")] = "progress",
 ) -> Annotated[CallToolResult, LogEntry]:
     """Append a timestamped line to the claimed workspace's log (current.md)."""
@@ -162,7 +163,7 @@ def dokoro_session_log(
 
 def dokoro_workspace_dump(
     ctx: Context,
-    reason: Annotated[str, Field(description="Why the session is being saved (end of day, handoff, ...).")],
+    reason: Annotated[Note, Field(description="Why the session is being saved (end of day, handoff, ...).")],
     keepActive: Annotated[
         bool, Field(description="Keep the workspace claimed (true) or release the lock and end it (false).")
     ] = True,

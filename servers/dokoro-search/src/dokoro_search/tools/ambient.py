@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 from dokoro_server import ToolSpec, card, over_http, result, state
+from dokoro_server.bounds import PathText
 from dokoro_store.results.search import AmbientResult
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
@@ -20,7 +21,7 @@ __all__ = ["TOOLS"]
 def dokoro_ambient_context(
     ctx: Context,
     projectPath: Annotated[
-        str | None,
+        PathText | None,
         Field(
             description="A git checkout inside the project the server was started for (default: the project itself)."
         ),

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from dokoro_server import ToolSpec, card, result, state
+from dokoro_server.bounds import Key, Keys, Query, Text, Title
 from dokoro_store.results.search import (
     IndexContentResult,
     ReindexResult,
@@ -52,7 +53,7 @@ def _notes(text: str, notes: list[str]) -> str:
 
 def search_universal(
     ctx: Context,
-    query: Annotated[str, Field(min_length=1, description="What to look for, in plain words (a question works).")],
+    query: Annotated[Query, Field(min_length=1, description="What to look for, in plain words (a question works).")],
     limit: Annotated[int, Field(ge=1, le=100, description="How many documents to return.")] = 10,
     mode: Annotated[
         Literal["hybrid", "keyword", "semantic"],
@@ -63,7 +64,7 @@ def search_universal(
         Field(description="In hybrid mode, lift documents the entity graph links to entities named in the query."),
     ] = True,
     doc_types: Annotated[
-        list[str] | None,
+        Keys | None,
         Field(
             description="Only documents of these types (e.g. memory, research, plan, note, session): a condition of "
             "the search itself, so they are found however many other documents outrank them."
@@ -116,9 +117,9 @@ def search_reindex(
 
 def search_index_content(
     ctx: Context,
-    doc_id: Annotated[str, Field(min_length=1, description="Stable id of the document (created when new).")],
-    content: Annotated[str, Field(min_length=1, description="The text to index (markdown welcome).")],
-    title: Annotated[str, Field(description="A title for the document.")] = "Untitled",
+    doc_id: Annotated[Key, Field(min_length=1, description="Stable id of the document (created when new).")],
+    content: Annotated[Text, Field(min_length=1, description="The text to index (markdown welcome).")],
+    title: Annotated[Title, Field(description="A title for the document.")] = "Untitled",
 ) -> Annotated[CallToolResult, IndexContentResult]:
     """Index a piece of content under a document id so search_universal finds it (research notes, pasted
     docs, findings). A new id creates the document; an existing one is replaced and re-indexed."""
