@@ -32,10 +32,13 @@ from dokoro_store.db.engine import Database
 from dokoro_store.errors import ConflictError, InvalidArgumentError, NotFoundError
 from dokoro_store.models.memories import Memory as MemoryRow
 from dokoro_store.models.memories import MemoryConflict
-from dokoro_store.results.memories import Forgotten, Memory, MemoryVerdict, RecallHit, Remembered
+from dokoro_store.results.memories import FilesSync, Forgotten, Memory, MemoryVerdict, RecallHit, Remembered
+from dokoro_store.results.memory_files import MemoryReindex, Reviewed
 from dokoro_store.secrets import redact_all
+from dokoro_store.services.memory_files import DEFAULT_SWEEP, MemoryFiles
 from dokoro_store.services.memory_gate import ConflictGate, pair_hash, text_similarity
 from dokoro_store.services.memory_recall import MemoryRecall
+from dokoro_store.services.memory_review import PROPOSED, MemoryReview, initial_state
 from dokoro_store.services.memory_rows import (
     DOC_PREFIX,
     DOC_TYPE,
@@ -49,7 +52,10 @@ from dokoro_store.services.memory_rows import (
 from dokoro_store.services.memory_status import StatusReport, UnresolvedPair, memory_status
 
 if TYPE_CHECKING:
-    from dokoro_store.retrieval.documents import DocumentService
+    from pathlib import Path
+
+    from dokoro_store.paths import StorePaths
+    from dokoro_store.retrieval.documents import DocumentService, Progress
     from dokoro_store.retrieval.search import SearchService
 
 __all__ = [
@@ -83,15 +89,46 @@ class MemoryDraft:
 class MemoryService:
     """The memories of one store: their lifecycle, the conflict gate and recall."""
 
-    def __init__(self, db: Database, clock: Clock, docs: DocumentService, search: SearchService) -> None:
+    def __init__(
+        self,
+        db: Database,
+        clock: Clock,
+        docs: DocumentService,
+        search: SearchService,
+        *,
+        paths: StorePaths | None = None,
+        review: bool = False,
+        sweep: int = DEFAULT_SWEEP,
+    ) -> None:
+        """``paths``: the workspace folder, whose ``memories/`` holds the memories as markdown files
+        (:mod:`.memory_files`; none without it). ``review``: agents' inferences wait for a person
+        (:mod:`.memory_review`). ``sweep``: files stat-ed per call for in-place edits."""
         self._db = db
         self._clock = clock
         self._docs = docs
+        self._review = review
         self._gate = ConflictGate(db, clock, search)
-        self._recall = MemoryRecall(db, clock, search)
+        self._files = MemoryFiles(paths, db, clock, gate=self._gate, index=self._index, sweep=sweep) if paths else None
+        self._recall = MemoryRecall(db, clock, search, entities=self._entities)
+        self.review = MemoryReview(db, clock, self._index)
+
+    # ------------------------------------------------------------------ files (hooks)
+    def _sync(self) -> FilesSync | None:
+        """Pick up what a person changed in the memory files (and render rows changed elsewhere)."""
+        return self._files.sync() if self._files is not None else None
+
+    def _rendered(self, *memory_ids: str | None) -> None:
+        """Render the memories a write just changed."""
+        if self._files is not None:
+            self._files.sync(render=[i for i in memory_ids if i], scan=False)
+
+    def _entities(self, entities: Sequence[str] | None) -> list[str]:
+        """Entities as stored: cleaned, each under its name in ``memories/dictionary.md``."""
+        return self._files.dictionary.canonical(entities) if self._files is not None else canonical_entities(entities)
 
     # ------------------------------------------------------------------ helpers
     def get(self, memory_id: str) -> Memory:
+        self._sync()
         with self._db.read() as session:
             row = session.get(MemoryRow, memory_id.strip())
         if row is None:
@@ -144,6 +181,7 @@ class MemoryService:
             raise InvalidArgumentError("title must be one line of at most 300 characters; put the rest in body")
         review_at = parse_time(review_after, "review_after")
         valid_to = parse_time(valid_until, "valid_until")
+        files = self._sync()
         (title_clean, body_clean, source_clean), kinds = redact_all([title, body, source])
         now = self._clock.now()
         memory = MemoryRow(
@@ -151,9 +189,9 @@ class MemoryService:
             type=type,
             title=str(title_clean),
             body=str(body_clean),
-            entities=canonical_entities(entities),
+            entities=self._entities(entities),
             trust=trust,
-            state="active",
+            state=initial_state(trust, review=self._review),
             agent_id=agent_id,
             session_id=session_id,
             source=source_clean,
@@ -175,20 +213,23 @@ class MemoryService:
                         + "; supersede the current one instead. Nothing was stored."
                     )
                 memory.supersedes = old.id
-                self._archive(old, by=memory.id, now=now)
-                session.add(old)
-                superseded = old
+                if memory.state != PROPOSED:  # a proposal supersedes only once approved
+                    self._archive(old, by=memory.id, now=now)
+                    session.add(old)
+                    superseded = old
             session.add(memory)
         indexed = self._index(memory)
         if superseded is not None:
             self._index(superseded)
-        conflicts = [] if superseded is not None else self._gate.check(memory)
+        conflicts = [] if memory.supersedes is not None else self._gate.check(memory)
+        self._rendered(memory.id, memory.supersedes)
         return Remembered(
             memory=memory_result(memory),
             conflicts=conflicts,
             superseded=memory_result(superseded) if superseded is not None else None,
             redacted=list(kinds),
             indexed=indexed,
+            files=files if files is not None and not files.quiet else None,
         )
 
     def remember_many(self, drafts: Sequence[MemoryDraft], *, progress: Any = None) -> list[Memory]:
@@ -197,6 +238,7 @@ class MemoryService:
         No conflict gate runs: imported memories are trusted as given (``trust`` defaults to
         ``imported``); secrets are still redacted.
         """
+        self._sync()
         now = self._clock.now()
         rows: list[MemoryRow] = []
         for draft in drafts:
@@ -211,7 +253,7 @@ class MemoryService:
                     type=draft.type,
                     title=str(title)[:300],
                     body=str(body),
-                    entities=canonical_entities(draft.entities),
+                    entities=self._entities(draft.entities),
                     trust=draft.trust,
                     agent_id=draft.agent_id,
                     source=draft.source,
@@ -221,6 +263,12 @@ class MemoryService:
             )
         with self._db.write() as session:
             session.add_all(rows)
+        self._index_many(rows, progress=progress)
+        self._rendered(*(m.id for m in rows))
+        return [memory_result(m) for m in rows]
+
+    def _index_many(self, rows: Sequence[MemoryRow], *, force: bool = False, progress: Progress | None = None) -> int:
+        """Save the memories' documents in one go and index them (one pass); the number indexed."""
         from dokoro_store.retrieval.documents import NewDocument
 
         self._docs.save_many(
@@ -231,14 +279,14 @@ class MemoryService:
                     title=m.title,
                     filepath=f"memory://{m.id}",
                     doc_type=DOC_TYPE,
-                    status="active",
+                    status=m.state,
                     metadata={"memory_type": m.type, "trust": m.trust},
                 )
                 for m in rows
             ]
         )
-        self._docs.index_docs([f"{DOC_PREFIX}{m.id}" for m in rows], progress=progress)
-        return [memory_result(m) for m in rows]
+        report = self._docs.index_docs([f"{DOC_PREFIX}{m.id}" for m in rows], force=force, progress=progress)
+        return report.indexed
 
     @staticmethod
     def _archive(old: MemoryRow, *, by: str, now: datetime) -> None:
@@ -253,6 +301,7 @@ class MemoryService:
         ``discard_new`` deprecates the new one, ``keep_both`` keeps both active."""
         if verdict not in VERDICTS:
             raise InvalidArgumentError(f"verdict must be one of {', '.join(VERDICTS)}; got {verdict!r}")
+        self._sync()
         now = self._clock.now()
         with self._db.write() as session:
             new = session.get(MemoryRow, new_id.strip(), with_for_update=True)
@@ -285,6 +334,7 @@ class MemoryService:
             session.add_all([new, old, pair])
         self._index(new)
         self._index(old)
+        self._rendered(new.id, old.id)
         return MemoryVerdict(new=memory_result(new), old=memory_result(old), verdict=verdict)
 
     # ------------------------------------------------------------------ forget
@@ -295,6 +345,7 @@ class MemoryService:
 
         Returns the memory as it now stands (as it was, when purged) and what was done.
         """
+        self._sync()
         now = self._clock.now()
         if purge:
             if not confirm:
@@ -314,6 +365,8 @@ class MemoryService:
                     session.delete(pair)
                 session.delete(row)
             self._docs.delete(f"{DOC_PREFIX}{row.id}")
+            if self._files is not None:
+                self._files.remove(row.id)
             return memory_result(row), Forgotten(id=row.id, action="purged", state="purged")
         if not reason or not reason.strip():
             raise InvalidArgumentError(
@@ -332,6 +385,7 @@ class MemoryService:
             row.updated_at = now
             session.add(row)
         self._index(row)
+        self._rendered(row.id)
         return memory_result(row), Forgotten(id=row.id, action="deprecated", state=row.state)
 
     # ------------------------------------------------------------------ recall
@@ -349,6 +403,7 @@ class MemoryService:
     ) -> list[RecallHit]:
         """Memories for ``query``, weathered, filtered; every returned hit counts as a use
         (see :class:`~dokoro_store.services.memory_recall.MemoryRecall`)."""
+        self._sync()
         return self._recall.recall(
             query,
             limit=limit,
@@ -362,6 +417,7 @@ class MemoryService:
 
     # ------------------------------------------------------------------ listing
     def of_types(self, types: Sequence[str], states: Sequence[str] = ("active",)) -> list[Memory]:
+        self._sync()
         with self._db.read() as session:
             rows = session.exec(
                 select(MemoryRow)
@@ -374,4 +430,49 @@ class MemoryService:
     def status(self) -> StatusReport:
         """An honest health report: index freshness, stale and expired memories, unresolved
         conflicts, never-recalled ones and compaction candidates."""
+        self._sync()
         return memory_status(self._db, self._clock, self._docs)
+
+    # ------------------------------------------------------------------ review queue
+    def pending_review(self) -> list[Memory]:
+        """Proposed memories waiting for a person (see :mod:`.memory_review`)."""
+        self._sync()
+        return self.review.pending()
+
+    def approve(self, memory_id: str, *, by: str | None = None) -> Reviewed:
+        """A person approves a proposed memory: it becomes active (and supersedes what it names)."""
+        self._sync()
+        done = self.review.approve(memory_id, by=by)
+        self._rendered(done.memory.id, done.superseded.id if done.superseded else None)
+        return done
+
+    def reject(self, memory_id: str, *, reason: str | None = None, by: str | None = None) -> Reviewed:
+        """A person rejects a proposed memory: it is deprecated, with the reason."""
+        self._sync()
+        done = self.review.reject(memory_id, reason=reason, by=by)
+        self._rendered(done.memory.id)
+        return done
+
+    # ------------------------------------------------------------------ files
+    def sync_files(self) -> FilesSync:
+        """Reconcile the memory files now and say what a person changed (every memory call does it)."""
+        return self._files.sync() if self._files is not None else FilesSync()
+
+    def file_of(self, memory_id: str) -> Path:
+        """The markdown file of a memory (written when missing), e.g. to open it in an editor."""
+        if self._files is None:
+            raise InvalidArgumentError("this store has no workspace folder, so its memories have no files")
+        return self._files.file_of(memory_id.strip())
+
+    def reindex_from_files(self, *, full: bool = False, progress: Progress | None = None) -> MemoryReindex:
+        """Rebuild the memories' rows and index from their files (``dokoro memory reindex``): each
+        file's row says what the file says; ``full`` re-embeds every memory, not only changed ones."""
+        if self._files is None:
+            raise InvalidArgumentError("this store has no workspace folder, so its memories have no files")
+        report, ids = self._files.reindex(progress=progress)
+        rows: list[MemoryRow] = []
+        with self._db.read() as session:
+            for start in range(0, len(ids), 500):
+                rows += session.exec(select(MemoryRow).where(col(MemoryRow.id).in_(ids[start : start + 500])))
+        indexed = self._index_many(rows, force=full, progress=progress) if rows else 0
+        return report.model_copy(update={"indexed": indexed})

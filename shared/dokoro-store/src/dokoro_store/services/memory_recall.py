@@ -8,7 +8,7 @@ hit counts as a use (unless the caller says otherwise, e.g. a benchmark).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 __all__ = ["FRESHNESS_HALF_LIFE_DAYS", "HEAT_HALF_LIFE_DAYS", "MemoryRecall"]
 
 _TRUST_WEIGHT = {"user-stated": 1.0, "agent-inferred": 0.8, "imported": 0.7}
-_STATE_WEIGHT = {"active": 1.0, "archived": 0.35, "deprecated": 0.1}
+_STATE_WEIGHT = {"active": 1.0, "proposed": 0.8, "archived": 0.35, "deprecated": 0.1}
 # Freshness halves every 90 days; heat (use) fades with a 30-day half-life since the last recall.
 FRESHNESS_HALF_LIFE_DAYS = 90.0
 HEAT_HALF_LIFE_DAYS = 30.0
@@ -45,10 +45,18 @@ HEAT_HALF_LIFE_DAYS = 30.0
 class MemoryRecall:
     """Hybrid search over the memories' documents, weathered and filtered."""
 
-    def __init__(self, db: Database, clock: Clock, search: SearchService) -> None:
+    def __init__(
+        self,
+        db: Database,
+        clock: Clock,
+        search: SearchService,
+        entities: Callable[[Sequence[str] | None], list[str]] = canonical_entities,
+    ) -> None:
+        """``entities`` names entities as stored (the dictionary of synonyms, when there is one)."""
         self._db = db
         self._clock = clock
         self._search = search
+        self._entities = entities
 
     def recall(
         self,
@@ -75,7 +83,8 @@ class MemoryRecall:
                 raise InvalidArgumentError(f"states: {state!r} is not one of {', '.join(STATES)}")
         start = parse_time(since, "since")
         end = parse_time(until, "until")
-        wanted_entity = canonical_entities([entity])[0] if entity and entity.strip() else None
+        named = self._entities([entity]) if entity and entity.strip() else []
+        wanted_entity = named[0] if named else None
         result = self._search.universal(query, limit=100)
         ranked: list[tuple[str, float, SearchHit]] = []
         for found in result.hits:
@@ -96,7 +105,7 @@ class MemoryRecall:
                 continue
             if types and memory.type not in types:
                 continue
-            if wanted_entity and wanted_entity not in memory.entities:
+            if wanted_entity and wanted_entity not in self._entities(memory.entities):
                 continue
             if start and memory.created_at < start:
                 continue
