@@ -32,7 +32,15 @@ from dokoro_store.db.engine import Database
 from dokoro_store.errors import ConflictError, InvalidArgumentError, NotFoundError
 from dokoro_store.models.memories import Memory as MemoryRow
 from dokoro_store.models.memories import MemoryConflict
-from dokoro_store.results.memories import FilesSync, Forgotten, Memory, MemoryVerdict, RecallHit, Remembered
+from dokoro_store.results.memories import (
+    FileProblem,
+    FilesSync,
+    Forgotten,
+    Memory,
+    MemoryVerdict,
+    RecallHit,
+    Remembered,
+)
 from dokoro_store.results.memory_files import MemoryReindex, Reviewed
 from dokoro_store.secrets import redact_all
 from dokoro_store.services.memory_files import DEFAULT_SWEEP, MemoryFiles
@@ -457,6 +465,10 @@ class MemoryService:
     def sync_files(self) -> FilesSync:
         """Reconcile the memory files now and say what a person changed (every memory call does it)."""
         return self._files.sync() if self._files is not None else FilesSync()
+
+    def file_problems(self) -> list[FileProblem]:
+        """Files under ``memories/`` that hold no memory right now (unreadable, or copies), and why."""
+        return self._files.problems() if self._files is not None else []
 
     def file_of(self, memory_id: str) -> Path:
         """The markdown file of a memory (written when missing), e.g. to open it in an editor."""

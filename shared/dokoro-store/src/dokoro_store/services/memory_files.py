@@ -206,7 +206,7 @@ class MemoryFiles:
         if not self.manifest_file.exists():
             return []
         with Manifest.open(self.manifest_file, self._database()) as m:
-            return [FileProblem(path=e.path, reason=e.note or "") for e in m.noted() if e.memory_id is None]
+            return [FileProblem(path=e.path, reason=e.note or "") for e in m.noted()]
 
     # ------------------------------------------------------------------ rows
     def _load(self, ids: Iterable[str]) -> dict[str, MemoryRow]:
