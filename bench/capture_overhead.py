@@ -68,7 +68,7 @@ def _observer_cost(store_root: Path, count: int) -> tuple[float, float]:
 
     with Store.open(store_root) as store:
         app = AppState(store=store, settings=DokoroSettings(path=store_root), cwd=store_root)
-        recorder = FeedbackRecorder(store, "bench")
+        recorder = FeedbackRecorder(app, "bench")
         started = time.perf_counter()
         for _ in range(count):
             recorder(app, "dokoro_block_read", True, 1.5)

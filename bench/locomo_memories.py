@@ -2,98 +2,137 @@
 
 Reads ``../shared/bench/locomo-dev.json`` (never copied into the repository). One store per
 conversation; each turn becomes an ``episode`` memory (title = session date, body = ``"<speaker>:
-<text>"`` plus its shared image caption, entity = the speaker), bulk-imported with
-``store.memories.remember_many``. Every question of categories 1-4 is asked verbatim through
-``store.memories.recall`` (top 10, use not counted) and scored against the gold evidence turns.
+<text>"`` plus its shared image caption, entity = the speaker, thread = its session and place in
+it), bulk-imported with ``store.memories.remember_many``. Every question of categories 1-4 is asked
+verbatim through ``store.memories.recall`` — the call ``dokoro_recall`` makes — top 10, use not
+counted, and scored against the gold evidence turns.
 
-    uv run python bench/locomo_memories.py [--limit-convs N] [--embedder static|hashing|none]
+    uv run python bench/locomo_memories.py [--embedder auto|onnx|static|hashing|none] [--rows default,...]
 
-Prints evidence recall@5, recall@10 and MRR@10 per category and overall, recall latency p50/p95,
-and ingest throughput.
+Rows: ``default`` is recall exactly as the tool runs it. The ablation rows run the same recall with
+one change of the search engine turned off (the bench hands recall's search other fusion
+settings); ``-threads`` imports the memories without their session thread. Tuned on conversations
+0-3 only; the tuning fold, the report fold (4-6) and the whole split are printed apart.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import functools
 import json
-import statistics
 import sys
 import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from dokoro_store import Store
 from dokoro_store.retrieval import RetrievalConfig
+from dokoro_store.retrieval.fusion import DEFAULT_FUSION
 from dokoro_store.services.memories import MemoryDraft
-from locomo_retrieval import CATEGORIES, DATA, evidence_of, percentile, turns_of
+from locomo_retrieval import DATA, FOLDS, Row, Scores, evidence_of, report, score_list, turns_of
 
 
-def run(limit_convs: int | None, embedder: str) -> None:
-    conversations = json.loads(DATA.read_text(encoding="utf-8"))[: limit_convs or None]
-    scores: dict[int, list[tuple[float, float, float]]] = defaultdict(list)
-    latencies: list[float] = []
+def rows_for() -> list[Row]:
+    base = DEFAULT_FUSION
+    return [
+        Row("default", "hybrid", True, base, "dokoro_recall as the MCP tool runs it"),
+        Row("-threads", "hybrid", True, base, "memories imported without their session thread"),
+        Row(
+            "rrf",
+            "hybrid",
+            True,
+            dataclasses.replace(base, method="rrf"),
+            "recall over reciprocal rank fusion (before)",
+        ),
+        Row("-rerank", "hybrid", True, dataclasses.replace(base, rerank=False), "without the second stage"),
+        Row("-neighbours", "hybrid", True, dataclasses.replace(base, neighbour_weight=0.0), "without neighbours"),
+    ]
+
+
+def _ingest(store: Store, turns: list[dict[str, Any]], threads: bool) -> dict[str, str | None]:
+    drafts = [
+        MemoryDraft(
+            type="episode",
+            title=f"{t['date']} ({t['dia']})",
+            body=t["text"],
+            entities=[t["text"].split(":", 1)[0]],
+            source=t["dia"],
+            thread=t["thread"] if threads else None,
+            thread_pos=t["pos"] if threads else None,
+        )
+        for t in turns
+    ]
+    return {row.id: row.source for row in store.memories.remember_many(drafts)}
+
+
+def run(data: list[dict[str, Any]], convs: list[int], config: RetrievalConfig, rows: list[Row]) -> dict[str, Any]:
+    scores: Scores = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
+    latency: dict[str, list[float]] = defaultdict(list)
     ingested, ingest_seconds = 0, 0.0
-    for conversation in conversations:
+    embedder = engine = "?"
+    variants = [(False, [r for r in rows if r.name == "-threads"]), (True, [r for r in rows if r.name != "-threads"])]
+    for index in convs:
+        conversation = data[index]
         turns = turns_of(conversation)
         known = {t["dia"] for t in turns}
-        with tempfile.TemporaryDirectory() as tmp:
-            store = Store.open(Path(tmp) / "dokoro", retrieval=RetrievalConfig(embedder=embedder))
-            started = time.perf_counter()
-            drafts = [
-                MemoryDraft(
-                    type="episode",
-                    title=f"{t['date']} ({t['dia']})",
-                    body=t["text"],
-                    entities=[t["text"].split(":", 1)[0]],
-                    source=t["dia"],
-                )
-                for t in turns
-            ]
-            rows = store.memories.remember_many(drafts)
-            ingest_seconds += time.perf_counter() - started
-            ingested += len(rows)
-            dia_of = {row.id: row.source for row in rows}
-            for qa in conversation["qa"]:
-                category = int(qa.get("category", 0))
-                gold = evidence_of(qa, known)
-                if category not in (1, 2, 3, 4) or not gold:
-                    continue
+        for threads, wanted in variants:
+            if not wanted:
+                continue
+            with tempfile.TemporaryDirectory() as tmp, Store.open(Path(tmp) / "dokoro", retrieval=config) as store:
                 started = time.perf_counter()
-                hits = store.memories.recall(str(qa["question"]), limit=10, count_use=False)
-                latencies.append(time.perf_counter() - started)
-                found = [dia_of.get(h.memory.id) for h in hits]
-                r5 = len(set(found[:5]) & set(gold)) / len(gold)
-                r10 = len(set(found[:10]) & set(gold)) / len(gold)
-                mrr = next((1 / (i + 1) for i, dia in enumerate(found[:10]) if dia in gold), 0.0)
-                scores[category].append((r5, r10, mrr))
-            store.close()
-    print(f"LoCoMo typed-memory recall — {len(conversations)} conversation(s), embedder={embedder}")
-    print(f"{'category':<14} {'n':>5} {'R@5':>6} {'R@10':>6} {'MRR@10':>7}")
-    every: list[tuple[float, float, float]] = []
-    for category in sorted(scores):
-        rows = scores[category]
-        every += rows
-        print(
-            f"{CATEGORIES[category]:<14} {len(rows):>5} {statistics.mean(r[0] for r in rows):>6.3f} "
-            f"{statistics.mean(r[1] for r in rows):>6.3f} {statistics.mean(r[2] for r in rows):>7.3f}"
-        )
-    print(
-        f"{'overall 1-4':<14} {len(every):>5} {statistics.mean(r[0] for r in every):>6.3f} "
-        f"{statistics.mean(r[1] for r in every):>6.3f} {statistics.mean(r[2] for r in every):>7.3f}"
-    )
-    print(
-        f"recall latency p50 {percentile(latencies, 0.5) * 1000:.1f} ms, "
-        f"p95 {percentile(latencies, 0.95) * 1000:.1f} ms; "
-        f"ingest {ingested / ingest_seconds:.0f} memories/s (embedding included)"
-    )
+                dia_of = _ingest(store, turns, threads)
+                if threads:
+                    ingest_seconds += time.perf_counter() - started
+                    ingested += len(turns)
+                status = store.search.status()
+                embedder, engine = status.embedder or "none", status.vector_engine_label
+                store.memories.recall("warm up", count_use=False)
+                universal = store.search.universal
+                for qa in conversation["qa"]:
+                    category = int(qa.get("category", 0))
+                    gold = evidence_of(qa, known)
+                    if category not in (1, 2, 3, 4) or not gold:
+                        continue
+                    for row in wanted:
+                        # Ablations only: recall's search runs with this row's fusion settings.
+                        store.search.universal = functools.partial(universal, fusion=row.fusion)  # type: ignore[method-assign]
+                        started = time.perf_counter()
+                        hits = store.memories.recall(str(qa["question"]), limit=10, count_use=False)
+                        latency[row.name].append((time.perf_counter() - started) * 1000)
+                        found = [dia_of.get(h.memory.id) for h in hits]
+                        scores[row.name][index][category].append(score_list(gold, found))
+                store.search.universal = universal  # type: ignore[method-assign]
+        print(f"  {conversation['sample_id']}: {len(turns)} memories", file=sys.stderr)
+    return {
+        "scores": scores,
+        "latency": latency,
+        "ingest": ingested / ingest_seconds if ingest_seconds else 0.0,
+        "embedder": embedder,
+        "engine": engine,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--embedder", default="auto", choices=["auto", "onnx", "static", "hashing", "none"])
+    parser.add_argument("--folds", default="tune,report,all", help="Which folds to print (tune, report, all).")
+    parser.add_argument("--rows", default="", help="Comma-separated rows to run (default: all).")
+    args = parser.parse_args()
+    folds = args.folds.split(",")
+    data = json.loads(DATA.read_text(encoding="utf-8"))
+    convs = sorted({i for fold in folds for i in FOLDS[fold] if i < len(data)})
+    rows = rows_for()
+    if args.rows:
+        rows = [r for r in rows if r.name in args.rows.split(",")]
+    outcome = run(data, convs, RetrievalConfig(embedder=args.embedder), rows)
+    print("LoCoMo typed-memory recall (store.memories.recall, top 10)")
+    print(report(outcome, rows, folds).replace("turns/s", "memories/s"))
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--limit-convs", type=int, default=None)
-    parser.add_argument("--embedder", default="static", choices=["static", "hashing", "none"])
-    args = parser.parse_args()
-    run(args.limit_convs, args.embedder)
+    main()

@@ -1,63 +1,117 @@
-"""Retrieval on LoCoMo: evidence recall@5/@10 and MRR@10 of full text, vectors and hybrid search.
+"""Retrieval on LoCoMo: evidence recall@5/@10 and MRR@10, with an ablation row for every change.
 
 Reads ``../shared/bench/locomo-dev.json`` (never copied into the repository: CC BY-NC 4.0) as its
 README says: one store per conversation, every turn one document (``"<speaker>: <text>"`` plus
-``" [shares <caption>]"``, the session date as its title), every question (categories 1-4; 5 is
-shown apart) asked verbatim through ``store.search.universal`` in each mode, top 10.
+``" [shares <caption>]"``, the session date as its title, the session as its thread and the turn's
+place in it), every question of categories 1-4 asked verbatim through ``store.search.universal`` —
+the call ``search_universal`` makes — top 10.
 
-    uv run python bench/locomo_retrieval.py                 # all conversations, static embedder
-    uv run python bench/locomo_retrieval.py --limit-convs 2 --embedder hashing --engine exact
+Honest tuning: the settings were tuned on conversations 0-3 (the *tuning* fold) only; the table
+reports that fold, conversations 4-6 (the *report* fold) and the whole split apart.
 
-Prints one table per mode (per category and overall for 1-4), search latency p50/p95 in process,
-ingest throughput (turns/s, embedding included), and a markdown table for docs/benchmarks.md.
+    uv run python bench/locomo_retrieval.py                       # every row, default embedder
+    uv run python bench/locomo_retrieval.py --rows default --embedder static
+    uv run python bench/locomo_retrieval.py --set neighbour_weight=0.3 --rows default --folds tune
+
+Rows: ``default`` is search_universal exactly as the MCP tool runs it; ``-X`` rows turn one change
+off; the baselines are full text alone, vectors alone and the former reciprocal rank fusion.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import os
 import re
 import statistics
 import sys
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from dokoro_store import Store
 from dokoro_store.retrieval import RetrievalConfig
 from dokoro_store.retrieval.documents import NewDocument
+from dokoro_store.retrieval.fusion import DEFAULT_FUSION, FusionSettings
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "bench" / "locomo-dev.json"
+# ``../shared/bench`` beside the checkout (a worktree may sit deeper: the nearest one up is used).
+DATA = next(
+    (
+        p / "shared" / "bench" / "locomo-dev.json"
+        for p in Path(__file__).resolve().parents[1:]
+        if (p / "shared" / "bench" / "locomo-dev.json").is_file()
+    ),
+    Path(__file__).resolve().parents[2] / "shared" / "bench" / "locomo-dev.json",
+)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
-# (name, search mode, graph signal): "hybrid" is what search_universal does by default (full text,
-# vectors and, when the entity graph links documents to entities named in the question, the graph).
-MODES = ("keyword", "semantic", "hybrid-nograph", "hybrid")
-_SEARCH = {
-    "keyword": ("keyword", False),
-    "semantic": ("semantic", False),
-    "hybrid-nograph": ("hybrid", False),
-    "hybrid": ("hybrid", True),
-}
+FOLDS = {"tune": range(0, 4), "report": range(4, 7), "all": range(0, 7)}
 _EVIDENCE = re.compile(r"D:?(\d+):(\d+)")
+
+
+@dataclasses.dataclass(frozen=True)
+class Row:
+    name: str
+    mode: str
+    graph: bool
+    fusion: FusionSettings
+    what: str
+
+
+def rows_for(base: FusionSettings) -> list[Row]:
+    """The baselines, the default, and the default with each change turned off."""
+    changes: list[tuple[str, dict[str, Any], str]] = []
+    if base.rerank:
+        changes.append(("-rerank", {"rerank": False}, "without the second stage (re-ranker)"))
+    if base.neighbour_weight > 0:
+        changes.append(("-neighbours", {"neighbour_weight": 0.0}, "without the lift from thread neighbours"))
+    if base.feedback_weight > 0:
+        changes.append(("-feedback", {"feedback_weight": 0.0}, "without pseudo-relevance feedback on vectors"))
+    if base.drop_ubiquitous:
+        changes.append(("-ubiquitous", {"drop_ubiquitous": False}, "without dropping ubiquitous query terms"))
+    else:
+        changes.append(("+ubiquitous", {"drop_ubiquitous": True}, "dropping ubiquitous query terms (not kept)"))
+    if base.graph_weight > 0:
+        changes.append(("-graph", {"graph_weight": 0.0}, "without the graph signal"))
+    if base.context_weight == 0:
+        changes.append(("+context", {"context_weight": 0.5}, "with context vectors (measured, not kept)"))
+    rows = [
+        Row("keyword", "keyword", False, base, "full text alone (FTS5 OR'ed, bm25)"),
+        Row("semantic", "semantic", False, base, "vectors alone"),
+        Row("rrf", "hybrid", True, dataclasses.replace(base, method="rrf"), "hybrid, reciprocal rank fusion (before)"),
+        Row(
+            "score-only",
+            "hybrid",
+            True,
+            dataclasses.replace(base, neighbour_weight=0.0, context_weight=0.0, drop_ubiquitous=False, rerank=False),
+            "hybrid, score fusion alone",
+        ),
+        Row("default", "hybrid", True, base, "search_universal as the MCP tool runs it"),
+    ]
+    for name, change, what in changes:
+        rows.append(Row(name, "hybrid", True, dataclasses.replace(base, **change), what))
+    return rows
 
 
 def _dia(session: int, turn: int) -> str:
     return f"D{session}:{turn}"
 
 
-def _doc_id(dia_id: str) -> str:
+def doc_id_of(dia_id: str) -> str:
     return "t-" + dia_id.lower().replace(":", "-")
 
 
-def turns_of(conversation: dict) -> list[dict]:
-    """Every turn with its normalised dia id and its session's date."""
+def turns_of(conversation: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every turn with its normalised dia id, its session's date, its session and place in it."""
     conv = conversation["conversation"]
     keys = sorted((k for k in conv if re.fullmatch(r"session_\d+", k)), key=lambda k: int(k.split("_")[1]))
     out = []
     for key in keys:
         date = str(conv.get(f"{key}_date_time", ""))
-        for turn in conv[key]:
+        for position, turn in enumerate(conv[key]):
             match = _EVIDENCE.search(str(turn["dia_id"]))
             if not match:
                 continue
@@ -65,11 +119,11 @@ def turns_of(conversation: dict) -> list[dict]:
             text = f"{turn['speaker']}: {turn['text']}"
             if turn.get("blip_caption"):
                 text += f" [shares {turn['blip_caption']}]"
-            out.append({"dia": dia, "date": date, "text": text})
+            out.append({"dia": dia, "date": date, "text": text, "thread": key, "pos": position})
     return out
 
 
-def evidence_of(qa: dict, known: set[str]) -> list[str]:
+def evidence_of(qa: dict[str, Any], known: set[str]) -> list[str]:
     found: list[str] = []
     for item in qa.get("evidence", []):
         for part in re.split(r"[;\s]+", str(item)):
@@ -89,107 +143,195 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[index]
 
 
-def run(args: argparse.Namespace) -> dict:
-    data = json.loads(Path(args.data).read_text(encoding="utf-8"))[: args.limit_convs or None]
-    config = RetrievalConfig(embedder=args.embedder, vector_engine=args.engine)
-    scores: dict[str, dict[int, list[tuple[float, float, float]]]] = {m: defaultdict(list) for m in MODES}
-    latency: dict[str, list[float]] = {m: [] for m in MODES}
-    ingest_turns = 0
-    ingest_seconds = 0.0
-    engine = embedder = "?"
-    for conversation in data:
+def score_list(gold: list[str], got: list[str | None]) -> tuple[float, float, float]:
+    r5 = len(set(gold) & set(got[:5])) / len(gold)
+    r10 = len(set(gold) & set(got[:10])) / len(gold)
+    rr = next((1.0 / (i + 1) for i, dia in enumerate(got[:10]) if dia in gold), 0.0)
+    return r5, r10, rr
+
+
+Scores = dict[str, dict[int, dict[int, list[tuple[float, float, float]]]]]  # row → conv → category → rows
+
+
+def run_conversations(
+    data: list[dict[str, Any]],
+    conv_indexes: list[int],
+    config: RetrievalConfig,
+    ask: Callable[[Store, str], dict[str, tuple[list[str], float]]],
+    *,
+    threads: bool = True,
+    log: bool = True,
+    cache: Path | None = None,
+) -> dict[str, Any]:
+    """Ingest each conversation into a fresh store and score ``ask``'s rankings (row → doc ids, ms)."""
+    scores: Scores = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
+    latency: dict[str, list[float]] = defaultdict(list)
+    ingest_turns, ingest_seconds = 0, 0.0
+    embedder = engine = "?"
+    for index in conv_indexes:
+        conversation = data[index]
         turns = turns_of(conversation)
         known = {t["dia"] for t in turns}
-        with (
-            tempfile.TemporaryDirectory(prefix="locomo-") as tmp,
-            Store.open(Path(tmp) / "dokoro", retrieval=config) as store,
-        ):
-            started = time.perf_counter()
-            store.docs.save_many(
-                [NewDocument(_doc_id(t["dia"]), t["text"], title=t["date"] or t["dia"]) for t in turns]
-            )
-            report = store.docs.index_docs([_doc_id(t["dia"]) for t in turns])
-            ingest_seconds += time.perf_counter() - started
-            ingest_turns += len(turns)
-            embedder = report.embedder or "none"
+        with tempfile.TemporaryDirectory(prefix="locomo-") as tmp:
+            folder = Path(tmp) / "dokoro"
+            if cache is not None:
+                # A store kept from an earlier run (tuning loops re-ask questions, not re-ingest).
+                folder = cache / f"{config.embedder}-{config.vector_engine}-{int(threads)}" / str(index) / "dokoro"
+            reuse = (folder / ".dokoro").is_dir()
+            store = Store.open(folder, retrieval=config)
+            if not reuse:
+                ingest_seconds, ingest_turns = _ingest(store, turns, threads, ingest_seconds, ingest_turns)
+            embedder = store.embedder.get().id if store.embedder.get() else "none"  # type: ignore[union-attr]
             engine = store.search.status().vector_engine_label
             store.search.universal("warm up", limit=10)  # load the model and caches outside the timings
-            back = {_doc_id(t["dia"]): t["dia"] for t in turns}
+            back = {doc_id_of(t["dia"]): t["dia"] for t in turns}
             for qa in conversation["qa"]:
                 gold = evidence_of(qa, known)
-                if not gold:
-                    continue
                 category = int(qa["category"])
-                for mode in MODES:
-                    search_mode, graph = _SEARCH[mode]
-                    started = time.perf_counter()
-                    result = store.search.universal(
-                        str(qa["question"]), limit=10, mode=search_mode, depth=args.depth, graph=graph
-                    )
-                    latency[mode].append((time.perf_counter() - started) * 1000)
-                    got = [back.get(hit.doc_id) for hit in result.hits]
-                    r5 = len(set(gold) & set(got[:5])) / len(gold)
-                    r10 = len(set(gold) & set(got[:10])) / len(gold)
-                    rr = next((1.0 / (i + 1) for i, dia in enumerate(got[:10]) if dia in gold), 0.0)
-                    scores[mode][category].append((r5, r10, rr))
-        print(f"  {conversation['sample_id']}: {len(turns)} turns", file=sys.stderr)
+                if not gold or category not in (1, 2, 3, 4):
+                    continue
+                for row, (doc_ids, ms) in ask(store, str(qa["question"])).items():
+                    latency[row].append(ms)
+                    if not row.endswith(" (cpu)"):
+                        scores[row][index][category].append(score_list(gold, [back.get(d) for d in doc_ids]))
+            store.close()
+        if log:
+            print(f"  {conversation['sample_id']}: {len(turns)} turns", file=sys.stderr)
     return {
         "scores": scores,
         "latency": latency,
         "ingest": ingest_turns / ingest_seconds if ingest_seconds else 0.0,
-        "engine": engine,
         "embedder": embedder,
-        "conversations": len(data),
+        "engine": engine,
     }
+
+
+def _ingest(store: Store, turns: list[dict[str, Any]], threads: bool, seconds: float, count: int) -> tuple[float, int]:
+    started = time.perf_counter()
+    store.docs.save_many(
+        [
+            NewDocument(
+                doc_id_of(t["dia"]),
+                t["text"],
+                title=t["date"] or t["dia"],
+                thread=t["thread"] if threads else None,
+                thread_pos=t["pos"] if threads else None,
+            )
+            for t in turns
+        ]
+    )
+    store.docs.index_docs([doc_id_of(t["dia"]) for t in turns])
+    return seconds + time.perf_counter() - started, count + len(turns)
+
+
+def asker(rows: list[Row]) -> Callable[[Store, str], dict[str, tuple[list[str], float]]]:
+    def ask(store: Store, question: str) -> dict[str, tuple[list[str], float]]:
+        out = {}
+        for row in rows:
+            started, cpu = time.perf_counter(), time.process_time()
+            result = store.search.universal(
+                question,
+                limit=10,
+                mode=row.mode,  # type: ignore[arg-type]
+                graph=row.graph,
+                fusion=row.fusion,
+            )
+            wall, used = (time.perf_counter() - started) * 1000, (time.process_time() - cpu) * 1000
+            out[row.name] = ([h.doc_id for h in result.hits], wall)
+            out[f"{row.name} (cpu)"] = ([h.doc_id for h in result.hits], used)
+        return out
+
+    return ask
 
 
 def _mean(rows: list[tuple[float, float, float]], i: int) -> float:
     return statistics.fmean(r[i] for r in rows) if rows else 0.0
 
 
-def report(outcome: dict) -> str:
+def fold_rows(scores: Scores, row: str, fold: str) -> dict[int, list[tuple[float, float, float]]]:
+    by_cat: dict[int, list[tuple[float, float, float]]] = defaultdict(list)
+    for conv, cats in scores[row].items():
+        if conv in FOLDS[fold]:
+            for category, values in cats.items():
+                by_cat[category] += values
+    return by_cat
+
+
+def overall(scores: Scores, row: str, fold: str) -> tuple[int, float, float, float]:
+    every = [v for values in fold_rows(scores, row, fold).values() for v in values]
+    return len(every), _mean(every, 0), _mean(every, 1), _mean(every, 2)
+
+
+def report(outcome: dict[str, Any], rows: list[Row], folds: list[str]) -> str:
+    scores: Scores = outcome["scores"]
     lines = [
-        f"conversations: {outcome['conversations']}; embedder: {outcome['embedder']}; vectors: {outcome['engine']}",
+        f"embedder: {outcome['embedder']}; vectors: {outcome['engine']}",
         f"ingest: {outcome['ingest']:.0f} turns/s (chunking, embedding and index writes included)",
         "",
-        "| retriever | category | n | R@5 | R@10 | MRR@10 |",
-        "|---|---|---|---|---|---|",
+        "Overall, categories 1-4 (R@5 / R@10 / MRR@10):",
+        "",
+        "| row | what | " + " | ".join(f"{f} (n)" for f in folds) + " | p50 ms | p95 ms | p95 cpu ms |",
+        "|---|---|" + "---|" * len(folds) + "---|---|---|",
     ]
-    names = {
-        "keyword": "full text (FTS5 OR'ed, bm25)",
-        "semantic": "vectors only",
-        "hybrid-nograph": "hybrid: full text + vectors (RRF k=60)",
-        "hybrid": "hybrid + graph signal (default)",
-    }
-    for mode in MODES:
-        by_cat = outcome["scores"][mode]
-        for category in (1, 2, 3, 4):
-            rows = by_cat.get(category, [])
-            lines.append(
-                f"| {names[mode]} | {category} {CATEGORIES[category]} | {len(rows)} | {_mean(rows, 0):.3f} | "
-                f"{_mean(rows, 1):.3f} | {_mean(rows, 2):.3f} |"
-            )
-        overall = [row for c in (1, 2, 3, 4) for row in by_cat.get(c, [])]
+    for row in rows:
+        cells = []
+        for fold in folds:
+            n, r5, r10, mrr = overall(scores, row.name, fold)
+            cells.append(f"{r5:.3f} / **{r10:.3f}** / {mrr:.3f} ({n})")
+        values = outcome["latency"][row.name]
+        cpu = outcome["latency"].get(f"{row.name} (cpu)", [])
         lines.append(
-            f"| **{names[mode]}** | **1-4 overall** | {len(overall)} | **{_mean(overall, 0):.3f}** | "
-            f"**{_mean(overall, 1):.3f}** | **{_mean(overall, 2):.3f}** |"
+            f"| {row.name} | {row.what} | "
+            + " | ".join(cells)
+            + f" | {percentile(values, 0.5):.1f} | {percentile(values, 0.95):.1f} | "
+            + (f"{percentile(cpu, 0.95):.1f} |" if cpu else "- |")
         )
-    lines += ["", "| retriever | search p50 (ms) | search p95 (ms) |", "|---|---|---|"]
-    for mode in MODES:
-        values = outcome["latency"][mode]
-        lines.append(f"| {names[mode]} | {percentile(values, 0.5):.1f} | {percentile(values, 0.95):.1f} |")
+    lines += ["", "Per category (R@10 / MRR@10):", ""]
+    header = "| row | fold | " + " | ".join(CATEGORIES[c] for c in (1, 2, 3, 4)) + " |"
+    lines += [header, "|---|---|" + "---|" * 4]
+    for row in rows:
+        for fold in folds:
+            by_cat = fold_rows(scores, row.name, fold)
+            cells = [f"{_mean(by_cat.get(c, []), 1):.3f} / {_mean(by_cat.get(c, []), 2):.3f}" for c in (1, 2, 3, 4)]
+            lines.append(f"| {row.name} | {fold} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def parse_settings(pairs: list[str]) -> FusionSettings:
+    changes: dict[str, Any] = {}
+    fields = {f.name: f for f in dataclasses.fields(FusionSettings)}
+    for pair in pairs:
+        key, _, value = pair.partition("=")
+        if key not in fields:
+            raise SystemExit(f"--set: unknown setting {key!r}; one of {', '.join(fields)}")
+        kind = type(getattr(DEFAULT_FUSION, key))
+        changes[key] = (value.lower() in ("1", "true", "yes")) if kind is bool else kind(value)
+    return dataclasses.replace(DEFAULT_FUSION, **changes)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", default=str(DATA), help="Path of locomo-dev.json.")
-    parser.add_argument("--limit-convs", type=int, default=0, help="Only the first N conversations (0 = all).")
-    parser.add_argument("--embedder", default="static", choices=["auto", "static", "ollama", "hashing", "none"])
+    parser.add_argument("--embedder", default="auto", choices=["auto", "onnx", "static", "ollama", "hashing", "none"])
     parser.add_argument("--engine", default="auto", choices=["auto", "lancedb", "exact"])
-    parser.add_argument("--depth", type=int, default=None, help="Candidates per leg (default max(1.5*limit, 10)).")
+    parser.add_argument("--folds", default="tune,report,all", help="Which folds to print (tune, report, all).")
+    parser.add_argument("--rows", default="", help="Comma-separated rows to run (default: all).")
+    parser.add_argument("--set", action="append", default=[], help="Override a fusion setting: key=value.")
+    parser.add_argument("--store-cache", type=Path, default=None, help="Keep the stores here between runs.")
+    parser.add_argument("--no-threads", action="store_true", help="Ingest turns without their session thread.")
     args = parser.parse_args()
-    print(report(run(args)))
+    folds = args.folds.split(",")
+    data = json.loads(Path(args.data).read_text(encoding="utf-8"))
+    convs = sorted({i for fold in folds for i in FOLDS[fold] if i < len(data)})
+    rows = rows_for(parse_settings(args.set))
+    if args.rows:
+        wanted = args.rows.split(",")
+        rows = [r for r in rows if r.name in wanted]
+    config = RetrievalConfig(embedder=args.embedder, vector_engine=args.engine)
+    outcome = run_conversations(data, convs, config, asker(rows), threads=not args.no_threads, cache=args.store_cache)
+    print(report(outcome, rows, folds))
+    if hasattr(os, "getloadavg"):
+        print(f"\nload average at the end: {' '.join(f'{v:.1f}' for v in os.getloadavg())} (2 cores)")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,16 @@
 """Start-up time: from spawning a server process to its tools/list answer, over real stdio.
 
-Run after `uv sync --compile-bytecode` (a normal install has bytecode; these machines set
+One run prints, for the MCP SDK import alone (``python -c "import mcp.server.mcpserver"``, the
+floor), for a bare SDK server (an ``MCPServer`` with one tool, spawned and asked for
+``tools/list`` like the others: the SDK's own start-up, a stricter floor than the import, which
+also pays the process's exit) and for ``dokoro-core``, ``dokoro-search``, ``dokoro-planning`` and
+``dokoro`` (unified): the median wall time from spawn to the ``tools/list`` answer, on an
+existing store, and how it compares with both floors. Runs are interleaved (one of each target
+per round) so that a machine busy with other work slows every target alike. Also printed: the
+CPU seconds the process spent until then (user + system, from /proc; for the import, the whole
+process), which other work on the machine disturbs far less than wall time.
+
+Run after ``uv sync --compile-bytecode`` (a normal install has bytecode; these machines set
 PYTHONDONTWRITEBYTECODE=1, so without it every start recompiles). Usage:
 
     uv run python bench/startup.py [--runs 7]
@@ -11,6 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -20,41 +31,113 @@ import anyio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
+SERVERS = {
+    "bare": "bare",
+    "dokoro-core": "dokoro_core",
+    "dokoro-search": "dokoro_search",
+    "dokoro-planning": "dokoro_planning",
+    "dokoro (unified)": "dokoro",
+}
+FLOOR = "import mcp.server.mcpserver"
+BARE_SERVER = """
+from mcp.server.mcpserver import MCPServer
 
-async def _once(module: str, store: Path) -> tuple[float, int]:
-    env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG")}
+mcp = MCPServer("bare", log_level="WARNING")
+
+
+@mcp.tool()
+def ping() -> str:
+    \"\"\"Answer pong.\"\"\"
+    return "pong"
+
+
+mcp.run("stdio")
+"""
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _env(store: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "TMPDIR")}
     env["DOKORO_PATH"] = str(store)
-    params = StdioServerParameters(command=sys.executable, args=["-m", module], env=env)
+    return env
+
+
+def _children() -> set[int]:
+    me = str(os.getpid())
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if fields[1] == me:
+                found.add(int(entry.name))
+    return found
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / _TICK  # utime + stime
+
+
+async def _server_once(module: str, store: Path) -> tuple[float, float, int]:
+    args = [str(store.parent / "bare_server.py")] if module == "bare" else ["-m", module]
+    params = StdioServerParameters(command=sys.executable, args=args, env=_env(store))
+    before = _children()
     started = time.perf_counter()
     async with Client(params) as client:
         tools = await client.list_tools()
         elapsed = time.perf_counter() - started
-    return elapsed, len(tools.tools)
+        (pid,) = _children() - before
+        cpu = _cpu_seconds(pid)
+    return elapsed, cpu, len(tools.tools)
+
+
+def _floor_once() -> tuple[float, float]:
+    started = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-c", FLOOR])
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - started
+    assert os.waitstatus_to_exitcode(status) == 0
+    proc.returncode = 0
+    return elapsed, usage.ru_utime + usage.ru_stime
 
 
 async def main(runs: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         store = Path(tmp) / "dokoro"
-        print(f"{'server':<14} {'tools':>5} {'median s':>9} {'min s':>7} {'max s':>7}  (runs={runs})")
-        for module in ("dokoro_core", "dokoro"):
-            await _once(module, store)  # first start creates the database; not what we time
-            times = []
-            count = 0
-            for _ in range(runs):
-                elapsed, count = await _once(module, store)
-                times.append(elapsed)
-            print(f"{module:<14} {count:>5} {statistics.median(times):>9.3f} {min(times):>7.3f} {max(times):>7.3f}")
-        baseline = []
+        (Path(tmp) / "bare_server.py").write_text(BARE_SERVER, encoding="utf-8")
+        counts: dict[str, int] = {}
+        for name, module in SERVERS.items():  # the first start creates the store: not timed
+            counts[name] = (await _server_once(module, store))[2]
+        wall: dict[str, list[float]] = {name: [] for name in ["floor", *SERVERS]}
+        cpu: dict[str, list[float]] = {name: [] for name in wall}
         for _ in range(runs):
-            started = time.perf_counter()
-            proc = await anyio.run_process([sys.executable, "-c", "import mcp.server.mcpserver"])
-            assert proc.returncode == 0
-            baseline.append(time.perf_counter() - started)
-        median, low, high = statistics.median(baseline), min(baseline), max(baseline)
-        print(f"{'(import mcp)':<14} {'':>5} {median:>9.3f} {low:>7.3f} {high:>7.3f}")
+            elapsed, spent = _floor_once()
+            wall["floor"].append(elapsed)
+            cpu["floor"].append(spent)
+            for name, module in SERVERS.items():
+                elapsed, spent, _count = await _server_once(module, store)
+                wall[name].append(elapsed)
+                cpu[name].append(spent)
+        load = os.getloadavg()[0]
+        print(f"spawn -> tools/list over stdio, median of {runs} interleaved runs (load average {load:.1f})")
+        print(f"{'target':<40} {'tools':>5} {'wall s':>7} {'min s':>7} {'x import':>9} {'x bare':>7}", end="")
+        print(f" {'cpu s':>6} {'x import':>9} {'x bare':>7}")
+        floors = {key: (statistics.median(wall[key]), statistics.median(cpu[key])) for key in ("floor", "bare")}
+        for name in wall:
+            label = {"floor": f'python -c "{FLOOR}"', "bare": "bare SDK server (MCPServer, 1 tool)"}.get(name, name)
+            w, c = statistics.median(wall[name]), statistics.median(cpu[name])
+            count = str(counts.get(name, ""))
+            print(
+                f"{label:<40} {count:>5} {w:>7.3f} {min(wall[name]):>7.3f}"
+                f" {w / floors['floor'][0]:>8.2f}x {w / floors['bare'][0]:>6.2f}x"
+                f" {c:>6.2f} {c / floors['floor'][1]:>8.2f}x {c / floors['bare'][1]:>6.2f}x"
+            )
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=7)
     anyio.run(main, parser.parse_args().runs)

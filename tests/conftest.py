@@ -15,12 +15,6 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 ServerParams = Callable[..., StdioServerParameters]
 
 

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
 
 ROOT = Path(__file__).resolve().parents[1]
 PERSISTENCE = {"sqlmodel", "sqlalchemy", "sqlite3", "alembic", "lancedb", "psycopg", "psycopg2", "pyarrow"}
@@ -43,7 +48,7 @@ def test_no_persistence_library_is_imported_outside_dokoro_store() -> None:
 def test_the_scan_sees_the_server_sources() -> None:
     # Guard against the boundary test passing because it scanned nothing.
     names = {p.name for p in _source_files()}
-    assert {"server.py", "toolkit.py"} <= names
+    assert {"server.py", "app.py", "capture.py"} <= names
 
 
 def test_no_server_imports_another_servers_private_modules() -> None:
@@ -126,3 +131,165 @@ def test_no_server_imports_another_server() -> None:
         for other in sorted((_imported_roots(path) & set(servers)) - {own})
     ]
     assert breaches == []
+
+
+# ---------------------------------------------------------------------------------------------- environment
+
+# The entry-point layer: the settings class, and the launcher's command line (which passes the
+# environment on to the processes it spawns).
+ENTRY_POINTS = {
+    "shared/dokoro-server/src/dokoro_server/settings.py",
+    "packages/dokoro/src/dokoro/__main__.py",
+    "packages/dokoro/src/dokoro/cli.py",
+}
+ENTRY_FOLDERS = ("packages/dokoro/src/dokoro/commands/",)
+# Modules that touch ``os.environ`` without reading dokoro's settings from it, and why.
+ENVIRONMENT_WRITERS = {
+    # Sets ORT_DISABLE_TELEMETRY before onnxruntime is imported (its Linux wheels report usage and
+    # write a session file at import otherwise); it writes a third-party variable and reads nothing.
+    "shared/dokoro-store/src/dokoro_store/retrieval/onnx.py": ['os.environ.setdefault("ORT_DISABLE_TELEMETRY"'],
+}
+_ENV_NAMES = {"environ", "environb", "getenv", "getenvb", "putenv", "unsetenv"}
+
+
+def _environment_reads(source: str) -> list[str]:
+    """Every way ``source`` reads the environment: ``os.environ``/``os.getenv`` (however ``os``
+    is imported), ``from os import environ``, or pydantic-settings' ``BaseSettings``."""
+    tree = ast.parse(source)
+    os_names = {"os"}
+    reads = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name == "os" and alias.asname:
+                    os_names.add(alias.asname)
+                if alias.name.split(".")[0] == "pydantic_settings":
+                    reads.append(f"line {node.lineno}: import {alias.name}")
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            root = node.module.split(".")[0]
+            names = {alias.name for alias in node.names}
+            if root == "pydantic_settings" or (root == "os" and names & _ENV_NAMES):
+                reads.append(f"line {node.lineno}: from {node.module} import {', '.join(sorted(names))}")
+        elif isinstance(node, ast.Attribute) and node.attr in _ENV_NAMES:
+            if isinstance(node.value, ast.Name) and node.value.id in os_names:
+                reads.append(f"line {node.lineno}: {node.value.id}.{node.attr}")
+        elif isinstance(node, ast.Name) and node.id == "BaseSettings":
+            reads.append(f"line {node.lineno}: BaseSettings")
+    return reads
+
+
+def _library_sources() -> list[Path]:
+    files: list[Path] = []
+    for group in ("shared", "servers", "packages"):
+        for src in (ROOT / group).glob("*/src"):
+            files += src.rglob("*.py")
+    return files
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import os\nos.environ['DOKORO_PATH']",
+        "import os\nos.getenv('DOKORO_PATH')",
+        "import os as system\nsystem.environ.get('HOME')",
+        "from os import environ",
+        "from os import getenv as read",
+        "from pydantic_settings import BaseSettings",
+        "import pydantic_settings",
+        "from somewhere import BaseSettings\nclass S(BaseSettings): pass",
+    ],
+)
+def test_the_environment_scan_sees_every_way_of_reading_it(source: str) -> None:
+    assert _environment_reads(source)
+
+
+def test_the_environment_scan_lets_the_rest_of_os_alone() -> None:
+    assert _environment_reads("import os\nos.path.join('a', 'b')\nos.getpid()") == []
+
+
+def test_only_the_entry_points_read_the_environment() -> None:
+    sources = _library_sources()
+    assert len(sources) > 50 and {"settings.py", "app.py", "workspace.py"} <= {p.name for p in sources}
+    breaches = {}
+    for path in sources:
+        relative = path.relative_to(ROOT).as_posix()
+        if relative in ENTRY_POINTS or relative.startswith(ENTRY_FOLDERS):
+            continue
+        text = path.read_text(encoding="utf-8")
+        reads = _environment_reads(text)
+        allowed = ENVIRONMENT_WRITERS.get(relative, [])
+        if reads and len(reads) == len(allowed) and all(call in text for call in allowed):
+            continue  # exactly the known writes, nothing else
+        if reads:
+            breaches[relative] = reads
+    assert breaches == {}
+
+
+# ---------------------------------------------------------------------------------------------- start-up
+
+# Nothing of these may be imported before a server has answered tools/list: they load while or
+# after the client initialises (the store opens in the background), or on first use.
+NOT_BEFORE_TOOLS_LIST = {
+    "sqlalchemy",
+    "sqlmodel",
+    "alembic",
+    "psycopg",
+    "lancedb",
+    "pyarrow",
+    "numpy",
+    "model2vec",
+    "scipy",
+    "ollama",
+    "rich",
+    "typer",
+}
+# Of the store, only what tool modules may import at module level: the typed results and errors.
+STORE_MODULES_BEFORE_TOOLS_LIST = ("dokoro_store", "dokoro_store.errors", "dokoro_store.results")
+_MARKER = "opening the store in the background"
+
+
+def _imports(lines: list[str]) -> list[str]:
+    return [line.rsplit("|", 1)[1].strip() for line in lines if line.startswith("import time:") and "|" in line][1:]
+
+
+async def _imports_around_the_store_opening(module: str, tmp_path: Path) -> tuple[list[str], list[str]]:
+    """A real ``python -X importtime -m <module>`` over stdio: list its tools, call one; the modules
+    imported before the server started opening its store (right after it answered tools/list),
+    and those imported after."""
+    env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "TMPDIR")}
+    env.update(DOKORO_PATH=str(tmp_path / "dokoro"), DOKORO_LOG_LEVEL="debug", PYTHONUNBUFFERED="1")
+    params = StdioServerParameters(
+        command=sys.executable, args=["-X", "importtime", "-m", module], env=env, cwd=str(tmp_path)
+    )
+    errors = tmp_path / "stderr.txt"
+    with errors.open("w", encoding="utf-8") as errlog:
+        async with Client(stdio_client(params, errlog=errlog)) as client:
+            listed = await client.list_tools()
+            assert "dokoro_session_recall" in {tool.name for tool in listed.tools}
+            recalled = await client.call_tool("dokoro_session_recall", {"limit": 5})
+            assert not recalled.is_error, recalled.content
+    lines = errors.read_text(encoding="utf-8").splitlines()
+    marker = next((i for i, line in enumerate(lines) if _MARKER in line), None)
+    assert marker is not None, "the server never logged that it started opening its store"
+    assert lines[marker].endswith("(on tools/list)"), f"the store started opening too early: {lines[marker]}"
+    return _imports(lines[:marker]), _imports(lines[marker:])
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("module", ["dokoro_core", "dokoro"])
+async def test_a_server_answers_tools_list_before_importing_the_store_or_anything_heavy(
+    module: str, tmp_path: Path
+) -> None:
+    before, after = await _imports_around_the_store_opening(module, tmp_path)
+
+    assert {name.split(".")[0] for name in before} & NOT_BEFORE_TOOLS_LIST == set()
+    store_modules = [name for name in before if name.startswith("dokoro_store")]
+    assert [
+        name
+        for name in store_modules
+        if name not in STORE_MODULES_BEFORE_TOOLS_LIST and not name.startswith("dokoro_store.results.")
+    ] == []
+    assert "dokoro.cli" not in before
+    # The scan sees the imports that follow: the first tool call needed the store, and got it.
+    # (importtime logs `import` statements; the store module itself comes through importlib.)
+    assert {"sqlalchemy", "sqlmodel", "dokoro_store.models", "dokoro_store.services.episodic"} <= set(after)

@@ -206,8 +206,9 @@ async def test_a_server_installed_alone_starts_and_lists_its_tools(member: Membe
     if member.dist == "dokoro-core":
         assert _installed(where, NOT_IN_CORE) == []
     if member.dist == "dokoro-search":
-        # The embedded vector engine comes with search (and shows the probe above can see a package).
-        assert _installed(where, NOT_IN_CORE) == ["lancedb", "pyarrow"]
+        # The embedded vector engine and the ONNX embedder come with search (and show the probe above
+        # can see a package).
+        assert _installed(where, NOT_IN_CORE) == ["lancedb", "pyarrow", "onnxruntime"]
 
 
 async def test_the_installed_unified_server_serves_the_bridge_with_the_flag(venv: Any, tmp_path: Path) -> None:

@@ -62,3 +62,29 @@ def test_the_commands_are_listed_in_the_help():
 
     for command in ("migrate", "reindex", "reembed"):
         assert command in result.output
+
+
+def test_reembed_moves_a_static_store_to_the_onnx_embedder_and_auto_follows(folder, monkeypatch):
+    monkeypatch.setenv("DOKORO_EMBEDDER", "static")
+    runner.invoke(app, ["migrate", "--path", str(folder)])
+    monkeypatch.delenv("DOKORO_EMBEDDER")
+    with Store.open(folder) as store:
+        static_stamp = store.docs.stamp()[0]
+        assert static_stamp is not None and static_stamp.startswith("static:")
+        assert store.embedder.status().id == static_stamp  # auto stays with the stamped model
+
+    result = runner.invoke(app, ["reembed", "--embedder", "onnx", "--path", str(folder)])
+
+    assert result.exit_code == 0, result.output
+    assert f"(was {static_stamp})" in result.output and "reembed" in result.output
+    with Store.open(folder) as store:
+        stamp = store.docs.stamp()[0]
+        assert stamp is not None and stamp.startswith("onnx:")
+        assert store.embedder.status().id == stamp  # and now follows the new stamp
+        assert store.search.universal("JWT for the API").hits[0].doc_id == "adr-1"
+
+
+def test_reembed_refuses_an_unknown_embedder(folder):
+    result = runner.invoke(app, ["reembed", "--embedder", "bert", "--path", str(folder)])
+
+    assert result.exit_code == 1 and "--embedder must be one of" in result.output

@@ -12,7 +12,7 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-_WATCHED = "m.split('.')[0] in ('typer', 'rich') or m == 'dokoro.cli'"
+_WATCHED = "m.split('.')[0] in ('typer', 'rich', 'textual') or m == 'dokoro.cli'"
 
 
 def _python(code: str) -> str:
@@ -36,8 +36,17 @@ def test_building_the_served_server_does_not_import_typer() -> None:
             "import json, sys, dokoro.server; "
             "from dokoro_server import DokoroSettings; "
             "dokoro.server.create_unified_server(DokoroSettings()); "
-            "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] == 'typer' or m == 'dokoro.cli')))"
+            "print(json.dumps(sorted(m for m in sys.modules "
+            "if m.split('.')[0] in ('typer', 'textual') or m == 'dokoro.cli')))"
         )
+    )
+
+    assert loaded == []
+
+
+def test_the_command_line_does_not_import_the_browser_until_asked() -> None:
+    loaded = json.loads(
+        _python("import json, sys, dokoro.cli; print(json.dumps(sorted(m for m in sys.modules if 'textual' in m)))")
     )
 
     assert loaded == []
@@ -57,7 +66,7 @@ def test_an_unknown_command_fails_with_the_help() -> None:
         [sys.executable, "-m", "dokoro", "frobnicate"], capture_output=True, text=True, check=False, timeout=120
     )
 
-    assert done.returncode != 0
+    assert done.returncode == 1
     assert "No such command 'frobnicate'" in done.stderr
     assert "Commands:" in done.stderr
 

@@ -96,6 +96,8 @@ def test_doctor_names_the_backend_and_schema(tmp_path: Path, postgres_url: str) 
     local = runner.invoke(app, ["doctor", "--path", str(tmp_path / "s")])
     assert local.exit_code == 0, local.output
     assert "SQLite (embedded)" in local.output and "Schema" in local.output and "Embedder" in local.output
+    as_json = runner.invoke(app, ["doctor", "--json", "--path", str(tmp_path / "s")])
+    assert "Embedder" in {check["label"] for check in json.loads(as_json.stdout)}
 
     team = runner.invoke(app, ["doctor", "--path", str(tmp_path / "s")], env={"DOKORO_DATABASE_URL": postgres_url})
     assert team.exit_code == 0, team.output
@@ -121,4 +123,6 @@ def test_tokens_are_created_listed_and_revoked(tmp_path: Path) -> None:
     revoked = runner.invoke(app, ["token", "revoke", token_id, "--path", root])
     assert revoked.exit_code == 0 and "Revoked" in revoked.output
     missing = runner.invoke(app, ["token", "revoke", "tok_missing", "--path", root])
-    assert missing.exit_code == 2 and "dokoro token list" in missing.output
+    assert missing.exit_code == 1 and "dokoro token list" in missing.output
+    as_json = runner.invoke(app, ["token", "list", "--json", "--path", root])
+    assert [(t["id"], t["agent_id"]) for t in json.loads(as_json.stdout)] == [(token_id, "alice")]

@@ -1,41 +1,26 @@
-"""Fixtures of the bridge tool tests: a frozen clock, a store with the bundled static embedder,
-and an in-memory client of a server with the core and bridge tools (as the unified server has)."""
+"""Fixtures of the bridge tool tests: the core and bridge tools (as the unified server has) on one
+store with the bundled static embedder, shared by every client, with capture off.
+
+Clock, store folder, clients, ``call``/``fail`` come from the kit's pytest plugin
+(:mod:`dokoro_server.testing`). Composing another server's tools happens here, in tests only.
+"""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from datetime import UTC, datetime
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from dokoro_bridge import server as bridge
-from dokoro_core import server as core
-from dokoro_server import DokoroSettings, build_server
+from dokoro_bridge.server import register as register_bridge
+from dokoro_core.server import register as register_core
+from dokoro_server import DokoroSettings, Register
 from dokoro_store import FrozenClock, Store
 from dokoro_store.retrieval import RetrievalConfig
-from mcp import Client
-from mcp_types import CallToolResult
-
-START = datetime(2026, 6, 10, 22, 23, 15, tzinfo=UTC)
-
-Call = Callable[..., Awaitable[CallToolResult]]
-Fail = Callable[..., Awaitable[str]]
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-def clock() -> FrozenClock:
-    return FrozenClock(START)
-
-
-@pytest.fixture
-def root(tmp_path: Path) -> Path:
-    return tmp_path / "dokoro"
+def registers() -> list[Register]:
+    return [register_core, register_bridge]
 
 
 @pytest.fixture
@@ -46,35 +31,10 @@ def store(root: Path, clock: FrozenClock) -> Iterator[Store]:
 
 
 @pytest.fixture
-async def client(store: Store, root: Path, tmp_path: Path) -> AsyncIterator[Client]:
-    settings = DokoroSettings(path=root, agent_id="tachibot", auto_feedback=False)
-    mcp = build_server(settings, name="dokoro-test", cwd=tmp_path, store=store)
-    core.register(mcp)
-    bridge.register(mcp)
-    async with Client(mcp) as connected:
-        yield connected
-
-
-def text_of(outcome: CallToolResult) -> str:
-    return outcome.content[0].text if outcome.content else ""  # type: ignore[union-attr]
+def server_store(store: Store) -> Store:
+    return store
 
 
 @pytest.fixture
-def call(client: Client) -> Call:
-    async def run(name: str, /, **arguments: Any) -> CallToolResult:
-        outcome = await client.call_tool(name, arguments)
-        assert not outcome.is_error, f"{name} failed: {text_of(outcome)}"
-        return outcome
-
-    return run
-
-
-@pytest.fixture
-def fail(client: Client) -> Fail:
-    async def run(name: str, /, **arguments: Any) -> str:
-        outcome = await client.call_tool(name, arguments)
-        assert outcome.is_error, f"{name} should have failed but said: {text_of(outcome)}"
-        assert "Traceback" not in text_of(outcome)
-        return text_of(outcome)
-
-    return run
+def settings(root: Path) -> DokoroSettings:
+    return DokoroSettings(path=root, agent_id="tachibot", auto_feedback=False)

@@ -9,14 +9,9 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 
 import pytest
-from dokoro_core.server import create_server
-from dokoro_server import DokoroSettings
 from dokoro_store.models import AgentPresence, FileClaim
-from mcp import Client
 from sqlalchemy import update
 
 pytestmark = [
@@ -26,14 +21,11 @@ pytestmark = [
 
 
 @pytest.fixture
-def agent(root, cwd, clock, store_url):
+def agent(make_client):
     """Factory: a client of another server process's worth of state, acting for ``agent_id``."""
 
-    @asynccontextmanager
-    async def connect(agent_id: str) -> AsyncIterator[Client]:
-        settings = DokoroSettings(path=root, database_url=store_url, agent_id=agent_id, auto_feedback=False)
-        async with Client(create_server(settings, cwd=cwd, clock=clock)) as client:
-            yield client
+    def connect(agent_id: str):
+        return make_client(agent_id=agent_id, auto_feedback=False)
 
     return connect
 
@@ -253,10 +245,10 @@ async def test_the_list_is_a_markdown_table_plus_json_soonest_expiry_first(call,
 
 
 async def test_an_authenticated_agent_cannot_claim_or_release_as_another(call, fail, monkeypatch):
-    from dokoro_server import toolkit
+    from dokoro_server import identity
 
     await call("dokoro_file_claim", paths=["a.py"], agent_id="alice")
-    monkeypatch.setattr(toolkit, "authenticated_agent", lambda: "bob")
+    monkeypatch.setattr(identity, "authenticated_agent", lambda: "bob")
 
     claim = await fail("dokoro_file_claim", paths=["b.py"], agent_id="alice")
     release = await fail("dokoro_file_release", agent_id="alice", paths=["a.py"])

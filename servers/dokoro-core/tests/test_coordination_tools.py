@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from datetime import timedelta
 
 import anyio
 import pytest
-from dokoro_core.server import create_server
-from dokoro_server import DokoroSettings
 from dokoro_store.models import AgentPresence
-from mcp import Client
 from sqlalchemy import update
 
 pytestmark = [
@@ -21,12 +16,9 @@ pytestmark = [
 
 
 @pytest.fixture
-def agent(root, cwd, clock, store_url):
-    @asynccontextmanager
-    async def connect(agent_id: str) -> AsyncIterator[Client]:
-        settings = DokoroSettings(path=root, database_url=store_url, agent_id=agent_id, auto_feedback=False)
-        async with Client(create_server(settings, cwd=cwd, clock=clock)) as client:
-            yield client
+def agent(make_client):
+    def connect(agent_id: str):
+        return make_client(agent_id=agent_id, auto_feedback=False)
 
     return connect
 
@@ -194,9 +186,9 @@ async def test_concurrent_handoff_claims_have_exactly_one_winner(agent, call):
 
 
 async def test_an_authenticated_agent_cannot_write_as_another(call, fail, monkeypatch):
-    from dokoro_server import toolkit
+    from dokoro_server import identity
 
-    monkeypatch.setattr(toolkit, "authenticated_agent", lambda: "bob")
+    monkeypatch.setattr(identity, "authenticated_agent", lambda: "bob")
 
     for tool, arguments in [
         ("dokoro_presence_ping", {"agent_id": "alice"}),

@@ -3,28 +3,20 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from datetime import timedelta
 
 import pytest
-from dokoro_core.server import create_server
-from dokoro_server import DokoroSettings
-from mcp import Client
 
 pytestmark = pytest.mark.anyio
 BOTH_BACKENDS = pytest.mark.parametrize("store_url", ["sqlite", "postgresql"], indirect=True)
 
 
 @pytest.fixture
-def agent_client(root, cwd, clock, store_url):
+def agent_client(make_client):
     """Factory: a client of a server acting for ``agent_id``, with capture on or off."""
 
-    @asynccontextmanager
-    async def connect(agent_id: str = "claude-a", auto_feedback: bool = True) -> AsyncIterator[Client]:
-        settings = DokoroSettings(path=root, database_url=store_url, agent_id=agent_id, auto_feedback=auto_feedback)
-        async with Client(create_server(settings, cwd=cwd, clock=clock)) as client:
-            yield client
+    def connect(agent_id: str = "claude-a", auto_feedback: bool = True):
+        return make_client(agent_id=agent_id, auto_feedback=auto_feedback)
 
     return connect
 
@@ -226,9 +218,9 @@ async def test_capture_is_off_when_auto_feedback_is_false(agent_client, store):
 
 
 async def test_capture_records_the_authenticated_agent(agent_client, store, monkeypatch):
-    from dokoro_server import toolkit
+    from dokoro_server import identity
 
-    monkeypatch.setattr(toolkit, "authenticated_agent", lambda: "alice")
+    monkeypatch.setattr(identity, "authenticated_agent", lambda: "alice")
     async with agent_client("server-default") as client:
         await client.call_tool("dokoro_presence_list", {})
 
@@ -254,9 +246,9 @@ async def test_a_failing_feedback_store_never_fails_the_tool(agent_client, store
 
 
 async def test_an_authenticated_agent_cannot_record_feedback_as_another(agent_client, store, monkeypatch):
-    from dokoro_server import toolkit
+    from dokoro_server import identity
 
-    monkeypatch.setattr(toolkit, "authenticated_agent", lambda: "alice")
+    monkeypatch.setattr(identity, "authenticated_agent", lambda: "alice")
     async with agent_client(auto_feedback=False) as client:
         refused = await client.call_tool(
             "dokoro_feedback_record", {"agent_id": "bob", "tool_name": "t", "outcome": "success"}

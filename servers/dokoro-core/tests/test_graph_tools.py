@@ -5,18 +5,14 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import Iterator
 from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
-from dokoro_core.server import create_server
 from dokoro_server import DokoroSettings
-from dokoro_store import FrozenClock
-from mcp import Client
 
 pytestmark = [pytest.mark.anyio, pytest.mark.parametrize("store_url", ["sqlite", "postgresql"], indirect=True)]
 
@@ -80,19 +76,10 @@ def ollama_url(ollama: FakeOllama) -> str:
 
 
 @pytest.fixture
-def make_client(
-    root: Path, cwd: Path, clock: FrozenClock, store_url: str | None, ollama_url: str
-) -> Callable[[], AbstractAsyncContextManager[Client]]:
-    """The conftest factory, with Ollama pointing at the fake server."""
-
-    @asynccontextmanager
-    async def connect() -> AsyncIterator[Client]:
-        # No embedder: the graph needs none, and full text keeps the tests quick.
-        settings = DokoroSettings(path=root, database_url=store_url, ollama_url=ollama_url, embedder="none")
-        async with Client(create_server(settings, cwd=cwd, clock=clock)) as client:
-            yield client
-
-    return connect
+def settings(root: Path, store_url: str | None, ollama_url: str) -> DokoroSettings:
+    """The plugin's settings, with Ollama pointing at the fake server and no embedder (the graph
+    needs none, and full text keeps the tests quick)."""
+    return DokoroSettings(path=root, database_url=store_url, ollama_url=ollama_url, embedder="none")
 
 
 async def _entity_id(call, name: str) -> int:

@@ -28,7 +28,7 @@ async def test_search_universal_explains_every_hit(call):
     assert top["doc_id"] == "auth" and top["source"] == "hybrid"
     assert "matched terms" in top["why"] and "semantic neighbour" in top["why"]
     assert top["fts_score"] == 1.0 and top["vector_score"] > 0 and top["score"] > 0
-    assert data["mode"] == "hybrid" and data["embedder"].startswith("static:")
+    assert data["mode"] == "hybrid" and data["embedder"].startswith("onnx:")  # the bundled transformer
     text = outcome.content[0].text
     assert "**1. Auth decision|auth**" in text and "Source: hybrid | Score:" in text and "Why:" in text
 
@@ -94,7 +94,8 @@ async def test_search_status_names_the_engines(call, store_url):
     outcome = await call("search_status")
 
     data = outcome.structured_content
-    assert data["embedder_kind"] == "static" and data["embedder_available"]
+    assert data["embedder_kind"] == "onnx" and data["embedder_available"]
+    assert data["embedder_model_file"].endswith("model.onnx") and data["reranker"]
     assert data["vector_engine"] == ("lancedb" if store_url is None else "pgvector")
     assert (data["total_docs"], data["indexed_docs"], data["pending_docs"]) == (1, 1, 0)
     assert "All documents are indexed." in outcome.content[0].text
@@ -187,7 +188,7 @@ async def test_session_recall_says_it_ranked_by_similarity(call):
 
     outcome = await call("dokoro_session_recall", query="login")
 
-    assert outcome.structured_content["ranking"].startswith("similarity (static:")
+    assert outcome.structured_content["ranking"].startswith("similarity (onnx:")
     assert "(ranked by similarity" in outcome.content[0].text
 
 

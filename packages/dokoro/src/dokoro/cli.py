@@ -1,43 +1,30 @@
-"""The ``dokoro`` command line (any arguments): ``serve``, ``init``, ``demo``.
+"""The ``dokoro`` command line (any arguments).
 
 Commands call the same store services and servers the MCP tools use; nothing here holds
-business rules of its own.
+business rules of its own. Command groups live in ``dokoro.commands.<group>``; the commands whose
+work is heavy import it inside the function, so ``dokoro --help`` stays quick.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
-from typer.core import TyperGroup
+
+from dokoro.commands import cleanup as _cleanup
+from dokoro.commands import docs as _docs
+from dokoro.commands import memory as _memory
+from dokoro.commands import work as _work
+from dokoro.commands._group import LoudGroup, group
+from dokoro.commands._output import JsonOption, PathOption
 
 __all__ = ["app", "run"]
 
 
-class _LoudGroup(TyperGroup):
-    """Prints the whole help, not just the usage line, when the command is unknown."""
-
-    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
-        if args and not args[0].startswith("-") and self.get_command(ctx, args[0]) is None:
-            typer.echo(ctx.get_help() + "\n", err=True)
-        return super().resolve_command(ctx, args)
-
-    def invoke(self, ctx: Any) -> Any:
-        # A store error (bad argument, unreachable database, missing token) ends the command with
-        # its message, which says how to fix it, and exit code 2; never a traceback.
-        from dokoro_store import DokoroError
-
-        try:
-            return super().invoke(ctx)
-        except DokoroError as exc:
-            typer.echo(f"dokoro: {exc}", err=True)
-            raise typer.Exit(2) from None
-
-
 app = typer.Typer(
     name="dokoro",
-    cls=_LoudGroup,
+    cls=LoudGroup,
     help=(
         "dokoro: a persistent, layered memory for coding agents, served over MCP.\n\n"
         "Run with no arguments to serve every tool over stdio (what an MCP client runs)."
@@ -47,16 +34,6 @@ app = typer.Typer(
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
 )
-
-PathOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--path",
-        help="The dokoro folder (default: $DOKORO_PATH, else ./dokoro).",
-        file_okay=False,
-        resolve_path=True,
-    ),
-]
 
 
 @app.command()
@@ -100,10 +77,36 @@ def demo(
     raise typer.Exit(0 if run_demo(keep=keep) else 1)
 
 
-store_app = typer.Typer(help="Move the store between databases.", no_args_is_help=True)
-token_app = typer.Typer(help="Bearer tokens of the shared HTTP server (one agent each).", no_args_is_help=True)
+store_app = group("Move the store between databases.")
+token_app = group("Bearer tokens of the shared HTTP server (one agent each).")
 app.add_typer(store_app, name="store")
 app.add_typer(token_app, name="token")
+
+# What a person reads and changes: documents, sessions, time, memories, rules, cleanup, the browser.
+_docs.register(app)
+app.add_typer(_work.session_app, name="session")
+app.add_typer(_work.time_app, name="time")
+app.add_typer(_memory.memory_app, name="memory")
+app.command("rules")(_memory.rules)
+app.command("cleanup")(_cleanup.cleanup)
+
+
+@app.command()
+def browse(
+    category: Annotated[
+        str | None, typer.Option(help="Open this category (current, daily, plans, claims, memories, ...).")
+    ] = None,
+    json: JsonOption = False,
+    path: PathOption = None,
+) -> None:
+    """Browse the store in the terminal: workspace, dailies, plans, claims, agents, memories, ...
+
+    Not on a terminal (piped), it prints a summary instead; --json prints the categories (or one
+    category's items) as JSON.
+    """
+    from dokoro.browse import run_browse
+
+    raise typer.Exit(run_browse(path, category, json))
 
 
 @store_app.command("migrate")
@@ -143,11 +146,11 @@ def import_(
 
 
 @app.command()
-def doctor(path: PathOption = None) -> None:
+def doctor(json: JsonOption = False, path: PathOption = None) -> None:
     """Which backend, schema, embedder, vector engine and index this store really uses."""
     from dokoro.commands.doctor import run_doctor
 
-    raise typer.Exit(0 if run_doctor(path) else 1)
+    raise typer.Exit(0 if run_doctor(path, json) else 1)
 
 
 @app.command("migrate")
@@ -174,11 +177,20 @@ def reindex(
 
 
 @app.command()
-def reembed(path: PathOption = None) -> None:
-    """Rebuild every vector (documents, session summaries) with the embedder configured now (DOKORO_EMBEDDER)."""
+def reembed(
+    path: PathOption = None,
+    embedder: Annotated[
+        str | None,
+        typer.Option(
+            help="Move the store to this embedder (onnx, static, ollama, hashing); default: DOKORO_EMBEDDER. "
+            "Processes left on `auto` follow the new stamp.",
+        ),
+    ] = None,
+) -> None:
+    """Rebuild every vector (documents, session summaries) with one embedder, and restamp the index."""
     from dokoro.commands.index import reembed_store
 
-    raise typer.Exit(0 if reembed_store(path) else 1)
+    raise typer.Exit(0 if reembed_store(path, embedder) else 1)
 
 
 @token_app.command("create")
@@ -194,11 +206,11 @@ def token_create(
 
 
 @token_app.command("list")
-def token_list(path: PathOption = None) -> None:
+def token_list(json: JsonOption = False, path: PathOption = None) -> None:
     """List tokens (ids, agents, state, last use; never the secrets)."""
     from dokoro.commands.tokens import list_tokens
 
-    list_tokens(path)
+    list_tokens(path, json)
 
 
 @token_app.command("revoke")

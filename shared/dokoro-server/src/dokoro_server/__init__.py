@@ -1,24 +1,26 @@
 """dokoro's server kit: what every dokoro MCP server shares.
 
 Servers depend on ``dokoro-store`` and this package only; no server imports another.
+
+- :mod:`~dokoro_server.settings`: ``DokoroSettings``, the only reader of the environment;
+- :mod:`~dokoro_server.app`: ``AppState`` (what a tool reaches) and the store, opened in the background;
+- :mod:`~dokoro_server.lifespan`: one state per session, its observers, closing;
+- :mod:`~dokoro_server.identity`: who a call acts for (``acting_agent``);
+- :mod:`~dokoro_server.capture`: outcome capture and session time, off the request path;
+- :mod:`~dokoro_server.registration`: ``ToolSpec`` and ``add_tools``;
+- :mod:`~dokoro_server.results` and :mod:`~dokoro_server.notices`: what tools return;
+- :mod:`~dokoro_server.server`: ``build_server`` and ``serve``;
+- :mod:`~dokoro_server.testing`: the pytest plugin of every server's tests.
 """
 
-from dokoro_server.capture import FeedbackRecorder, flush_feedback
+from dokoro_server.app import AppState, StoreOpener, open_store, open_store_or_exit, state
+from dokoro_server.capture import FeedbackRecorder, SessionTimeTracker, flush_feedback
+from dokoro_server.identity import acting_agent, authenticated_agent
+from dokoro_server.notices import secret_notice
+from dokoro_server.registration import ToolSpec, add_tools
+from dokoro_server.results import card, result
 from dokoro_server.server import INSTRUCTIONS, VERSION, Register, build_server, serve
 from dokoro_server.settings import DokoroSettings
-from dokoro_server.toolkit import (
-    AppState,
-    ToolSpec,
-    acting_agent,
-    add_tools,
-    authenticated_agent,
-    card,
-    open_store,
-    open_store_or_exit,
-    result,
-    secret_notice,
-    state,
-)
 
 __all__ = [
     "INSTRUCTIONS",
@@ -27,6 +29,8 @@ __all__ = [
     "DokoroSettings",
     "FeedbackRecorder",
     "Register",
+    "SessionTimeTracker",
+    "StoreOpener",
     "ToolSpec",
     "acting_agent",
     "add_tools",

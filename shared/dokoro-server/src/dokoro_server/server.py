@@ -7,14 +7,20 @@ shared HTTP server.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import logging
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 
+from dokoro_server.app import AppState, StoreOpener, store_root
+from dokoro_server.capture import capture_middleware
+from dokoro_server.lifespan import app_lifespan, store_middleware
+from dokoro_server.registration import ToolCache
 from dokoro_server.settings import DokoroSettings
-from dokoro_server.toolkit import AppState, app_lifespan, capture_middleware, open_store_or_exit
 
 if TYPE_CHECKING:
     from dokoro_store import Clock, Store
@@ -41,37 +47,81 @@ def build_server(
     name: str,
     cwd: Path | None = None,
     clock: Clock | None = None,
-    store: Store | None = None,
+    store: Store | StoreOpener | None = None,
     token_verifier: TokenVerifier | None = None,
     auth: AuthSettings | None = None,
     instructions: str = INSTRUCTIONS,
 ) -> MCPServer[AppState]:
     """A server with the dokoro lifespan and outcome capture, and no tools yet.
 
-    ``store`` is an already open store shared by every session (the caller closes it);
-    ``token_verifier`` and ``auth`` turn on bearer-token authentication (shared HTTP server);
-    ``clock`` replaces the real UTC clock of the store (for tests).
+    ``store`` is an already open store shared by every session, or a :class:`StoreOpener`
+    (either way the caller closes it); without it each session opens the store the settings
+    name, in the background. ``token_verifier`` and ``auth`` turn on bearer-token
+    authentication (shared HTTP server); ``clock`` replaces the real UTC clock of the store
+    (for tests).
     """
-    return MCPServer(
-        name,
-        version=VERSION,
-        instructions=instructions,
-        lifespan=app_lifespan(settings, cwd, clock, store),
-        log_level="WARNING",
-        middleware=[capture_middleware()],
-        token_verifier=token_verifier,
-        auth=auth,
-    )
+    with _plain_logging():
+        return MCPServer(
+            name,
+            version=VERSION,
+            instructions=instructions,
+            lifespan=app_lifespan(settings, cwd, clock, store),
+            log_level=settings.log_level,
+            middleware=[store_middleware(), capture_middleware()],
+            token_verifier=token_verifier,
+            auth=auth,
+        )
+
+
+@contextlib.contextmanager
+def _plain_logging() -> Iterator[None]:
+    """Let the SDK configure a plain stderr log handler rather than rich's.
+
+    The SDK logs through rich whenever it can import it, and the ``dokoro`` CLI installs rich:
+    importing it would cost every server start tens of milliseconds for a log handler. While
+    the server is built, the SDK's ``configure_logging`` is the standard library's equivalent;
+    a process that has loaded rich already (the CLI) keeps the SDK's.
+    (``tests/test_architecture.py`` fails if rich is imported before ``tools/list`` is answered.)
+    """
+    if "rich" in sys.modules:
+        yield
+        return
+    from mcp.server.mcpserver import server as sdk
+
+    original = sdk.configure_logging  # type: ignore[attr-defined]
+    sdk.configure_logging = _configure_logging  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        sdk.configure_logging = original  # type: ignore[attr-defined]
+
+
+def _configure_logging(level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "INFO") -> None:
+    logging.basicConfig(level=level, format="%(message)s", handlers=[logging.StreamHandler()])
 
 
 def serve(name: str, *registers: Register, settings: DokoroSettings | None = None) -> None:
-    """Serve the tools of ``registers`` over stdio as the server ``name`` (an entry point's body)."""
+    """Serve the tools of ``registers`` over stdio as the server ``name`` (an entry point's body).
+
+    The tools are listed before the store is open: it opens in the background once the client
+    has its tool list (or at the first tool call), and a tool call waits for it. A store that
+    cannot be opened is reported on stderr, answers every tool call with the reason and the
+    fix, and ends the process with status 2. The tools' schemas are kept between starts in
+    ``.dokoro/cache/`` of the store folder (:class:`~dokoro_server.registration.ToolCache`).
+    """
     settings = settings or DokoroSettings()
-    store = open_store_or_exit(settings, Path.cwd())
+    cwd = Path.cwd()
+    opener = StoreOpener.for_settings(settings, cwd)
     try:
-        mcp = build_server(settings, name=name, store=store)
-        for register in registers:
-            register(mcp)
+        mcp = build_server(settings, name=name, store=opener)
+        cache = ToolCache(store_root(settings, cwd) / ".dokoro" / "cache" / f"tools-{name}.json")
+        with cache.active():
+            for register in registers:
+                register(mcp)
+        cache.save()
         mcp.run("stdio")
     finally:
-        store.close()
+        opener.start()  # even when no tool was called: a broken store configuration is never silent
+        opener.close()
+    if opener.failed:
+        raise SystemExit(2)

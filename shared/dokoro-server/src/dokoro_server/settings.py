@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 __all__ = ["DokoroSettings"]
@@ -21,11 +21,16 @@ class DokoroSettings(BaseSettings):
     agent_id: str = Field(default="unknown", description="Who this server process acts for.")
     auto_feedback: bool = Field(default=True, description="Record every tool outcome (affective layer).")
     enable_tachibot_bridge: bool = Field(default=False, description="Serve the bridge_* tools too.")
-    embedder: Literal["auto", "static", "ollama", "hashing", "none"] = Field(
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = Field(
+        default="WARNING", description="What the server logs on stderr (debug, info, warning, error, critical)."
+    )
+    embedder: Literal["auto", "onnx", "static", "ollama", "hashing", "none"] = Field(
         default="auto",
         description=(
-            "Embedder of search and recall: auto (Ollama when OLLAMA_URL is set and answers, else the bundled "
-            "static model, else hashing), static, ollama, hashing (dependency-free floor) or none (full text only)."
+            "Embedder of search and recall: auto (Ollama when OLLAMA_URL is set and answers, else the embedder the "
+            "store is stamped with, else the bundled ONNX transformer when dokoro-store[onnx] is installed, else the "
+            "bundled static model, else hashing), onnx, static, ollama, hashing (dependency-free floor) or none "
+            "(full text only)."
         ),
     )
     memory_review: bool = Field(
@@ -62,6 +67,11 @@ class DokoroSettings(BaseSettings):
         validation_alias=AliasChoices("ollama_chat_timeout_ms", "OLLAMA_CHAT_TIMEOUT_MS"),
         description="Timeout of a deep-extraction chat call (generation is slow on a CPU).",
     )
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _upper(cls, value: object) -> object:
+        return value.upper() if isinstance(value, str) else value
 
     @property
     def functional_relation_type_set(self) -> frozenset[str]:

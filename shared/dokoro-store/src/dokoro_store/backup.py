@@ -10,7 +10,7 @@ is a *conflict* (reported with both versions, never applied), anything else is *
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -166,8 +166,11 @@ def _with_defaults(table: Table, values: dict[str, Any]) -> dict[str, Any]:
     return values
 
 
-def apply_import(db: Database, plan: ImportPlan) -> int:
-    """Insert the plan's new rows (keeping their ids where free); returns how many."""
+def apply_import(db: Database, plan: ImportPlan, progress: Callable[[str, int, int], None] | None = None) -> int:
+    """Insert the plan's new rows (keeping their ids where free); returns how many.
+
+    ``progress(table, done, total)`` is called after each table (one transaction for all of them).
+    """
     tables = {table.name: table for table in store_tables()}
     inserted = 0
     with db.write() as session:
@@ -175,4 +178,6 @@ def apply_import(db: Database, plan: ImportPlan) -> int:
             table = tables[table_plan.table]
             insert_keeping_ids(session, db, table, [decode_row(table, row) for row in table_plan.new])
             inserted += len(table_plan.new)
+            if progress is not None:
+                progress(table_plan.table, len(table_plan.new), len(table_plan.new))
     return inserted

@@ -27,28 +27,29 @@ class Check:
 def _retrieval_checks(store: Store) -> list[Check]:
     """Embedder, vector engine, full text and index freshness, as the search server sees them."""
     status = store.search.status()
-    embedder = status.embedder
-    if embedder.kind == "none":
-        checks = [Check("Embedder", f"none: {embedder.detail}", "info")]
-    elif not embedder.available:
-        checks = [Check("Embedder", f"{embedder.label}: unavailable ({embedder.detail})", "warn")]
+    if status.embedder_kind == "none":
+        checks = [Check("Embedder", f"none: {status.embedder_detail}", "info")]
+    elif not status.embedder_available:
+        checks = [Check("Embedder", f"{status.embedder_label}: unavailable ({status.embedder_detail})", "warn")]
     else:
-        state = "warn" if embedder.kind == "hashing" else "ok"
-        checks = [Check("Embedder", f"{embedder.label}, stamp {embedder.id}", state)]
+        state = "warn" if status.embedder_kind == "hashing" else "ok"
+        checks = [Check("Embedder", f"{status.embedder_label}, stamp {status.embedder}", state)]
+        if status.embedder_model_file:
+            checks.append(Check("Embedder model", status.embedder_model_file, "info"))
+    checks.append(Check("Re-ranker", status.reranker, "info"))
     if store.db.dialect == "postgresql":
         checks.append(_vector_support(store))
     engine_state = "ok" if status.vector_engine != "exact" else ("warn" if store.db.dialect == "postgresql" else "info")
     checks.append(Check("Vector engine", status.vector_engine_label, engine_state))
     checks.append(Check("Full text", status.full_text, "ok"))
-    stats = status.stats
     summary = (
-        f"{stats.indexed_docs}/{stats.total_docs} documents indexed, {stats.chunks} chunks, {stats.vectors} vectors"
-        f" (stamp {stats.stamp or 'none yet'})"
+        f"{status.indexed_docs}/{status.total_docs} documents indexed, {status.chunks} chunks, {status.vectors} "
+        f"vectors (stamp {status.index_stamp or 'none yet'})"
     )
-    if status.stamp_message:
-        checks.append(Check("Search index", f"{summary}; {status.stamp_message}", "warn"))
-    elif stats.pending_docs:
-        checks.append(Check("Search index", f"{summary}; {stats.pending_docs} waiting (dokoro reindex)", "info"))
+    if status.stamp_mismatch:
+        checks.append(Check("Search index", f"{summary}; {status.stamp_mismatch}", "warn"))
+    elif status.pending_docs:
+        checks.append(Check("Search index", f"{summary}; {status.pending_docs} waiting (dokoro reindex)", "info"))
     else:
         checks.append(Check("Search index", summary, "ok"))
     return checks

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dokoro_store.clock import Clock
+from dokoro_store.db.changes import ChangeSignal
 from dokoro_store.db.engine import Database
 from dokoro_store.db.migrate import current_heads, upgrade
 from dokoro_store.paths import StorePaths
@@ -15,18 +16,22 @@ from dokoro_store.retrieval import Retrieval, RetrievalConfig
 from dokoro_store.services.archive import ArchiveService
 from dokoro_store.services.assets import AssetService
 from dokoro_store.services.bridge import BridgeService
+from dokoro_store.services.cleanup import CleanupService
 from dokoro_store.services.context_inspect import ContextService
 from dokoro_store.services.coordination import Coordination
 from dokoro_store.services.current import CurrentService
 from dokoro_store.services.current_file import CurrentFile
+from dokoro_store.services.doc_board import DocBoard
 from dokoro_store.services.episodic import CompactionResult, EpisodicService
 from dokoro_store.services.feedback import FeedbackService
+from dokoro_store.services.feedback_log import FeedbackLog
 from dokoro_store.services.graph import DEFAULT_FUNCTIONAL_RELATION_TYPES, GraphService
 from dokoro_store.services.memories import MemoryService
 from dokoro_store.services.planning import PlanningService
 from dokoro_store.services.plans import PlanService
 from dokoro_store.services.questions import QuestionService
 from dokoro_store.services.tokens import TokenService
+from dokoro_store.services.work_sessions import WorkSessions
 from dokoro_store.services.workspace import WorkspaceService
 
 __all__ = ["Store", "WorkingMemory"]
@@ -118,6 +123,12 @@ class Store:
         # rendered as markdown files under memories/ (a person's edits reconciled on each call);
         # with ``memory_review``, agents' inferences wait as proposed until a person approves them.
         self.memories = MemoryService(db, clock, self.docs, self.search, paths=paths, review=memory_review)
+        # What a person does from the command line and `dokoro browse`: the documents as a work
+        # board (status, tags, time), work sessions, cleanup of the folder, single feedback rows.
+        self.board = DocBoard(db, clock)
+        self.work_sessions = WorkSessions(db, clock, self.episodic)
+        self.cleanup = CleanupService(paths, db, clock)
+        self.feedback_log = FeedbackLog(db)
         self.recovered: list[CompactionResult] = []
         # The schema revisions found when the store was opened, before any upgrade.
         self.schema_before: frozenset[str] = frozenset()
@@ -157,6 +168,10 @@ class Store:
         if store.recovered:
             log.warning("finished %d interrupted compaction(s) on open", len(store.recovered))
         return store
+
+    def change_signal(self) -> ChangeSignal:
+        """A poller of the database's write counter (close it when done); see :mod:`dokoro_store.db.changes`."""
+        return ChangeSignal(self.db)
 
     def close(self) -> None:
         self.retrieval.close()

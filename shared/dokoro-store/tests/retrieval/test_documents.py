@@ -105,7 +105,7 @@ def test_searching_with_another_embedder_refuses_and_names_dokoro_reembed(open_s
     with pytest.raises(EmbedderMismatchError, match="dokoro reembed"):
         other.docs.index_content("y", "another document")
     assert other.search.universal("token rotation", mode="keyword").hits[0].doc_id == "x"
-    assert other.search.status().stamp_message is not None
+    assert other.search.status().stamp_mismatch is not None
 
     report = other.docs.reembed()
 

@@ -15,6 +15,7 @@ from dokoro_store.retrieval import embedders as embedders_module
 from dokoro_store.retrieval.embedders import EmbedderHandle, from_bytes, to_bytes
 from dokoro_store.retrieval.hashing import HashingEmbedder
 from dokoro_store.retrieval.ollama import OllamaEmbedder, clean_text
+from dokoro_store.retrieval.onnx import OnnxEmbedder
 from dokoro_store.retrieval.static import StaticEmbedder
 
 
@@ -33,6 +34,36 @@ def test_the_static_model_gives_paraphrases_a_clearly_higher_cosine_than_unrelat
     )
 
     assert cos(a, paraphrase) > cos(a, unrelated) + 0.2
+
+
+def test_the_onnx_model_separates_paraphrases_from_unrelated_text_far_better_than_the_static_one():
+    texts = [
+        "The login page rejects valid passwords after the session expires.",
+        "Users cannot sign in with correct credentials once their session has timed out.",
+        "We planted tomatoes and basil in the garden this spring.",
+    ]
+    a, paraphrase, unrelated = OnnxEmbedder().embed(texts)
+    s_a, s_paraphrase, s_unrelated = StaticEmbedder().embed(texts)
+
+    gap = cos(a, paraphrase) - cos(a, unrelated)
+    assert gap > 0.5
+    assert gap > cos(s_a, s_paraphrase) - cos(s_a, s_unrelated)
+
+
+def test_the_onnx_model_is_stamped_returns_unit_rows_and_embeds_a_batch_as_one_by_one():
+    embedder = OnnxEmbedder()
+    texts = ["short", "a somewhat longer text about databases and their migrations", "日本語のテキスト"]
+    batch = embedder.embed(texts)
+    single = np.vstack([embedder.embed([t]) for t in texts])
+
+    assert embedder.id.startswith("onnx:minilm-l6-v2-int8-") and embedder.dimension == 384
+    assert batch.dtype == np.float32 and batch.shape == (3, 384)
+    assert np.allclose(np.linalg.norm(batch, axis=1), 1.0, atol=1e-5)
+    assert np.allclose(batch, single, atol=1e-4)  # padding a short text to a long one changes nothing
+    assert embedder.embed([]).shape == (0, 384)
+    query = embedder.embed(["refresh token rotation"], query=True)
+    query[0, 0] = 42.0  # a caller writing into its copy must not spoil the cached query vector
+    assert embedder.embed(["refresh token rotation"], query=True)[0, 0] != 42.0
 
 
 def test_the_static_model_is_stamped_and_returns_unit_float32_rows():
@@ -79,7 +110,7 @@ class FakeOllama:
         if self.down:
             raise httpx.ConnectError("connection refused", request=request)
         if request.url.path == "/api/tags":
-            return httpx.Response(200, json={"models": [{"name": name} for name in self.models]})
+            return httpx.Response(200, json={"models": [{"name": name, "model": name} for name in self.models]})
         if request.url.path == "/api/embed":
             inputs = body["input"]
             rows = [
@@ -143,7 +174,7 @@ def test_clean_text_drops_control_characters_but_keeps_lines():
 def test_the_handle_uses_a_real_fake_ollama_server_on_loopback():
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self):
-            self._send({"models": [{"name": "nomic-embed-text:latest"}]})
+            self._send({"models": [{"name": "nomic-embed-text:latest", "model": "nomic-embed-text:latest"}]})
 
         def do_POST(self):
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -179,13 +210,41 @@ def test_the_handle_uses_a_real_fake_ollama_server_on_loopback():
 # ---------------------------------------------------------------------- choosing
 
 
-def test_auto_picks_the_bundled_static_model_when_ollama_is_not_configured():
+def test_auto_picks_the_bundled_onnx_model_when_ollama_is_not_configured():
     handle = EmbedderHandle(RetrievalConfig())
 
     status = handle.status()
 
-    assert status.kind == "static" and status.available
+    assert status.kind == "onnx" and status.available and status.model_file.endswith("model.onnx")  # type: ignore[union-attr]
+    assert handle.get().kind == "onnx"  # type: ignore[union-attr]
+
+
+def test_auto_picks_the_static_model_when_onnxruntime_is_missing(monkeypatch):
+    monkeypatch.setattr(embedders_module, "onnx_available", lambda: (False, "onnxruntime not installed"))
+    handle = EmbedderHandle(RetrievalConfig())
+
+    status = handle.status()
+
+    assert status.kind == "static" and status.available and "onnxruntime not installed" in status.detail
     assert handle.get().kind == "static"  # type: ignore[union-attr]
+
+
+def test_auto_stays_with_the_static_model_an_existing_index_is_stamped_with():
+    static_id = StaticEmbedder().id
+    handle = EmbedderHandle(RetrievalConfig(), stamp_lookup=lambda: static_id)
+
+    assert handle.get().id == static_id  # type: ignore[union-attr]
+    assert "reembed --embedder onnx" in handle.status().detail
+
+
+def test_a_process_without_onnxruntime_says_so_on_an_onnx_stamped_index_instead_of_mixing(monkeypatch):
+    monkeypatch.setattr(embedders_module, "onnx_available", lambda: (False, "onnxruntime not installed"))
+    handle = EmbedderHandle(RetrievalConfig(), stamp_lookup=lambda: OnnxEmbedder().id)
+
+    assert handle.get() is None
+    assert "onnxruntime not installed" in handle.reason and "dokoro-store[onnx]" in handle.reason
+    status = handle.status()
+    assert status.kind == "onnx" and not status.available
 
 
 def test_auto_prefers_a_configured_and_healthy_ollama():
@@ -194,14 +253,14 @@ def test_auto_prefers_a_configured_and_healthy_ollama():
     assert handle.get().kind == "ollama"  # type: ignore[union-attr]
 
 
-def test_auto_falls_back_to_static_while_a_configured_ollama_is_down_and_holds_no_vectors():
+def test_auto_falls_back_to_the_bundled_model_while_a_configured_ollama_is_down_and_holds_no_vectors():
     handle = EmbedderHandle(
         RetrievalConfig(ollama_url="http://ollama.test"),
         http_transport=FakeOllama(down=True).transport(),
         stamp_lookup=lambda: None,
     )
 
-    assert handle.get().kind == "static"  # type: ignore[union-attr]
+    assert handle.get().kind == "onnx"  # type: ignore[union-attr]
 
 
 def test_auto_stays_with_a_down_ollama_whose_vectors_are_stored_rather_than_mixing_embedders():
@@ -215,8 +274,9 @@ def test_auto_stays_with_a_down_ollama_whose_vectors_are_stored_rather_than_mixi
     assert "not reachable" in handle.reason
 
 
-def test_auto_falls_back_to_the_hashing_floor_without_model2vec(monkeypatch):
+def test_auto_falls_back_to_the_hashing_floor_without_model2vec_nor_onnxruntime(monkeypatch):
     monkeypatch.setattr(embedders_module, "static_available", lambda: (False, "model2vec is not installed"))
+    monkeypatch.setattr(embedders_module, "onnx_available", lambda: (False, "onnxruntime not installed"))
     handle = EmbedderHandle(RetrievalConfig())
 
     assert handle.get().kind == "hashing"  # type: ignore[union-attr]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from dokoro_store.errors import EmbedderUnavailableError, InvalidArgumentError
+from dokoro_store.retrieval.fusion import DEFAULT_FUSION
 
 from .test_planner import HOSTILE
 
@@ -35,7 +36,7 @@ def test_hybrid_hits_say_why_they_surfaced_and_carry_their_scores(corpus_store):
     assert "matched terms" in top.why and "semantic neighbour" in top.why
     assert top.fts_rank == 0 and top.fts_score == pytest.approx(1.0)
     assert top.vector_score is not None and top.vector_rank is not None
-    assert top.score == pytest.approx(1 / (60 + top.fts_rank) + 1 / (60 + top.vector_rank))
+    assert top.score == max(h.score for h in result.hits) and top.score >= DEFAULT_FUSION.text_weight
     assert [h.rank for h in result.hits] == [1, 2, 3]
     assert result.embedder == corpus_store.embedder.status().id
 
@@ -142,10 +143,11 @@ def test_without_an_embedder_hybrid_degrades_to_full_text_and_says_so(open_store
 def test_status_names_the_engines_and_counts_what_is_indexed(corpus_store, database_url):
     status = corpus_store.search.status()
 
-    assert status.embedder.kind == "static"
-    assert status.stats.total_docs == status.stats.indexed_docs == len(CORPUS)
-    assert status.stats.pending_docs == 0
-    assert status.stats.vectors == len(CORPUS) == status.engine_vectors
+    assert status.embedder_kind == "onnx" and status.embedder_model_file.endswith("model.onnx")  # type: ignore[union-attr]
+    assert status.reranker
+    assert status.total_docs == status.indexed_docs == len(CORPUS)
+    assert status.pending_docs == 0
+    assert status.vectors == len(CORPUS) == status.engine_vectors
     if database_url is None:
         assert status.vector_engine == "lancedb"
         assert "FTS5" in status.full_text

@@ -97,13 +97,25 @@ def reindex_store(path: Path | None, full: bool) -> bool:
     return not files.errors
 
 
-def reembed_store(path: Path | None) -> bool:
-    """Rebuild every vector (documents and session summaries) with the embedder configured now."""
+_EMBEDDERS = ("onnx", "static", "ollama", "hashing")
+
+
+def reembed_store(path: Path | None, embedder_choice: str | None = None) -> bool:
+    """Rebuild every vector (documents and session summaries) with ``embedder_choice`` (default: the
+    configured one), moving the store from the embedder its index is stamped with."""
     console = Console(soft_wrap=True)
-    store = open_for_command(path)
+    if embedder_choice is not None and embedder_choice not in _EMBEDDERS:
+        console.print(f"[red]--embedder must be one of {', '.join(_EMBEDDERS)}[/]", highlight=False)
+        return False
+    store = open_for_command(path, embedder=embedder_choice)
     try:
+        before = store.docs.stamp()[0]
         embedder = store.embedder.require()
-        console.print(f"re-embedding with {embedder.label}, stamp {embedder.id}", highlight=False, markup=False)
+        console.print(
+            f"re-embedding with {embedder.label}, stamp {embedder.id} (was {before or 'none'})",
+            highlight=False,
+            markup=False,
+        )
         with _progress(console, "reembed") as progress:
             report = store.docs.reembed(progress=progress)
             summaries = store.retrieval.summaries.reembed_all(embedder)

@@ -104,7 +104,14 @@ def import_backup(path: Path | None, file: Path, yes: bool, dry_run: bool) -> in
         if not yes and not typer.confirm(f"Import {plan.new_rows} new row(s)?"):
             console.print("Nothing imported.")
             return 0
-        inserted = apply_import(store.db, plan)
+        with Progress(TextColumn("{task.description:<24}"), BarColumn(), MofNCompleteColumn(), console=console) as bar:
+            tasks = {t.table: bar.add_task(t.table, total=max(len(t.new), 1)) for t in plan.tables if t.new}
+
+            def report(table: str, done: int, total: int) -> None:
+                if table in tasks:
+                    bar.update(tasks[table], completed=max(done, 1) if total else 1)
+
+            inserted = apply_import(store.db, plan, progress=report)
     finally:
         store.close()
     console.print(

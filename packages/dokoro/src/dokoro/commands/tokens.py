@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from dokoro.commands._open import open_for_command
+from dokoro.commands._output import emit_json
 
 __all__ = ["create_token", "list_tokens", "revoke_token"]
 
@@ -19,10 +20,10 @@ def create_token(path: Path | None, agent: str, label: str | None) -> str:
         store.close()
     typer.echo(f"Token {issued.id} for agent {issued.agent_id} (shown once; only its hash is stored):")
     typer.echo(issued.token)
-    return issued.token
+    return str(issued.token)
 
 
-def list_tokens(path: Path | None) -> None:
+def list_tokens(path: Path | None, json: bool = False) -> None:
     from dokoro_store.clock import iso
 
     store = open_for_command(path)
@@ -30,6 +31,21 @@ def list_tokens(path: Path | None) -> None:
         rows = store.tokens.list()
     finally:
         store.close()
+    if json:
+        emit_json(
+            [
+                {
+                    "id": row.id,
+                    "agent_id": row.agent_id,
+                    "label": row.label,
+                    "created_at": iso(row.created_at),
+                    "last_used_at": iso(row.last_used_at) if row.last_used_at else None,
+                    "revoked_at": iso(row.revoked_at) if row.revoked_at else None,
+                }
+                for row in rows
+            ]
+        )
+        return
     if not rows:
         typer.echo("No tokens. Create one with `dokoro token create --agent NAME`.")
     for row in rows:

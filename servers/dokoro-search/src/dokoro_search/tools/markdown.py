@@ -5,38 +5,20 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from dokoro_server import ToolSpec, card, result, state
+from dokoro_store.results.search import MarkdownHit, MarkdownResults
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 __all__ = ["TOOLS"]
 
 
-class MarkdownHitOut(BaseModel):
-    file: str
-    title: str
-    excerpt: str
-    tags: Any
-    last_modified: str
-
-
-class MarkdownOut(BaseModel):
-    results: list[MarkdownHitOut]
-
-
-def _out(hits: list[Any]) -> list[MarkdownHitOut]:
+def _render(hits: list[MarkdownHit]) -> str:
     from dokoro_store.clock import iso
 
-    return [
-        MarkdownHitOut(file=h.file, title=h.title, excerpt=h.excerpt, tags=h.tags, last_modified=iso(h.last_modified))
-        for h in hits
-    ]
-
-
-def _render(hits: list[MarkdownHitOut]) -> str:
     blocks = []
     for i, h in enumerate(hits, start=1):
-        lines = [f"**{i}. {h.title}** ({h.file}, modified {h.last_modified})"]
+        lines = [f"**{i}. {h.title}** ({h.file}, modified {iso(h.last_modified)})"]
         if h.tags:
             lines.append(f"Tags: {h.tags}")
         if h.excerpt:
@@ -57,18 +39,19 @@ def search_dokoros(
         dict[str, Any] | None,
         Field(description='Front-matter tag filter, e.g. {"type": "decision"}; every key must match.'),
     ] = None,
-) -> Annotated[CallToolResult, MarkdownOut]:
+) -> Annotated[CallToolResult, MarkdownResults]:
     """Grep the workspace markdown files (daily notes, decisions, insights, features, current.md) by a plain
     substring and front-matter tags, newest first. For meaning-based search use search_universal."""
     from dokoro_store.retrieval.markdown_search import search_markdown
 
     store = state(ctx).store
-    hits = _out(search_markdown(store.paths.root, query, type, limit, tags))
+    hits = search_markdown(store.paths.root, query, type, limit, tags)
     if not hits:
         return result(
-            card("No Matches", f"No markdown under {type!r} matches {query!r}.", status="info"), MarkdownOut(results=[])
+            card("No Matches", f"No markdown under {type!r} matches {query!r}.", status="info"),
+            MarkdownResults(results=[]),
         )
-    return result(f"📄 {len(hits)} file(s):\n\n" + _render(hits), MarkdownOut(results=hits))
+    return result(f"📄 {len(hits)} file(s):\n\n" + _render(hits), MarkdownResults(results=hits))
 
 
 def list_recent_dokoros(
@@ -78,19 +61,19 @@ def list_recent_dokoros(
         Literal["posts", "ideas", "features", "all"],
         Field(description="posts/, ideas-to-verify/, features/, or all markdown of the folder."),
     ] = "all",
-) -> Annotated[CallToolResult, MarkdownOut]:
+) -> Annotated[CallToolResult, MarkdownResults]:
     """List the workspace markdown files changed in the last N days, newest first."""
     from dokoro_store.retrieval.markdown_search import recent_markdown
 
     store = state(ctx).store
-    hits = _out(recent_markdown(store.paths.root, store.clock.now(), days, type))
+    hits = recent_markdown(store.paths.root, store.clock.now(), days, type)
     if not hits:
         return result(
             card("Nothing Recent", f"No markdown changed in the last {days} day(s).", status="info"),
-            MarkdownOut(results=[]),
+            MarkdownResults(results=[]),
         )
     return result(
-        f"🕒 {len(hits)} file(s) changed in the last {days} day(s):\n\n" + _render(hits), MarkdownOut(results=hits)
+        f"🕒 {len(hits)} file(s) changed in the last {days} day(s):\n\n" + _render(hits), MarkdownResults(results=hits)
     )
 
 

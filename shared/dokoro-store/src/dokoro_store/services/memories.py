@@ -92,6 +92,10 @@ class MemoryDraft:
     agent_id: str | None = None
     source: str | None = None
     created_at: datetime | None = None
+    # A conversation or log the memory is one entry of, and its place in it: recall lifts the
+    # neighbours of a match (the search engine's thread neighbours).
+    thread: str | None = None
+    thread_pos: int | None = None
 
 
 class MemoryService:
@@ -282,6 +286,8 @@ class MemoryService:
         self._docs.save_many(
             [
                 NewDocument(
+                    thread=draft.thread,
+                    thread_pos=draft.thread_pos,
                     id=f"{DOC_PREFIX}{m.id}",
                     content=f"{m.title}\n\n{m.body}" + (f"\n\nEntities: {', '.join(m.entities)}" if m.entities else ""),
                     title=m.title,
@@ -290,7 +296,7 @@ class MemoryService:
                     status=m.state,
                     metadata={"memory_type": m.type, "trust": m.trust},
                 )
-                for m in rows
+                for m, draft in zip(rows, drafts, strict=True)
             ]
         )
         report = self._docs.index_docs([f"{DOC_PREFIX}{m.id}" for m in rows], force=force, progress=progress)

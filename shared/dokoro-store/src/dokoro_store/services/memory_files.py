@@ -5,7 +5,7 @@ workspace folder, written atomically. No daemon: :meth:`MemoryFiles.sync` runs a
 every memory call and brings files and rows in step, in both directions.
 
 **Rows → files.** Database triggers give a memory a new change number (``rev``) whenever
-something its file shows changes (migration 0013). The folder's manifest
+something its file shows changes (migration 0017). The folder's manifest
 (:mod:`.memory_manifest`) keeps the highest number it rendered; each sync renders the rows
 above it, and only those. That is how a folder learns of memories written by other processes,
 or, on a team PostgreSQL, by other machines: every machine renders into its own folder. Recall

@@ -15,6 +15,7 @@ need); writes return the public results of :mod:`dokoro_store.results.plans`.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 from collections.abc import Sequence
@@ -41,6 +42,7 @@ from dokoro_store.services.plan_views import PlanItemView, PlanView, completion_
 
 __all__ = [
     "LIST_FILTERS",
+    "NEXT_STATUS",
     "PLAN_STATUSES",
     "ArchiveOutcome",
     "PlanArchivedError",
@@ -57,6 +59,8 @@ __all__ = [
 log = logging.getLogger("dokoro.store")
 
 PLAN_STATUSES = ("draft", "active", "completed", "validated", "failed")
+# The steps a person may take by hand (dokoro browse `p`): draft → active → completed.
+NEXT_STATUS = {"draft": "active", "active": "completed"}
 LIST_FILTERS = ("all", "active", "completed", "validated")
 MAX_ITEMS = 200
 MAX_TEXT = 2_000
@@ -420,6 +424,62 @@ class PlanService:
             for plan in self._all()
             if not plan.archived and plan.status in ("completed", "validated") and plan.updated_at < cutoff
         ]
+
+    # ------------------------------------------------------------------ by hand (dokoro browse)
+    def advance(self, plan_id: str, expected: str) -> PlanView:
+        """Move a live plan one step along draft → active → completed, as a person does in the TUI.
+
+        ``expected`` is the status the person saw: if the plan changed since, nothing is written.
+        """
+        to = NEXT_STATUS.get(expected)
+        if to is None:
+            raise InvalidArgumentError(f"no step forward from {expected!r}: only draft → active → completed")
+        with self._db.write() as session:
+            row = session.get(PlanRow, plan_id.strip(), with_for_update=True)
+            if row is None:
+                raise NotFoundError(f"No plan with ID {plan_id.strip()!r}. List plans with dokoro_plan_list.")
+            if row.archive_path:
+                raise self._archived_error(view_of(row, []))
+            if row.status != expected:
+                raise ConflictError(f"plan {row.id} is {row.status} now, not {expected}; nothing changed")
+            row.status = to
+            row.updated_at = self._clock.now()
+            session.add(row)
+        self._sync_mirrors(row.id)
+        view = self.get(row.id, heal=False)
+        assert view is not None
+        return view
+
+    def unarchive(self, plan_id: str) -> PlanView:
+        """Undo an archive: the plan is live (and writable) again, its mirror back in ``.mcp/plans/``.
+
+        The live mirror is written before the row changes and the archived copy goes last, so a crash
+        leaves either an archived plan (retry) or a live one, never a plan the next read re-archives.
+        """
+        view = self.get(plan_id, heal=False)
+        if view is None:
+            raise NotFoundError(f"No plan with ID {plan_id.strip()!r}. List plans with dokoro_plan_list.")
+        if not view.archived or view.archive_path is None:
+            return view
+        archived = self.files.archived(view.archive_path)
+        with file_lock(self._paths.locks_dir, MIRROR_LOCK):
+            live = self.files.live(view.id)
+            if live.exists():
+                raise ConflictError(f"{live} already exists; move it away before restoring plan {view.id}")
+            restored = dataclasses.replace(view, archived_at=None, archive_path=None)
+            atomic_write_text(live, dump_json(restored.to_json()))
+            with self._db.write() as session:
+                row = session.get(PlanRow, view.id, with_for_update=True)
+                if row is not None:
+                    row.archive_path = None
+                    row.archived_at = None
+                    row.updated_at = self._clock.now()
+                    session.add(row)
+            archived.unlink(missing_ok=True)
+            self.files.write_index(self._db)
+        again = self.get(view.id, heal=False)
+        assert again is not None
+        return again
 
     # Last: the name shadows the builtin inside the class body.
     def list(self, status: str = "all") -> list[PlanView]:

@@ -9,6 +9,7 @@ runs under the ``session-json`` file lock.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -92,42 +93,51 @@ class SessionTime:
         with file_lock(self._paths.locks_dir, _LOCK):
             self._write(meta)
 
-    def record(self, session_id: str, tool_name: str, now: datetime) -> bool:
-        """Count a tool call toward ``session_id``; True when its lock is due a heartbeat.
+    def record(self, uses: Sequence[tuple[str, str, datetime]]) -> tuple[int, tuple[str, datetime] | None]:
+        """Count tool calls ``(session_id, tool_name, when)``, in one read and one write of the file.
 
-        Nothing is recorded when the file is gone, the session ended or another session replaced it.
+        Returns how many counted and, when the lock is due a heartbeat, ``(session_id, when)``.
+        A call counts only toward the current session: nothing is recorded when the file is
+        gone, the session ended or another session replaced it.
         """
-        if not self._paths.session_json.exists():
-            return False
+        if not uses or not self._paths.session_json.exists():
+            return 0, None
+        counted = 0
+        heartbeat: tuple[str, datetime] | None = None
         with file_lock(self._paths.locks_dir, _LOCK):
             meta = self.read()
             if meta is None or meta.get("session", {}).get("end"):
-                return False
-            if meta.get("session", {}).get("id") != session_id:
-                return False
+                return 0, None
             session = meta.setdefault("session", {})
             timing = meta.setdefault("timing", {"active_minutes": 0, "pause_minutes": 0, "pauses": []})
-            last = parse_iso(session.get("last_activity") or session.get("start") or iso(now))
-            gap = now - last
-            if gap > INACTIVITY_GAP:
-                timing.setdefault("pauses", []).append({"start": iso(last), "end": iso(now), "reason": "auto_inactive"})
-                timing["pause_minutes"] = int(timing.get("pause_minutes", 0)) + round(gap.total_seconds() / 60)
-            else:
-                seconds = float(timing.get("active_seconds", 0)) + max(0.0, gap.total_seconds())
-                timing["active_seconds"] = seconds
-                timing["active_minutes"] = round(seconds / 60)
-            session["last_activity"] = iso(now)
             usage = meta.setdefault("tool_usage", {})
-            usage[tool_name] = int(usage.get(tool_name, 0)) + 1
             breakdown = meta.setdefault("activity_breakdown", dict.fromkeys(_ACTIVITY_KEYS, 0))
-            kind = activity_of(tool_name)
-            breakdown[kind] = int(breakdown.get(kind, 0)) + 1
-            heartbeat_due = now - parse_iso(session.get("last_heartbeat") or iso(now)) >= HEARTBEAT_EVERY
-            if heartbeat_due:
-                session["last_heartbeat"] = iso(now)
-                session["lock_expires"] = iso(now + LOCK_TTL)
-            self._write(meta)
-        return heartbeat_due
+            for session_id, tool_name, now in uses:
+                if session.get("id") != session_id:
+                    continue
+                last = parse_iso(session.get("last_activity") or session.get("start") or iso(now))
+                gap = now - last
+                if gap > INACTIVITY_GAP:
+                    timing.setdefault("pauses", []).append(
+                        {"start": iso(last), "end": iso(now), "reason": "auto_inactive"}
+                    )
+                    timing["pause_minutes"] = int(timing.get("pause_minutes", 0)) + round(gap.total_seconds() / 60)
+                else:
+                    seconds = float(timing.get("active_seconds", 0)) + max(0.0, gap.total_seconds())
+                    timing["active_seconds"] = seconds
+                    timing["active_minutes"] = round(seconds / 60)
+                session["last_activity"] = iso(now)
+                usage[tool_name] = int(usage.get(tool_name, 0)) + 1
+                kind = activity_of(tool_name)
+                breakdown[kind] = int(breakdown.get(kind, 0)) + 1
+                if now - parse_iso(session.get("last_heartbeat") or iso(now)) >= HEARTBEAT_EVERY:
+                    session["last_heartbeat"] = iso(now)
+                    session["lock_expires"] = iso(now + LOCK_TTL)
+                    heartbeat = (session_id, now)
+                counted += 1
+            if counted:
+                self._write(meta)
+        return counted, heartbeat
 
     def finalise(self, now: datetime, *, close: bool) -> dict[str, Any] | None:
         """The session metadata with its total time as of ``now``; ``close`` ends the session (saved)."""

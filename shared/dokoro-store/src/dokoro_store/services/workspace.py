@@ -11,6 +11,8 @@ from __future__ import annotations
 import logging
 import os
 import re
+import threading
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -104,6 +106,9 @@ class WorkspaceService:
         # The session this process claimed. Only its own tool calls count toward that session's
         # time and renew its lock: another agent's calls (even a refused claim) must not.
         self._claimed_session: str | None = None
+        # Tool calls counted toward that session and not yet written: (session, tool, when).
+        self._tool_uses: deque[tuple[str, str, datetime]] = deque()
+        self._tool_uses_lock = threading.Lock()  # one writer of the queue at a time, in call order
 
     @property
     def claimed_session(self) -> str | None:
@@ -138,6 +143,7 @@ class WorkspaceService:
         if not task:
             raise InvalidArgumentError("task must not be empty: describe what this session will work on")
         self._require_folder()
+        self.flush_tool_uses()
         now = self._clock.now()
         named = agent_id is not None
         agent_id = agent_id or f"agent-{now:%y%m%d%H%M%S}"
@@ -203,22 +209,33 @@ class WorkspaceService:
             self._current.write(data, body)
 
     # ------------------------------------------------------------------ time tracking
-    def record_tool_use(self, tool_name: str) -> None:
-        """Count a tool call toward the claimed session's time tracking and renew its lock.
+    def record_tool_use(self, tool_name: str) -> bool:
+        """Count a tool call toward the claimed session's time tracking; returns whether it counts.
 
-        Nothing to do unless this process claimed the workspace and its session is still the
-        current one (see :class:`~dokoro_store.services.session_time.SessionTime`).
+        Only queued in memory (no file I/O on the tool's path): :meth:`flush_tool_uses` writes
+        the queue (the server does so in the background), and every reader of the session's
+        time here flushes first. Nothing counts unless this process claimed the workspace.
         """
         session_id = self._claimed_session
         if session_id is None:
-            return
-        now = self._clock.now()
-        if self._time.record(session_id, tool_name, now):
-            self._lock.renew(session_id, now)
+            return False
+        self._tool_uses.append((session_id, tool_name, self._clock.now()))
+        return True
+
+    def flush_tool_uses(self) -> int:
+        """Write the queued tool calls to ``session.json`` and renew the lock when due; returns how
+        many counted (see :class:`~dokoro_store.services.session_time.SessionTime`)."""
+        with self._tool_uses_lock:
+            uses = [self._tool_uses.popleft() for _ in range(len(self._tool_uses))]
+            counted, heartbeat = self._time.record(uses)
+            if heartbeat is not None:
+                self._lock.renew(*heartbeat)
+            return counted
 
     # ------------------------------------------------------------------ status
     def status(self) -> WorkspaceStatus:
         self._require_folder()
+        self.flush_tool_uses()
         now = self._clock.now()
         lock = self._lock.read()
         lock_fields: dict[str, Any] = {}
@@ -287,6 +304,7 @@ class WorkspaceService:
         if not reason:
             raise InvalidArgumentError("reason must not be empty: say why the session is being dumped")
         self._require_folder()
+        self.flush_tool_uses()
         now = self._clock.now()
         with self._current.locked():
             text = self._current.read_text()

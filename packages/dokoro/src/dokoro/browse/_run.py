@@ -1,0 +1,66 @@
+"""Entering ``dokoro browse``: the app on a terminal, a summary when piped, JSON with ``--json``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from dokoro.browse.data import Category, category_by_id, load_items, summaries
+from dokoro.commands._open import open_for_command
+
+__all__ = ["run"]
+
+if TYPE_CHECKING:
+    from dokoro_store import Store
+
+
+def run(path: Path | None, category: str | None, as_json: bool) -> int:
+    """The exit code: 0, or 1 for an unknown category with ``--json`` or off a terminal."""
+    chosen = category_by_id(category) if category else None
+    if category and chosen is None and as_json:
+        sys.stderr.write(f"unknown category: {category}\n")
+        return 1
+    store = open_for_command(path)
+    try:
+        root = str(store.paths.root)
+        if as_json:
+            if chosen is None:
+                doc = {"dokoroPath": root, "categories": [s.to_json() for s in summaries(store)]}
+            else:
+                doc = {
+                    "dokoroPath": root,
+                    "category": chosen.id,
+                    "items": [i.to_json() for i in load_items(store, chosen)],
+                }
+            sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+            return 0
+        if not (sys.stdin.isatty() and sys.stdout.isatty()):
+            return _summary(store, category, chosen)
+        from dokoro.browse.app import BrowseApp
+
+        BrowseApp(store, category=category).run()
+        return 0
+    finally:
+        store.close()
+
+
+def _summary(store: Store, category: str | None, chosen: Category | None) -> int:
+    out = sys.stdout
+    out.write(f"dokoro {store.paths.root}\n")
+    if category and chosen is None:
+        out.write(f"(unknown category: {category})\n")
+        return 1
+    if chosen is not None:
+        items = load_items(store, chosen)
+        out.write(f"{chosen.label} ({len(items)})\n")
+        for item in items:
+            out.write(f"  {item.label}  {item.sublabel}".rstrip() + "\n")
+        if not items:
+            out.write("  (nothing)\n")
+        return 0
+    for summary in summaries(store):
+        out.write(f"  {summary.label:<24} {summary.count:>5}\n")
+    out.write("(not a terminal: run `dokoro browse` in one to browse interactively)\n")
+    return 0

@@ -1,0 +1,176 @@
+"""The changes a person makes in ``dokoro browse``, each armed by a key and run after a y/n confirm.
+
+``arm`` turns a key and the selected item into a :class:`Confirm` (or a refusal, a short message);
+``run`` carries a confirmed one out through the store's services and says what happened. A
+current-week daily file answers its first confirm with a second, forced one. The last archive
+of the session can be undone (``u``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from dokoro.browse.data import Item
+
+if TYPE_CHECKING:
+    from dokoro_store import Store
+
+__all__ = ["FORGET_REASON", "Confirm", "Outcome", "UndoRecord", "arm", "run"]
+
+FORGET_REASON = "forgotten by hand in dokoro browse"
+
+
+@dataclass(frozen=True)
+class UndoRecord:
+    kind: str  # daily | plan
+    ref: str  # the archived file (relative to the folder) | the plan id
+    label: str
+
+
+@dataclass(frozen=True)
+class Confirm:
+    kind: str  # archive-plan | archive-daily | release | advance | undo | forget
+    prompt: str
+    item: Item | None = None
+    force: bool = False
+    from_status: str | None = None
+    to_status: str | None = None
+    record: UndoRecord | None = None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    message: str
+    undo: UndoRecord | None = None  # remember this archive for `u`
+    undone: bool = False  # the remembered archive was undone
+    then: Confirm | None = None  # ask again (a current-week daily file)
+
+
+def _daily_name(item: Item) -> str | None:
+    if item.kind == "file" and item.path is not None and item.id.startswith("daily/") and item.id.count("/") == 1:
+        return item.path.name
+    return None
+
+
+def arm(store: Store, key: str, item: Item | None, last: UndoRecord | None) -> Confirm | str:
+    """The confirm a key asks for on ``item``, or why it does nothing."""
+    if key == "u":
+        if last is None:
+            return "nothing to undo"
+        return Confirm("undo", f'Undo archive of "{last.label}"? y/n', record=last)
+    if item is None:
+        return "nothing selected"
+    if key in ("a", "w"):
+        if item.archived:
+            return "already archived"
+        if item.kind == "plan" and key == "a" and item.ref:
+            return Confirm("archive-plan", f'Archive plan "{item.label}"? y/n', item=item)
+        if _daily_name(item) is not None:
+            return Confirm("archive-daily", f'Archive "{item.label}" to its weekly folder? y/n', item=item)
+        return "not archivable" if key == "a" else "w archives daily files only"
+    if key == "r":
+        if item.kind != "claim":
+            return "r releases file claims only"
+        return Confirm("release", f'Release claim "{item.label}"? y/n', item=item)
+    if key == "p":
+        from dokoro_store.services.plans import NEXT_STATUS
+
+        if item.kind != "plan" or not item.ref:
+            return "p advances plans only"
+        if item.archived:
+            return "plan is archived (read-only)"
+        plan = store.plans.get(item.ref)
+        if plan is None:
+            return "plan is gone"
+        to = NEXT_STATUS.get(plan.status)
+        if to is None:
+            return f"no step forward from {plan.status}"
+        return Confirm(
+            "advance",
+            f'Plan "{item.label}": {plan.status} → {to}? y/n',
+            item=item,
+            from_status=plan.status,
+            to_status=to,
+        )
+    if key == "f":
+        if item.kind != "memory" or not item.ref:
+            return "f forgets memories only"
+        if item.status == "deprecated":
+            return "already forgotten (deprecated)"
+        return Confirm("forget", f'Forget memory "{item.label}" (deprecate it)? y/n', item=item)
+    return f"no action on {key}"
+
+
+def run(store: Store, confirm: Confirm) -> Outcome:
+    """Carry out a confirmed action; the outcome's message says what happened."""
+    from dokoro_store import DokoroError
+
+    try:
+        return _run(store, confirm)
+    except DokoroError as exc:
+        return Outcome(f"refused: {exc}")
+
+
+def _run(store: Store, confirm: Confirm) -> Outcome:
+    item = confirm.item
+    if confirm.kind == "undo" and confirm.record is not None:
+        return _undo(store, confirm.record)
+    assert item is not None
+    if confirm.kind == "archive-plan" and item.ref:
+        result = store.plans.archive(item.ref)
+        if not result.ok:
+            return Outcome(f"archive failed: {result.error}")
+        if result.already:
+            return Outcome("already archived")
+        return Outcome(f"archived: {item.label}", undo=UndoRecord("plan", item.ref, item.label))
+    if confirm.kind == "archive-daily":
+        name = _daily_name(item)
+        assert name is not None
+        daily = store.archive.archive_daily_file(name, force=confirm.force)
+        if daily.outcome == "moved" and daily.target:
+            return Outcome(f"moved to weekly archive: {item.label}", undo=UndoRecord("daily", daily.target, item.label))
+        if daily.outcome == "currentWeek":
+            prompt = f'⚠ "{item.label}" is CURRENT WEEK — archive anyway? y/n'
+            return Outcome("", then=replace(confirm, force=True, prompt=prompt))
+        messages = {
+            "alreadyArchived": "already archived",
+            "claimed": "skipped: the file has a live claim",
+            "missing": "the file is gone (already moved?)",
+        }
+        return Outcome(messages.get(daily.outcome, f"archive failed: {daily.error or daily.outcome}"))
+    if confirm.kind == "release" and item.ref:
+        outcome = store.coord.claims.release_stale(item.ref)
+        return Outcome(
+            {
+                "released": f"released claim: {item.label}",
+                "alreadyReleased": "claim already released",
+                "holderLive": "holder is live — not releasing",
+                "missing": "claim is gone",
+            }[outcome]
+        )
+    if confirm.kind == "advance" and item.ref and confirm.from_status:
+        from dokoro_store import ConflictError
+
+        try:
+            plan = store.plans.advance(item.ref, confirm.from_status)
+        except ConflictError:
+            return Outcome("plan changed — aborted")
+        return Outcome(f"plan {confirm.from_status} → {plan.status}: {item.label}")
+    if confirm.kind == "forget" and item.ref:
+        store.memories.forget(item.ref, reason=FORGET_REASON)
+        return Outcome(f"forgotten (deprecated): {item.label}")
+    return Outcome("nothing done")
+
+
+def _undo(store: Store, record: UndoRecord) -> Outcome:
+    if record.kind == "plan":
+        store.plans.unarchive(record.ref)
+        return Outcome(f"restored: {record.label}", undone=True)
+    result = store.archive.unarchive_daily_file(record.ref)
+    messages = {
+        "restored": f"restored: {record.label}",
+        "missing": "undo: the archived file is gone",
+        "occupied": "undo: the original path is occupied",
+    }
+    return Outcome(messages.get(result.outcome, f"undo failed: {result.error}"), undone=result.outcome == "restored")

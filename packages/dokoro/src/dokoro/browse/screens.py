@@ -1,0 +1,554 @@
+"""The screens of ``dokoro browse``: categories → items → preview, plus help and the y/n confirm.
+
+Slow work (reading the store, searching, carrying out an action) runs in thread workers; results
+come back to the screen with ``call_from_thread``. Each list screen polls on a timer and reloads
+only when its folders' signature or the store's write signal moved.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.events import Key
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Footer, Input, OptionList, Static
+from textual.widgets.option_list import Option
+
+from dokoro.browse import actions
+from dokoro.browse.data import (
+    CATEGORIES,
+    Category,
+    CategorySummary,
+    Item,
+    load_items,
+    preview_text,
+    search_items,
+    sort_items,
+    summaries,
+)
+from dokoro.browse.fuzzy import fuzzy_filter
+from dokoro.browse.live import MAX_AGE_SECONDS, Freshness, folder_signature
+from dokoro.browse.render import changed_lines, markdown_lines, plain_lines
+
+if TYPE_CHECKING:
+    from dokoro.browse.app import BrowseApp
+
+__all__ = ["CategoriesScreen", "ConfirmScreen", "HelpScreen", "ItemsScreen", "PreviewScreen"]
+
+PULSE_SECONDS = 0.8
+SEARCH_COOLDOWN_SECONDS = 60.0
+ORDERS = ("default", "reverse", "label")
+ORDER_NAMES = {"default": "as listed", "reverse": "reversed", "label": "by name"}
+
+HELP = """\
+[b]Navigation[/b]
+  ↑/↓ move (scroll in a preview) · enter/→ open · esc/⌫/← back · PgUp/PgDn page · q quit
+[b]Filter[/b] (items)
+  /  filter as you type (fuzzy) · enter keeps it · esc clears it
+[b]Sort[/b] (items)
+  o  cycle the order: as listed → reversed → by name
+[b]Search[/b] (items)
+  s  semantic search over every document · enter runs · esc restores the list
+[b]Archive[/b] (daily files, plans)
+  a  archive the selected plan or daily file · w archive a daily file into its week folder
+  u  undo the last archive of this session
+[b]Claims, plans, memories[/b]
+  r  release a stale file claim (never a live holder's)
+  p  advance a plan one step (draft → active → completed)
+  f  forget a memory (it is deprecated, never deleted)
+  Every change asks y/n first.
+[b]Help[/b]
+  ?  this help · any key closes it"""
+
+
+def _app(screen: Screen[Any]) -> BrowseApp:
+    return screen.app  # type: ignore[return-value]
+
+
+class Crumbs(Static):
+    """``dokoro › Category › Item``."""
+
+    def __init__(self, *parts: str) -> None:
+        text = Text("dokoro", style="bold")
+        for part in parts:
+            text.append(" › ", style="dim")
+            text.append(part, style="bold")
+        super().__init__(text, id="crumbs", markup=False)
+
+
+class NavList(OptionList):
+    """An option list where ← goes back and → opens (a plain one scrolls sideways)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("left", "screen.back(True)", show=False),
+        Binding("right", "screen.open", show=False),
+    ]
+
+
+class PreviewScroll(VerticalScroll):
+    """The preview's scroller, where ← goes back."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("left", "screen.back", show=False)]
+
+
+class CategoriesScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "open", "open"),
+        Binding("escape", "back", "quit", show=False),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.summaries: list[CategorySummary] = []
+        self._fresh = Freshness(MAX_AGE_SECONDS)
+
+    def compose(self) -> ComposeResult:
+        yield Crumbs()
+        yield NavList(id="list")
+        yield Static(id="status", markup=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(OptionList).focus()
+        self.set_interval(_app(self).poll_seconds, self.poll)
+        self.poll()
+
+    @work(thread=True, exclusive=True, group="categories")
+    def poll(self) -> None:
+        app = _app(self)
+        if not self.is_current and self.summaries:
+            return  # covered by another screen: it checks again when shown
+        folders = [d for c in CATEGORIES if c.dirs is not None for d in c.dirs(app.store.paths.root)]
+        if self._fresh.changed((folder_signature(folders), app.db_token())):
+            found = summaries(app.store)
+            app.deliver(self.show, found)
+
+    def show(self, found: list[CategorySummary]) -> None:
+        if found == self.summaries:
+            return
+        self.summaries = found
+        options = self.query_one(OptionList)
+        keep = options.highlighted or 0
+        width = max(len(s.label) for s in found)
+        prompts = []
+        for summary in found:
+            prompt = Text(f"{summary.label:<{width}}  ")
+            prompt.append(f"{summary.count:>4}", style="bold" if summary.count else "dim")
+            prompt.append(f"   {summary.hint}", style="dim")
+            prompts.append(Option(prompt))
+        options.set_options(prompts)
+        options.highlighted = min(keep, len(found) - 1)
+        self._status()
+
+    @on(OptionList.OptionHighlighted)
+    def _status(self) -> None:
+        options = self.query_one(OptionList)
+        position = 0 if options.highlighted is None else options.highlighted + 1
+        self.query_one("#status", Static).update(f"{position}/{len(self.summaries)}")
+
+    def action_back(self, arrow: bool = False) -> None:
+        if not arrow:  # esc quits; ← has nowhere to go
+            self.app.exit()
+
+    @on(OptionList.OptionSelected)
+    def action_open(self) -> None:
+        index = self.query_one(OptionList).highlighted
+        if index is not None and index < len(CATEGORIES):
+            self.app.push_screen(ItemsScreen(CATEGORIES[index]))
+
+
+class ItemsScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "open", "open"),
+        Binding("escape", "back", "back"),
+        Binding("backspace", "back(True)", "back", show=False),
+        Binding("slash", "filter", "filter"),
+        Binding("o", "sort", "sort"),
+        Binding("s", "search", "search"),
+        Binding("a", "act('a')", "archive", show=False),
+        Binding("w", "act('w')", "week", show=False),
+        Binding("u", "act('u')", "undo", show=False),
+        Binding("r", "act('r')", "release", show=False),
+        Binding("p", "act('p')", "advance", show=False),
+        Binding("f", "act('f')", "forget", show=False),
+        Binding("up", "cursor(-1)", show=False),
+        Binding("down", "cursor(1)", show=False),
+    ]
+    # The action keys a category offers, named in its status line (any key answers anywhere).
+    ACTIONS: ClassVar[dict[str, str]] = {
+        "daily": "a archive · w week · u undo",
+        "plans": "a archive · p advance · u undo",
+        "archive": "u undo",
+        "claims": "r release",
+        "memories": "f forget",
+    }
+
+    def __init__(self, category: Category) -> None:
+        super().__init__()
+        self.category = category
+        self.items: list[Item] = []
+        self.snapshot: list[Item] | None = None  # the list behind search results
+        self.snapshot_results: list[Item] = []
+        self.shown: list[Item] = []
+        self.typing: str | None = None  # "filter" | "search" while an input has the keys
+        self.loaded = threading.Event()
+        self._fresh = Freshness(None if category.dirs else MAX_AGE_SECONDS)
+
+    # ------------------------------------------------------------------ layout
+    def compose(self) -> ComposeResult:
+        yield Crumbs(self.category.label)
+        yield NavList(id="items")
+        yield Input(id="filter", placeholder="filter…")
+        yield Input(id="query", placeholder="semantic search: type a question, enter runs, esc cancels")
+        yield Static(id="status", markup=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        for box in self.query(Input):
+            box.display = False
+            box.cursor_blink = False  # steady: easier to read, and screenshots do not flicker
+        self.query_one(OptionList).focus()
+        self.set_interval(_app(self).poll_seconds, self.poll)
+        self.poll()
+
+    @property
+    def filter(self) -> str:
+        return _app(self).filters.get(self.category.id, "")
+
+    @property
+    def order(self) -> str:
+        return _app(self).orders.get(self.category.id, "default")
+
+    # ------------------------------------------------------------------ loading
+    @work(thread=True, exclusive=True, group="items")
+    def poll(self) -> None:
+        app = _app(self)
+        if self.snapshot is not None or (not self.is_current and self.loaded.is_set()):
+            return  # search results on screen (a reload would replace them), or covered by a preview
+        folders = self.category.dirs(app.store.paths.root) if self.category.dirs else []
+        if self._fresh.changed((folder_signature(folders), app.db_token())):
+            found = load_items(app.store, self.category)
+            app.deliver(self.apply_items, found)
+
+    def apply_items(self, found: list[Item]) -> None:
+        self.loaded.set()
+        if found == self.items and self.shown:
+            return
+        self.items = found
+        self.render_list()
+
+    def selected(self) -> Item | None:
+        index = self.query_one(OptionList).highlighted
+        if index is None or index >= len(self.shown):
+            return None
+        return self.shown[index]
+
+    def render_list(self, keep: str | None = None) -> None:
+        current = self.selected()
+        keep = keep if keep is not None else (current.id if current else None)
+        source = self.snapshot_results if self.snapshot is not None else self.items
+        ordered = source if self.snapshot is not None else sort_items(source, self.order)
+        self.shown = fuzzy_filter(ordered, self.filter, lambda i: f"{i.label} {i.sublabel}")
+        options = self.query_one(OptionList)
+        options.set_options(Option(self._prompt(item)) for item in self.shown)
+        if self.shown:
+            ids = [item.id for item in self.shown]
+            options.highlighted = ids.index(keep) if keep in ids else 0
+        self._status()
+
+    @staticmethod
+    def _prompt(item: Item) -> Text:
+        text = Text(item.label, style="dim" if item.dim or item.archived else "bold")
+        if item.sublabel:
+            text.append("  ")
+            text.append(item.sublabel, style="dim")
+        return text
+
+    @on(OptionList.OptionHighlighted)
+    def _status(self) -> None:
+        options = self.query_one(OptionList)
+        position = 0 if options.highlighted is None else options.highlighted + 1
+        parts = [f"{position}/{len(self.shown)}"]
+        if self.snapshot is not None:
+            parts.append("search results · esc restores the list")
+        else:
+            parts.append(ORDER_NAMES[self.order])
+        if self.filter:
+            parts.append(f"filter: {self.filter}")
+        if not self.items and self.snapshot is None and self.loaded.is_set():
+            parts.append("nothing here yet")
+        if self.category.id in self.ACTIONS:
+            parts.append(self.ACTIONS[self.category.id])
+        self.query_one("#status", Static).update(" · ".join(parts))
+
+    # ------------------------------------------------------------------ navigation
+    def action_cursor(self, step: int) -> None:
+        options = self.query_one(OptionList)
+        if step < 0:
+            options.action_cursor_up()
+        else:
+            options.action_cursor_down()
+
+    @on(OptionList.OptionSelected)
+    def action_open(self) -> None:
+        item = self.selected()
+        if item is not None:
+            self.app.push_screen(PreviewScreen(self.category, item))
+
+    def action_back(self, keep_filter: bool = False) -> None:
+        """Esc: cancel typing, then leave search results, then clear the filter, then go back.
+        ⌫/← (``keep_filter``) go back keeping the filter (after leaving search results)."""
+        if self.typing is not None:
+            self._stop_typing(clear=True)
+            return
+        if self.snapshot is not None:
+            self.snapshot = None
+            self.snapshot_results = []
+            self.render_list()
+            return
+        if self.filter and not keep_filter:
+            _app(self).filters[self.category.id] = ""
+            self.render_list()
+            return
+        self.app.pop_screen()
+
+    def action_sort(self) -> None:
+        if self.snapshot is not None:
+            return  # results keep their relevance order
+        _app(self).orders[self.category.id] = ORDERS[(ORDERS.index(self.order) + 1) % len(ORDERS)]
+        self.render_list()
+        self.query_one(OptionList).highlighted = 0 if self.shown else None
+
+    # ------------------------------------------------------------------ typing: filter and search
+    def action_filter(self) -> None:
+        self._start_typing("filter", self.filter)
+
+    def action_search(self) -> None:
+        self._start_typing("search", "")
+
+    def _start_typing(self, mode: str, value: str) -> None:
+        self.typing = mode
+        box = self.query_one("#filter" if mode == "filter" else "#query", Input)
+        box.value = value
+        box.display = True
+        box.focus()
+
+    def _stop_typing(self, *, clear: bool) -> None:
+        mode, self.typing = self.typing, None
+        box = self.query_one("#filter" if mode == "filter" else "#query", Input)
+        box.display = False
+        if clear and mode == "filter":
+            _app(self).filters[self.category.id] = ""
+            self.render_list()
+        self.query_one(OptionList).focus()
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        _app(self).filters[self.category.id] = event.value
+        self.render_list(keep="")
+
+    @on(Input.Submitted, "#filter")
+    def _filter_kept(self) -> None:
+        self._stop_typing(clear=False)
+
+    @on(Input.Submitted, "#query")
+    def _search(self, event: Input.Submitted) -> None:
+        query = event.value.strip()
+        self._stop_typing(clear=False)
+        if not query:
+            return
+        app = _app(self)
+        if time.monotonic() < app.search_cooling_until:
+            app.say("semantic search is cooling down after a failure; try again in a minute")
+            return
+        self.query_one(OptionList).loading = True
+        self.run_search(query)
+
+    @work(thread=True, exclusive=True, group="search")
+    def run_search(self, query: str) -> None:
+        app = _app(self)
+        box: dict[str, Any] = {}
+
+        def target() -> None:
+            try:
+                box["items"] = search_items(app.store, query)
+            except Exception as exc:  # reported on screen and logged; the breaker cools down
+                box["error"] = exc
+
+        # A daemon thread, so a hung search never keeps the browser from quitting.
+        thread = threading.Thread(target=target, daemon=True, name="dokoro-browse-search")
+        thread.start()
+        thread.join(app.search_timeout)
+        if thread.is_alive():
+            box["error"] = TimeoutError(f"no answer in {app.search_timeout:g} s")
+        app.deliver(self.show_results, query, box.get("items"), box.get("error"))
+
+    def show_results(self, query: str, found: list[Item] | None, error: BaseException | None) -> None:
+        app = _app(self)
+        self.query_one(OptionList).loading = False
+        if error is not None or found is None:
+            app.search_cooling_until = time.monotonic() + SEARCH_COOLDOWN_SECONDS
+            app.say(f"search failed: {error}")
+            return
+        if self.snapshot is None:
+            self.snapshot = self.items
+        self.snapshot_results = found
+        self.render_list(keep="")
+        app.say(f"{len(found)} result(s) for {query!r}")
+
+    # ------------------------------------------------------------------ actions
+    def action_act(self, key: str) -> None:
+        app = _app(self)
+        armed = actions.arm(app.store, key, self.selected(), app.last_undo)
+        if isinstance(armed, str):
+            app.say(armed)
+            return
+        self.ask(armed)
+
+    def ask(self, confirm: actions.Confirm) -> None:
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.carry_out(confirm)
+            else:
+                _app(self).say("cancelled")
+
+        self.app.push_screen(ConfirmScreen(confirm.prompt), answered)
+
+    @work(thread=True, group="actions")
+    def carry_out(self, confirm: actions.Confirm) -> None:
+        app = _app(self)
+        outcome = actions.run(app.store, confirm)
+        app.deliver(self.after, outcome)
+
+    def after(self, outcome: actions.Outcome) -> None:
+        app = _app(self)
+        if outcome.then is not None:
+            self.ask(outcome.then)
+            return
+        if outcome.undo is not None:
+            app.last_undo = outcome.undo
+        if outcome.undone:
+            app.last_undo = None
+        app.say(outcome.message)
+        self._fresh.forget()
+        self.poll()
+
+
+class PreviewScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "back", "back"),
+        Binding("backspace", "back", "back", show=False),
+    ]
+
+    def __init__(self, category: Category, item: Item) -> None:
+        super().__init__()
+        self.category = category
+        self.item = item
+        self.lines: list[Text] = []
+        self.pulse: set[int] = set()
+        self.loaded = threading.Event()
+        self._fresh = Freshness(None if item.path is not None else MAX_AGE_SECONDS)
+        self._pulse_timer: Any = None
+
+    def compose(self) -> ComposeResult:
+        yield Crumbs(self.category.label, self.item.label)
+        with PreviewScroll(id="preview"):
+            yield Static(id="body", markup=False)
+        yield Static(self.item.sublabel, id="status", markup=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#preview", PreviewScroll).focus()
+        self.set_interval(_app(self).poll_seconds, self.poll)
+        self.poll()
+
+    def action_back(self, _keep_filter: bool = False) -> None:
+        self.app.pop_screen()
+
+    @work(thread=True, exclusive=True, group="preview")
+    def poll(self) -> None:
+        app = _app(self)
+        if not self.is_current and self.loaded.is_set():
+            return  # covered by the help
+        if self.item.path is not None:
+            state: object = folder_signature([self.item.path.parent])
+        else:
+            state = app.db_token()
+        if not self._fresh.changed(state):
+            return
+        item = self.item
+        if item.detail is not None and item.kind not in ("search",):
+            # A row card: rebuild it from a fresh list (the row may have changed).
+            fresh = next((i for i in load_items(app.store, self.category) if i.id == item.id), None)
+            item = fresh or item
+        text = preview_text(app.store, item)
+        app.deliver(self.show, text)
+
+    def show(self, text: str) -> None:
+        markdown = self.item.path is None or self.item.path.suffix == ".md"
+        lines = markdown_lines(text) if markdown else plain_lines(text)
+        first = not self.loaded.is_set()
+        self.loaded.set()
+        changed = set() if first else changed_lines(self.lines, lines)
+        if not first and not changed and len(lines) == len(self.lines):
+            return
+        self.lines = lines
+        self.pulse = changed
+        self._draw()
+        if changed:
+            if self._pulse_timer is not None:
+                self._pulse_timer.stop()
+            self._pulse_timer = self.set_timer(PULSE_SECONDS, self._unpulse)
+
+    def _unpulse(self) -> None:
+        self.pulse = set()
+        self._draw()
+
+    def _draw(self) -> None:
+        body = Text()
+        for index, line in enumerate(self.lines):
+            if index:
+                body.append("\n")
+            if index in self.pulse:
+                line = line.copy()
+                line.stylize("bold reverse yellow")
+            body.append_text(line)
+        self.query_one("#body", Static).update(body)
+
+
+class HelpScreen(ModalScreen[None]):
+    """Every key, by level; any key closes it."""
+
+    def compose(self) -> ComposeResult:
+        yield Static(HELP, id="help")
+        yield Static("press any key to close this help", id="help-hint", markup=False)
+
+    def on_key(self, event: Key) -> None:
+        event.stop()
+        self.dismiss(None)
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """A y/n question at the bottom; every other key is swallowed."""
+
+    def __init__(self, prompt: str) -> None:
+        super().__init__()
+        self.prompt = prompt
+
+    def compose(self) -> ComposeResult:
+        yield Static(self.prompt, id="confirm", markup=False)
+
+    def on_key(self, event: Key) -> None:
+        event.stop()
+        event.prevent_default()
+        if event.key in ("y", "Y"):
+            self.dismiss(True)
+        elif event.key in ("n", "N", "escape"):
+            self.dismiss(False)

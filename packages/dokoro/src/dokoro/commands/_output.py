@@ -1,0 +1,63 @@
+"""What every command prints with: one console, ``--json`` output, short dates and the shared options."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from pydantic import BaseModel
+from rich.console import Console
+
+__all__ = ["JsonOption", "PathOption", "ago", "console", "emit_json", "short_time"]
+
+PathOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--path",
+        help="The dokoro folder (default: $DOKORO_PATH, else ./dokoro).",
+        file_okay=False,
+        resolve_path=True,
+    ),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON (for scripts) instead of text.")]
+
+
+def console() -> Console:
+    """Rich honours NO_COLOR and stops colouring when stdout is not a terminal."""
+    return Console(soft_wrap=True, highlight=False)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def emit_json(value: BaseModel | Sequence[Any] | dict[str, Any]) -> None:
+    """One JSON document on stdout: a result model, a list of them, or a dict holding them."""
+    sys.stdout.write(json.dumps(_plain(value), indent=2, ensure_ascii=False) + "\n")
+
+
+def short_time(moment: datetime | None) -> str:
+    return "-" if moment is None else moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M")
+
+
+def ago(seconds: float) -> str:
+    """``45s``, ``12m``, ``3h``, ``5d``: how long ago, for humans."""
+    seconds = max(0, int(seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m"
+    if seconds < 86400:
+        return f"{seconds // 3600}h"
+    return f"{seconds // 86400}d"

@@ -1,0 +1,119 @@
+"""SVG snapshots of the main screens of ``dokoro browse``, compared with the committed ones.
+
+A fixed terminal (100 x 30), a frozen store clock and fixed file times make the screens
+deterministic; the SVG's generated ids are normalised. After a deliberate change of the screens,
+refresh the files with ``DOKORO_UPDATE_SNAPSHOTS=1 uv run pytest packages/dokoro/tests/test_browse_snapshots.py``
+and look at them (``scripts/browse_screenshots.sh`` renders them as PNG) before committing.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import anyio
+import pytest
+from dokoro.browse.app import BrowseApp
+from dokoro.browse.screens import CategoriesScreen, ConfirmScreen, HelpScreen, ItemsScreen, PreviewScreen
+from textual.widgets._footer import FooterKey
+
+pytestmark = pytest.mark.anyio
+
+SNAPSHOTS = Path(__file__).parent / "snapshots"
+SIZE = (100, 30)
+
+
+def normalise(svg: str) -> str:
+    return re.sub(r"terminal-\d+", "terminal", svg)
+
+
+def check(app: BrowseApp, name: str) -> None:
+    svg = normalise(app.export_screenshot(title="dokoro browse"))
+    path = SNAPSHOTS / f"{name}.svg"
+    if os.environ.get("DOKORO_UPDATE_SNAPSHOTS") == "1" or not path.exists():
+        path.write_text(svg, encoding="utf-8")
+        if os.environ.get("DOKORO_UPDATE_SNAPSHOTS") != "1":
+            pytest.fail(f"{path.name} did not exist; written now: look at it, then commit it")
+        return
+    assert svg == path.read_text(encoding="utf-8"), (
+        f"the {name} screen changed; if on purpose, refresh with DOKORO_UPDATE_SNAPSHOTS=1 and look at the result"
+    )
+
+
+def footer_ready(app) -> bool:
+    """The footer of the screen under any modal has drawn its keys (it composes them late)."""
+    screens = [s for s in app.screen_stack if not isinstance(s, (HelpScreen, ConfirmScreen))]
+    return bool(screens[-1].query(FooterKey))
+
+
+async def settle(pilot, condition) -> None:
+    with anyio.fail_after(20):
+        while not (condition() and footer_ready(pilot.app)):
+            await pilot.pause(0.05)
+    await pilot.wait_for_scheduled_animations()
+    await pilot.pause(0.2)  # let the last render land
+
+
+def items_ready(app) -> bool:
+    return isinstance(app.screen, ItemsScreen) and app.screen.loaded.is_set()
+
+
+def preview_ready(app) -> bool:
+    return isinstance(app.screen, PreviewScreen) and app.screen.loaded.is_set()
+
+
+async def test_the_categories_screen(sqlite_world):
+    app = BrowseApp(sqlite_world, poll_seconds=0.1)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, lambda: isinstance(app.screen, CategoriesScreen) and len(app.screen.summaries) == 12)
+        check(app, "categories")
+
+
+@pytest.mark.parametrize("category", ["daily", "plans", "claims", "memories"])
+async def test_an_items_screen(sqlite_world, category):
+    app = BrowseApp(sqlite_world, category=category, poll_seconds=0.1)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, lambda: items_ready(app))
+        if category == "memories":  # equal timestamps: put them in a fixed order
+            await pilot.press("o", "o")
+        check(app, f"items-{category}")
+
+
+async def test_a_markdown_preview(sqlite_world):
+    app = BrowseApp(sqlite_world, category="current", poll_seconds=0.1)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, lambda: items_ready(app))
+        await pilot.press("enter")
+        await settle(pilot, lambda: preview_ready(app))
+        check(app, "preview-current")
+
+
+async def test_a_plan_card(sqlite_world):
+    app = BrowseApp(sqlite_world, category="plans", poll_seconds=0.1)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, lambda: items_ready(app))
+        await pilot.press("down", "enter")
+        await settle(pilot, lambda: preview_ready(app))
+        check(app, "preview-plan")
+
+
+async def test_the_help_and_a_confirmation(sqlite_world):
+    app = BrowseApp(sqlite_world, category="daily", poll_seconds=0.1)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, lambda: items_ready(app))
+        await pilot.press("question_mark")
+        await settle(pilot, lambda: isinstance(app.screen, HelpScreen))
+        check(app, "help")
+        await pilot.press("x", "down", "a")
+        await settle(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        check(app, "confirm")
+
+
+async def test_a_filtered_list(sqlite_world):
+    app = BrowseApp(sqlite_world, category="plans", poll_seconds=0.1)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, lambda: items_ready(app))
+        await pilot.press("slash", "s", "h", "i", "p")
+        await settle(pilot, lambda: len(app.screen.shown) == 1)
+        check(app, "filter")

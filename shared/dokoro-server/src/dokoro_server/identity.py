@@ -1,0 +1,39 @@
+"""Who a tool call acts for: the authenticated agent of the shared HTTP server, else the
+agent the call names, else the server's ``DOKORO_AGENT_ID``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mcp.server.mcpserver.exceptions import ToolError
+
+from dokoro_server.app import state
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import Context
+
+__all__ = ["acting_agent", "authenticated_agent"]
+
+
+def authenticated_agent() -> str | None:
+    """The agent id of the bearer token of this request (shared HTTP server), if any."""
+    from mcp.server.auth.middleware.auth_context import get_access_token
+
+    token = get_access_token()
+    return token.client_id if token is not None else None
+
+
+def acting_agent(ctx: Context, claimed: str | None = None) -> str:
+    """Who this call acts for: the authenticated agent, which may not claim to be another.
+
+    Without authentication (stdio, loopback HTTP) it is ``claimed`` or ``DOKORO_AGENT_ID``.
+    """
+    authenticated = authenticated_agent()
+    if authenticated is not None:
+        if claimed and claimed != authenticated:
+            raise ToolError(
+                f"you are authenticated as {authenticated!r} and cannot act as {claimed!r}; "
+                "omit agent_id or pass your own"
+            )
+        return authenticated
+    return claimed or state(ctx).settings.agent_id

@@ -1,0 +1,258 @@
+"""Tool registration: a :class:`ToolSpec` per tool function, added with :func:`add_tools`.
+
+The wrapper turns the store's :class:`~dokoro_store.errors.DokoroError` (and a refusal of the
+file system) into an MCP error result whose message tells the agent how to fix the call, and
+lets anything unexpected surface as a logged crash.
+
+Building a tool's schemas (its argument model, input and output JSON schemas) is most of what a
+server does at start beyond importing the SDK, so an entry point keeps them between starts in a
+:class:`ToolCache`, like bytecode: a tool module whose sources, or whose SDK and pydantic, have
+not changed since is listed from the cache, and the SDK builds its argument model at its first
+call. Without a cache (tests, the shared HTTP server) every tool is built at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import functools
+import hashlib
+import json
+import logging
+import os
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dokoro_store.errors import DokoroError
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools.base import Tool
+from mcp_types import ToolAnnotations
+from pydantic import PrivateAttr
+
+__all__ = ["ToolCache", "ToolSpec", "add_tools"]
+
+log = logging.getLogger("dokoro")
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool function and how it behaves, for :func:`add_tools`."""
+
+    fn: Callable[..., Any]
+    title: str | None = None
+    read_only: bool = False
+    destructive: bool = False
+    idempotent: bool = False
+
+    @property
+    def annotations(self) -> ToolAnnotations:
+        return ToolAnnotations(
+            title=self.title,
+            read_only_hint=self.read_only,
+            destructive_hint=self.destructive,
+            idempotent_hint=self.idempotent,
+            open_world_hint=False,
+        )
+
+
+def _guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except DokoroError as exc:
+            raise ToolError(str(exc)) from exc
+        except OSError as exc:
+            # The disk said no (permissions, space, a busy lock file): tell the agent what and
+            # where, rather than a bare "Error executing tool".
+            log.warning("dokoro: %s failed on the file system: %s", fn.__name__, exc)
+            where = f" ({exc.filename})" if exc.filename else ""
+            reason = exc.strerror or str(exc) or type(exc).__name__
+            raise ToolError(f"file system error{where}: {reason}; check the path and permissions, then retry") from exc
+
+    return wrapper
+
+
+def add_tools(mcp: MCPServer[Any], specs: Sequence[ToolSpec]) -> None:
+    """Register every spec on ``mcp`` (name = function name, description = docstring).
+
+    While a :class:`ToolCache` is active (:meth:`ToolCache.active`), tools whose schemas it holds
+    are listed from it and built at their first call.
+    """
+    cache = _ACTIVE_CACHE.get()
+    if cache is not None and cache.add(mcp, specs):
+        return
+    for spec in specs:
+        mcp.add_tool(_guarded(spec.fn), name=spec.fn.__name__, title=spec.title, annotations=spec.annotations)
+    if cache is not None:
+        cache.remember(mcp, specs)
+
+
+_ACTIVE_CACHE: contextvars.ContextVar[ToolCache | None] = contextvars.ContextVar("dokoro_tool_cache", default=None)
+
+
+class _CachedTool(Tool):
+    """A tool listed from cached schemas; the SDK's own tool is built at its first call."""
+
+    _spec: ToolSpec | None = PrivateAttr(default=None)
+    _built: Tool | None = PrivateAttr(default=None)
+
+    def built(self) -> Tool:
+        """The SDK's tool of this function (built once)."""
+        if self._built is None:
+            assert self._spec is not None
+            spec = self._spec
+            self._built = Tool.from_function(
+                self.fn, name=self.name, title=spec.title, annotations=spec.annotations, description=self.description
+            )
+        return self._built
+
+    async def run(self, arguments: dict[str, Any], context: Any, convert_result: bool = False) -> Any:
+        return await self.built().run(arguments, context, convert_result=convert_result)
+
+
+class ToolCache:
+    """The schemas of a server's tools, kept in a JSON file between starts.
+
+    An entry per tool module, stamped with a fingerprint of what the schemas derive from: the
+    sources of the module's package, of ``dokoro_store`` and of this kit (paths, sizes and
+    modification times), the versions of the SDK and pydantic (their files), and Python's. A
+    changed fingerprint rebuilds that module's tools and rewrites its entry.
+    """
+
+    VERSION = 1
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._entries: dict[str, dict[str, Any]] = {}
+        self._dirty = False
+        self._trees: dict[str, str] = {}
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return
+        if isinstance(data, dict) and data.get("version") == self.VERSION and isinstance(data.get("modules"), dict):
+            self._entries = data["modules"]
+
+    @contextlib.contextmanager
+    def active(self) -> Iterator[ToolCache]:
+        """While active, :func:`add_tools` lists tools from this cache and fills it."""
+        token = _ACTIVE_CACHE.set(self)
+        try:
+            yield self
+        finally:
+            _ACTIVE_CACHE.reset(token)
+
+    # ------------------------------------------------------------------ entries
+    def add(self, mcp: MCPServer[Any], specs: Sequence[ToolSpec]) -> bool:
+        """Register ``specs`` from the cache; False (nothing registered) when it has no valid entry."""
+        key, fingerprint = self._key(specs), self._fingerprint(specs)
+        entry = self._entries.get(key)
+        if entry is None or entry.get("fingerprint") != fingerprint:
+            return False
+        tools = entry.get("tools")
+        if not isinstance(tools, dict) or set(tools) != {spec.fn.__name__ for spec in specs}:
+            return False
+        manager = mcp._tool_manager
+        for spec in specs:
+            name = spec.fn.__name__
+            if manager.get_tool(name) is not None:
+                log.warning("dokoro: tool %s is registered twice; keeping the first", name)
+                continue
+            cached = tools[name]
+            fn = _guarded(spec.fn)
+            tool = _CachedTool.model_construct(
+                fn=fn,
+                name=name,
+                title=spec.title,
+                description=fn.__doc__ or "",
+                parameters=cached["parameters"],
+                fn_metadata=None,  # type: ignore[arg-type]  # built with the SDK's tool, at the first call
+                is_async=False,
+                context_kwarg=cached["context_kwarg"],
+                annotations=spec.annotations,
+                icons=None,
+                meta=None,
+            )
+            tool.__dict__["output_schema"] = cached["output_schema"]  # Tool.output_schema is a cached_property
+            tool._spec = spec
+            manager._tools[name] = tool
+        return True
+
+    def remember(self, mcp: MCPServer[Any], specs: Sequence[ToolSpec]) -> None:
+        """Keep the schemas of ``specs``, just built on ``mcp``, for the next start."""
+        tools: dict[str, Any] = {}
+        for spec in specs:
+            tool = mcp._tool_manager.get_tool(spec.fn.__name__)
+            if tool is None or tool.resolved_params or tool.is_async:
+                return  # not a plain dokoro tool: always built at start
+            tools[tool.name] = {
+                "parameters": tool.parameters,
+                "output_schema": tool.output_schema,
+                "context_kwarg": tool.context_kwarg,
+            }
+        self._entries[self._key(specs)] = {"fingerprint": self._fingerprint(specs), "tools": tools}
+        self._dirty = True
+
+    def save(self) -> None:
+        """Write the cache if it changed (atomically; a failure only costs the next start time)."""
+        if not self._dirty:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+            temporary.write_text(json.dumps({"version": self.VERSION, "modules": self._entries}), encoding="utf-8")
+            temporary.replace(self.path)
+        except OSError as exc:
+            log.info("dokoro: could not write the tool cache %s: %s", self.path, exc)
+        else:
+            self._dirty = False
+
+    # ------------------------------------------------------------------ fingerprint
+    @staticmethod
+    def _key(specs: Sequence[ToolSpec]) -> str:
+        return ",".join(sorted({spec.fn.__module__ for spec in specs}))
+
+    def _fingerprint(self, specs: Sequence[ToolSpec]) -> str:
+        packages = {spec.fn.__module__.partition(".")[0] for spec in specs} | {"dokoro_store", "dokoro_server"}
+        parts = [sys.version, *(_file_stamp(name) for name in ("mcp", "mcp_types", "pydantic", "pydantic_core"))]
+        parts += [self._tree(name) for name in sorted(packages)]
+        return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+    def _tree(self, package: str) -> str:
+        stamp = self._trees.get(package)
+        if stamp is None:
+            module = sys.modules.get(package)
+            where = getattr(module, "__file__", None)
+            stamp = _tree_stamp(Path(where).parent) if where else f"{package}: not imported"
+            self._trees[package] = stamp
+        return stamp
+
+
+def _file_stamp(package: str) -> str:
+    module = sys.modules.get(package)
+    where = getattr(module, "__file__", None)
+    if not where:
+        return f"{package}: not imported"
+    stat = Path(where).stat()
+    return f"{where} {stat.st_size} {stat.st_mtime_ns}"
+
+
+def _tree_stamp(root: Path) -> str:
+    """Paths, sizes and modification times of every ``.py`` file under ``root``, hashed."""
+    lines: list[str] = []
+    folders = [str(root)]
+    while folders:
+        with os.scandir(folders.pop()) as entries:
+            for entry in sorted(entries, key=lambda e: e.name):
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name != "__pycache__":
+                        folders.append(entry.path)
+                elif entry.name.endswith(".py"):
+                    stat = entry.stat()
+                    lines.append(f"{entry.path} {stat.st_size} {stat.st_mtime_ns}")
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()

@@ -1,0 +1,151 @@
+"""Results of the search layer: hybrid search, the index, workspace markdown and ambient context.
+
+The retrieval services build these and the dokoro-search tools return them unchanged (their
+output schema). Pure pydantic: nothing here imports the database or numpy.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from dokoro_store.results.base import IsoTime, Result
+
+__all__ = [
+    "AmbientResult",
+    "IndexContentResult",
+    "MarkdownHit",
+    "MarkdownResults",
+    "ReindexResult",
+    "SearchHit",
+    "SearchResults",
+    "SearchSource",
+    "SearchStatusResult",
+]
+
+# hybrid: both legs found it; keyword / semantic: one leg; neighbour: lifted by the thread entry beside it.
+SearchSource = Literal["hybrid", "keyword", "semantic", "neighbour"]
+
+
+class SearchHit(Result):
+    """One document found, with the scores behind its place and why it surfaced."""
+
+    rank: int
+    doc_id: str
+    title: str
+    filepath: str
+    doc_type: str
+    status: str
+    tags: list[str]
+    updated_at: IsoTime
+    score: float = Field(description="The fused score (higher is better; comparable within one search).")
+    source: SearchSource
+    why: str
+    matched_terms: list[str]
+    fts_score: float | None = Field(description="Full-text score relative to the best full-text hit (1.0).")
+    fts_rank: int | None = Field(description="0-based rank in the full-text leg.")
+    vector_score: float | None = Field(description="Cosine similarity of the document's best chunk.")
+    vector_rank: int | None = Field(description="0-based rank in the vector leg.")
+    chunk_index: int | None
+    start_line: int | None
+    end_line: int | None
+    header: str | None
+    excerpt: str
+    # Read by services (planning, memories), not part of the tool's output.
+    graph_rank: int | None = Field(default=None, exclude=True)
+    graph_entities: tuple[str, ...] = Field(default=(), exclude=True)
+
+
+class SearchResults(Result):
+    """What a search found, and notes on anything that limited it (e.g. no embedder)."""
+
+    query: str
+    mode: str
+    embedder: str | None
+    vector_engine: str
+    notes: list[str]
+    results: list[SearchHit]
+
+    @property
+    def hits(self) -> list[SearchHit]:
+        return self.results
+
+
+class ReindexResult(Result):
+    full: bool
+    files_added: int
+    files_updated: int
+    files_removed: int
+    considered: int
+    indexed: int
+    unchanged: int
+    chunks: int
+    tokens: int
+    vectors: int
+    embedder: str | None
+    notes: list[str]
+    total_docs: int
+    indexed_docs: int
+    total_chunks: int
+
+
+class IndexContentResult(Result):
+    doc_id: str
+    chunks: int
+    tokens: int
+    vectors: int
+    embedder: str | None
+    notes: list[str]
+
+
+class SearchStatusResult(Result):
+    """The engines a store searches with and how much is indexed (found without loading a model)."""
+
+    embedder_choice: str
+    embedder_kind: str
+    embedder: str | None
+    embedder_label: str
+    embedder_available: bool
+    embedder_detail: str
+    embedder_model_file: str | None = Field(description="The weights the embedder loads (file, or Ollama model).")
+    reranker: str = Field(description="The second stage of hybrid search, or how fusion ranks without one.")
+    vector_engine: str
+    vector_engine_label: str
+    full_text: str
+    total_docs: int
+    indexed_docs: int
+    pending_docs: int
+    chunks: int
+    vectors: int
+    engine_vectors: int
+    tokens: int
+    index_stamp: str | None
+    stamp_mismatch: str | None
+
+
+class MarkdownHit(Result):
+    file: str = Field(description="Relative to the workspace folder.")
+    title: str
+    excerpt: str
+    tags: Any
+    last_modified: IsoTime
+
+
+class MarkdownResults(Result):
+    results: list[MarkdownHit]
+
+
+class AmbientResult(Result):
+    """What git says the project is doing, the query made of it, and the memory that matches."""
+
+    project_path: str
+    branch: str
+    commits: list[str]
+    files: list[str]
+    branch_keywords: list[str]
+    commit_keywords: list[str]
+    file_keywords: list[str]
+    query: str
+    notes: list[str]
+    results: list[SearchHit]

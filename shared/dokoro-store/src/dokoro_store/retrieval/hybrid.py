@@ -1,0 +1,176 @@
+"""Score fusion of the hybrid search legs, with thread neighbours and context vectors.
+
+Reciprocal rank fusion throws the scores away: a document first in full text by a wide margin and
+absent from the vector list ties with one ranked tenth in both. Hybrid search instead adds the
+legs' *scores*, each on a scale comparable across queries:
+
+- full text: bm25 relative to the query's best hit (1.0), times ``text_weight``;
+- vectors: the cosine of the document's best chunk, rescaled so the vector leg's floor (the cosine
+  at ``vector_floor`` of its list) is 0 and the best candidate is 1, times ``vector_weight``. Every
+  candidate gets its cosine (read back from the stored vectors), not only those in the vector list;
+- context vectors: for an entry of a thread, the cosine is averaged with the cosine of the entry
+  read together with the entries beside it (their mean vector), so a short reply ("yes, last
+  Tuesday!") carries some of its question's meaning;
+- neighbours: an entry gains ``neighbour_weight`` × the best score of the entries beside it (two
+  places away: times ``neighbour_decay``), and neighbours of strong candidates join the candidates;
+- graph: documents the entity graph links to entities named in the query gain ``graph_weight``.
+
+Each leg stays a plain list of candidates (document id, score), so a leg's SQL can take more
+conditions (filters inside the legs) without touching the fusion.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from dokoro_store.db.engine import Database
+from dokoro_store.retrieval.fusion import FusionSettings, quantile_from_top, rescale
+from dokoro_store.retrieval.neighbours import DocVectors, ThreadMap, load_doc_vectors, load_threads
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from dokoro_store.retrieval.fulltext import TextHit
+    from dokoro_store.retrieval.vectors import VectorHit
+
+__all__ = ["Scored", "fuse_scores"]
+
+# Neighbours are fetched for this many of the best candidates (the rest cannot climb into a page).
+_EXPAND = 40
+_FEEDBACK_DOCS = 3  # pseudo-relevance feedback reads this many of the best candidates
+
+
+@dataclass
+class Scored:
+    """One fused candidate and the parts of its score."""
+
+    doc_id: str
+    score: float = 0.0
+    base: float = 0.0  # before the neighbours' lift
+    text: float = 0.0  # full text, relative to the best hit
+    cosine: float | None = None  # the best chunk's cosine with the query
+    vector: float = 0.0  # the rescaled vector score
+    chunk_id: str | None = None
+    lifted_by: str | None = None  # the neighbour whose score lifted this one most
+    lift: float = 0.0
+    graph: bool = False
+    text_rank: int | None = None
+    vector_rank: int | None = None
+
+
+def fuse_scores(
+    db: Database,
+    settings: FusionSettings,
+    text_hits: Sequence[TextHit],
+    vector_hits: Sequence[VectorHit],
+    graph_ids: Sequence[str],
+    *,
+    embedder: str | None,
+    query_vector: npt.NDArray[np.float32] | None,
+) -> list[Scored]:
+    """Every candidate of the legs (and their thread neighbours), best first."""
+    scored: dict[str, Scored] = {}
+    for rank, hit in enumerate(text_hits):
+        item = scored.setdefault(hit.doc_id, Scored(hit.doc_id))
+        item.text, item.text_rank = hit.score, rank
+    for rank, vhit in enumerate(vector_hits):
+        item = scored.setdefault(vhit.doc_id, Scored(vhit.doc_id))
+        if item.vector_rank is None:
+            item.vector_rank, item.cosine, item.chunk_id = rank, vhit.score, vhit.chunk_id
+    for doc_id in graph_ids:
+        if doc_id in scored:
+            scored[doc_id].graph = True
+    if not scored:
+        return []
+    threads = ThreadMap()
+    if settings.neighbour_weight > 0 or settings.context_weight > 0:
+        # Rank provisionally to pick whose neighbours are worth loading.
+        provisional = sorted(scored.values(), key=lambda s: -(settings.text_weight * s.text + (s.cosine or 0.0)))
+        threads = load_threads(db, [s.doc_id for s in provisional[:_EXPAND]] + list(scored))
+        if settings.neighbour_weight > 0:
+            for item in provisional[:_EXPAND]:
+                for distance in (1, 2):
+                    for other in threads.neighbours(item.doc_id, distance):
+                        scored.setdefault(other, Scored(other))
+    vectors = None
+    if embedder is not None and query_vector is not None and settings.vector_weight > 0:
+        vectors = _vector_scores(db, settings, scored, threads, vector_hits, embedder, query_vector)
+    _base(settings, scored)
+    if vectors is not None and query_vector is not None and settings.feedback_weight > 0:
+        # Pseudo-relevance feedback: move the query toward the best few candidates and score again.
+        top = sorted(scored.values(), key=lambda s: -s.base)[:_FEEDBACK_DOCS]
+        moved = [vectors.mean[s.doc_id] for s in top if s.doc_id in vectors.mean]
+        if moved:
+            import numpy as np
+
+            shifted = query_vector + settings.feedback_weight * np.mean(moved, axis=0)
+            shifted = (shifted / (np.linalg.norm(shifted) or 1.0)).astype(np.float32)
+            _vector_scores(db, settings, scored, threads, vector_hits, embedder or "", shifted, vectors)
+            _base(settings, scored)
+    if settings.neighbour_weight > 0:
+        for item in scored.values():
+            for distance, factor in ((1, 1.0), (2, settings.neighbour_decay)):
+                for other in threads.neighbours(item.doc_id, distance):
+                    gain = settings.neighbour_weight * factor * scored[other].base if other in scored else 0.0
+                    if gain > item.lift:
+                        item.lift, item.lifted_by = gain, other
+            item.score = item.base + item.lift
+    return sorted(scored.values(), key=lambda s: (-s.score, s.text_rank is None, s.doc_id))
+
+
+def _base(settings: FusionSettings, scored: dict[str, Scored]) -> None:
+    for item in scored.values():
+        item.base = settings.text_weight * item.text + settings.vector_weight * item.vector
+        if item.graph:
+            item.base += settings.graph_weight
+        item.score = item.base
+
+
+def _vector_scores(
+    db: Database,
+    settings: FusionSettings,
+    scored: dict[str, Scored],
+    threads: ThreadMap,
+    vector_hits: Sequence[VectorHit],
+    embedder: str,
+    query: npt.NDArray[np.float32],
+    loaded: DocVectors | None = None,
+) -> DocVectors:
+    import numpy as np
+
+    if loaded is None:
+        wanted = set(scored)
+        if settings.context_weight > 0:
+            for doc_id in list(scored):
+                wanted.update(threads.neighbours(doc_id, 1))
+        vectors = load_doc_vectors(db, wanted, embedder, query)
+    else:
+        vectors = loaded.rescored(query)
+    raw: dict[str, float] = {}
+    for doc_id, item in scored.items():
+        if doc_id not in vectors.best:
+            continue
+        value = vectors.best[doc_id]
+        if loaded is None:  # the cosine shown is the query's own, not the feedback pass's
+            item.cosine = value
+            item.chunk_id = item.chunk_id or vectors.best_chunk[doc_id]
+        if settings.context_weight > 0 and threads.place.get(doc_id):
+            beside = [vectors.mean[o] for o in threads.neighbours(doc_id, 1) if o in vectors.mean]
+            if beside:
+                context = vectors.mean[doc_id] + np.sum(beside, axis=0)
+                norm = float(np.linalg.norm(context))
+                if norm:
+                    mixed = float(context @ query) / norm
+                    value = (1 - settings.context_weight) * value + settings.context_weight * mixed
+        raw[doc_id] = value
+    if not raw:
+        return vectors
+    leg = [raw[h.doc_id] for h in vector_hits if h.doc_id in raw] or list(raw.values())
+    floor = quantile_from_top(leg, settings.vector_floor)
+    scaled = rescale(raw, floor, max(raw.values()))
+    for doc_id, value in scaled.items():
+        scored[doc_id].vector = value
+    return vectors

@@ -1,0 +1,195 @@
+"""The indexing work for a batch of documents: chunk, embed, stamp, write, in one transaction.
+
+:class:`~dokoro_store.retrieval.documents.DocumentService` drives it; this module holds the steps
+(and the index stamp's claim), so each stays readable on its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import delete, func, insert, select, update
+from sqlmodel import Session
+
+from dokoro_store.clock import Clock
+from dokoro_store.db.engine import Database
+from dokoro_store.errors import EmbedderMismatchError, EmbedderUnavailableError
+from dokoro_store.retrieval.chunking import Chunk, chunk_text
+from dokoro_store.retrieval.doc_records import DocRow, IndexedDocument, IndexReport, embedding_text, mismatch_message
+from dokoro_store.retrieval.embedders import to_bytes
+from dokoro_store.retrieval.markdown_docs import content_hash
+from dokoro_store.retrieval.tables import chunks, doc_vectors, docs_table, index_state
+from dokoro_store.retrieval.vectors import ChunkVector, VectorIndex
+
+if TYPE_CHECKING:
+    from dokoro_store.retrieval.embedders import Embedder
+
+__all__ = ["Indexer", "bump_generation"]
+
+_EMBED_BATCH = 256
+_STATE_UPDATE = ["content_hash", "token_count", "chunk_count", "embedder", "last_indexed"]
+
+
+def bump_generation(session: Session, clock: Clock) -> None:
+    """Tell caches of the vectors that the index changed."""
+    session.execute(
+        update(index_state)
+        .where(index_state.c.id == 1)
+        .values(generation=index_state.c.generation + 1, updated_at=clock.now())
+    )
+
+
+def claim_stamp(session: Session, embedder: Embedder) -> None:
+    """Stamp the index with ``embedder``, unless vectors of another embedder are stored (refused)."""
+    row = session.execute(select(index_state.c.embedder).where(index_state.c.id == 1).with_for_update()).first()
+    stored = row[0] if row else None
+    if stored == embedder.id:
+        return
+    if stored is not None:
+        others = session.execute(
+            select(func.count())
+            .select_from(chunks)
+            .where(chunks.c.embedding.is_not(None), chunks.c.embedder != embedder.id)
+        ).scalar()
+        if others:
+            raise EmbedderMismatchError(mismatch_message(stored, embedder.id))
+    session.execute(
+        update(index_state).where(index_state.c.id == 1).values(embedder=embedder.id, dimension=embedder.dimension)
+    )
+
+
+class Indexer:
+    """Indexes batches of documents into chunks and vectors."""
+
+    def __init__(self, db: Database, clock: Clock, vectors: Callable[[], VectorIndex]) -> None:
+        self._db = db
+        self._clock = clock
+        self._vectors = vectors
+
+    def load(self, ids: Sequence[str]) -> tuple[list[DocRow], dict[str, Any]]:
+        with self._db.read() as session:
+            rows = session.execute(
+                select(
+                    docs_table.c.id,
+                    docs_table.c.title,
+                    docs_table.c.content,
+                    docs_table.c.filepath,
+                    docs_table.c.doc_type,
+                    docs_table.c.content_hash,
+                ).where(docs_table.c.id.in_(ids))
+            ).all()
+            previous = {
+                str(r.doc_id): r
+                for r in session.execute(select(doc_vectors).where(doc_vectors.c.doc_id.in_(ids))).all()
+            }
+        docs = [DocRow(str(r[0]), str(r[1]), r[2] or "", str(r[3]), str(r[4]), r[5]) for r in rows]
+        return docs, previous
+
+    def embed(self, embedder: Embedder, texts: list[str]) -> Any:
+        import numpy as np
+
+        parts = [embedder.embed(texts[i : i + _EMBED_BATCH]) for i in range(0, len(texts), _EMBED_BATCH)]
+        return np.concatenate(parts) if parts else np.zeros((0, embedder.dimension), dtype=np.float32)
+
+    def index_batch(
+        self, ids: Sequence[str], force: bool, embedder: Embedder | None, report: IndexReport
+    ) -> tuple[Embedder | None, list[IndexedDocument]]:
+        """Index one batch; returns the embedder for the next batch (None once it failed) and the
+        documents whose content was (re)indexed, for the listeners."""
+        docs, previous = self.load(ids)
+        report.considered += len(docs)
+        todo: list[tuple[DocRow, str, str, list[Chunk]]] = []
+        fix_hash: list[tuple[str, str]] = []
+        for doc in docs:
+            digest = content_hash(doc.content)
+            if doc.stored_hash != digest:
+                fix_hash.append((doc.id, digest))
+            before = previous.get(doc.id)
+            vectors_missing = embedder is not None and (before is None or before.embedder != embedder.id)
+            if not force and before is not None and before.content_hash == digest and not vectors_missing:
+                report.unchanged += 1
+                continue
+            if force and (before is None or before.content_hash == digest):
+                reason = "full"
+            elif before is None:
+                reason = "new"
+            elif before.content_hash != digest:
+                reason = "changed"
+            else:
+                reason = "vectors"
+            todo.append((doc, digest, reason, chunk_text(doc.content, doc.title)))
+
+        vectors = None
+        if embedder is not None and todo:
+            texts = [embedding_text(doc.title, chunk) for doc, _d, _r, pieces in todo for chunk in pieces]
+            try:
+                vectors = self.embed(embedder, texts)
+            except EmbedderUnavailableError as exc:
+                report.note(f"vectors skipped: {exc}")
+                embedder = None  # the rest of this run indexes full text only
+        now = self._clock.now()
+        chunk_rows: list[dict[str, Any]] = []
+        chunk_vectors: list[ChunkVector] = []
+        state_rows: list[dict[str, Any]] = []
+        position = 0
+        for doc, digest, _reason, pieces in todo:
+            for chunk in pieces:
+                vector = vectors[position] if vectors is not None else None
+                position += 1
+                chunk_id = f"{doc.id}_{chunk.index}"
+                chunk_rows.append(
+                    {
+                        "chunk_id": chunk_id,
+                        "doc_id": doc.id,
+                        "chunk_index": chunk.index,
+                        "start_line": chunk.start_line,
+                        "end_line": chunk.end_line,
+                        "start_char": chunk.start_char,
+                        "end_char": chunk.end_char,
+                        "header_context": chunk.header_context,
+                        "token_count": chunk.token_count,
+                        "embedder": embedder.id if vector is not None and embedder is not None else None,
+                        "embedding": to_bytes(vector) if vector is not None else None,
+                    }
+                )
+                if vector is not None and embedder is not None:
+                    chunk_vectors.append(ChunkVector(chunk_id, doc.id, chunk.index, embedder.id, vector))
+            state_rows.append(
+                {
+                    "doc_id": doc.id,
+                    "content_hash": digest,
+                    "token_count": sum(c.token_count for c in pieces),
+                    "chunk_count": len(pieces),
+                    "embedder": embedder.id if vectors is not None and embedder is not None else None,
+                    "last_indexed": now,
+                }
+            )
+        if not todo and not fix_hash:
+            return embedder, []
+        engine = self._vectors()
+        touched = [doc.id for doc, _d, _r, _p in todo]
+        with self._db.write() as session:
+            if chunk_vectors and embedder is not None:
+                claim_stamp(session, embedder)
+            for doc_id, digest in fix_hash:
+                session.execute(update(docs_table).where(docs_table.c.id == doc_id).values(content_hash=digest))
+            if touched:
+                session.execute(delete(chunks).where(chunks.c.doc_id.in_(touched)))
+                if chunk_rows:
+                    session.execute(insert(chunks), chunk_rows)
+                session.execute(self._db.ops.upsert_many(doc_vectors, state_rows, ["doc_id"], _STATE_UPDATE))
+                engine.write_in_transaction(session, chunk_vectors)
+                bump_generation(session, self._clock)
+        if touched:
+            engine.after_commit(touched, chunk_vectors)
+        report.indexed += len(todo)
+        report.chunks += len(chunk_rows)
+        report.tokens += sum(int(r["token_count"]) for r in state_rows)
+        report.vectors += len(chunk_vectors)
+        indexed = [
+            IndexedDocument(doc.id, doc.title, doc.content, doc.filepath, doc.doc_type, digest, reason)
+            for doc, digest, reason, _p in todo
+            if reason != "vectors"
+        ]
+        return embedder, indexed

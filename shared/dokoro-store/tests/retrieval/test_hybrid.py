@@ -1,0 +1,196 @@
+"""Hybrid search by score fusion: thread neighbours, context vectors, ubiquitous query terms."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from dokoro_store.retrieval.documents import NewDocument
+from dokoro_store.retrieval.fusion import DEFAULT_FUSION, FusionSettings, quantile_from_top, rescale
+from dokoro_store.retrieval.planner import plan_query
+
+# A conversation where the answer sits in the reply, not in the turn that names the topic.
+THREAD = [
+    "Ana: I finally booked the trip we talked about last winter.",
+    "Ben: Where are you going for the pottery workshop?",
+    "Ana: Lisbon, the first week of June!",
+    "Ben: Nice, I hear the food there is wonderful.",
+    "Ana: I am mostly looking forward to the custard tarts.",
+    "Ben: My cat knocked over a plant this morning.",
+    "Ana: Cats are like that, mine ignores me all day.",
+]
+OTHERS = [
+    "Notes on the database migration plan for the billing service.",
+    "The release checklist: changelog, version bump, tag, publish.",
+    "A recipe for tomato soup with basil and a little cream.",
+]
+
+
+def _fill(store, *, threads: bool) -> None:
+    docs = [
+        NewDocument(
+            f"turn-{i}",
+            text,
+            title="Chat, 3 May 2024",
+            thread="chat-1" if threads else None,
+            thread_pos=i if threads else None,
+        )
+        for i, text in enumerate(THREAD)
+    ]
+    docs += [NewDocument(f"other-{i}", text, title="Note") for i, text in enumerate(OTHERS)]
+    store.docs.save_many(docs)
+    store.docs.index_docs([d.id for d in docs])
+
+
+def test_the_reply_beside_a_matching_turn_is_lifted_and_says_why(open_store):
+    store = open_store()
+    _fill(store, threads=True)
+
+    hits = store.search.universal("pottery workshop", limit=4).hits
+
+    ids = [h.doc_id for h in hits]
+    assert ids[0] == "turn-1"
+    assert "turn-2" in ids  # "Lisbon, the first week of June!" shares no word with the question
+    lifted = next(h for h in hits if h.doc_id == "turn-2")
+    assert "beside turn-1" in lifted.why
+
+
+def test_without_a_thread_nothing_is_lifted(open_store):
+    store = open_store()
+    _fill(store, threads=False)
+
+    hits = store.search.universal("pottery workshop", limit=4).hits
+
+    assert hits[0].doc_id == "turn-1"
+    assert all("beside" not in h.why for h in hits)
+
+
+def test_turning_the_neighbours_off_is_the_plain_score_fusion(open_store):
+    store = open_store()
+    _fill(store, threads=True)
+    plain = dataclasses.replace(DEFAULT_FUSION, neighbour_weight=0.0, context_weight=0.0, rerank=False)
+
+    hits = store.search.universal("pottery workshop", limit=10, fusion=plain).hits
+
+    assert all("beside" not in h.why for h in hits)
+    assert hits[0].doc_id == "turn-1"
+
+
+def test_rank_fusion_is_still_available_for_comparison(open_store):
+    store = open_store()
+    _fill(store, threads=True)
+
+    hits = store.search.universal("pottery workshop", limit=3, fusion=FusionSettings(method="rrf")).hits
+
+    assert hits[0].doc_id == "turn-1"
+    assert hits[0].score == pytest.approx(1 / 60 + 1 / 60, abs=1e-6)
+
+
+def test_a_thread_survives_an_update_of_the_document(open_store):
+    store = open_store()
+    _fill(store, threads=True)
+
+    store.docs.save("turn-2", "Ana: Porto, the first week of June!", title="Chat, 3 May 2024")
+
+    assert store.docs.get("turn-2").thread == "chat-1" and store.docs.get("turn-2").thread_pos == 2
+
+
+# ---------------------------------------------------------------------- ubiquitous terms
+
+
+def _names_everywhere(store, count: int = 24) -> None:
+    store.docs.save_many(
+        [
+            NewDocument(f"d{i}", f"Caroline: remark number {i} about {'gardening' if i == 3 else 'the weather'}")
+            for i in range(count)
+        ]
+    )
+
+
+def test_a_term_in_most_documents_is_found_ubiquitous_and_dropped_from_the_full_text_leg(open_store):
+    store = open_store(embedder="none")
+    _names_everywhere(store)
+    planned = plan_query("What did Caroline say about gardening?")
+
+    with store.db.read() as session:
+        common = store.search._full_text.ubiquitous(session, planned, 0.5)
+
+    assert common == ("caroline",)
+    assert planned.without(common).terms == ("say", "gardening")
+    assert store.search.universal("Caroline gardening", mode="hybrid").hits[0].doc_id == "d3"
+
+
+def test_a_small_corpus_never_counts_a_term_ubiquitous(open_store):
+    store = open_store(embedder="none")
+    _names_everywhere(store, count=5)
+
+    with store.db.read() as session:
+        assert store.search._full_text.ubiquitous(session, plan_query("Caroline gardening"), 0.5) == ()
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        '"; DROP TABLE docs; -- NEAR(* OR caroline',
+        "caroline AND NOT ^gardening* : () 100%_",
+        "キャロラインのガーデニング caroline",
+        "캐롤라인 정원 caroline 園芸",
+        "caroline caroline caroline",
+    ],
+)
+def test_ubiquity_is_measured_safely_on_hostile_and_cjk_queries(open_store, query):
+    store = open_store(embedder="none")
+    _names_everywhere(store)
+    planned = plan_query(query)
+
+    with store.db.read() as session:
+        common = store.search._full_text.ubiquitous(session, planned, 0.5)
+
+    kept = planned.without(common)
+    assert not kept.empty  # never every term: the last one stays
+    assert "caroline" not in kept.terms or len(planned.terms) == 1
+    store.search.universal(query)  # and the whole search never raises
+
+
+def test_a_query_of_one_common_term_keeps_it():
+    planned = plan_query("Caroline")
+
+    assert planned.without(("caroline",)).terms == ("caroline",)
+
+
+# ---------------------------------------------------------------------- the arithmetic
+
+
+def test_rescale_maps_the_floor_to_zero_and_the_best_to_one():
+    assert rescale({"a": 0.8, "b": 0.5, "c": 0.2}, 0.5, 0.8) == {"a": 1.0, "b": 0.0, "c": 0.0}
+    assert rescale({"a": 0.65}, 0.5, 0.8)["a"] == pytest.approx(0.5)
+    assert rescale({"a": 0.3, "b": 0.3}, 0.3, 0.3) == {"a": 1.0, "b": 1.0}
+
+
+def test_quantile_from_top_reads_a_list_best_first():
+    values = [0.1, 0.9, 0.5, 0.7, 0.3]
+
+    assert quantile_from_top(values, 0.0) == 0.9
+    assert quantile_from_top(values, 0.5) == 0.5
+    assert quantile_from_top(values, 1.0) == 0.1
+    assert quantile_from_top([], 0.5) == 0.0
+
+
+def test_recall_lifts_the_memory_beside_a_match_when_memories_come_in_a_thread(open_store):
+    from dokoro_store.services.memories import MemoryDraft
+
+    store = open_store()
+    rows = store.memories.remember_many(
+        [
+            MemoryDraft(type="episode", title="Chat", body=text, thread="chat-1", thread_pos=i)
+            for i, text in enumerate(THREAD)
+        ]
+        + [MemoryDraft(type="episode", title="Note", body=text) for text in OTHERS]
+    )
+
+    hits = store.memories.recall("pottery workshop", limit=4, count_use=False)
+
+    bodies = [h.memory.body for h in hits]
+    assert bodies[0] == THREAD[1]
+    assert THREAD[2] in bodies
+    assert len(rows) == len(THREAD) + len(OTHERS)
