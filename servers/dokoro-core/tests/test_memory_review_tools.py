@@ -7,8 +7,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
-from dokoro_core.server import create_server
-from dokoro_server import DokoroSettings
+from dokoro_server.testing import MakeClient
 from dokoro_store import FrozenClock, Store
 from mcp import Client
 
@@ -18,9 +17,8 @@ CI = dict(type="fact", title="CI runs on push", body="The CI pipeline runs on ev
 
 
 @pytest.fixture
-async def review_client(root: Path, cwd: Path, clock: FrozenClock, store_url: str | None) -> AsyncIterator[Client]:
-    settings = DokoroSettings(path=root, database_url=store_url, agent_id="claude", memory_review=True)
-    async with Client(create_server(settings, cwd=cwd, clock=clock)) as connected:
+async def review_client(make_client: MakeClient) -> AsyncIterator[Client]:
+    async with make_client(agent_id="claude", memory_review=True) as connected:
         yield connected
 
 

@@ -275,20 +275,45 @@ class MemoryService:
             )
         with self._db.write() as session:
             session.add_all(rows)
-        self._index_many(rows, progress=progress)
+        self._index_many(rows, threads=[(d.thread, d.thread_pos) for d in drafts], progress=progress)
         self._rendered(*(m.id for m in rows))
         return [memory_result(m) for m in rows]
 
-    def _index_many(self, rows: Sequence[MemoryRow], *, force: bool = False, progress: Progress | None = None) -> int:
-        """Save the memories' documents in one go and index them (one pass); the number indexed."""
+    def _index_many(
+        self,
+        rows: Sequence[MemoryRow],
+        *,
+        threads: Sequence[tuple[str | None, int | None]] | None = None,
+        force: bool = False,
+        progress: Progress | None = None,
+    ) -> int:
+        """Save the memories' documents in one go and index them (one pass); the number indexed.
+
+        ``threads``: each row's conversation and place in it (a bulk import); without it, a
+        document keeps the thread it has. Each document's status follows its memory's state.
+        """
+        from sqlalchemy import update
+
+        from dokoro_store.models.docs import Doc
         from dokoro_store.retrieval.documents import NewDocument
 
+        doc_ids = [f"{DOC_PREFIX}{m.id}" for m in rows]
+        if threads is None:
+            kept: dict[str, tuple[str | None, int | None]] = {}
+            with self._db.read() as session:
+                for start in range(0, len(doc_ids), 500):
+                    batch = doc_ids[start : start + 500]
+                    for doc_id, thread, pos in session.exec(
+                        select(Doc.id, Doc.thread, Doc.thread_pos).where(col(Doc.id).in_(batch))
+                    ):
+                        kept[doc_id] = (thread, pos)
+            threads = [kept.get(doc_id, (None, None)) for doc_id in doc_ids]
         self._docs.save_many(
             [
                 NewDocument(
-                    thread=draft.thread,
-                    thread_pos=draft.thread_pos,
-                    id=f"{DOC_PREFIX}{m.id}",
+                    thread=thread,
+                    thread_pos=thread_pos,
+                    id=doc_id,
                     content=f"{m.title}\n\n{m.body}" + (f"\n\nEntities: {', '.join(m.entities)}" if m.entities else ""),
                     title=m.title,
                     filepath=f"memory://{m.id}",
@@ -296,10 +321,22 @@ class MemoryService:
                     status=m.state,
                     metadata={"memory_type": m.type, "trust": m.trust},
                 )
-                for m, draft in zip(rows, drafts, strict=True)
+                for m, doc_id, (thread, thread_pos) in zip(rows, doc_ids, threads, strict=True)
             ]
         )
-        report = self._docs.index_docs([f"{DOC_PREFIX}{m.id}" for m in rows], force=force, progress=progress)
+        # save_many leaves an existing document's status as it was: a reindex may have changed states.
+        by_state: dict[str, list[str]] = {}
+        for m, doc_id in zip(rows, doc_ids, strict=True):
+            by_state.setdefault(m.state, []).append(doc_id)
+        with self._db.write() as session:
+            for state, ids in by_state.items():
+                for start in range(0, len(ids), 500):
+                    session.execute(
+                        update(Doc)
+                        .where(col(Doc.id).in_(ids[start : start + 500]), col(Doc.status) != state)
+                        .values(status=state)
+                    )
+        report = self._docs.index_docs(doc_ids, force=force, progress=progress)
         return report.indexed
 
     @staticmethod
