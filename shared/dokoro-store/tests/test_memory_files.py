@@ -293,6 +293,27 @@ def test_the_dictionary_names_entities_on_every_write_and_query(any_store: Store
     assert "entities: [postgres]" in _file(root, after.id).read_text()
 
 
+def test_a_synonym_in_a_query_finds_the_memories_written_under_the_name(any_store: Store, root: Path) -> None:
+    memory = _fact(any_store, "Replicas", "The postgres cluster keeps three replicas.", ["postgres"])
+
+    def words(query: str) -> str:
+        [hit] = [h for h in any_store.memories.recall(query) if h.memory.id == memory.id]
+        return hit.reason
+
+    assert "matched terms" not in words("pg")
+    (root / "memories" / "dictionary.md").write_text("- postgres (aka: pg, the team db)\n", encoding="utf-8")
+
+    assert "matched terms: postgres" in words("pg")
+    assert "matched terms: postgres" in words("The Team  DB")
+    assert any_store.memories._files is not None
+    expand = any_store.memories._files.dictionary.expand
+    assert (expand("pg pool"), expand("postgres and pg"), expand("pgbouncer")) == (
+        "pg pool postgres",
+        "postgres and pg",
+        "pgbouncer",
+    )
+
+
 # ---------------------------------------------------------------------- rebuild from files
 def test_reindex_rebuilds_rows_and_index_from_the_files(any_store: Store, root: Path) -> None:
     kept = _fact(any_store, "Timeouts", "The http client times out after thirty seconds.")

@@ -121,7 +121,9 @@ class MemoryService:
         self._review = review
         self._gate = ConflictGate(db, clock, search)
         self._files = MemoryFiles(paths, db, clock, gate=self._gate, index=self._index, sweep=sweep) if paths else None
-        self._recall = MemoryRecall(db, clock, search, entities=self._entities)
+        self._recall = MemoryRecall(
+            db, clock, search, entities=self._entities, expand=self._files.dictionary.expand if self._files else str
+        )
         self.review = MemoryReview(db, clock, self._index)
 
     # ------------------------------------------------------------------ files (hooks)

@@ -13,8 +13,9 @@ listed twice keeps its first entity. Lines in fenced code blocks and HTML commen
 not entries.
 
 The dictionary is applied on every write (a memory's entities are stored under their names)
-and every query (recall's entity filter, and the entities of memories stored before a synonym
-was listed). It is re-read only when its modification time or size changes.
+and every query (recall's entity filter, the entities of memories stored before a synonym
+was listed, and the query's words: a synonym in it brings its name along). It is re-read only
+when its modification time or size changes.
 """
 
 from __future__ import annotations
@@ -82,6 +83,7 @@ class EntityDictionary:
     path: Path
     _mapping: dict[str, str] = field(default_factory=dict)
     _stat: tuple[int, int] | None = None
+    _synonyms: re.Pattern[str] | None = None
 
     def refresh(self) -> bool:
         """Re-read the file when its stat changed; True when the mapping changed."""
@@ -97,6 +99,10 @@ class EntityDictionary:
         mapping = parse_dictionary(self.path.read_text(encoding="utf-8", errors="replace"))
         changed = mapping != self._mapping
         self._mapping, self._stat = mapping, key
+        if changed:
+            synonyms = sorted((s for s, name in mapping.items() if s != name), key=lambda s: (-len(s), s))
+            words = "|".join(re.escape(s).replace(r"\ ", r"\s+") for s in synonyms)
+            self._synonyms = re.compile(rf"(?<!\w)(?:{words})(?!\w)", re.IGNORECASE) if synonyms else None
         return changed
 
     def write_starter(self) -> None:
@@ -107,6 +113,17 @@ class EntityDictionary:
     def name(self, entity: str) -> str:
         """The name of a (canonical) entity: itself unless it is a listed synonym."""
         return self._mapping.get(entity, entity)
+
+    def expand(self, query: str) -> str:
+        """A query with the name of every synonym it uses added (``pg pool`` → ``pg pool postgres``),
+        so a search finds the memories written under the name."""
+        if self._synonyms is None:
+            return query
+        names: dict[str, None] = {}
+        for found in self._synonyms.finditer(query):
+            names.setdefault(self._mapping[" ".join(found.group(0).lower().split())], None)
+        extra = [name for name in names if not re.search(rf"(?<!\w){re.escape(name)}(?!\w)", query, re.IGNORECASE)]
+        return f"{query} {' '.join(extra)}" if extra else query
 
     def canonical(self, entities: Sequence[str] | None) -> list[str]:
         """Entities cleaned as the store cleans them, each under its name, de-duplicated in order."""

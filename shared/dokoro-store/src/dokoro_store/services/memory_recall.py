@@ -51,12 +51,15 @@ class MemoryRecall:
         clock: Clock,
         search: SearchService,
         entities: Callable[[Sequence[str] | None], list[str]] = canonical_entities,
+        expand: Callable[[str], str] = str,
     ) -> None:
-        """``entities`` names entities as stored (the dictionary of synonyms, when there is one)."""
+        """``entities`` names entities as stored and ``expand`` adds the names of the synonyms a
+        query uses (the dictionary of synonyms, when there is one)."""
         self._db = db
         self._clock = clock
         self._search = search
         self._entities = entities
+        self._expand = expand
 
     def recall(
         self,
@@ -85,7 +88,7 @@ class MemoryRecall:
         end = parse_time(until, "until")
         named = self._entities([entity]) if entity and entity.strip() else []
         wanted_entity = named[0] if named else None
-        result = self._search.universal(query, limit=100)
+        result = self._search.universal(self._expand(query), limit=100)
         ranked: list[tuple[str, float, SearchHit]] = []
         for found in result.hits:
             if found.doc_type == DOC_TYPE and found.doc_id.startswith(DOC_PREFIX):
