@@ -103,6 +103,53 @@ def test_a_memory_written_on_another_machine_is_rendered_into_this_folder_on_its
     assert "state: deprecated\n" in _file(root, theirs.id).read_text()
 
 
+def test_many_rows_changed_elsewhere_are_rendered_over_the_next_calls_oldest_first(
+    any_store: Store, machine_b: Store, root: Path
+) -> None:
+    from dokoro_store.services.memories import MemoryService
+
+    theirs = [_fact(machine_b, f"Remote {i}", f"Remote memory number {i}.").id for i in range(5)]
+    here = MemoryService(
+        any_store.db, any_store.clock, any_store.docs, any_store.search, paths=any_store.paths, render_batch=2
+    )
+
+    rendered = [here.sync_files().rendered for _ in range(4)]
+
+    assert rendered == [2, 2, 1, 0]
+    assert all(_file(root, memory_id).is_file() for memory_id in theirs)
+
+
+def test_a_memory_purged_on_another_machine_loses_its_file_here_unless_it_was_edited(
+    any_store: Store, machine_b: Store, root: Path
+) -> None:
+    gone = _fact(any_store, "Gone", "This one is purged elsewhere.")
+    edited = _fact(any_store, "Edited", "This one is purged elsewhere but edited here.")
+    machine_b.memories.forget(gone.id, purge=True, confirm=True)
+    machine_b.memories.forget(edited.id, purge=True, confirm=True)
+    _edit(_file(root, edited.id), "edited here.", "edited here, and kept.")
+
+    synced = any_store.memories.sync_files()
+
+    assert not list((root / "memories").glob(f"*/{gone.id}*.md"))
+    assert [(c.action, c.memory_id) for c in synced.changes] == [("restored", edited.id)]
+    assert any_store.memories.get(edited.id).body == "This one is purged elsewhere but edited here, and kept."
+
+
+def test_a_damaged_manifest_is_rebuilt_and_no_edit_is_lost(any_store: Store, root: Path) -> None:
+    memory = _fact(any_store, "Manifest", "The manifest is only a cache.")
+    assert any_store.memories._files is not None
+    any_store.memories._files.manifest_file.write_bytes(b"not a database at all" * 100)
+    _edit(_file(root, memory.id), "only a cache.", "only a cache, rebuilt when damaged.")
+
+    [change] = any_store.memories.sync_files().changes
+
+    # Without the manifest there is no telling which side changed: both are kept, and it says so.
+    assert (change.action, change.memory_id) == ("kept_both", memory.id)
+    assert any_store.memories.get(memory.id).state == "active"
+    assert any_store.memories.get(str(change.new_id)).body == "The manifest is only a cache, rebuilt when damaged."
+    assert any_store.memories.sync_files().quiet
+
+
 # ---------------------------------------------------------------------- a person's edits
 def test_an_edit_makes_a_user_stated_new_version_and_the_gate_runs_on_it(any_store: Store, root: Path) -> None:
     neighbour = _fact(any_store, "Cache", "The api cache lives in redis with a ten minute ttl.", ["cache"])

@@ -43,7 +43,7 @@ from dokoro_store.results.memories import (
 )
 from dokoro_store.results.memory_files import MemoryReindex, Reviewed
 from dokoro_store.secrets import redact_all
-from dokoro_store.services.memory_files import DEFAULT_SWEEP, MemoryFiles
+from dokoro_store.services.memory_files import DEFAULT_RENDER_BATCH, DEFAULT_SWEEP, MemoryFiles
 from dokoro_store.services.memory_gate import ConflictGate, pair_hash, text_similarity
 from dokoro_store.services.memory_recall import MemoryRecall
 from dokoro_store.services.memory_review import PROPOSED, MemoryReview, initial_state
@@ -111,16 +111,22 @@ class MemoryService:
         paths: StorePaths | None = None,
         review: bool = False,
         sweep: int = DEFAULT_SWEEP,
+        render_batch: int = DEFAULT_RENDER_BATCH,
     ) -> None:
         """``paths``: the workspace folder, whose ``memories/`` holds the memories as markdown files
         (:mod:`.memory_files`; none without it). ``review``: agents' inferences wait for a person
-        (:mod:`.memory_review`). ``sweep``: files stat-ed per call for in-place edits."""
+        (:mod:`.memory_review`). ``sweep``: files stat-ed per call for in-place edits;
+        ``render_batch``: rows changed elsewhere rendered per call at most."""
         self._db = db
         self._clock = clock
         self._docs = docs
         self._review = review
         self._gate = ConflictGate(db, clock, search)
-        self._files = MemoryFiles(paths, db, clock, gate=self._gate, index=self._index, sweep=sweep) if paths else None
+        self._files = (
+            MemoryFiles(paths, db, clock, gate=self._gate, index=self._index, sweep=sweep, render_batch=render_batch)
+            if paths
+            else None
+        )
         self._recall = MemoryRecall(
             db, clock, search, entities=self._entities, expand=self._files.dictionary.expand if self._files else str
         )

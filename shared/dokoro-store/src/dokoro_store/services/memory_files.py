@@ -7,7 +7,9 @@ every memory call and brings files and rows in step, in both directions.
 **Rows → files.** Database triggers give a memory a new change number (``rev``) whenever
 something its file shows changes (migration 0017). The folder's manifest
 (:mod:`.memory_manifest`) keeps the highest number it rendered; each sync renders the rows
-above it, and only those. That is how a folder learns of memories written by other processes,
+above it, and only those (at most ``render_batch`` of them per call, oldest first: a store
+upgraded with many memories is rendered over its first calls, or at once by ``dokoro memory
+reindex``). That is how a folder learns of memories written by other processes,
 or, on a team PostgreSQL, by other machines: every machine renders into its own folder. Recall
 counts are not in the files, so recall never writes a file.
 
@@ -81,9 +83,13 @@ if TYPE_CHECKING:
     from dokoro_store.retrieval.documents import Progress
     from dokoro_store.services.memory_gate import ConflictGate
 
-__all__ = ["DEFAULT_SWEEP", "MemoryFiles", "new_memory_id"]
+__all__ = ["DEFAULT_RENDER_BATCH", "DEFAULT_SWEEP", "MemoryFiles", "new_memory_id"]
 
 DEFAULT_SWEEP = 2000
+# Files whose memory is looked up per call, to find memories purged by another process.
+PURGE_WINDOW = 250
+# Rows changed elsewhere rendered per call at most (the rest on the next calls).
+DEFAULT_RENDER_BATCH = 500
 FILE_DELETED = "file deleted"
 # A manifest ``rev`` no row has: the file is rendered again on this sync.
 _RERENDER = -1
@@ -94,9 +100,9 @@ def new_memory_id(now: datetime) -> str:
     return f"mem_{now:%Y%m%d}_{secrets.token_hex(4)}"
 
 
-def _stat(path: Path) -> os.stat_result | None:
+def _stat(path: Path | str) -> os.stat_result | None:
     try:
-        return path.stat()
+        return os.stat(path)  # noqa: PTH116 - a str path: the sweep stats thousands per call
     except FileNotFoundError:
         return None
 
@@ -146,6 +152,7 @@ class MemoryFiles:
         gate: ConflictGate,
         index: Callable[[MemoryRow], bool],
         sweep: int = DEFAULT_SWEEP,
+        render_batch: int = DEFAULT_RENDER_BATCH,
     ) -> None:
         self._paths = paths
         self._db = db
@@ -153,6 +160,7 @@ class MemoryFiles:
         self._gate = gate
         self._index = index
         self._sweep = max(1, sweep)
+        self._render_batch = max(1, render_batch)
         self.dictionary = EntityDictionary(self.root / DICTIONARY_FILE)
 
     @property
@@ -175,7 +183,7 @@ class MemoryFiles:
             run.render.update(render)
             if scan:
                 self._scan(run)
-            self._render_changed(run)
+            self._render_changed(run, limit=self._render_batch)
             return run.result()
 
     def file_of(self, memory_id: str) -> Path:
@@ -337,17 +345,23 @@ class MemoryFiles:
                 m.set_dir(folder, folder_stat.st_mtime_ns)
                 self._list_folder(m, folder, found)
         # The rolling sweep: in-place edits do not move a folder's time.
-        live = [e for e in m.window(self._sweep) if not e.tombstone]
-        for entry in live:
-            if entry.path in found.changed or entry.path in found.missing:
+        base = f"{self._paths.root}{os.sep}"
+        for entry in m.window(self._sweep):
+            if entry.tombstone or entry.path in found.changed or entry.path in found.missing:
                 continue
-            stat = _stat(self._paths.root / entry.path)
+            stat = _stat(base + entry.path)
             if stat is None:
                 if entry.path.rsplit("/", 1)[0] in subdirs:
                     found.missing[entry.path] = entry
             elif not entry.same_stat(stat.st_mtime_ns, stat.st_size):
                 found.changed[entry.path] = (entry, stat)
-        untouched = [e for e in live if e.memory_id and e.path not in found.changed and e.path not in found.missing]
+        # Memories purged elsewhere, looked up for a smaller rolling window of files (a purge is rare
+        # and explicit; its file goes within ``files / PURGE_WINDOW`` calls).
+        untouched = [
+            e
+            for e in m.window(PURGE_WINDOW, cursor_key="purge_cursor")
+            if e.memory_id and not e.tombstone and e.path not in found.changed and e.path not in found.missing
+        ]
         self._drop_purged(run, untouched)
         # New files first: a moved file takes its memory's entry before the old path counts as deleted.
         for path, stat in sorted(found.new):
@@ -722,14 +736,17 @@ class MemoryFiles:
         self._on_changed_file(run, entry, stat)
 
     # ------------------------------------------------------------------ render (rows → files)
-    def _render_changed(self, run: _Run) -> None:
+    def _render_changed(self, run: _Run, *, limit: int | None = None) -> None:
+        """Render the rows changed since the folder's mark (and ``run.render``). ``limit``: at most
+        that many changed rows on this call, oldest change first; the mark moves to the last one
+        handled and the next call goes on (a store upgraded with many memories, a fresh clone's
+        folder, does not hold one call for minutes)."""
         m = run.manifest
+        query = select(MemoryRow.id, MemoryRow.rev).where(MemoryRow.rev > m.rev).order_by(col(MemoryRow.rev))
+        if limit is not None:
+            query = query.limit(limit)
         with self._db.read() as session:
-            feed = list(
-                session.exec(
-                    select(MemoryRow.id, MemoryRow.rev).where(MemoryRow.rev > m.rev).order_by(col(MemoryRow.rev))
-                )
-            )
+            feed = list(session.exec(query))
         top = max((rev for _id, rev in feed), default=m.rev)
         entries = m.of_memories([memory_id for memory_id, _rev in feed])
         wanted = set(run.render)

@@ -82,14 +82,15 @@ class Manifest:
     @contextlib.contextmanager
     def open(cls, path: Path, database: str) -> Iterator[Manifest]:
         """Open (creating) the manifest at ``path`` for the database ``database`` (a URL without
-        secrets); a manifest written for another database is emptied first. Commits on success."""
+        secrets); a manifest written for another database is emptied first. Commits on success.
+
+        A cache, written on every memory call: its commits are not synced to disk (a crash of the
+        machine may lose or damage it; a damaged one is deleted and rebuilt), and the journal is
+        a rollback journal, so closing it costs no checkpoint (callers hold the folder's lock)."""
         path.parent.mkdir(parents=True, exist_ok=True)
-        connection = sqlite3.connect(path, timeout=30.0, isolation_level=None)
+        connection = cls._connect(path)
         try:
-            connection.execute("PRAGMA journal_mode=WAL")
             connection.execute("BEGIN IMMEDIATE")
-            for statement in _SCHEMA:
-                connection.execute(statement)
             manifest = cls(connection)
             if manifest.meta("database") != database or manifest.meta("version") != _VERSION:
                 manifest.reset()
@@ -103,6 +104,28 @@ class Manifest:
             raise
         finally:
             connection.close()
+
+    @staticmethod
+    def _connect(path: Path) -> sqlite3.Connection:
+        for attempt in (1, 2):
+            connection = sqlite3.connect(path, timeout=30.0, isolation_level=None)
+            try:
+                connection.execute("PRAGMA journal_mode=TRUNCATE")
+                connection.execute("PRAGMA synchronous=OFF")
+                for statement in _SCHEMA:
+                    connection.execute(statement)
+                return connection
+            except sqlite3.OperationalError:  # locked, or the disk: not the file's fault
+                connection.close()
+                raise
+            except sqlite3.DatabaseError:
+                connection.close()
+                if attempt == 2:
+                    raise
+                # Damaged (a machine crash mid-write): it is only a cache; start it again.
+                for leftover in (path, path.with_name(path.name + "-journal")):
+                    leftover.unlink(missing_ok=True)
+        raise AssertionError("unreachable")
 
     # ------------------------------------------------------------------ meta
     def meta(self, key: str) -> str | None:
@@ -186,9 +209,10 @@ class Manifest:
         rows = self._db.execute(f"SELECT {self._COLUMNS} FROM files WHERE note IS NOT NULL ORDER BY path")
         return [_entry(row) for row in rows]
 
-    def window(self, limit: int) -> list[FileEntry]:
-        """The next ``limit`` entries of the rolling stat sweep (wrapping around), cursor advanced."""
-        cursor = int(self.meta("cursor") or 0)
+    def window(self, limit: int, *, cursor_key: str = "cursor") -> list[FileEntry]:
+        """The next ``limit`` entries of a rolling sweep (wrapping around), its cursor advanced;
+        ``cursor_key`` names the sweep (each keeps its own place)."""
+        cursor = int(self.meta(cursor_key) or 0)
         rows = self._db.execute(
             f"SELECT rowid, {self._COLUMNS} FROM files WHERE rowid > ? ORDER BY rowid LIMIT ?",
             (cursor, limit),
@@ -199,7 +223,7 @@ class Manifest:
                 (cursor, limit - len(rows)),
             ).fetchall()
         if rows:
-            self.set_meta("cursor", str(rows[-1][0]))
+            self.set_meta(cursor_key, str(rows[-1][0]))
         return [_entry(tuple(row[1:])) for row in rows]
 
     # ------------------------------------------------------------------ directories

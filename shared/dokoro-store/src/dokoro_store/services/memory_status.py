@@ -105,7 +105,8 @@ def memory_status(db: Database, clock: Clock, docs: DocumentService) -> StatusRe
         ).all()
         # Compaction candidates: aging, unused episodes that share an entity could become one memory.
         aging = session.exec(
-            select(MemoryRow).where(
+            select(MemoryRow)
+            .where(
                 active,
                 col(MemoryRow.type) == "episode",
                 col(MemoryRow.created_at) <= aged,
