@@ -144,7 +144,9 @@ def dokoro_recall(
     memories = state(ctx).store.memories
     synced = memories.sync_files()
     files = None if synced.quiet else synced
-    hits = memories.recall(query, limit=limit, types=types, entity=entity, since=since, until=until, states=states)
+    hits = memories.recall(
+        query, limit=limit, types=types, entity=entity, since=since, until=until, states=states, reconcile=False
+    )
     if not hits:
         return result("\n".join(["(no memories found)", *_files_lines(files)]), Recall(hits=[], files=files))
     lines = []
@@ -182,7 +184,7 @@ def dokoro_memory_status(ctx: Context) -> Annotated[CallToolResult, MemoryStatus
     conflicts, never-recalled ones, and aging episodes that could be compacted into one memory."""
     memories = state(ctx).store.memories
     synced = memories.sync_files()
-    report = memories.status()
+    report = memories.status(reconcile=False)
     lines = [
         f"## Memory status: {report.total} memories",
         "- by state: " + (", ".join(f"{k} {v}" for k, v in sorted(report.by_state.items())) or "none"),

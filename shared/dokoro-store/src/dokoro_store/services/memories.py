@@ -459,10 +459,13 @@ class MemoryService:
         until: str | None = None,
         states: Sequence[str] = ("active",),
         count_use: bool = True,
+        reconcile: bool = True,
     ) -> list[RecallHit]:
         """Memories for ``query``, weathered, filtered; every returned hit counts as a use
-        (see :class:`~dokoro_store.services.memory_recall.MemoryRecall`)."""
-        self._sync()
+        (see :class:`~dokoro_store.services.memory_recall.MemoryRecall`). ``reconcile=False``:
+        the caller has just reconciled the memory files (:meth:`sync_files`)."""
+        if reconcile:
+            self._sync()
         return self._recall.recall(
             query,
             limit=limit,
@@ -486,10 +489,12 @@ class MemoryService:
             return [memory_result(row) for row in rows]
 
     # ------------------------------------------------------------------ status
-    def status(self) -> StatusReport:
+    def status(self, *, reconcile: bool = True) -> StatusReport:
         """An honest health report: index freshness, stale and expired memories, unresolved
-        conflicts, never-recalled ones and compaction candidates."""
-        self._sync()
+        conflicts, never-recalled ones and compaction candidates. ``reconcile=False``: the caller
+        has just reconciled the memory files (:meth:`sync_files`)."""
+        if reconcile:
+            self._sync()
         return memory_status(self._db, self._clock, self._docs)
 
     # ------------------------------------------------------------------ review queue
