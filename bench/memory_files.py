@@ -47,66 +47,24 @@ def _ms(fn: Callable[[], object], runs: int) -> tuple[float, float]:
     return statistics.median(samples), max(samples)
 
 
-WORDS = [
-    "api",
-    "cache",
-    "queue",
-    "worker",
-    "token",
-    "session",
-    "login",
-    "deploy",
-    "build",
-    "test",
-    "lint",
-    "schema",
-    "index",
-    "vector",
-    "graph",
-    "retry",
-    "timeout",
-    "backoff",
-    "lock",
-    "claim",
-    "plan",
-    "daily",
-    "weekly",
-    "archive",
-    "release",
-    "branch",
-    "merge",
-    "review",
-    "budget",
-    "latency",
-    "memory",
-    "search",
-    "embed",
-    "rerank",
-    "fusion",
-    "thread",
-    "episode",
-    "rule",
-    "guardrail",
-    "fact",
-    "decision",
-    "lesson",
-]
+# A vocabulary large enough that two memories rarely read alike (the conflict gate then meets a
+# realistic handful of neighbours, not every memory that shares a service).
+VOCABULARY = [f"{stem}{n}" for stem in ("api", "cache", "queue", "token", "deploy", "schema") for n in range(500)]
 
 
 def _fill(store: Store, n: int) -> None:
-    """N memories of varied text, each about its own topic and one of 50 shared services: the
-    conflict gate meets a realistic handful of neighbours, not hundreds."""
+    """N memories of varied text, each about its own topic and one of 50 shared services."""
     rng = random.Random(7)
     now = store.clock.now()
     for start in range(0, n, 1000):
         rows = []
         for i in range(start, min(n, start + 1000)):
-            words = " ".join(rng.choice(WORDS) for _ in range(14))
+            words = " ".join(rng.choice(VOCABULARY) for _ in range(14))
             rows.append(
                 MemoryRow(
                     id=f"mem_bench_{i:07d}",
                     type=TYPES[i % len(TYPES)],
-                    title=f"Memory {i}: {' '.join(rng.choice(WORDS) for _ in range(4))}",
+                    title=f"Memory {i}: {' '.join(rng.choice(VOCABULARY) for _ in range(4))}",
                     body=f"Memory number {i} ({words}) ends with a timeout.",
                     entities=[f"topic-{i}", f"service-{rng.randrange(50)}"],
                     trust="imported",
