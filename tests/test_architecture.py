@@ -133,6 +133,12 @@ def test_no_server_imports_another_server() -> None:
     assert breaches == []
 
 
+def test_using_the_tracking_and_analytics_servers_imports_no_heavy_library() -> None:
+    tracking = [("dokoro_issue_add", {"title": "probe"}), ("dokoro_task_track", {"action": "start", "title": "p"})]
+    assert _heavy_modules_loaded("dokoro_tracking.server", "create_server", tracking) == []
+    assert _heavy_modules_loaded("dokoro_analytics.server", "create_server", [("dokoro_pending", {})]) == []
+
+
 # ---------------------------------------------------------------------------------------------- environment
 
 # The entry-point layer: the settings class, and the launcher's command line (which passes the
