@@ -89,6 +89,16 @@ def test_every_write_path_renders_and_recall_writes_no_file(any_store: Store, ro
     assert not list((root / "memories").glob(f"*/{old.id}*.md"))
 
 
+def test_a_bulk_import_is_rendered_too(any_store: Store, root: Path) -> None:
+    from dokoro_store.services.memories import MemoryDraft
+
+    imported = any_store.memories.remember_many(
+        [MemoryDraft(type="fact", title=f"Imported {i}", body=f"Imported memory {i}.") for i in range(3)]
+    )
+
+    assert all("trust: imported\n" in _file(root, m.id).read_text() for m in imported)
+
+
 def test_a_memory_written_on_another_machine_is_rendered_into_this_folder_on_its_next_call(
     any_store: Store, machine_b: Store, root: Path
 ) -> None:

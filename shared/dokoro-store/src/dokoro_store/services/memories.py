@@ -284,7 +284,8 @@ class MemoryService:
         with self._db.write() as session:
             session.add_all(rows)
         self._index_many(rows, threads=[(d.thread, d.thread_pos) for d in drafts], progress=progress)
-        self._rendered(*(m.id for m in rows))
+        # Their files come with this and the next calls (at most a batch per call), not all at once.
+        self._rendered()
         return [memory_result(m) for m in rows]
 
     def _index_many(
