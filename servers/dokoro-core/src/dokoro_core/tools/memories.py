@@ -183,7 +183,7 @@ def dokoro_memory_status(ctx: Context) -> Annotated[CallToolResult, MemoryStatus
     """An honest health report of the memories: index freshness, stale ones past review_after, unresolved
     conflicts, never-recalled ones, and aging episodes that could be compacted into one memory."""
     memories = state(ctx).store.memories
-    synced = memories.sync_files()
+    # Read-only: a person's edits to the memory files are taken in by the next writing call.
     report = memories.status(reconcile=False)
     lines = [
         f"## Memory status: {report.total} memories",
@@ -207,8 +207,8 @@ def dokoro_memory_status(ctx: Context) -> Annotated[CallToolResult, MemoryStatus
         lines += [f"  - {entity}: {len(items)} episodes" for entity, items in report.compaction_candidates[:10]]
     if proposed := report.by_state.get("proposed"):
         lines.append(f"- waiting for review: {proposed} proposed memory(ies) (`dokoro memory approve|reject`)")
-    files = synced.model_copy(update={"problems": memories.file_problems()})
-    lines += _files_lines(files)
+    files = FilesSync(problems=memories.file_problems())
+    lines += [f"- memory files not read ({len(files.problems)}):", *files.lines()] if files.problems else []
     return result("\n".join(lines), report.result().model_copy(update={"files": None if files.quiet else files}))
 
 

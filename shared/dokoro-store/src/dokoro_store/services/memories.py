@@ -480,10 +480,17 @@ class MemoryService:
 
     # ------------------------------------------------------------------ listing
     def of_types(
-        self, types: Sequence[str], states: Sequence[str] = ("active",), *, limit: int | None = None
+        self,
+        types: Sequence[str],
+        states: Sequence[str] = ("active",),
+        *,
+        limit: int | None = None,
+        reconcile: bool = True,
     ) -> list[Memory]:
-        """Memories of these types and states, most recently updated first (at most ``limit``)."""
-        self._sync()
+        """Memories of these types and states, most recently updated first (at most ``limit``).
+        ``reconcile=False``: as the rows stand, the memory files not looked at (a read-only call)."""
+        if reconcile:
+            self._sync()
         with self._db.read() as session:
             query = (
                 select(MemoryRow)

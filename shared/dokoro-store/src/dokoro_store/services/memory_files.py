@@ -161,6 +161,8 @@ class MemoryFiles:
         self._index = index
         self._sweep = max(1, sweep)
         self._render_batch = max(1, render_batch)
+        # Where the rolling windows go on (this process's: a quiet call writes nothing).
+        self._cursors: dict[str, int] = {}
         self.dictionary = EntityDictionary(self.root / DICTIONARY_FILE)
 
     @property
@@ -346,7 +348,8 @@ class MemoryFiles:
                 self._list_folder(m, folder, found)
         # The rolling sweep: in-place edits do not move a folder's time.
         base = f"{self._paths.root}{os.sep}"
-        for entry in m.window(self._sweep):
+        window, self._cursors["sweep"] = m.window(self._sweep, self._cursors.get("sweep", 0))
+        for entry in window:
             if entry.tombstone or entry.path in found.changed or entry.path in found.missing:
                 continue
             stat = _stat(base + entry.path)
@@ -357,9 +360,10 @@ class MemoryFiles:
                 found.changed[entry.path] = (entry, stat)
         # Memories purged elsewhere, looked up for a smaller rolling window of files (a purge is rare
         # and explicit; its file goes within ``files / PURGE_WINDOW`` calls).
+        purge_window, self._cursors["purge"] = m.window(PURGE_WINDOW, self._cursors.get("purge", 0))
         untouched = [
             e
-            for e in m.window(PURGE_WINDOW, cursor_key="purge_cursor")
+            for e in purge_window
             if e.memory_id and not e.tombstone and e.path not in found.changed and e.path not in found.missing
         ]
         self._drop_purged(run, untouched)

@@ -142,7 +142,8 @@ class Manifest:
 
     @rev.setter
     def rev(self, value: int) -> None:
-        self.set_meta("rev", str(value))
+        if value != self.rev:  # a call that rendered nothing writes nothing
+            self.set_meta("rev", str(value))
 
     def reset(self) -> None:
         """Forget everything (a rebuild follows)."""
@@ -209,22 +210,20 @@ class Manifest:
         rows = self._db.execute(f"SELECT {self._COLUMNS} FROM files WHERE note IS NOT NULL ORDER BY path")
         return [_entry(row) for row in rows]
 
-    def window(self, limit: int, *, cursor_key: str = "cursor") -> list[FileEntry]:
-        """The next ``limit`` entries of a rolling sweep (wrapping around), its cursor advanced;
-        ``cursor_key`` names the sweep (each keeps its own place)."""
-        cursor = int(self.meta(cursor_key) or 0)
+    def window(self, limit: int, after: int) -> tuple[list[FileEntry], int]:
+        """The next ``limit`` entries of a rolling sweep after the entry ``after`` (wrapping
+        around), and where the sweep goes on next time. The place is the caller's to keep (in
+        memory: a call that finds nothing writes nothing)."""
         rows = self._db.execute(
             f"SELECT rowid, {self._COLUMNS} FROM files WHERE rowid > ? ORDER BY rowid LIMIT ?",
-            (cursor, limit),
+            (after, limit),
         ).fetchall()
         if len(rows) < limit:
             rows += self._db.execute(
                 f"SELECT rowid, {self._COLUMNS} FROM files WHERE rowid <= ? ORDER BY rowid LIMIT ?",
-                (cursor, limit - len(rows)),
+                (after, limit - len(rows)),
             ).fetchall()
-        if rows:
-            self.set_meta(cursor_key, str(rows[-1][0]))
-        return [_entry(tuple(row[1:])) for row in rows]
+        return [_entry(tuple(row[1:])) for row in rows], (int(rows[-1][0]) if rows else after)
 
     # ------------------------------------------------------------------ directories
     def dirs(self) -> dict[str, int]:
