@@ -8,13 +8,17 @@ embedder first), so there is no ANN index: the scan runs in PostgreSQL, next to 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import text
+from sqlalchemy.sql.elements import BindParameter
 from sqlmodel import Session
 
 from dokoro_store.db.engine import Database
 from dokoro_store.retrieval.vectors import ChunkVector, VectorHit
+
+if TYPE_CHECKING:
+    from dokoro_store.retrieval.scope import DocScope
 
 __all__ = ["PgVectorIndex", "pgvector_column_present", "vector_literal"]
 
@@ -65,15 +69,21 @@ class PgVectorIndex:
     def clear(self) -> None:
         return None
 
-    def search(self, vector: Any, embedder: str, k: int) -> list[VectorHit]:
+    def search(self, vector: Any, embedder: str, k: int, scope: DocScope | None = None) -> list[VectorHit]:
         literal = vector_literal(vector)
+        join, where = "", ""
+        binds: list[BindParameter[object]] = []
+        if scope is not None:
+            # The scope is a condition of the nearest-neighbour query itself.
+            condition, binds = scope.sql("d", "postgresql")
+            join, where = " JOIN docs d ON d.id = c.doc_id", f" AND {condition}"
         with self._db.read() as session:
             rows = session.execute(
                 text(
-                    "SELECT chunk_id, doc_id, 1 - (embedding_pgv <=> CAST(:q AS vector)) AS score FROM chunks "
-                    "WHERE embedder = :e AND embedding_pgv IS NOT NULL "
-                    "ORDER BY embedding_pgv <=> CAST(:q AS vector), chunk_id LIMIT :k"
-                ),
+                    "SELECT c.chunk_id, c.doc_id, 1 - (c.embedding_pgv <=> CAST(:q AS vector)) AS score "
+                    f"FROM chunks c{join} WHERE c.embedder = :e AND c.embedding_pgv IS NOT NULL{where} "
+                    "ORDER BY c.embedding_pgv <=> CAST(:q AS vector), c.chunk_id LIMIT :k"
+                ).bindparams(*binds),
                 {"q": literal, "e": embedder, "k": k},
             ).all()
         return [VectorHit(str(r[0]), str(r[1]), float(r[2])) for r in rows]

@@ -12,24 +12,27 @@ carries each neighbour with the material to judge it (shared entities, similarit
 whether "latest wins" is safe) and the agent gives a verdict with :meth:`MemoryService.verdict`.
 Each pair is shown once.
 
-**Weathering** (:mod:`.memory_recall`). Recall ranks by relevance × trust × state × (1 +
-freshness + heat): old memories nobody recalls sink below fresh, used ones; nothing is deleted.
-Every recall counts as use.
+**Weathering** (:mod:`.memory_recall`). Recall ranks by relevance × trust × state; freshness and
+use (every recall counts as one) break near-ties only, never burying a clearly more relevant
+memory. Nothing is deleted.
 """
 
 from __future__ import annotations
 
+import hashlib
+import logging
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from sqlmodel import col, select
+from sqlalchemy.exc import SQLAlchemyError
+from sqlmodel import Session, col, select
 
 from dokoro_store.clock import Clock, iso
 from dokoro_store.db.engine import Database
-from dokoro_store.errors import ConflictError, InvalidArgumentError, NotFoundError
+from dokoro_store.errors import ConflictError, DokoroError, EmbedderMismatchError, InvalidArgumentError, NotFoundError
 from dokoro_store.models.memories import Memory as MemoryRow
 from dokoro_store.models.memories import MemoryConflict
 from dokoro_store.results.memories import (
@@ -76,6 +79,8 @@ __all__ = [
     "UnresolvedPair",
     "text_similarity",
 ]
+
+log = logging.getLogger("dokoro.store")
 
 VERDICTS = ("supersede", "keep_both", "discard_new")
 
@@ -128,7 +133,12 @@ class MemoryService:
             else None
         )
         self._recall = MemoryRecall(
-            db, clock, search, entities=self._entities, expand=self._files.dictionary.expand if self._files else str
+            db,
+            clock,
+            search,
+            entities=self._entities,
+            expand=self._files.dictionary.expand if self._files else str,
+            aliases=self._files.dictionary.synonyms_of if self._files else lambda _name: [],
         )
         self.review = MemoryReview(db, clock, self._index)
 
@@ -155,22 +165,28 @@ class MemoryService:
             raise NotFoundError(f"no memory {memory_id!r}; find ids with dokoro_recall or dokoro_memory_status")
         return memory_result(row)
 
+    def _save_doc(self, session: Session, memory: MemoryRow) -> None:
+        """Write the memory's document in the transaction that writes the memory."""
+        self._docs.save_in(session, f"{DOC_PREFIX}{memory.id}", _doc_text(memory), **_doc_fields(memory))
+
     def _index(self, memory: MemoryRow) -> bool:
         """Save the memory's document and index it (full text, vectors, graph); best effort."""
-        text = f"{memory.title}\n\n{memory.body}"
-        if memory.entities:
-            text += "\n\nEntities: " + ", ".join(memory.entities)
-        self._docs.save(
-            f"{DOC_PREFIX}{memory.id}",
-            text,
-            title=memory.title,
-            filepath=f"memory://{memory.id}",
-            doc_type=DOC_TYPE,
-            status=memory.state,
-            metadata={"memory_type": memory.type, "trust": memory.trust},
-        )
+        self._docs.save(f"{DOC_PREFIX}{memory.id}", _doc_text(memory), **_doc_fields(memory))
         report = self._docs.index_docs([f"{DOC_PREFIX}{memory.id}"])
         return report.indexed + report.unchanged > 0
+
+    def _index_committed(self, memories: Sequence[MemoryRow], notes: list[str]) -> bool:
+        """Index documents already committed with their memories. A failure here is never the
+        caller's failure: the memory is stored and found by full text at once (the database keeps
+        the text index in step), and its vectors are made by the next search refresh or reindex."""
+        try:
+            report = self._docs.index_docs([f"{DOC_PREFIX}{m.id}" for m in memories])
+        except (DokoroError, SQLAlchemyError) as exc:
+            log.warning("dokoro: indexing a stored memory failed; the next reindex completes it", exc_info=True)
+            notes.append(f"stored; its vectors are not made yet ({exc}); the next search_reindex completes them")
+            return False
+        notes.extend(report.notes)
+        return report.indexed + report.unchanged >= len(memories)
 
     # ------------------------------------------------------------------ remember
     def remember(
@@ -203,6 +219,11 @@ class MemoryService:
         valid_to = parse_time(valid_until, "valid_until")
         files = self._sync()
         (title_clean, body_clean, source_clean), kinds = redact_all([title, body, source])
+        try:
+            # Before writing: a memory whose vectors could not join the index is not stored at all.
+            self._docs.check_write_stamp()
+        except EmbedderMismatchError as exc:
+            raise EmbedderMismatchError(f"{exc} Nothing was stored.") from None
         now = self._clock.now()
         memory = MemoryRow(
             id=f"mem_{now:%Y%m%d}_{secrets.token_hex(4)}",
@@ -222,6 +243,19 @@ class MemoryService:
         )
         superseded: MemoryRow | None = None
         with self._db.write() as session:
+            # A retry of this very call (same agent, type, title and body, moments ago) gets the
+            # memory the first call stored, not a duplicate; the lock orders concurrent retries.
+            self._db.ops.lock_keys(session, "remember", [_retry_key(memory)])
+            twin = _recent_twin(session, memory, now - RETRY_WINDOW)
+            if twin is not None:
+                return Remembered(
+                    memory=memory_result(twin),
+                    conflicts=[],
+                    superseded=None,
+                    redacted=list(kinds),
+                    indexed=self._docs.is_indexed(f"{DOC_PREFIX}{twin.id}"),
+                    retried=True,
+                )
             if supersedes:
                 old = session.get(MemoryRow, supersedes.strip(), with_for_update=True)
                 if old is None:
@@ -236,13 +270,25 @@ class MemoryService:
                 if memory.state != PROPOSED:  # a proposal supersedes only once approved
                     self._archive(old, by=memory.id, now=now)
                     session.add(old)
+                    self._save_doc(session, old)
                     superseded = old
             session.add(memory)
-        indexed = self._index(memory)
-        if superseded is not None:
-            self._index(superseded)
-        conflicts = [] if memory.supersedes is not None else self._gate.check(memory)
-        self._rendered(memory.id, memory.supersedes)
+            self._save_doc(session, memory)
+        # Committed: from here on nothing fails the call (the agent would retry and store it twice).
+        notes: list[str] = []
+        indexed = self._index_committed([memory] + ([superseded] if superseded is not None else []), notes)
+        conflicts = []
+        if memory.supersedes is None:
+            try:
+                conflicts = self._gate.check(memory)
+            except (DokoroError, SQLAlchemyError) as exc:
+                log.warning("dokoro: the conflict gate failed on a stored memory", exc_info=True)
+                notes.append(f"stored; the conflict check could not run ({exc})")
+        try:
+            self._rendered(memory.id, memory.supersedes)
+        except OSError as exc:
+            log.warning("dokoro: a stored memory's file could not be written", exc_info=True)
+            notes.append(f"stored; its file could not be written now ({exc}); the next call retries")
         return Remembered(
             memory=memory_result(memory),
             conflicts=conflicts,
@@ -250,6 +296,7 @@ class MemoryService:
             redacted=list(kinds),
             indexed=indexed,
             files=files if files is not None and not files.quiet else None,
+            notes=notes,
         )
 
     def remember_many(self, drafts: Sequence[MemoryDraft], *, progress: Any = None) -> list[Memory]:
@@ -557,3 +604,48 @@ class MemoryService:
                 rows += session.exec(select(MemoryRow).where(col(MemoryRow.id).in_(ids[start : start + 500])))
         indexed = self._index_many(rows, force=full, progress=progress) if rows else 0
         return report.model_copy(update={"indexed": indexed})
+
+
+# A second identical remember by the same agent within this window is a retry, not a new memory.
+RETRY_WINDOW = timedelta(minutes=10)
+
+
+def _doc_text(memory: MemoryRow) -> str:
+    text = f"{memory.title}\n\n{memory.body}"
+    if memory.entities:
+        text += "\n\nEntities: " + ", ".join(memory.entities)
+    return text
+
+
+def _doc_fields(memory: MemoryRow) -> dict[str, Any]:
+    return {
+        "title": memory.title,
+        "filepath": f"memory://{memory.id}",
+        "doc_type": DOC_TYPE,
+        "status": memory.state,
+        "metadata": {"memory_type": memory.type, "trust": memory.trust},
+    }
+
+
+def _retry_key(memory: MemoryRow) -> str:
+    parts = [memory.agent_id or "", memory.type, memory.title, memory.body]
+    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()
+
+
+def _recent_twin(session: Session, memory: MemoryRow, cutoff: datetime) -> MemoryRow | None:
+    """The memory an identical remember by the same agent stored since ``cutoff``, if any."""
+    agent = col(MemoryRow.agent_id)
+    statement = (
+        select(MemoryRow)
+        .where(
+            col(MemoryRow.updated_at) >= cutoff,  # ix_memories_updated: only recent rows are read
+            col(MemoryRow.created_at) >= cutoff,
+            MemoryRow.type == memory.type,
+            MemoryRow.title == memory.title,
+            MemoryRow.body == memory.body,
+            agent.is_(None) if memory.agent_id is None else agent == memory.agent_id,
+        )
+        .order_by(col(MemoryRow.created_at).desc())
+        .limit(1)
+    )
+    return session.exec(statement).first()

@@ -114,6 +114,10 @@ class EntityDictionary:
         """The name of a (canonical) entity: itself unless it is a listed synonym."""
         return self._mapping.get(entity, entity)
 
+    def synonyms_of(self, name: str) -> list[str]:
+        """The other names listed for the entity ``name``."""
+        return sorted(synonym for synonym, listed in self._mapping.items() if listed == name and synonym != name)
+
     def expand(self, query: str) -> str:
         """A query with the name of every synonym it uses added (``pg pool`` → ``pg pool postgres``),
         so a search finds the memories written under the name."""
