@@ -94,7 +94,9 @@ async def test_bad_plan_calls_fail_with_a_fix_and_change_nothing(call, fail, sna
     before = snapshot()
 
     assert "Plan has 3 items (itemIndex is 1-based: 1..3)" in await fail("dokoro_plan_check", itemIndex=4)
-    assert "Plan has 3 items" in await fail("dokoro_plan_blocker", itemIndex=0, blocker="x")
+    assert "itemIndex: Input should be greater than or equal to 1" in await fail(
+        "dokoro_plan_blocker", itemIndex=0, blocker="x"
+    )
     assert "No plan with ID 'plan-nope'" in await fail("dokoro_plan_check", itemIndex=1, planId="plan-nope")
     assert "blocker must not be empty" in await fail("dokoro_plan_blocker", itemIndex=1, blocker="  ")
     assert "items must list at least one step" in await fail("dokoro_plan_create", title="Empty", items=[])

@@ -55,9 +55,15 @@ async def test_a_cached_tool_validates_and_answers_like_a_built_one(tmp_path: Pa
     async with Client(cached) as client:
         echoed = await client.call_tool("kit_echo", {"text": "hi"})
         refused = await client.call_tool("kit_echo", {"text": "far too long for it"})
+        unknown = await client.call_tool("kit_echo", {"text": "hi", "txt": "hi"})
+        nul = await client.call_tool("kit_echo", {"text": "h\x00i"})
 
     assert not echoed.is_error and echoed.structured_content == {"text": "hi"}
     assert refused.is_error and "at most 10 characters" in refused.content[0].text
+    assert unknown.is_error and unknown.content[0].text.startswith(
+        "kit_echo has no argument 'txt' (did you mean text?)"
+    )
+    assert nul.is_error and "argument text contains a NUL character" in nul.content[0].text
 
 
 async def test_an_entry_whose_sources_changed_is_rebuilt(tmp_path: Path, registers) -> None:

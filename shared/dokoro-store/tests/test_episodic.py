@@ -6,6 +6,7 @@ from datetime import timedelta
 
 import pytest
 from dokoro_store import InvalidArgumentError
+from dokoro_store.limits import MAX_SUM, MAX_TOKEN_COUNT
 from dokoro_store.models import ConversationSummary, EpisodeSession
 from dokoro_store.services.episodic import COMPACTION_THRESHOLD_TOKENS, escape_like, estimate_tokens
 from sqlmodel import select
@@ -101,6 +102,25 @@ def test_repeated_compaction_folds_the_previous_compacted_row(any_store, clock):
     assert _session(any_store, "s-1").summary == row.summary
 
 
+def test_the_largest_token_counts_added_many_times_keep_adding_and_compacting(any_store, root, clock, database_url):
+    from dokoro_store import Store
+
+    for i in range(3):
+        clock.advance(timedelta(minutes=1))
+        added = any_store.episodic.add_summary(
+            "s-1", "m", f"huge {i}", token_count=MAX_TOKEN_COUNT, message_count=10**9
+        )
+        assert added.compaction is not None  # every add crosses the threshold and folds
+
+    (row,) = _rows(any_store, "s-1")
+    assert row.token_count == MAX_SUM  # clamped: the sum, 3e9, outgrows a 32-bit column
+    assert row.message_count == MAX_SUM
+    assert not any_store.episodic.needs_compaction("s-1")
+    with Store.open(root, clock=clock, database_url=database_url) as again:  # opening sums them too
+        again.episodic.add_summary("s-1", "m", "small", token_count=1)
+        assert again.episodic.compact("s-1").total_tokens == MAX_SUM
+
+
 def test_compact_on_demand_folds_a_small_session(any_store):
     any_store.episodic.add_summary("s-1", "m", "one", token_count=10)
     any_store.episodic.add_summary("s-1", "m", "two", token_count=10)
@@ -185,8 +205,10 @@ def test_recall_refuses_bad_arguments(store, arguments, message):
         ({"session_id": " ", "ai_model": "m", "summary": "s"}, "session_id must not be empty"),
         ({"session_id": "s", "ai_model": " ", "summary": "s"}, "ai_model must not be empty"),
         ({"session_id": "s", "ai_model": "m", "summary": " "}, "summary must not be empty"),
-        ({"session_id": "s", "ai_model": "m", "summary": "s", "token_count": -1}, "token_count must be 0 or more"),
-        ({"session_id": "s", "ai_model": "m", "summary": "s", "message_count": -1}, "message_count must be 0"),
+        ({"session_id": "s", "ai_model": "m", "summary": "s", "token_count": -1}, "token_count must be between 0"),
+        ({"session_id": "s", "ai_model": "m", "summary": "s", "token_count": 2**62}, "token_count must be between 0"),
+        ({"session_id": "s", "ai_model": "m", "summary": "s", "message_count": -1}, "message_count must be between 0"),
+        ({"session_id": "s", "ai_model": "m", "summary": "s", "message_count": 2**63}, "message_count must be between"),
     ],
 )
 def test_add_summary_refuses_bad_arguments(store, arguments, message):

@@ -1,8 +1,16 @@
 """Tool registration: a :class:`ToolSpec` per tool function, added with :func:`add_tools`.
 
-The wrapper turns the store's :class:`~dokoro_store.errors.DokoroError` (and a refusal of the
-file system) into an MCP error result whose message tells the agent how to fix the call, and
-lets anything unexpected surface as a logged crash.
+Every call answers with a result or an error result that says what to fix:
+
+- the arguments are checked before the tool runs: an unknown argument is refused with the list of
+  valid ones (the published input schema says ``additionalProperties: false``), and a string
+  carrying a NUL or a lone UTF-16 surrogate is refused by name (no store can keep either);
+- a value outside the input schema (type, bounds, length) is refused argument by argument, with
+  the bound and the offending value cut short;
+- the store's :class:`~dokoro_store.errors.DokoroError` (and a refusal of the file system)
+  becomes an error result carrying its own message;
+- anything else is a dokoro bug: logged with its traceback on the server, answered with an
+  error result naming the exception's type (never its text, which may quote stored data).
 
 Building a tool's schemas (its argument model, input and output JSON schemas) is most of what a
 server does at start beyond importing the SDK, so an entry point keeps them between starts in a
@@ -15,11 +23,13 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import difflib
 import functools
 import hashlib
 import json
 import logging
 import os
+import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -28,10 +38,10 @@ from typing import Any
 
 from dokoro_store.errors import DokoroError
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools.base import Tool
 from mcp_types import ToolAnnotations
-from pydantic import PrivateAttr
+from pydantic import PrivateAttr, ValidationError
 
 __all__ = ["ToolCache", "ToolSpec", "add_tools"]
 
@@ -94,33 +104,135 @@ def add_tools(mcp: MCPServer[Any], specs: Sequence[ToolSpec]) -> None:
     cache = _ACTIVE_CACHE.get()
     if cache is not None and cache.add(mcp, specs):
         return
+    manager = mcp._tool_manager
     for spec in specs:
-        mcp.add_tool(_guarded(spec.fn), name=spec.fn.__name__, title=spec.title, annotations=spec.annotations)
+        name = spec.fn.__name__
+        if manager.get_tool(name) is not None:
+            log.warning("dokoro: tool %s is registered twice; keeping the first", name)
+            continue
+        manager._tools[name] = _DokoroTool.build(spec)
     if cache is not None:
         cache.remember(mcp, specs)
 
 
 _ACTIVE_CACHE: contextvars.ContextVar[ToolCache | None] = contextvars.ContextVar("dokoro_tool_cache", default=None)
 
+# How much of a refused value an error message quotes.
+_QUOTE = 80
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
-class _CachedTool(Tool):
+
+class _DokoroTool(Tool):
+    """The SDK's tool, with dokoro's argument checks and error messages (see the module docstring)."""
+
+    @classmethod
+    def build(cls, spec: ToolSpec, description: str | None = None) -> _DokoroTool:
+        tool = cls.from_function(
+            _guarded(spec.fn),
+            name=spec.fn.__name__,
+            title=spec.title,
+            annotations=spec.annotations,
+            description=description,
+        )
+        assert isinstance(tool, _DokoroTool)  # from_function builds ``cls``
+        tool.parameters["additionalProperties"] = False
+        return tool
+
+    async def run(self, arguments: dict[str, Any], context: Any, convert_result: bool = False) -> Any:
+        _check_arguments(self.name, self.parameters, arguments)
+        try:
+            return await self._run(arguments, context, convert_result)
+        except UnexpectedToolError as exc:
+            cause = exc.__cause__ or exc
+            log.error("dokoro: %s crashed", self.name, exc_info=cause)
+            raise ToolError(
+                f"{self.name} hit an internal error ({type(cause).__name__}): a dokoro bug, logged on the server "
+                "with its traceback. Check with a read tool whether the call took effect; if it repeats with "
+                "other arguments too, report it."
+            ) from cause
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                raise ToolError(_invalid_arguments(self.name, exc.__cause__)) from exc.__cause__
+            if isinstance(exc.__cause__, ToolError):
+                raise ToolError(str(exc.__cause__)) from exc.__cause__  # the tool's own message, unprefixed
+            raise
+
+    async def _run(self, arguments: dict[str, Any], context: Any, convert_result: bool) -> Any:
+        return await Tool.run(self, arguments, context, convert_result=convert_result)
+
+
+def _check_arguments(tool: str, schema: dict[str, Any], arguments: dict[str, Any]) -> None:
+    """Refuse unknown arguments and strings no store can keep, naming each and the fix."""
+    properties: dict[str, Any] = schema.get("properties", {})
+    unknown = [name for name in arguments if name not in properties]
+    if unknown:
+        required = set(schema.get("required", ()))
+        valid = ", ".join(f"{name} (required)" if name in required else name for name in properties) or "none"
+        hints = []
+        for name in unknown:
+            close = difflib.get_close_matches(name, list(properties), n=1)
+            hints.append(f"{_quote(name)} (did you mean {close[0]}?)" if close else _quote(name))
+        raise ToolError(
+            f"{tool} has no argument {', '.join(hints)}; its arguments are: {valid}. "
+            "Remove the unknown argument or fix its spelling, then call again."
+        )
+    for name, value in arguments.items():
+        problem = _unstorable(value)
+        if problem is not None:
+            raise ToolError(f"{tool}: argument {name} contains {problem}; remove it (or send valid Unicode) and retry.")
+
+
+def _unstorable(value: Any) -> str | None:
+    """What in ``value`` (a JSON value) no store can keep: a NUL or a lone UTF-16 surrogate."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                return "a NUL character (\\u0000)"
+            if (found := _SURROGATE.search(item)) is not None:
+                return f"a lone UTF-16 surrogate (\\u{ord(found.group()):04x}), e.g. half of an emoji cut in two"
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return None
+
+
+def _invalid_arguments(tool: str, error: ValidationError) -> str:
+    """One line per refused argument: where, what the schema wants, and the value cut short."""
+    lines = []
+    for item in error.errors(include_url=False):
+        where = ".".join(str(part) for part in item["loc"]) or "arguments"
+        got = "" if item["type"] == "missing" else f" (got {_quote(item.get('input'))})"
+        lines.append(f"{where}: {item['msg']}{got}")
+    shown = "; ".join(lines[:10]) + (f"; and {len(lines) - 10} more" if len(lines) > 10 else "")
+    return f"invalid arguments for {tool}: {shown}. Fix them to match the tool's input schema and call again."
+
+
+def _quote(value: Any) -> str:
+    text = repr(value)
+    if len(text) > _QUOTE:
+        text = f"{text[:_QUOTE]}… ({len(text)} characters)"
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+class _CachedTool(_DokoroTool):
     """A tool listed from cached schemas; the SDK's own tool is built at its first call."""
 
     _spec: ToolSpec | None = PrivateAttr(default=None)
-    _built: Tool | None = PrivateAttr(default=None)
+    _built: _DokoroTool | None = PrivateAttr(default=None)
 
-    def built(self) -> Tool:
+    def built(self) -> _DokoroTool:
         """The SDK's tool of this function (built once)."""
         if self._built is None:
             assert self._spec is not None
-            spec = self._spec
-            self._built = Tool.from_function(
-                self.fn, name=self.name, title=spec.title, annotations=spec.annotations, description=self.description
-            )
+            self._built = _DokoroTool.build(self._spec, description=self.description)
         return self._built
 
-    async def run(self, arguments: dict[str, Any], context: Any, convert_result: bool = False) -> Any:
-        return await self.built().run(arguments, context, convert_result=convert_result)
+    async def _run(self, arguments: dict[str, Any], context: Any, convert_result: bool) -> Any:
+        return await self.built()._run(arguments, context, convert_result)
 
 
 class ToolCache:
@@ -132,7 +244,7 @@ class ToolCache:
     changed fingerprint rebuilds that module's tools and rewrites its entry.
     """
 
-    VERSION = 1
+    VERSION = 2
 
     def __init__(self, path: Path) -> None:
         self.path = path

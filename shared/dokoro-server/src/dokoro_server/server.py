@@ -110,7 +110,8 @@ def serve(name: str, *registers: Register, settings: DokoroSettings | None = Non
     The tools are listed before the store is open: it opens in the background once the client
     has its tool list (or at the first tool call), and a tool call waits for it. A store that
     cannot be opened is reported on stderr, answers every tool call with the reason and the
-    fix, and ends the process with status 2. The tools' schemas are kept between starts in
+    fix, and ends the process with status 2. A request line that cannot be read gets a JSON-RPC
+    error reply (:mod:`dokoro_server.stdio`). The tools' schemas are kept between starts in
     ``.dokoro/cache/`` of the store folder (:class:`~dokoro_server.registration.ToolCache`).
     """
     settings = settings or DokoroSettings()
@@ -123,7 +124,11 @@ def serve(name: str, *registers: Register, settings: DokoroSettings | None = Non
             for register in registers:
                 register(mcp)
         cache.save()
-        mcp.run("stdio")
+        import anyio
+
+        from dokoro_server.stdio import run_stdio
+
+        anyio.run(run_stdio, mcp)
     finally:
         opener.start()  # even when no tool was called: a broken store configuration is never silent
         opener.close()

@@ -17,6 +17,7 @@ from mcp_types import CallToolResult
 from pydantic import Field
 
 from dokoro_server.app import state
+from dokoro_server.bounds import Key, Note, Title
 from dokoro_server.identity import acting_agent
 from dokoro_server.notices import secret_notice
 from dokoro_server.registration import ToolSpec, add_tools
@@ -57,10 +58,10 @@ def dokoro_task_track(
             "another iteration, complete it, or abandon it."
         ),
     ],
-    title: Annotated[str | None, Field(description="What the task is (required for start).")] = None,
-    reason: Annotated[str | None, Field(description="Why you pause (stored with the pause).")] = None,
+    title: Annotated[Title | None, Field(description="What the task is (required for start).")] = None,
+    reason: Annotated[Note | None, Field(description="Why you pause (stored with the pause).")] = None,
     task_id: Annotated[
-        str | None, Field(description="Act on this task of yours instead of the running (or first paused) one.")
+        Key | None, Field(description="Act on this task of yours instead of the running (or first paused) one.")
     ] = None,
 ) -> Annotated[CallToolResult, TaskTracked]:
     """Track time on a task: start, pause, resume, iterate, complete or abandon. Timers are yours

@@ -85,3 +85,11 @@ def test_a_long_chinese_run_becomes_overlapping_pairs():
     planned = plan_query("我们明天去北京开会")
 
     assert "北京" in planned.cjk and "开会" in planned.cjk
+
+
+def test_a_long_term_is_cut_so_its_substring_query_stays_cheap():
+    planned = plan_query("a" * 1_000_000 + ' "' + "word " * 200 + '"')
+
+    assert planned.terms == ("a" * 64,)
+    assert len(planned.phrases[0]) == 256
+    assert all(len(term) <= 256 for term in planned.substrings(include_words=True))

@@ -7,6 +7,7 @@ import json
 from typing import Annotated, Literal
 
 from dokoro_server import ToolSpec, result, state
+from dokoro_server.bounds import Title
 from dokoro_store.results.analytics import FeatureStatus, Pending, TestChecklist, Timeline, Velocity
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
@@ -19,7 +20,7 @@ _STATUS_ICON = {"completed": "✅", "in_progress": "🚧", "planned": "📋", "u
 
 def dokoro_feature_status(
     ctx: Context,
-    feature: Annotated[str, Field(description="The feature (its title, words of it, or its id).")],
+    feature: Annotated[Title, Field(description="The feature (its title, words of it, or its id).")],
 ) -> Annotated[CallToolResult, FeatureStatus]:
     """Where a feature stands: completed, in progress or planned, from the tracked feature (or issue)
     that matches it, with the documents (found by meaning) and plans that mention it."""
@@ -109,7 +110,7 @@ def dokoro_timeline(
 
 def dokoro_test_checklist(
     ctx: Context,
-    feature: Annotated[str, Field(description="The feature to test.")],
+    feature: Annotated[Title, Field(description="The feature to test.")],
     format: Annotated[
         Literal["checklist", "detailed", "json"], Field(description="checklist, detailed (with sources) or json.")
     ] = "checklist",

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from dokoro_server import ToolSpec, acting_agent, card, result, secret_notice, state
+from dokoro_server.bounds import Lines, Mapping, PathText, Query, Text, Title
 from dokoro_store.results.bridge import BridgeContext, PlanImported, ResearchIndexed, ResearchSource
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
@@ -26,10 +27,10 @@ def _notes(text: str, notes: list[str], redacted: list[str] | None = None) -> st
 def bridge_index_research(
     ctx: Context,
     source: Annotated[ResearchSource, Field(description="The tachibot tool that produced the answer.")],
-    query: Annotated[str, Field(min_length=1, description="The question that was asked.")],
-    content: Annotated[str, Field(min_length=1, description="The answer to keep (markdown welcome).")],
+    query: Annotated[Query, Field(min_length=1, description="The question that was asked.")],
+    content: Annotated[Text, Field(min_length=1, description="The answer to keep (markdown welcome).")],
     metadata: Annotated[
-        dict[str, Any] | None,
+        Mapping | None,
         Field(description="Anything worth keeping with it (model, URLs, cost); stored with the document."),
     ] = None,
 ) -> Annotated[CallToolResult, ResearchIndexed]:
@@ -53,12 +54,12 @@ def bridge_index_research(
 
 def bridge_import_plan(
     ctx: Context,
-    title: Annotated[str, Field(min_length=1, description="Title of the plan.")],
+    title: Annotated[Title, Field(min_length=1, description="Title of the plan.")],
     phases: Annotated[
-        list[str], Field(min_length=1, description="The phases, in order; each becomes an item of the plan.")
+        Lines, Field(min_length=1, description="The phases, in order; each becomes an item of the plan.")
     ],
     filepath: Annotated[
-        str | None, Field(description="Where tachibot keeps the plan; recorded in the description.")
+        PathText | None, Field(description="Where tachibot keeps the plan; recorded in the description.")
     ] = None,
     status: Annotated[
         Literal["draft", "active"], Field(description="active (work starts now) or draft (not started).")
@@ -74,7 +75,7 @@ def bridge_import_plan(
 
 def bridge_get_context(
     ctx: Context,
-    query: Annotated[str, Field(min_length=1, description="What the context is for, in plain words.")],
+    query: Annotated[Query, Field(min_length=1, description="What the context is for, in plain words.")],
     limit: Annotated[int, Field(ge=1, le=50, description="How many documents to return.")] = 5,
     include_research: Annotated[bool, Field(description="Include research documents.")] = True,
     include_plans: Annotated[bool, Field(description="Include plan documents and related live plans.")] = True,

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 from dokoro_server import ToolSpec, result, state
+from dokoro_server.bounds import Days, PathText
 from dokoro_store.results.archive import ArchiveSweep
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
@@ -43,14 +44,17 @@ def _status_only(ctx: Context) -> CallToolResult:
 
 def dokoro_archive_sweep(
     ctx: Context,
-    olderThanDays: Annotated[int, Field(ge=0, description="Move daily/ files dated more than this many days ago.")] = 7,
+    olderThanDays: Annotated[
+        Days, Field(ge=0, description="Move daily/ files dated more than this many days ago.")
+    ] = 7,
     planOlderThanDays: Annotated[
-        int, Field(ge=0, description="Archive completed/validated plans unchanged for this many days.")
+        Days, Field(ge=0, description="Archive completed/validated plans unchanged for this many days.")
     ] = 30,
     dryRun: Annotated[bool, Field(description="Only report what would move.")] = False,
     status_only: Annotated[bool, Field(description="Only show the last sweep's status file.")] = False,
     claimRoot: Annotated[
-        str | None, Field(description="Folder file claims are keyed from. Default: the server's working directory.")
+        PathText | None,
+        Field(description="Folder file claims are keyed from. Default: the server's working directory."),
     ] = None,
 ) -> Annotated[CallToolResult, ArchiveSweep]:
     """Archive old daily files to archive/daily/YYYY-Www/ and old finished plans to

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from dokoro_server import ToolSpec, authenticated_agent, card, result, state
+from dokoro_server import ToolSpec, acting_agent, authenticated_agent, card, result, state
+from dokoro_server.bounds import Note, PathOrData, PathText
 from dokoro_store.results.working import AssetListing, SavedAsset
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
@@ -16,15 +17,15 @@ __all__ = ["TOOLS"]
 def dokoro_save_image(
     ctx: Context,
     source: Annotated[
-        str,
+        PathOrData,
         Field(
             description="Image file path (absolute or relative to the server's cwd), base64, "
             "or data:image/..;base64,..."
         ),
     ],
-    name: Annotated[str | None, Field(description="File name to save as (no folders).")] = None,
-    subfolder: Annotated[str | None, Field(description="Folder under assets/images/.")] = None,
-    description: Annotated[str | None, Field(description="Alt text / what the image shows.")] = None,
+    name: Annotated[PathText | None, Field(description="File name to save as (no folders).")] = None,
+    subfolder: Annotated[PathText | None, Field(description="Folder under assets/images/.")] = None,
+    description: Annotated[Note | None, Field(description="Alt text / what the image shows.")] = None,
 ) -> Annotated[CallToolResult, SavedAsset]:
     """Save an image (screenshot, diagram) under assets/images/ and get a markdown reference."""
     app = state(ctx)
@@ -35,6 +36,7 @@ def dokoro_save_image(
         description=description,
         cwd=app.cwd,
         allow_paths=authenticated_agent() is None,
+        agent=acting_agent(ctx),
     )
     text = card(
         "Image Saved",
@@ -51,14 +53,17 @@ def dokoro_save_image(
 
 def dokoro_save_file(
     ctx: Context,
-    source: Annotated[str, Field(description="File path (absolute or relative to the server's cwd).")],
+    source: Annotated[
+        PathText, Field(description="A regular file of the project (absolute, or relative to the server's cwd).")
+    ],
     category: Annotated[
         Literal["documents", "code", "data", "other"], Field(description="Folder under assets/.")
     ] = "other",
-    name: Annotated[str | None, Field(description="File name to save as (no folders).")] = None,
-    description: Annotated[str | None, Field(description="What the file is.")] = None,
+    name: Annotated[PathText | None, Field(description="File name to save as (no folders).")] = None,
+    description: Annotated[Note | None, Field(description="What the file is.")] = None,
 ) -> Annotated[CallToolResult, SavedAsset]:
-    """Copy a file into assets/<category>/ so it stays with the project's memory."""
+    """Copy a file of the project into assets/<category>/ so it stays with the project's memory (files
+    outside the project the server was started in, symlinks leading out and special files are refused)."""
     app = state(ctx)
     saved = app.store.working.assets.save_file(
         source,
@@ -67,6 +72,7 @@ def dokoro_save_file(
         description=description,
         cwd=app.cwd,
         allow_paths=authenticated_agent() is None,
+        agent=acting_agent(ctx),
     )
     text = card("File Saved", "", {"Location": saved.path, "Relative path": saved.relative, "From": saved.source})
     return result(text, saved)

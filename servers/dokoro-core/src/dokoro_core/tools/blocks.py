@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from dokoro_server import ToolSpec, acting_agent, result, state
+from dokoro_server.bounds import Version
 from dokoro_store.results.coordination import BlockList, BlockRead, BlockWrite
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
@@ -21,7 +22,7 @@ def dokoro_block_write(
         str | None, Field(max_length=200, description="You; default: DOKORO_AGENT_ID or your token's agent.")
     ] = None,
     expected_version: Annotated[
-        int | None,
+        Version | None,
         Field(
             ge=0,
             description="The version you read (0 = create only if new). The write fails if the block moved on; "

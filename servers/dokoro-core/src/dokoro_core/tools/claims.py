@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from dokoro_server import ToolSpec, acting_agent, state
+from dokoro_server.bounds import Key, PathText
 from dokoro_store.results.base import Result
 from dokoro_store.results.coordination import ClaimList, ClaimOutcome, ReleaseOutcome
 from mcp.server.mcpserver import Context
@@ -20,14 +21,14 @@ from pydantic import Field
 __all__ = ["TOOLS"]
 
 PathList = Annotated[
-    list[str],
+    list[PathText],
     Field(min_length=1, max_length=50, description="Files or folders, relative to root (or absolute under it)."),
 ]
 AgentArg = Annotated[
     str | None, Field(max_length=200, description="You; default: DOKORO_AGENT_ID or your token's agent.")
 ]
 RootArg = Annotated[
-    str | None, Field(description="The folder paths are relative to; default: the server's working directory.")
+    PathText | None, Field(description="The folder paths are relative to; default: the server's working directory.")
 ]
 
 
@@ -135,7 +136,7 @@ def dokoro_file_release(
     ctx: Context,
     agent_id: AgentArg = None,
     paths: Annotated[
-        list[str] | None, Field(min_length=1, max_length=50, description="The paths to release (or all=true).")
+        list[PathText] | None, Field(min_length=1, max_length=50, description="The paths to release (or all=true).")
     ] = None,
     all: Annotated[bool, Field(description="Release every claim you hold (instead of paths).")] = False,
     root: RootArg = None,
@@ -167,10 +168,10 @@ def _cell(value: str | None) -> str:
 
 def dokoro_claim_list(
     ctx: Context,
-    agent_id: Annotated[str | None, Field(description="Only this agent's claims.")] = None,
+    agent_id: Annotated[Key | None, Field(description="Only this agent's claims.")] = None,
     include_expired: Annotated[bool, Field(description="Also list expired claims nobody released.")] = False,
     root: Annotated[
-        str | None, Field(description="Informational: paths are listed relative to the claim root.")
+        PathText | None, Field(description="Informational: paths are listed relative to the claim root.")
     ] = None,
 ) -> Annotated[CallToolResult, ClaimList]:
     """Who has claimed which files, soonest to expire first, with each holder's presence

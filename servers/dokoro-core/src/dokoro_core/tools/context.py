@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import Annotated
 
 from dokoro_server import ToolSpec, result, state
+from dokoro_server.bounds import Mapping, Query
 from dokoro_store.results.context import ContextEvents, ContextLogged
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
@@ -17,7 +18,7 @@ __all__ = ["TOOLS"]
 def dokoro_context_log(
     ctx: Context,
     event: Annotated[
-        dict[str, Any],
+        Mapping,
         Field(
             description=(
                 'A context_inspect event: {"event": "context_inspect", "timestamp": ISO-8601, "totalEstimate": n, '
@@ -48,7 +49,7 @@ def dokoro_context_last(
 
 def dokoro_context_search(
     ctx: Context,
-    query: Annotated[str, Field(description="Text to find in session ids and layer reasons, snippets or sources.")],
+    query: Annotated[Query, Field(description="Text to find in session ids and layer reasons, snippets or sources.")],
     limit: Annotated[int, Field(ge=1, le=500, description="How many events.")] = 10,
 ) -> Annotated[CallToolResult, ContextEvents]:
     """Find context-inspector events (newest first, among the newest 5,000) mentioning a text,

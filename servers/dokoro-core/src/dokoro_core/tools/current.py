@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from dokoro_server import ToolSpec, card, result, secret_notice, state
+from dokoro_server import ToolSpec, acting_agent, card, result, secret_notice, state
+from dokoro_server.bounds import Keys, Text, Title
 from dokoro_store.results.working import CurrentFocus, CurrentRegenerated, SectionUpdate
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
@@ -17,12 +18,12 @@ def dokoro_regenerate_current(
     ctx: Context,
     includeDays: Annotated[int, Field(ge=0, le=3650, description="How many days of daily/ files to scan.")] = 7,
     preserveSections: Annotated[
-        list[str], Field(description="Sections of the old current.md to keep, e.g. ['Next Steps'].")
+        Keys, Field(description="Sections of the old current.md to keep, e.g. ['Next Steps'].")
     ] = [],  # noqa: B006 - pydantic copies defaults; the schema shows []
 ) -> Annotated[CallToolResult, CurrentRegenerated]:
     """Rebuild current.md from the checklists of recent daily files (in progress, recently
     completed, active tags). Overwrites current.md, keeping the sections you name."""
-    done = state(ctx).store.working.current.regenerate(includeDays, preserveSections)
+    done = state(ctx).store.working.current.regenerate(includeDays, preserveSections, agent=acting_agent(ctx))
     text = card(
         "Current Workspace Regenerated",
         "",
@@ -40,12 +41,12 @@ def dokoro_regenerate_current(
 
 def dokoro_update_current_section(
     ctx: Context,
-    section: Annotated[str, Field(description="Heading to edit, e.g. 'Next Steps' (leading # optional).")],
-    content: Annotated[str, Field(description="New markdown body of the section.")],
+    section: Annotated[Title, Field(description="Heading to edit, e.g. 'Next Steps' (leading # optional).")],
+    content: Annotated[Text, Field(description="New markdown body of the section.")],
     append: Annotated[bool, Field(description="Append to the section instead of replacing it.")] = False,
 ) -> Annotated[CallToolResult, SectionUpdate]:
     """Replace (or append to) one section of current.md; a missing section is added at the end."""
-    done = state(ctx).store.working.current.update_section(section, content, append=append)
+    done = state(ctx).store.working.current.update_section(section, content, append=append, agent=acting_agent(ctx))
     from dokoro_store.secrets import redact
 
     verb = {"appended": "Appended to section", "replaced": "Replaced section", "added": "Added new section"}

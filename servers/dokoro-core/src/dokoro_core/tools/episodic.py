@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from dokoro_server import ToolSpec, result, secret_notice, state
+from dokoro_server.bounds import Count, IsoDate, Key, Lines, Query, Text, TokenCount
 from dokoro_store.results.episodic import EpisodeRecall, SummaryAdded
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
@@ -15,14 +16,14 @@ __all__ = ["TOOLS", "recall_text"]
 
 def dokoro_session_summary_add(
     ctx: Context,
-    session_id: Annotated[str, Field(description="Id of the session summarised (any stable string).")],
-    ai_model: Annotated[str, Field(description="Model that ran the session, e.g. claude-opus-4-7.")],
-    summary: Annotated[str, Field(description="What the session did, found and left open.")],
-    key_decisions: Annotated[list[str] | None, Field(description="Decisions taken.")] = None,
-    key_topics: Annotated[list[str] | None, Field(description="Topics touched.")] = None,
-    message_count: Annotated[int | None, Field(ge=0, description="Messages in the session.")] = None,
+    session_id: Annotated[Key, Field(description="Id of the session summarised (any stable string).")],
+    ai_model: Annotated[Key, Field(description="Model that ran the session, e.g. claude-opus-4-7.")],
+    summary: Annotated[Text, Field(description="What the session did, found and left open.")],
+    key_decisions: Annotated[Lines | None, Field(description="Decisions taken.")] = None,
+    key_topics: Annotated[Lines | None, Field(description="Topics touched.")] = None,
+    message_count: Annotated[Count | None, Field(ge=0, description="Messages in the session.")] = None,
     token_count: Annotated[
-        int | None, Field(ge=0, description="Tokens of the session; estimated from the summary when omitted.")
+        TokenCount | None, Field(ge=0, description="Tokens of the session; estimated from the summary when omitted.")
     ] = None,
 ) -> Annotated[CallToolResult, SummaryAdded]:
     """Write an episodic summary at session end, so a later session can recall it. A session
@@ -48,12 +49,12 @@ def dokoro_session_summary_add(
 def dokoro_session_recall(
     ctx: Context,
     query: Annotated[
-        str | None,
+        Query | None,
         Field(description="What was done, in any words: matched by meaning, by its words in any order, and as text."),
     ] = None,
-    session_id: Annotated[str | None, Field(description="Only this session.")] = None,
+    session_id: Annotated[Key | None, Field(description="Only this session.")] = None,
     since: Annotated[
-        str | None, Field(description="ISO-8601 lower bound, e.g. 2026-05-12 or 2026-05-12T09:00:00Z.")
+        IsoDate | None, Field(description="ISO-8601 lower bound, e.g. 2026-05-12 or 2026-05-12T09:00:00Z.")
     ] = None,
     until: Annotated[str | None, Field(description="ISO-8601 upper bound (inclusive), e.g. 2026-05-19.")] = None,
     limit: Annotated[int, Field(ge=1, le=100, description="How many summaries to return.")] = 10,

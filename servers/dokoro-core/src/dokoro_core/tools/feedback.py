@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from dokoro_server import ToolSpec, acting_agent, result, state
+from dokoro_server.bounds import Count, IsoDate, Key, Mapping, Milliseconds
 from dokoro_store.results.feedback import RecordedOutcome, Routes, ToolTallies
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
@@ -30,11 +31,13 @@ def dokoro_feedback_record(
         Field(max_length=200, description="Who made the call; default: you (DOKORO_AGENT_ID or your token's agent)."),
     ] = None,
     confidence: Annotated[float | None, Field(ge=0, le=1, description="How sure you are of the outcome, 0..1.")] = None,
-    latency_ms: Annotated[int | None, Field(ge=0, description="How long the call took, in milliseconds.")] = None,
+    latency_ms: Annotated[
+        Milliseconds | None, Field(ge=0, description="How long the call took, in milliseconds.")
+    ] = None,
     error_message: Annotated[str | None, Field(max_length=4000, description="What went wrong, for a failure.")] = None,
-    doc_id: Annotated[str | None, Field(description="A document the call was about.")] = None,
-    session_id: Annotated[str | None, Field(description="The session the call belongs to.")] = None,
-    metadata: Annotated[dict[str, Any] | None, Field(description="Anything else worth keeping.")] = None,
+    doc_id: Annotated[Key | None, Field(description="A document the call was about.")] = None,
+    session_id: Annotated[Key | None, Field(description="The session the call belongs to.")] = None,
+    metadata: Annotated[Mapping | None, Field(description="Anything else worth keeping.")] = None,
 ) -> Annotated[CallToolResult, RecordedOutcome]:
     """Record how a tool call went (success, failure, partial, rejected, timeout). Every dokoro call
     is already recorded automatically; use this for other tools, or to add a judgment and context."""
@@ -54,10 +57,11 @@ def dokoro_feedback_record(
 
 def dokoro_feedback_query(
     ctx: Context,
-    tool_name: Annotated[str | None, Field(description="Only this tool.")] = None,
-    agent_id: Annotated[str | None, Field(description="Only this agent's outcomes.")] = None,
+    tool_name: Annotated[Key | None, Field(description="Only this tool.")] = None,
+    agent_id: Annotated[Key | None, Field(description="Only this agent's outcomes.")] = None,
     since: Annotated[
-        str | None, Field(description="Only outcomes at or after this UTC time: YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ.")
+        IsoDate | None,
+        Field(description="Only outcomes at or after this UTC time: YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ."),
     ] = None,
     limit: Annotated[int, Field(ge=1, le=500, description="How many tools to list.")] = 50,
 ) -> Annotated[CallToolResult, ToolTallies]:
@@ -81,14 +85,14 @@ def dokoro_feedback_query(
 
 def dokoro_feedback_route(
     ctx: Context,
-    tool_name: Annotated[str | None, Field(description="Only this tool.")] = None,
+    tool_name: Annotated[Key | None, Field(description="Only this tool.")] = None,
     agent_id: Annotated[
-        str | None, Field(description="Only this agent (rows are then per tool); default: every agent, per agent.")
+        Key | None, Field(description="Only this agent (rows are then per tool); default: every agent, per agent.")
     ] = None,
     half_life_days: Annotated[
         float, Field(gt=0, le=36500, description="Recency half-life of the decayed success rate, in days.")
     ] = 14,
-    min_samples: Annotated[int, Field(gt=0, description="Outcomes needed before a row is marked confident.")] = 5,
+    min_samples: Annotated[Count, Field(gt=0, description="Outcomes needed before a row is marked confident.")] = 5,
     confidence_level: Annotated[
         float, Field(ge=0.5, lt=1, description="Confidence of the Wilson lower bound (0.95 → z = 1.96).")
     ] = 0.95,

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Annotated, Literal
 
 from dokoro_server import ToolSpec, result, state
+from dokoro_server.bounds import IsoDate, Key, Query, RowId, Text
 from dokoro_store.results.graph import DeepExtraction, EntityGraph
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
@@ -72,15 +73,15 @@ def _search(store: Store, query: str | None, entity_type: str | None, limit: int
 
 def dokoro_entity_graph(
     ctx: Context,
-    query: Annotated[str | None, Field(description="Part of an entity name to search for (search mode).")] = None,
+    query: Annotated[Query | None, Field(description="Part of an entity name to search for (search mode).")] = None,
     type: Annotated[EntityType | None, Field(description="Only entities of this type (search mode).")] = None,
     entityId: Annotated[
-        int | None, Field(description="Entity id to traverse from (traversal mode); ids come from search mode.")
+        RowId | None, Field(description="Entity id to traverse from (traversal mode); ids come from search mode.")
     ] = None,
     depth: Annotated[int, Field(ge=1, le=5, description="Hops to walk from the entity (traversal mode).")] = 2,
     limit: Annotated[int, Field(ge=1, le=100, description="Most entities to list (search mode).")] = 20,
     as_of: Annotated[
-        str | None,
+        IsoDate | None,
         Field(
             description="Time travel (traversal mode): show the relations valid at this ISO-8601 UTC time, "
             "e.g. 2026-05-12T09:00:00Z. Default: now (only facts valid now; future-dated ones hidden)."
@@ -113,10 +114,10 @@ def _chat(ctx: Context) -> OllamaChat:
 def dokoro_entity_extract_deep(
     ctx: Context,
     docId: Annotated[
-        str, Field(min_length=1, description="Document id the entities are linked to (need not exist as a document).")
+        Key, Field(min_length=1, description="Document id the entities are linked to (need not exist as a document).")
     ],
     text: Annotated[
-        str | None, Field(description="Text to extract from. Default: the stored content of document docId.")
+        Text | None, Field(description="Text to extract from. Default: the stored content of document docId.")
     ] = None,
 ) -> Annotated[CallToolResult, DeepExtraction]:
     """Extract entities and relations from a document with the local Ollama model (OLLAMA_INFERENCE_MODEL,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from dokoro_server import ToolSpec, acting_agent, result, state
+from dokoro_server.bounds import Key, Note, RowId
 from dokoro_store.results.coordination import Handoff, HandoffInbox
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
@@ -19,7 +20,7 @@ def dokoro_handoff_write(
     from_agent: Annotated[
         str | None, Field(max_length=200, description="You; default: DOKORO_AGENT_ID or your token's agent.")
     ] = None,
-    open_items: Annotated[list[str] | None, Field(max_length=100, description="What is left to do.")] = None,
+    open_items: Annotated[list[Note] | None, Field(max_length=100, description="What is left to do.")] = None,
     to_agent: Annotated[str | None, Field(max_length=200, description="For this agent only; default: anyone.")] = None,
     session_id: Annotated[str | None, Field(max_length=200, description="The session being handed over.")] = None,
 ) -> Annotated[CallToolResult, Handoff]:
@@ -33,7 +34,7 @@ def dokoro_handoff_write(
 def dokoro_handoff_inbox(
     ctx: Context,
     agent_id: Annotated[
-        str | None, Field(description="Only handoffs for this agent or for anyone; default: every open one.")
+        Key | None, Field(description="Only handoffs for this agent or for anyone; default: every open one.")
     ] = None,
     limit: Annotated[int, Field(ge=1, le=100, description="How many handoffs.")] = 20,
 ) -> Annotated[CallToolResult, HandoffInbox]:
@@ -53,7 +54,7 @@ def dokoro_handoff_inbox(
 
 def dokoro_handoff_claim(
     ctx: Context,
-    handoff_id: Annotated[int, Field(gt=0, description="The #id from dokoro_handoff_inbox.")],
+    handoff_id: Annotated[RowId, Field(gt=0, description="The #id from dokoro_handoff_inbox.")],
     agent_id: Annotated[
         str | None, Field(max_length=200, description="You; default: DOKORO_AGENT_ID or your token's agent.")
     ] = None,

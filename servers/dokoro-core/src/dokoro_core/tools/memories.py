@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from dokoro_server import ToolSpec, acting_agent, result, secret_notice, state
+from dokoro_server.bounds import IsoDate, Key, Keys, Note, Query, Text, Title
 from dokoro_store.results.memories import (
     BriefingSummary,
     FilesSync,
@@ -35,22 +36,22 @@ def _files_lines(files: FilesSync | None) -> list[str]:
 def dokoro_remember(
     ctx: Context,
     type: Annotated[MemoryType, Field(description="What kind of memory this is.")],
-    title: Annotated[str, Field(description="One line naming the memory.")],
-    body: Annotated[str, Field(description="The memory itself; its first paragraph is the excerpt.")],
+    title: Annotated[Title, Field(description="One line naming the memory.")],
+    body: Annotated[Text, Field(description="The memory itself; its first paragraph is the excerpt.")],
     entities: Annotated[
-        list[str] | None, Field(description="Things it is about: files, services, components, people.")
+        Keys | None, Field(description="Things it is about: files, services, components, people.")
     ] = None,
     trust: Annotated[Trust, Field(description="Who vouches for it: the user, or your own inference.")] = (
         "agent-inferred"
     ),
-    source: Annotated[str | None, Field(description="Where it comes from (a conversation, a doc, a URL).")] = None,
-    session_id: Annotated[str | None, Field(description="The session it was learned in.")] = None,
-    review_after: Annotated[str | None, Field(description="ISO date after which it should be re-checked.")] = None,
-    valid_until: Annotated[str | None, Field(description="ISO date after which it no longer holds.")] = None,
+    source: Annotated[Note | None, Field(description="Where it comes from (a conversation, a doc, a URL).")] = None,
+    session_id: Annotated[Key | None, Field(description="The session it was learned in.")] = None,
+    review_after: Annotated[IsoDate | None, Field(description="ISO date after which it should be re-checked.")] = None,
+    valid_until: Annotated[IsoDate | None, Field(description="ISO date after which it no longer holds.")] = None,
     supersedes: Annotated[
-        str | None, Field(description="Id of the memory this one replaces (it becomes archived).")
+        Key | None, Field(description="Id of the memory this one replaces (it becomes archived).")
     ] = None,
-    agent_id: Annotated[str | None, Field(description="Who remembers it (default: this agent).")] = None,
+    agent_id: Annotated[Key | None, Field(description="Who remembers it (default: this agent).")] = None,
 ) -> Annotated[CallToolResult, Remembered]:
     """Remember a fact, preference, decision, lesson, rule, guardrail, reference or episode for later
     sessions. If close memories already exist (same entity, similar text), they are returned for you to
@@ -109,8 +110,8 @@ def dokoro_remember(
 
 def dokoro_memory_verdict(
     ctx: Context,
-    new_id: Annotated[str, Field(description="The newer memory of the pair.")],
-    old_id: Annotated[str, Field(description="The older memory of the pair.")],
+    new_id: Annotated[Key, Field(description="The newer memory of the pair.")],
+    old_id: Annotated[Key, Field(description="The older memory of the pair.")],
     verdict: Annotated[
         Literal["supersede", "keep_both", "discard_new"],
         Field(
@@ -128,12 +129,12 @@ def dokoro_memory_verdict(
 
 def dokoro_recall(
     ctx: Context,
-    query: Annotated[str, Field(description="What you want to remember, in your own words.")],
+    query: Annotated[Query, Field(description="What you want to remember, in your own words.")],
     limit: Annotated[int, Field(ge=1, le=50, description="Top-k memories to return.")] = 10,
-    types: Annotated[list[MemoryType] | None, Field(description="Only these kinds of memory.")] = None,
-    entity: Annotated[str | None, Field(description="Only memories about this entity.")] = None,
-    since: Annotated[str | None, Field(description="Only memories created at or after this ISO date.")] = None,
-    until: Annotated[str | None, Field(description="Only memories created at or before this ISO date.")] = None,
+    types: Annotated[list[MemoryType] | None, Field(max_length=8, description="Only these kinds of memory.")] = None,
+    entity: Annotated[Key | None, Field(description="Only memories about this entity.")] = None,
+    since: Annotated[IsoDate | None, Field(description="Only memories created at or after this ISO date.")] = None,
+    until: Annotated[IsoDate | None, Field(description="Only memories created at or before this ISO date.")] = None,
     include_archived: Annotated[
         bool, Field(description="Also superseded (archived) and deprecated memories, ranked lower.")
     ] = False,
@@ -169,16 +170,18 @@ def dokoro_recall(
 
 def dokoro_forget(
     ctx: Context,
-    id: Annotated[str, Field(description="The memory to forget.")],
+    id: Annotated[Key, Field(description="The memory to forget.")],
     reason: Annotated[
-        str | None, Field(description="Why it no longer holds (required to deprecate; history is kept).")
+        Note | None, Field(description="Why it no longer holds (required to deprecate; history is kept).")
     ] = None,
     purge: Annotated[bool, Field(description="Delete it for good instead of deprecating it.")] = False,
     confirm: Annotated[bool, Field(description="Required with purge=true.")] = False,
 ) -> Annotated[CallToolResult, Forgotten]:
     """Forget a memory: deprecate it with a reason (kept, ranked far down, shown only on request), or
-    purge it for good with purge=true and confirm=true."""
-    memory, done = state(ctx).store.memories.forget(id, reason=reason, purge=purge, confirm=confirm)
+    purge it for good with purge=true and confirm=true (only a memory you wrote)."""
+    memory, done = state(ctx).store.memories.forget(
+        id, reason=reason, purge=purge, confirm=confirm, acting_agent=acting_agent(ctx)
+    )
     text = f"{done.action} {memory.id}: {memory.title}" + (
         f" — {memory.state_reason}" if done.action == "deprecated" else ""
     )
@@ -222,7 +225,7 @@ def dokoro_briefing(
     ctx: Context,
     budget: Annotated[int, Field(ge=200, le=32000, description="Token budget of the briefing.")] = 2000,
     focus: Annotated[
-        str | None, Field(description="What you are about to do (default: the claimed task); orders the rules.")
+        Query | None, Field(description="What you are about to do (default: the claimed task); orders the rules.")
     ] = None,
 ) -> Annotated[CallToolResult, BriefingSummary]:
     """What to read at session start, within a token budget: every rule and guardrail (most relevant first

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from dokoro_server import ToolSpec, acting_agent, result, state
+from dokoro_server.bounds import IsoDate, Key, Mapping
 from dokoro_store.results.coordination import Note, NoteList
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
@@ -22,7 +23,7 @@ def dokoro_shared_note_append(
         str | None, Field(max_length=200, description="You; default: DOKORO_AGENT_ID or your token's agent.")
     ] = None,
     note_type: Annotated[NoteType, Field(description="What kind of note.")] = "scratch",
-    metadata: Annotated[dict[str, Any] | None, Field(description="Anything structured worth keeping.")] = None,
+    metadata: Annotated[Mapping | None, Field(description="Anything structured worth keeping.")] = None,
 ) -> Annotated[CallToolResult, Note]:
     """Leave a note every agent of this store can read: a finding, a decision, a blocker, a handoff
     hint. Notes are append-only."""
@@ -34,10 +35,10 @@ def dokoro_shared_note_append(
 
 def dokoro_shared_note_read(
     ctx: Context,
-    agent_id: Annotated[str | None, Field(description="Only notes by this agent.")] = None,
+    agent_id: Annotated[Key | None, Field(description="Only notes by this agent.")] = None,
     note_type: Annotated[NoteType | None, Field(description="Only notes of this kind.")] = None,
     since: Annotated[
-        str | None, Field(description="Only notes at or after this UTC time: YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ.")
+        IsoDate | None, Field(description="Only notes at or after this UTC time: YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ.")
     ] = None,
     limit: Annotated[int, Field(ge=1, le=200, description="How many notes.")] = 50,
 ) -> Annotated[CallToolResult, NoteList]:

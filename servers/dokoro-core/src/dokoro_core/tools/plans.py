@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from dokoro_server import ToolSpec, acting_agent, card, result, state
+from dokoro_server.bounds import Index, Key, Line, Steps, Title
 from dokoro_store.results.plans import (
     Plan,
     PlanBlockerAdded,
@@ -27,10 +28,10 @@ __all__ = ["TOOLS", "plan_text"]
 _STATUS_ICON = {"draft": "📝", "active": "🔄", "completed": "✅", "validated": "✓", "failed": "❌"}
 
 PlanIdArg = Annotated[
-    str | None,
+    Key | None,
     Field(description="Plan id (plan-...). Default: the newest live plan that fits the action (see dokoro_plan_list)."),
 ]
-ItemIndexArg = Annotated[int, Field(description="Item number, 1-based, as shown by dokoro_plan_status.")]
+ItemIndexArg = Annotated[Index, Field(ge=1, description="Item number, 1-based, as shown by dokoro_plan_status.")]
 
 
 def _iso(moment: datetime | None) -> str | None:
@@ -45,17 +46,26 @@ def _progress(plan: Plan | PlanView) -> str:
 
 def dokoro_plan_create(
     ctx: Context,
-    title: Annotated[str, Field(description="What the plan achieves.")],
-    items: Annotated[list[str], Field(description="The steps, in order (at least one).")],
-    description: Annotated[str | None, Field(description="Optional context for the plan.")] = None,
+    title: Annotated[Title, Field(description="What the plan achieves.")],
+    items: Annotated[Steps, Field(description="The steps, in order (at least one).")],
+    description: Annotated[Line | None, Field(description="Optional context for the plan.")] = None,
+    shared: Annotated[
+        bool, Field(description="Let other agents check items and validate it too (everyone can read it anyway).")
+    ] = False,
 ) -> Annotated[CallToolResult, Plan]:
-    """Create a plan (a checklist every agent of this store shares). Check items off with
-    dokoro_plan_check, validate it with dokoro_plan_validate when done."""
-    plan = state(ctx).store.plans.create(title, items, description, agent_id=acting_agent(ctx))
+    """Create a plan (a checklist every agent of this store can read). Check items off with
+    dokoro_plan_check, validate it with dokoro_plan_validate when done. Only you check and
+    validate it unless shared=true."""
+    plan = state(ctx).store.plans.create(title, items, description, agent_id=acting_agent(ctx), shared=shared)
     text = card(
         "Plan Created",
         plan.title,
-        {"Plan ID": plan.id, "Items": plan.total, "Status": plan.status.upper()},
+        {
+            "Plan ID": plan.id,
+            "Items": plan.total,
+            "Status": plan.status.upper(),
+            "Shared": "yes: any agent may check it" if plan.shared else f"no: only {plan.agent_id} checks it",
+        },
     )
     return result(text, plan)
 
@@ -64,14 +74,16 @@ def dokoro_plan_check(
     ctx: Context,
     itemIndex: ItemIndexArg,
     planId: PlanIdArg = None,
-    notes: Annotated[str | None, Field(description="A note kept on the item.")] = None,
+    notes: Annotated[Line | None, Field(description="A note kept on the item.")] = None,
     uncheck: Annotated[bool, Field(description="Mark the item not done (reopens a completed plan).")] = False,
 ) -> Annotated[CallToolResult, PlanItemChecked]:
     """Mark a plan item done (or not done with uncheck=true, which reopens a completed plan).
     Default plan: the newest active one (or completed one, for an uncheck). Archived plans are read-only."""
     from dokoro_store.clock import format_duration
 
-    done = state(ctx).store.plans.check(itemIndex, plan_id=planId, notes=notes, uncheck=uncheck)
+    done = state(ctx).store.plans.check(
+        itemIndex, plan_id=planId, notes=notes, uncheck=uncheck, agent=acting_agent(ctx)
+    )
     plan, item = done.plan, done.item
     details: dict[str, Any] = {
         "Plan": f"{plan.title} ({plan.id})",
@@ -92,11 +104,11 @@ def dokoro_plan_check(
 def dokoro_plan_blocker(
     ctx: Context,
     itemIndex: ItemIndexArg,
-    blocker: Annotated[str, Field(description="What blocks the item.")],
+    blocker: Annotated[Line, Field(description="What blocks the item.")],
     planId: PlanIdArg = None,
 ) -> Annotated[CallToolResult, PlanBlockerAdded]:
     """Record a blocker on a plan item (shown by dokoro_plan_status and in the validation report)."""
-    added = state(ctx).store.plans.add_blocker(itemIndex, blocker, plan_id=planId)
+    added = state(ctx).store.plans.add_blocker(itemIndex, blocker, plan_id=planId, agent=acting_agent(ctx))
     text = card(
         "Blocker Added",
         f"⛔ {added.blocker}",
@@ -109,16 +121,18 @@ def dokoro_plan_blocker(
 def dokoro_plan_validate(
     ctx: Context,
     planId: Annotated[
-        str | None, Field(description="Plan id. Default: the newest live plan that is active or completed.")
+        Key | None, Field(description="Plan id. Default: the newest live plan that is active or completed.")
     ] = None,
-    notes: Annotated[str | None, Field(description="Validation notes, kept in the report.")] = None,
+    notes: Annotated[Line | None, Field(description="Validation notes, kept in the report.")] = None,
     requireComplete: Annotated[
         bool, Field(description="Mark the plan failed (and keep it live) unless every item is done.")
     ] = False,
 ) -> Annotated[CallToolResult, PlanValidation]:
     """Validate a plan: writes a report to daily/<slug>-validation-<planId>.md; a validated plan is
     archived to .mcp/plans/archive/YYYY-MM/ and becomes read-only."""
-    done = state(ctx).store.plans.validate(plan_id=planId, notes=notes, require_complete=requireComplete)
+    done = state(ctx).store.plans.validate(
+        plan_id=planId, notes=notes, require_complete=requireComplete, agent=acting_agent(ctx)
+    )
     lines = [done.table, "", f"📄 Report saved to: {done.report_relative}"]
     archive = done.archive
     if archive is not None and archive.ok:
@@ -157,7 +171,7 @@ def plan_text(plan: PlanView) -> str:
 
 def dokoro_plan_status(
     ctx: Context,
-    planId: Annotated[str | None, Field(description="Plan id. Default: the newest plan, archived included.")] = None,
+    planId: Annotated[Key | None, Field(description="Plan id. Default: the newest plan, archived included.")] = None,
 ) -> Annotated[CallToolResult, PlanShown]:
     """Show a plan: status, progress bar, items with completion times, blockers and notes."""
     plan = state(ctx).store.plans.status(planId)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from dokoro_server import ToolSpec, acting_agent, card, result, secret_notice, state
+from dokoro_server.bounds import Key, Note
 from dokoro_store.results.working import BlockerCheck, QuestionAdded, QuestionAnswered, QuestionList
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
@@ -26,8 +27,8 @@ def _ago(seconds: float) -> str:
 
 def dokoro_question_add(
     ctx: Context,
-    question: Annotated[str, Field(description="The open question.")],
-    context: Annotated[str | None, Field(description="What it is about or why it matters.")] = None,
+    question: Annotated[Note, Field(description="The open question.")],
+    context: Annotated[Note | None, Field(description="What it is about or why it matters.")] = None,
     priority: Annotated[
         Literal["low", "medium", "high", "blocker"], Field(description="'blocker' stops work until answered.")
     ] = "medium",
@@ -54,11 +55,11 @@ def dokoro_question_add(
 
 def dokoro_question_answer(
     ctx: Context,
-    answer: Annotated[str, Field(description="The answer.")],
-    id: Annotated[str | None, Field(description="Question id (q-...). Default: the most recent open question.")] = None,
+    answer: Annotated[Note, Field(description="The answer.")],
+    id: Annotated[Key | None, Field(description="Question id (q-...). Default: the most recent open question.")] = None,
 ) -> Annotated[CallToolResult, QuestionAnswered]:
     """Answer an open question (by id, or the most recent open one)."""
-    done = state(ctx).store.working.questions.answer(answer, id)
+    done = state(ctx).store.working.questions.answer(answer, id, agent=acting_agent(ctx))
     text = card(
         "Question Answered",
         done.question.question,

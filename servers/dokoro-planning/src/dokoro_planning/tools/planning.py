@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from dokoro_server import ToolSpec, card, result, state
+from dokoro_server.bounds import Mapping, Note, Paths, Title
 from dokoro_store.results.planning import (
     ConflictCheck,
     DuplicateCheck,
@@ -53,7 +54,7 @@ def _footer(doc_ids: list[str], plan_ids: list[str], notes: list[str]) -> list[s
 
 def dokoro_plan_feature(
     ctx: Context,
-    feature: Annotated[str, Field(description="The feature to plan, in a sentence.")],
+    feature: Annotated[Note, Field(description="The feature to plan, in a sentence.")],
     approach: Annotated[
         Literal["do_new_research", "use_existing_research", "plan_only", "use_docs"],
         Field(
@@ -61,7 +62,7 @@ def dokoro_plan_feature(
             "use_docs: documents to review; plan_only: the plan skeleton only."
         ),
     ] = "use_existing_research",
-    context: Annotated[str | None, Field(description="Constraints or background for the plan.")] = None,
+    context: Annotated[Note | None, Field(description="Constraints or background for the plan.")] = None,
 ) -> Annotated[CallToolResult, FeaturePlan]:
     """Draft a plan for a feature from what the store knows (research, similar features, plans in
     flight, known regressions and decisions, found by meaning). Saved to planning/ and indexed."""
@@ -76,11 +77,11 @@ def dokoro_plan_feature(
 
 def dokoro_capture_research(
     ctx: Context,
-    topic: Annotated[str, Field(description="What the research was about.")],
-    findings: Annotated[str, Field(description="What was found (markdown).")],
-    sources: Annotated[list[str] | None, Field(description="Where it came from: URLs, papers, files.")] = None,
+    topic: Annotated[Title, Field(description="What the research was about.")],
+    findings: Annotated[Note, Field(description="What was found (markdown).")],
+    sources: Annotated[Paths | None, Field(description="Where it came from: URLs, papers, files.")] = None,
     tags: Annotated[
-        dict[str, Any] | None, Field(description="Extra front-matter tags (type/category/status may be overridden).")
+        Mapping | None, Field(description="Extra front-matter tags (type/category/status may be overridden).")
     ] = None,
 ) -> Annotated[CallToolResult, ResearchCaptured]:
     """Save research findings to insights/<date>-<topic>-research.md and index them at once, so
@@ -109,7 +110,7 @@ _SECTIONS = (
 
 def dokoro_whats_next(
     ctx: Context,
-    context: Annotated[str | None, Field(description="What you are about to work on, to rank suggestions.")] = None,
+    context: Annotated[Note | None, Field(description="What you are about to work on, to rank suggestions.")] = None,
 ) -> Annotated[CallToolResult, WhatsNext]:
     """Suggest what to do next: the next item of each plan in flight, blockers, blocking questions,
     open documents related to the context (by meaning), stale plans and recent research."""
@@ -132,7 +133,7 @@ def dokoro_whats_next(
 
 def dokoro_detect_conflicts(
     ctx: Context,
-    feature: Annotated[str, Field(description="The feature or change you are about to make.")],
+    feature: Annotated[Note, Field(description="The feature or change you are about to make.")],
 ) -> Annotated[CallToolResult, ConflictCheck]:
     """Before building something: what the store already knows that could clash with it — past
     regressions and bugs, decisions and constraints, research, and plans in flight — found by
@@ -154,7 +155,7 @@ def dokoro_detect_conflicts(
 
 def dokoro_check_duplicate(
     ctx: Context,
-    description: Annotated[str, Field(description="What you plan to build.")],
+    description: Annotated[Note, Field(description="What you plan to build.")],
 ) -> Annotated[CallToolResult, DuplicateCheck]:
     """Has this been built or planned already? Finished features, plans and documents close to the
     description (by meaning), and related work still open."""
@@ -174,7 +175,7 @@ def dokoro_check_duplicate(
 
 def dokoro_regression_history(
     ctx: Context,
-    component: Annotated[str, Field(description="The component, feature or area to look up.")],
+    component: Annotated[Title, Field(description="The component, feature or area to look up.")],
 ) -> Annotated[CallToolResult, RegressionHistory]:
     """What has broken before in this area: notes about the component (found by meaning) that record
     a regression, failure, crash or revert, each with its date and the sentence that says so."""

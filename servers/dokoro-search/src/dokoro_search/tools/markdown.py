@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from dokoro_server import ToolSpec, card, result, state
+from dokoro_server.bounds import Mapping, Query
 from dokoro_store.results.search import MarkdownHit, MarkdownResults
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
@@ -29,14 +30,14 @@ def _render(hits: list[MarkdownHit]) -> str:
 
 def search_dokoros(
     ctx: Context,
-    query: Annotated[str, Field(description="Text the title or body contains (case-insensitive); empty = any.")] = "",
+    query: Annotated[Query, Field(description="Text the title or body contains (case-insensitive); empty = any.")] = "",
     type: Annotated[
         Literal["insights", "decisions", "features", "daily", "current", "all"],
         Field(description="Which folder to search, or current.md, or all markdown."),
     ] = "all",
     limit: Annotated[int, Field(ge=1, le=100, description="How many files to return.")] = 10,
     tags: Annotated[
-        dict[str, Any] | None,
+        Mapping | None,
         Field(description='Front-matter tag filter, e.g. {"type": "decision"}; every key must match.'),
     ] = None,
 ) -> Annotated[CallToolResult, MarkdownResults]:

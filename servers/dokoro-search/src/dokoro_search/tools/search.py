@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from dokoro_server import ToolSpec, card, result, state
+from dokoro_server.bounds import Key, Query, Text, Title
 from dokoro_store.results.search import (
     IndexContentResult,
     ReindexResult,
@@ -52,7 +53,7 @@ def _notes(text: str, notes: list[str]) -> str:
 
 def search_universal(
     ctx: Context,
-    query: Annotated[str, Field(min_length=1, description="What to look for, in plain words (a question works).")],
+    query: Annotated[Query, Field(min_length=1, description="What to look for, in plain words (a question works).")],
     limit: Annotated[int, Field(ge=1, le=100, description="How many documents to return.")] = 10,
     mode: Annotated[
         Literal["hybrid", "keyword", "semantic"],
@@ -116,9 +117,9 @@ def search_reindex(
 
 def search_index_content(
     ctx: Context,
-    doc_id: Annotated[str, Field(min_length=1, description="Stable id of the document (created when new).")],
-    content: Annotated[str, Field(min_length=1, description="The text to index (markdown welcome).")],
-    title: Annotated[str, Field(description="A title for the document.")] = "Untitled",
+    doc_id: Annotated[Key, Field(min_length=1, description="Stable id of the document (created when new).")],
+    content: Annotated[Text, Field(min_length=1, description="The text to index (markdown welcome).")],
+    title: Annotated[Title, Field(description="A title for the document.")] = "Untitled",
 ) -> Annotated[CallToolResult, IndexContentResult]:
     """Index a piece of content under a document id so search_universal finds it (research notes, pasted
     docs, findings). A new id creates the document; an existing one is replaced and re-indexed."""

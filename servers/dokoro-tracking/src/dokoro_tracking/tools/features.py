@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from dokoro_server import ToolSpec, acting_agent, result, state
+from dokoro_server.bounds import Key, Note, Title
 from dokoro_store.results.tracking import ItemChanged, ItemList
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
@@ -20,13 +21,13 @@ PriorityFilter = Literal["all", "low", "medium", "high", "critical"]
 
 def dokoro_feature_add(
     ctx: Context,
-    title: Annotated[str, Field(description="The feature, in one line.")],
+    title: Annotated[Title, Field(description="The feature, in one line.")],
     complexity: Annotated[
         Literal["trivial", "simple", "moderate", "complex", "epic"], Field(description="How big it is.")
     ] = "moderate",
     priority: Annotated[Priority, Field(description="How urgent it is.")] = "medium",
-    estimate: Annotated[str, Field(description="Effort estimate, e.g. 4h, 1d, 2w.")] = "1d",
-    description: Annotated[str | None, Field(description="What it should do and why (markdown).")] = None,
+    estimate: Annotated[Key, Field(description="Effort estimate, e.g. 4h, 1d, 2w.")] = "1d",
+    description: Annotated[Note | None, Field(description="What it should do and why (markdown).")] = None,
 ) -> Annotated[CallToolResult, ItemChanged]:
     """Record a feature idea (status ideas). Returns its id for dokoro_feature_plan and
     dokoro_feature_start. Rendered to tracking/features/ideas/."""
@@ -52,7 +53,7 @@ def dokoro_feature_list(
 
 def dokoro_feature_start(
     ctx: Context,
-    feature_id: Annotated[str, Field(description="The id dokoro_feature_add returned (or its file name).")],
+    feature_id: Annotated[Key, Field(description="The id dokoro_feature_add returned (or its file name).")],
 ) -> Annotated[CallToolResult, ItemChanged]:
     """Start building a feature: ideas or planned → active."""
     done = state(ctx).store.tracking.start_feature(feature_id, agent_id=acting_agent(ctx))
@@ -61,7 +62,7 @@ def dokoro_feature_start(
 
 def dokoro_feature_plan(
     ctx: Context,
-    feature_id: Annotated[str, Field(description="The id dokoro_feature_add returned (or its file name).")],
+    feature_id: Annotated[Key, Field(description="The id dokoro_feature_add returned (or its file name).")],
     approach: Annotated[
         Literal["use_existing_research", "do_new_research", "plan_only"],
         Field(

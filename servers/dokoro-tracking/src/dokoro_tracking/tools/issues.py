@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from dokoro_server import ToolSpec, acting_agent, card, result, secret_notice, state
+from dokoro_server.bounds import Key, Note, Title
 from dokoro_store.results.tracking import ItemChanged, ItemList
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
@@ -53,11 +54,11 @@ def list_text(kind: str, done: ItemList) -> str:
 
 def dokoro_issue_add(
     ctx: Context,
-    title: Annotated[str, Field(description="What is wrong or needed, in one line.")],
+    title: Annotated[Title, Field(description="What is wrong or needed, in one line.")],
     category: Annotated[Category, Field(description="Kind of issue.")] = "bug",
     priority: Annotated[Priority, Field(description="How urgent it is.")] = "medium",
-    estimate: Annotated[str, Field(description="Effort estimate, e.g. 30m, 2h, 1d.")] = "1h",
-    description: Annotated[str | None, Field(description="Details: steps, context, links (markdown).")] = None,
+    estimate: Annotated[Key, Field(description="Effort estimate, e.g. 30m, 2h, 1d.")] = "1h",
+    description: Annotated[Note | None, Field(description="Details: steps, context, links (markdown).")] = None,
 ) -> Annotated[CallToolResult, ItemChanged]:
     """Record an issue (status pending). Returns its id — use that id with dokoro_issue_work and
     dokoro_issue_complete. Stored as a row shared by every agent; rendered to tracking/issues/pending/."""
@@ -82,7 +83,7 @@ def dokoro_issue_list(
 
 def dokoro_issue_work(
     ctx: Context,
-    issue_id: Annotated[str, Field(description="The id dokoro_issue_add returned (or its file name).")],
+    issue_id: Annotated[Key, Field(description="The id dokoro_issue_add returned (or its file name).")],
 ) -> Annotated[CallToolResult, ItemChanged]:
     """Start work on an issue: pending → active (a resolved issue is reopened)."""
     done = state(ctx).store.tracking.work_issue(issue_id, agent_id=acting_agent(ctx))
@@ -92,8 +93,8 @@ def dokoro_issue_work(
 
 def dokoro_issue_complete(
     ctx: Context,
-    issue_id: Annotated[str, Field(description="The id dokoro_issue_add returned (or its file name).")],
-    solution: Annotated[str, Field(description="How it was solved (markdown).")],
+    issue_id: Annotated[Key, Field(description="The id dokoro_issue_add returned (or its file name).")],
+    solution: Annotated[Note, Field(description="How it was solved (markdown).")],
 ) -> Annotated[CallToolResult, ItemChanged]:
     """Resolve an issue with its solution: pending or active → resolved."""
     done = state(ctx).store.tracking.complete_issue(issue_id, solution, agent_id=acting_agent(ctx))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from dokoro_server import ToolSpec, acting_agent, card, result, secret_notice, state
+from dokoro_server.bounds import Key, Title
 from dokoro_store.results.tracking import WeeklyAdded, WeeklyItemView, WeeklyStatus, WeeklySync
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
@@ -27,10 +28,10 @@ def _line(item: WeeklyItemView) -> str:
 def dokoro_weekly_add_item(
     ctx: Context,
     type: Annotated[Literal["issue", "feature", "task"], Field(description="What kind of item.")],
-    title: Annotated[str, Field(description="The item, in one line.")],
+    title: Annotated[Title, Field(description="The item, in one line.")],
     priority: Annotated[Literal["low", "medium", "high", "critical"], Field(description="How urgent.")] = "medium",
-    effort: Annotated[str | None, Field(description="Effort estimate, e.g. 2h.")] = None,
-    id: Annotated[str | None, Field(description="The issue/feature id it stands for, shown as [id].")] = None,
+    effort: Annotated[Key | None, Field(description="Effort estimate, e.g. 2h.")] = None,
+    id: Annotated[Key | None, Field(description="The issue/feature id it stands for, shown as [id].")] = None,
 ) -> Annotated[CallToolResult, WeeklyAdded]:
     """Put an item on this ISO week's list (currentWeek.md). A title the week already lists is
     not added twice."""

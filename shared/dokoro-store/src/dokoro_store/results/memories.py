@@ -49,6 +49,7 @@ class Memory(Result):
     supersedes: str | None
     superseded_by: str | None
     state_reason: str | None
+    state_changed_by: str | None = None  # the agent whose call last changed the state
     recall_count: int
 
 

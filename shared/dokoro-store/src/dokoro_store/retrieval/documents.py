@@ -15,6 +15,9 @@ Anything that must run whenever a document is indexed registers a callable on th
 
     store.docs.on_indexed(extract)
 
+A listener registered with ``batch=True`` gets the documents of one indexing batch in one call
+(``Sequence[IndexedDocument]``): it can read and write for all of them in a few statements.
+
 It is called after the document's chunks are committed, once per document whose content is new
 or changed (``reason`` = ``"new"`` / ``"changed"``) or re-indexed by a full reindex (``"full"``) —
 whichever path got it there: a tool (``search_index_content``, ``dokoro_workspace_dump``), the
@@ -27,8 +30,8 @@ indexing process, synchronously: keep them quick or hand the work off.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from sqlalchemy import delete, func, or_, select, update
 from sqlmodel import Session
@@ -44,6 +47,7 @@ from dokoro_store.retrieval.doc_records import (
     IndexStats,
     NewDocument,
     OnIndexed,
+    OnIndexedBatch,
     Progress,
     embedding_text,
     mismatch_message,
@@ -67,6 +71,7 @@ __all__ = [
     "IndexedDocument",
     "NewDocument",
     "OnIndexed",
+    "OnIndexedBatch",
     "Progress",
     "embedding_text",
     "mismatch_message",
@@ -92,15 +97,28 @@ class DocumentService:
         self._embedder = embedder
         self._vectors = vectors
         self._listeners: list[OnIndexed] = []
+        self._batch_listeners: list[OnIndexedBatch] = []
         self._indexer = Indexer(db, clock, vectors)
 
     # ------------------------------------------------------------------ listeners
-    def on_indexed(self, listener: OnIndexed) -> OnIndexed:
-        """Call ``listener`` for every document indexed from now on (see the module docstring)."""
-        self._listeners.append(listener)
+    @overload
+    def on_indexed(self, listener: OnIndexed) -> OnIndexed: ...
+    @overload
+    def on_indexed(self, listener: OnIndexedBatch, *, batch: Literal[True]) -> OnIndexedBatch: ...
+    def on_indexed(self, listener: Any, *, batch: bool = False) -> Any:
+        """Call ``listener`` for every document indexed from now on (see the module docstring);
+        with ``batch``, once per indexing batch with its documents."""
+        (self._batch_listeners if batch else self._listeners).append(listener)
         return listener
 
-    def _notify(self, docs: Iterable[IndexedDocument]) -> None:
+    def _notify(self, docs: Sequence[IndexedDocument]) -> None:
+        if not docs:
+            return
+        for many in list(self._batch_listeners):
+            try:
+                many(docs)
+            except Exception:  # a listener must never break indexing (or the other listeners)
+                log.exception("dokoro: indexing listener %r failed on %d documents", many, len(docs))
         for doc in docs:
             for listener in list(self._listeners):
                 try:

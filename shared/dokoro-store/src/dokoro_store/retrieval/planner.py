@@ -33,6 +33,10 @@ STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 _PHRASE = re.compile(r'"([^"]*)"')
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 _MAX_TERMS = 32
+# Longer terms are cut to this many characters (a SHA-256 in hex still fits): a term is matched
+# as a phrase of its trigrams, whose cost grows with its length times the trigram's occurrences,
+# so an unbounded one-word query over a long one-word body took seconds per kilobyte.
+_MAX_TERM = 64
 
 _HAN = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _HIRAGANA = r"\u3040-\u309f"
@@ -128,8 +132,8 @@ def _split(text: str) -> tuple[list[str], list[str]]:
     return words, cjk
 
 
-def _unique(items: list[str]) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(item for item in items if item))[:_MAX_TERMS]
+def _unique(items: list[str], longest: int = _MAX_TERM) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(item[:longest] for item in items if item))[:_MAX_TERMS]
 
 
 def plan_query(text: str) -> PlannedQuery:
@@ -156,7 +160,7 @@ def plan_query(text: str) -> PlannedQuery:
     return PlannedQuery(
         text=text,
         terms=_unique(content),
-        phrases=_unique(phrases),
+        phrases=_unique(phrases, 4 * _MAX_TERM),
         cjk=_unique(cjk),
         stopwords_only=stopwords_only,
     )

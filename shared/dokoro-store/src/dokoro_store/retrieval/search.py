@@ -328,11 +328,13 @@ class SearchService:
             notes=report.notes,
         )
 
-    def ambient(self, project: Path, limit: int = 10) -> AmbientResult:
-        """What git says the project at ``project`` is doing, and the documents matching it."""
+    def ambient(self, project: Path, limit: int = 10, *, project_root: Path) -> AmbientResult:
+        """What git says the project at ``project`` is doing, and the documents matching it.
+
+        ``project`` must lie inside ``project_root``, the project the server was started for."""
         from dokoro_store.retrieval.ambient import ambient_context
 
-        context = ambient_context(project)
+        context = ambient_context(project, project_root=project_root)
         notes: list[str] = []
         hits: list[SearchHit] = []
         if context.query:

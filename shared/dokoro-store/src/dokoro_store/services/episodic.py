@@ -36,6 +36,7 @@ from sqlmodel import Session, col, select
 from dokoro_store.clock import Clock, iso, parse_iso
 from dokoro_store.db.engine import Database
 from dokoro_store.errors import InvalidArgumentError
+from dokoro_store.limits import MAX_COUNT, MAX_SUM, MAX_TOKEN_COUNT
 from dokoro_store.models import ConversationSummary, EpisodeSession
 from dokoro_store.results.episodic import Compaction, Episode, EpisodeRecall, SummaryAdded
 from dokoro_store.secrets import redact_all
@@ -169,10 +170,11 @@ class EpisodicService:
             raise InvalidArgumentError("ai_model must not be empty: name the model that ran the session")
         if not summary:
             raise InvalidArgumentError("summary must not be empty: write what the session did")
-        if message_count is not None and message_count < 0:
-            raise InvalidArgumentError("message_count must be 0 or more")
-        if token_count is not None and token_count < 0:
-            raise InvalidArgumentError("token_count must be 0 or more")
+        if message_count is not None and not 0 <= message_count <= MAX_COUNT:
+            raise InvalidArgumentError(f"message_count must be between 0 and {MAX_COUNT}")
+        if token_count is not None and not 0 <= token_count <= MAX_TOKEN_COUNT:
+            # Summed by the database: a bound far below 2^63 keeps every later sum in range.
+            raise InvalidArgumentError(f"token_count must be between 0 and {MAX_TOKEN_COUNT}")
         now = self._clock.now()
         # Secrets never reach episodic memory (it is recalled, compacted, exported and shared).
         (cleaned_summary, *cleaned_lists), kinds = redact_all([summary, *(key_decisions or []), *(key_topics or [])])
@@ -289,7 +291,7 @@ class EpisodicService:
                 for i, row in enumerate(rows, start=1)
             ]
             merged = "\n\n".join(parts)
-            total = sum(row.token_count or 0 for row in rows)
+            total = min(sum(row.token_count or 0 for row in rows), MAX_SUM)
             decisions = _merge_lists(row.key_decisions for row in rows)
             topics = _merge_lists(row.key_topics for row in rows)
             messages = [row.message_count for row in rows if row.message_count is not None]
@@ -302,7 +304,7 @@ class EpisodicService:
                 summary=merged,
                 key_decisions=decisions or None,
                 key_topics=topics or None,
-                message_count=sum(messages) if messages else None,
+                message_count=min(sum(messages), MAX_SUM) if messages else None,
                 token_count=total,
                 started_at=latest,
                 created_at=now,

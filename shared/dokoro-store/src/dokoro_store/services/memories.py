@@ -32,9 +32,17 @@ from sqlmodel import Session, col, select
 
 from dokoro_store.clock import Clock, iso
 from dokoro_store.db.engine import Database
-from dokoro_store.errors import ConflictError, DokoroError, EmbedderMismatchError, InvalidArgumentError, NotFoundError
+from dokoro_store.errors import (
+    ConflictError,
+    DokoroError,
+    EmbedderMismatchError,
+    InvalidArgumentError,
+    NotFoundError,
+    NotOwnerError,
+)
 from dokoro_store.models.memories import Memory as MemoryRow
 from dokoro_store.models.memories import MemoryConflict
+from dokoro_store.ownership import known_agent, owned_by_another
 from dokoro_store.results.memories import (
     FileProblem,
     FilesSync,
@@ -268,7 +276,7 @@ class MemoryService:
                     )
                 memory.supersedes = old.id
                 if memory.state != PROPOSED:  # a proposal supersedes only once approved
-                    self._archive(old, by=memory.id, now=now)
+                    self._archive(old, by=memory.id, now=now, agent=memory.agent_id)
                     session.add(old)
                     self._save_doc(session, old)
                     superseded = old
@@ -396,8 +404,9 @@ class MemoryService:
         return report.indexed
 
     @staticmethod
-    def _archive(old: MemoryRow, *, by: str, now: datetime) -> None:
+    def _archive(old: MemoryRow, *, by: str, now: datetime, agent: str | None) -> None:
         old.state = "archived"
+        old.state_changed_by = known_agent(agent)
         old.superseded_by = by
         old.state_reason = f"superseded by {by}"
         old.state_changed_at = now
@@ -427,13 +436,14 @@ class MemoryService:
             if verdict == "supersede":
                 if old.state != "active":
                     raise ConflictError(f"memory {old.id} is already {old.state}; nothing changed")
-                self._archive(old, by=new.id, now=now)
+                self._archive(old, by=new.id, now=now, agent=agent_id)
                 new.supersedes = old.id
                 new.updated_at = now
             elif verdict == "discard_new":
                 new.state = "deprecated"
                 new.state_reason = f"duplicate of {old.id} (conflict gate verdict)"
                 new.state_changed_at = now
+                new.state_changed_by = known_agent(agent_id)
                 new.updated_at = now
             pair.verdict = verdict
             pair.decided_at = now
@@ -446,11 +456,20 @@ class MemoryService:
 
     # ------------------------------------------------------------------ forget
     def forget(
-        self, memory_id: str, *, reason: str | None = None, purge: bool = False, confirm: bool = False
+        self,
+        memory_id: str,
+        *,
+        reason: str | None = None,
+        purge: bool = False,
+        confirm: bool = False,
+        acting_agent: str | None = None,
     ) -> tuple[Memory, Forgotten]:
         """Deprecate a memory (a reason is required), or purge it (explicit confirmation).
 
-        Returns the memory as it now stands (as it was, when purged) and what was done.
+        ``acting_agent`` is who calls: a known agent may purge only the memories it wrote (or that
+        record no author); any agent may deprecate one, with a reason, which keeps its history
+        and records who did it (:mod:`dokoro_store.ownership`). Returns the memory as it now
+        stands (as it was, when purged) and what was done.
         """
         self._sync()
         now = self._clock.now()
@@ -464,6 +483,12 @@ class MemoryService:
                 row = session.get(MemoryRow, memory_id.strip(), with_for_update=True)
                 if row is None:
                     raise NotFoundError(f"no memory {memory_id!r}")
+                if owned_by_another(row.agent_id, acting_agent):
+                    raise NotOwnerError(
+                        f"memory {row.id} was written by {row.agent_id}; you ({acting_agent}) may not purge it. "
+                        "Deprecate it instead (dokoro_forget with a reason, purge=false: history kept), "
+                        f"or ask {row.agent_id} to purge it"
+                    )
                 for pair in session.exec(
                     select(MemoryConflict).where(
                         (col(MemoryConflict.new_id) == row.id) | (col(MemoryConflict.old_id) == row.id)
@@ -489,6 +514,7 @@ class MemoryService:
             row.state = "deprecated"
             row.state_reason = reason.strip()
             row.state_changed_at = now
+            row.state_changed_by = known_agent(acting_agent)
             row.updated_at = now
             session.add(row)
         self._index(row)

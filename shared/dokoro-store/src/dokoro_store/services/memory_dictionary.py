@@ -108,7 +108,7 @@ class EntityDictionary:
     def write_starter(self) -> None:
         """Write the starter dictionary (one example entry) when the folder has none."""
         if not self.path.exists():
-            atomic_write_text(self.path, STARTER)
+            atomic_write_text(self.path, STARTER, within=self.path.parent.parent)  # the store folder
 
     def name(self, entity: str) -> str:
         """The name of a (canonical) entity: itself unless it is a listed synonym."""

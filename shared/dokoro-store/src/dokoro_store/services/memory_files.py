@@ -812,7 +812,7 @@ class MemoryFiles:
         root_before = _stat(self.root)
         before = _stat(folder)
         fields = fields_of_row(row)
-        atomic_write_text(target, render_memory(fields))
+        atomic_write_text(target, render_memory(fields), within=self._paths.root)
         stat = target.stat()
         m.put(FileEntry(relative, row.id, stat.st_mtime_ns, stat.st_size, fields_digest(fields), row.rev))
         run.rendered += 1

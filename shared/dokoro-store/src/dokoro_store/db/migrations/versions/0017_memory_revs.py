@@ -14,7 +14,7 @@ PostgreSQL the trigger takes a transaction-scoped advisory lock before reading `
 memory writes commit in ``rev`` order; SQLite's one write lock already serialises them.
 
 Revision ID: 0017
-Revises: 0020
+Revises: 0019
 Create Date: 2026-11-30
 """
 
@@ -24,7 +24,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0017"
-down_revision = "0020"
+down_revision = "0019"
 branch_labels = None
 depends_on = None
 
