@@ -52,7 +52,7 @@ async def test_every_string_integer_list_and_mapping_argument_is_bounded_in_the_
         for name, schema in tool.input_schema.get("properties", {}).items()
         for problem in _unbounded(schema, f"{tool.name}.{name}")
     ]
-    assert problems == []
+    assert problems == [], "\n".join(problems)
     assert all(tool.input_schema.get("additionalProperties") is False for tool in tools)
 
 

@@ -56,7 +56,7 @@ def dokoro_session_recall(
     since: Annotated[
         IsoDate | None, Field(description="ISO-8601 lower bound, e.g. 2026-05-12 or 2026-05-12T09:00:00Z.")
     ] = None,
-    until: Annotated[str | None, Field(description="ISO-8601 upper bound (inclusive), e.g. 2026-05-19.")] = None,
+    until: Annotated[IsoDate | None, Field(description="ISO-8601 upper bound (inclusive), e.g. 2026-05-19.")] = None,
     limit: Annotated[int, Field(ge=1, le=100, description="How many summaries to return.")] = 10,
 ) -> Annotated[CallToolResult, EpisodeRecall]:
     """Recall summaries of past sessions: what was done before, to resume work. With a query, summaries

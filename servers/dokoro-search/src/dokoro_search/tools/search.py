@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from dokoro_server import ToolSpec, card, result, state
-from dokoro_server.bounds import Key, Query, Text, Title
+from dokoro_server.bounds import Key, Keys, Query, Text, Title
 from dokoro_store.results.search import (
     IndexContentResult,
     ReindexResult,
@@ -64,7 +64,7 @@ def search_universal(
         Field(description="In hybrid mode, lift documents the entity graph links to entities named in the query."),
     ] = True,
     doc_types: Annotated[
-        list[str] | None,
+        Keys | None,
         Field(
             description="Only documents of these types (e.g. memory, research, plan, note, session): a condition of "
             "the search itself, so they are found however many other documents outrank them."
