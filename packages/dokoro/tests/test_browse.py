@@ -15,6 +15,7 @@ import pytest
 from dokoro.browse import data
 from dokoro.browse.app import BrowseApp
 from dokoro.browse.screens import ConfirmScreen, HelpScreen, ItemsScreen, PreviewScreen
+from dokoro_store import Store
 from dokoro_store.models import AgentPresence
 from sqlalchemy import update
 
@@ -334,6 +335,87 @@ async def test_forgetting_a_memory_deprecates_it(world):
         assert app.messages[-1] == "already forgotten (deprecated)"
     states = {m.title: m.state for m in world.memories.of_types(["fact"], ("active", "deprecated"))}
     assert states == {"The API uses JWT": "deprecated"}
+
+
+async def test_approving_and_rejecting_proposed_memories_asks_first(world, database_url, clock):
+    with Store.open(world.paths.root, database_url=database_url, clock=clock, memory_review=True) as agents:
+        agents.memories.remember(type="fact", title="CI runs on push", body="The CI runs on every push.")
+        agents.memories.remember(type="fact", title="Deploys on Friday", body="We deploy on Fridays.")
+    app = BrowseApp(world, category="memories", poll_seconds=0.1)
+
+    def state_of(label: str) -> str | None:
+        return next((i.status for i in app.screen.shown if i.label == label), None)
+
+    async with app.run_test(size=SIZE) as pilot:
+        await open_category(pilot, app, "memories")
+        await select(pilot, app, "The API uses JWT")
+        await pilot.press("v", "x")
+        assert app.messages[-2:] == [
+            "v approves proposed memories only (this one is active)",
+            "x rejects proposed memories only (this one is active)",
+        ]
+        await select(pilot, app, "CI runs on push")
+        assert await confirm(pilot, app, "v", "n") == 'Approve memory "CI runs on push" (it becomes active)? y/n'
+        await until(pilot, lambda: app.messages[-1] == "cancelled")
+        assert state_of("CI runs on push") == "proposed"
+        await confirm(pilot, app, "v", "y")
+        await until(pilot, lambda: state_of("CI runs on push") == "active")
+        await select(pilot, app, "Deploys on Friday")
+        assert "Reject" in await confirm(pilot, app, "x", "y")
+        await until(pilot, lambda: state_of("Deploys on Friday") == "deprecated")
+        assert app.messages[-2:] == ["approved (active): CI runs on push", "rejected (deprecated): Deploys on Friday"]
+    states = {m.title: (m.state, m.state_reason) for m in world.memories.of_types(["fact"], ("active", "deprecated"))}
+    assert states["CI runs on push"] == ("active", "approved")
+    assert states["Deploys on Friday"] == ("deprecated", "rejected in review: rejected in dokoro browse")
+
+
+EDITOR_SCRIPT = """
+import sys
+from pathlib import Path
+path = Path(sys.argv[-1])
+path.write_text(path.read_text(encoding="utf-8").replace(sys.argv[1], sys.argv[2]), encoding="utf-8")
+"""
+
+
+async def test_e_edits_a_memorys_file_and_the_edit_becomes_a_new_version(world, tmp_path):
+    script = tmp_path / "fake_editor.py"
+    script.write_text(EDITOR_SCRIPT, encoding="utf-8")
+    editor = (sys.executable, str(script), "signed with RS256", "signed with EdDSA")
+    app = BrowseApp(world, category="memories", poll_seconds=0.1, editor=editor)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_category(pilot, app, "memories")
+        await select(pilot, app, "Run the tests before a commit")
+        await pilot.press("e")
+        await until(pilot, lambda: app.messages[-1:] == ["no change: Run the tests before a commit"])
+        await select(pilot, app, "The API uses JWT")
+        await pilot.press("e")
+        await until(pilot, lambda: "new version" in app.messages[-1])
+        await until(
+            pilot,
+            lambda: (
+                sorted(i.status for i in app.screen.shown if i.label == "The API uses JWT")
+                == [
+                    "active",
+                    "archived",
+                ]
+            ),
+        )
+    [new] = world.memories.of_types(["fact"])
+    assert (new.trust, new.body) == ("user-stated", "Tokens are JWT, signed with EdDSA.")
+
+
+async def test_e_says_what_it_edits_and_when_the_editor_is_missing(sqlite_world):
+    app = BrowseApp(sqlite_world, category="memories", poll_seconds=0.1, editor=("no-such-editor-here",))
+    async with app.run_test(size=SIZE) as pilot:
+        await open_category(pilot, app, "memories")
+        await pilot.press("e")
+        assert app.messages[-1] == "editor 'no-such-editor-here' not found; set $EDITOR"
+        await pilot.press("escape")
+    app = BrowseApp(sqlite_world, category="questions", poll_seconds=0.1)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_category(pilot, app, "questions")
+        await pilot.press("e")
+        assert app.messages[-1] == "e edits memories only"
 
 
 # ---------------------------------------------------------------------- live refresh

@@ -96,6 +96,12 @@ def browse(
     category: Annotated[
         str | None, typer.Option(help="Open this category (current, daily, plans, claims, memories, ...).")
     ] = None,
+    editor: Annotated[
+        str,
+        typer.Option(
+            "--editor", envvar=["VISUAL", "EDITOR"], help="The editor `e` opens a memory's file in (default: vi)."
+        ),
+    ] = "vi",
     json: JsonOption = False,
     path: PathOption = None,
 ) -> None:
@@ -104,9 +110,11 @@ def browse(
     Not on a terminal (piped), it prints a summary instead; --json prints the categories (or one
     category's items) as JSON.
     """
+    import shlex
+
     from dokoro.browse import run_browse
 
-    raise typer.Exit(run_browse(path, category, json))
+    raise typer.Exit(run_browse(path, category, json, shlex.split(editor)))
 
 
 @store_app.command("migrate")

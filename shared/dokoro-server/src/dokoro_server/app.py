@@ -186,6 +186,7 @@ def open_store(settings: DokoroSettings, cwd: Path, clock: Clock | None = None) 
         clock=clock,
         functional_relation_types=settings.functional_relation_type_set,
         retrieval=retrieval,
+        memory_review=settings.memory_review,
     )
     if opened.recovered:
         log.warning("dokoro: finished %d interrupted compaction(s)", len(opened.recovered))

@@ -40,6 +40,13 @@ class DokoroSettings(BaseSettings):
             "(full text only)."
         ),
     )
+    memory_review: bool = Field(
+        default=False,
+        description=(
+            "Review queue: memories agents remember as agent-inferred wait as proposed until a person approves "
+            "them (`dokoro memory approve|reject`, `dokoro browse`); recall shows them only when asked."
+        ),
+    )
     functional_relation_types: str = Field(
         default="superseded_by",
         description="Comma-separated single-valued relation types of the entity graph (a new target closes the old).",

@@ -67,6 +67,7 @@ class Store:
         clock: Clock,
         functional_relation_types: Iterable[str] = DEFAULT_FUNCTIONAL_RELATION_TYPES,
         retrieval: RetrievalConfig | None = None,
+        memory_review: bool = False,
     ) -> None:
         self.paths = paths
         self.db = db
@@ -121,8 +122,10 @@ class Store:
         )
         # The tachibot bridge (dokoro-bridge): research answers as documents, tachibot plans as plans.
         self.bridge = BridgeService(paths, clock, self.docs, self.search, self.embedder, self.plans, self.planning)
-        # Typed memories (remember / recall / forget): rows indexed as documents for hybrid recall.
-        self.memories = MemoryService(db, clock, self.docs, self.search)
+        # Typed memories (remember / recall / forget): rows indexed as documents for hybrid recall,
+        # rendered as markdown files under memories/ (a person's edits reconciled on each call);
+        # with ``memory_review``, agents' inferences wait as proposed until a person approves them.
+        self.memories = MemoryService(db, clock, self.docs, self.search, paths=paths, review=memory_review)
         # Tracking (issues, features, the week, task timers) and analytics over every layer's rows.
         self.tracking = TrackingService(
             paths,
@@ -156,6 +159,7 @@ class Store:
         clock: Clock | None = None,
         functional_relation_types: Iterable[str] = DEFAULT_FUNCTIONAL_RELATION_TYPES,
         retrieval: RetrievalConfig | None = None,
+        memory_review: bool = False,
     ) -> Store:
         """Open the store of the workspace folder ``root``.
 
@@ -164,6 +168,7 @@ class Store:
         ``dokoro_init`` adds the conventional folders and files. ``functional_relation_types`` are the
         single-valued relation types of the entity graph (default ``{"superseded_by"}``).
         ``retrieval`` chooses the embedder and vector engine (default: ``auto`` for both).
+        ``memory_review``: memories agents infer wait as ``proposed`` for a person's approval.
         """
         paths = StorePaths(root.expanduser().resolve())
         paths.root.mkdir(parents=True, exist_ok=True)
@@ -171,7 +176,7 @@ class Store:
         try:
             schema_before = current_heads(db)
             upgrade(db)
-            store = cls(paths, db, clock or Clock(), functional_relation_types, retrieval)
+            store = cls(paths, db, clock or Clock(), functional_relation_types, retrieval, memory_review)
             store.schema_before = schema_before
             store.recovered = store.episodic.recover()
         except BaseException:

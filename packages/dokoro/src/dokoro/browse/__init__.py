@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 __all__ = ["run_browse"]
 
 
-def run_browse(path: Path | None, category: str | None, as_json: bool) -> int:
-    """Run the browser (or print the summary / JSON); the process exit code."""
+def run_browse(path: Path | None, category: str | None, as_json: bool, editor: Sequence[str] = ("vi",)) -> int:
+    """Run the browser (or print the summary / JSON); the process exit code. ``editor``: the
+    command line that edits a memory's file."""
     from dokoro.browse._run import run
 
-    return run(path, category, as_json)
+    return run(path, category, as_json, editor)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
     from dokoro_store import Store
 
 
-def run(path: Path | None, category: str | None, as_json: bool) -> int:
+def run(path: Path | None, category: str | None, as_json: bool, editor: Sequence[str] = ("vi",)) -> int:
     """The exit code: 0, or 1 for an unknown category with ``--json`` or off a terminal."""
     chosen = category_by_id(category) if category else None
     if category and chosen is None and as_json:
@@ -40,7 +41,7 @@ def run(path: Path | None, category: str | None, as_json: bool) -> int:
             return _summary(store, category, chosen)
         from dokoro.browse.app import BrowseApp
 
-        BrowseApp(store, category=category).run()
+        BrowseApp(store, category=category, editor=editor).run()
         return 0
     finally:
         store.close()

@@ -14,11 +14,14 @@ from typing import TYPE_CHECKING
 from dokoro.browse.data import Item
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from dokoro_store import Store
 
-__all__ = ["FORGET_REASON", "Confirm", "Outcome", "UndoRecord", "arm", "run"]
+__all__ = ["FORGET_REASON", "REJECT_REASON", "Confirm", "Outcome", "UndoRecord", "arm", "memory_file", "run"]
 
 FORGET_REASON = "forgotten by hand in dokoro browse"
+REJECT_REASON = "rejected in dokoro browse"
 
 
 @dataclass(frozen=True)
@@ -30,7 +33,8 @@ class UndoRecord:
 
 @dataclass(frozen=True)
 class Confirm:
-    kind: str  # archive-plan | archive-daily | release | advance | undo | forget
+    # archive-plan | archive-daily | release | advance | undo | forget | approve | reject | edited
+    kind: str
     prompt: str
     item: Item | None = None
     force: bool = False
@@ -99,7 +103,26 @@ def arm(store: Store, key: str, item: Item | None, last: UndoRecord | None) -> C
         if item.status == "deprecated":
             return "already forgotten (deprecated)"
         return Confirm("forget", f'Forget memory "{item.label}" (deprecate it)? y/n', item=item)
+    if key in ("v", "x"):
+        verb = "approves" if key == "v" else "rejects"
+        if item.kind != "memory" or not item.ref:
+            return f"{key} {verb} proposed memories only"
+        if item.status != "proposed":
+            return f"{key} {verb} proposed memories only (this one is {item.status})"
+        if key == "v":
+            return Confirm("approve", f'Approve memory "{item.label}" (it becomes active)? y/n', item=item)
+        return Confirm("reject", f'Reject memory "{item.label}" (it is deprecated, kept)? y/n', item=item)
     return f"no action on {key}"
+
+
+def memory_file(store: Store, memory_id: str) -> Path | str:
+    """The markdown file of a memory (for the editor), or why there is none."""
+    from dokoro_store import DokoroError
+
+    try:
+        return store.memories.file_of(memory_id)
+    except DokoroError as exc:
+        return f"refused: {exc}"
 
 
 def run(store: Store, confirm: Confirm) -> Outcome:
@@ -160,6 +183,19 @@ def _run(store: Store, confirm: Confirm) -> Outcome:
     if confirm.kind == "forget" and item.ref:
         store.memories.forget(item.ref, reason=FORGET_REASON)
         return Outcome(f"forgotten (deprecated): {item.label}")
+    if confirm.kind == "edited" and item.ref:
+        # Not asked first: the edit is the person's own; the reconcile keeps the old version.
+        synced = store.memories.sync_files()
+        if synced.quiet:
+            return Outcome(f"no change: {item.label}")
+        return Outcome("; ".join(line.removeprefix("- ") for line in synced.lines()))
+    if confirm.kind == "approve" and item.ref:
+        approved = store.memories.approve(item.ref)
+        also = f"; it supersedes {approved.superseded.title!r}" if approved.superseded is not None else ""
+        return Outcome(f"approved (active): {item.label}{also}")
+    if confirm.kind == "reject" and item.ref:
+        store.memories.reject(item.ref, reason=REJECT_REASON)
+        return Outcome(f"rejected (deprecated): {item.label}")
     return Outcome("nothing done")
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import App
@@ -45,9 +45,12 @@ class BrowseApp(App[None]):
         category: str | None = None,
         poll_seconds: float = 1.0,
         search_timeout: float = 5.0,
+        editor: Sequence[str] = ("vi",),
     ) -> None:
+        """``editor``: the command line ``e`` runs on a memory's file (the file's path appended)."""
         super().__init__()
         self.store = store
+        self.editor = tuple(editor)
         self.start_category = category
         self.poll_seconds = poll_seconds
         self.search_timeout = search_timeout

@@ -405,18 +405,20 @@ def _memories(store: Store) -> list[Item]:
     from dokoro_store.services.memories import MEMORY_TYPES
 
     items = []
-    states = ("active", "archived", "deprecated")
+    states = ("proposed", "active", "archived", "deprecated")
     for memory in store.memories.of_types(MEMORY_TYPES, states, limit=MEMORY_LIMIT):
+        waiting = memory.state == "proposed"
         items.append(
             Item(
                 id=f"memory:{memory.id}",
                 label=memory.title,
-                sublabel=f"{memory.type} · {memory.trust} · {memory.state}",
+                sublabel=f"{memory.type} · {memory.trust} · "
+                + ("proposed, waits for review (v approve · x reject)" if waiting else memory.state),
                 kind="memory",
-                archived=memory.state != "active",
+                archived=memory.state not in ("active", "proposed"),
                 ref=memory.id,
                 status=memory.state,
-                dim=memory.state != "active",
+                dim=memory.state not in ("active", "proposed"),
             )
         )
     return items

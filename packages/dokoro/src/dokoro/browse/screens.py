@@ -62,8 +62,10 @@ HELP = """\
 [b]Claims, plans, memories[/b]
   r  release a stale file claim (never a live holder's)
   p  advance a plan one step (draft → active → completed)
+  e  edit a memory's file in $EDITOR (what you save becomes a new version)
   f  forget a memory (it is deprecated, never deleted)
-  Every change asks y/n first.
+  v  approve · x reject a memory an agent proposed (review queue)
+  Every change but your own edit asks y/n first.
 [b]Help[/b]
   ?  this help · any key closes it"""
 
@@ -178,6 +180,9 @@ class ItemsScreen(Screen[None]):
         Binding("r", "act('r')", "release", show=False),
         Binding("p", "act('p')", "advance", show=False),
         Binding("f", "act('f')", "forget", show=False),
+        Binding("v", "act('v')", "approve", show=False),
+        Binding("x", "act('x')", "reject", show=False),
+        Binding("e", "edit", "edit", show=False),
         Binding("up", "cursor(-1)", show=False),
         Binding("down", "cursor(1)", show=False),
     ]
@@ -187,7 +192,7 @@ class ItemsScreen(Screen[None]):
         "plans": "a archive · p advance · u undo",
         "archive": "u undo",
         "claims": "r release",
-        "memories": "f forget",
+        "memories": "e edit · f forget · v approve · x reject",
     }
 
     def __init__(self, category: Category) -> None:
@@ -411,6 +416,35 @@ class ItemsScreen(Screen[None]):
             app.say(armed)
             return
         self.ask(armed)
+
+    def action_edit(self) -> None:
+        """Open the selected memory's markdown file in the editor, then reconcile what was saved."""
+        import subprocess
+
+        from textual.app import SuspendNotSupported
+
+        app = _app(self)
+        item = self.selected()
+        if item is None or item.kind != "memory" or not item.ref:
+            app.say("e edits memories only")
+            return
+        file = actions.memory_file(app.store, item.ref)
+        if isinstance(file, str):
+            app.say(file)
+            return
+        command = [*app.editor, str(file)]
+        try:
+            try:
+                with app.suspend():
+                    code = subprocess.run(command, check=False).returncode
+            except SuspendNotSupported:  # no terminal to hand over (a headless run): edit without it
+                code = subprocess.run(command, check=False, stdin=subprocess.DEVNULL, capture_output=True).returncode
+        except FileNotFoundError:
+            app.say(f"editor {command[0]!r} not found; set $EDITOR")
+            return
+        if code != 0:
+            app.say(f"the editor exited with {code}; a saved change is picked up on the next refresh")
+        self.carry_out(actions.Confirm("edited", "", item=item))
 
     def ask(self, confirm: actions.Confirm) -> None:
         def answered(yes: bool | None) -> None:

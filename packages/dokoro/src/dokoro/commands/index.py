@@ -15,11 +15,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from dokoro.commands._open import open_for_command
 
-__all__ = ["migrate_markdown", "reembed_store", "reindex_store"]
+__all__ = ["migrate_markdown", "progress_bar", "reembed_store", "reindex_store"]
 
 
 @contextmanager
-def _progress(console: Console, title: str) -> Iterator[Callable[[int, int, str], None]]:
+def progress_bar(console: Console, title: str) -> Iterator[Callable[[int, int, str], None]]:
     with Progress(
         TextColumn(f"[bold]{title}[/] {{task.description}}"),
         BarColumn(),
@@ -53,7 +53,7 @@ def migrate_markdown(path: Path | None, dry_run: bool, force: bool) -> bool:
     console = Console(soft_wrap=True)
     store = open_for_command(path)
     try:
-        with _progress(console, "migrate") as progress:
+        with progress_bar(console, "migrate") as progress:
             report = store.markdown.import_markdown(dry_run=dry_run, force=force, progress=progress)
     finally:
         store.close()
@@ -79,7 +79,7 @@ def reindex_store(path: Path | None, full: bool) -> bool:
     store = open_for_command(path)
     try:
         files = store.markdown.reconcile()
-        with _progress(console, "reindex") as progress:
+        with progress_bar(console, "reindex") as progress:
             report = store.docs.reindex(full=full, progress=progress)
         stats = store.docs.stats()
     finally:
@@ -116,7 +116,7 @@ def reembed_store(path: Path | None, embedder_choice: str | None = None) -> bool
             highlight=False,
             markup=False,
         )
-        with _progress(console, "reembed") as progress:
+        with progress_bar(console, "reembed") as progress:
             report = store.docs.reembed(progress=progress)
             summaries = store.retrieval.summaries.reembed_all(embedder)
     finally:

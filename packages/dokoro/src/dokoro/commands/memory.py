@@ -1,11 +1,15 @@
-"""``dokoro memory list|show|forget`` and ``dokoro rules``: the typed memories agents keep.
+"""``dokoro memory list|show|edit|forget|approve|reject|reindex`` and ``dokoro rules``: the typed
+memories agents keep, and their markdown files under ``memories/``.
 
-The group is where the memory-file commands land next (``edit``, ``reindex``, ``approve|reject``):
-each is one more function here, on the same ``memory_app``.
+Every command that opens the store reconciles the memory files first (a person's edits become
+new versions); ``edit`` opens ``$VISUAL``/``$EDITOR`` on one memory's file and says what the
+reconcile made of the edit; ``reindex`` rebuilds the rows and the index from the files.
 """
 
 from __future__ import annotations
 
+import shlex
+import subprocess
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -17,13 +21,13 @@ from dokoro.commands._open import open_for_command
 from dokoro.commands._output import JsonOption, PathOption, console, emit_json, short_time
 
 if TYPE_CHECKING:
-    from dokoro_store.results.memories import Memory
+    from dokoro_store.results.memories import FilesSync, Memory
 
 __all__ = ["memory_app", "rules"]
 
 memory_app = group("The typed memories agents keep (facts, decisions, rules, ...).")
 
-STATES = ("active", "archived", "deprecated")
+STATES = ("active", "archived", "deprecated", "proposed")
 
 
 def memory_json(memory: Memory) -> dict[str, Any]:
@@ -36,7 +40,9 @@ def memory_list(
     memory_type: Annotated[
         list[str] | None, typer.Option("--type", help="Only this type (repeat for several).")
     ] = None,
-    state: Annotated[str, typer.Option(help="active (default), archived, deprecated or all.")] = "active",
+    state: Annotated[
+        str, typer.Option(help="active (default), archived, deprecated, proposed (waiting for review) or all.")
+    ] = "active",
     json: JsonOption = False,
     path: PathOption = None,
 ) -> None:
@@ -125,6 +131,131 @@ def memory_forget(
     finally:
         store.close()
     console().print(f"Memory {memory.id} {what}.")
+
+
+def _print_sync(synced: FilesSync, quiet_message: str) -> None:
+    out = console()
+    if synced.quiet:
+        out.print(quiet_message)
+        return
+    for line in synced.lines():
+        out.print(line, markup=False)
+
+
+@memory_app.command("edit")
+def memory_edit(
+    memory_id: Annotated[str, typer.Argument(help="The memory id (see `dokoro memory list`).")],
+    editor: Annotated[
+        str,
+        typer.Option(
+            "--editor", envvar=["VISUAL", "EDITOR"], help="The editor to run (default: $VISUAL, $EDITOR, else vi)."
+        ),
+    ] = "vi",
+    json: JsonOption = False,
+    path: PathOption = None,
+) -> None:
+    """Open a memory's markdown file in your editor; your edit becomes a new version when you save
+    (trust user-stated, checked against close memories), or changes its state (front matter)."""
+    store = open_for_command(path)
+    try:
+        file = store.memories.file_of(memory_id)
+        command = [*shlex.split(editor), str(file)]
+        try:
+            finished = subprocess.run(command, check=False)
+        except FileNotFoundError:
+            typer.echo(f"dokoro: editor {command[0]!r} not found; set $EDITOR or pass --editor", err=True)
+            raise typer.Exit(2) from None
+        if finished.returncode != 0:
+            typer.echo(
+                f"dokoro: the editor exited with {finished.returncode}; nothing reconciled now "
+                "(a saved change is picked up by the next memory command or tool call)",
+                err=True,
+            )
+            raise typer.Exit(1)
+        synced = store.memories.sync_files()
+    finally:
+        store.close()
+    if json:
+        emit_json({"file": str(file), "sync": synced})
+        return
+    _print_sync(synced, f"No change to {memory_id.strip()} ({file}).")
+
+
+@memory_app.command("approve")
+def memory_approve(
+    memory_id: Annotated[
+        str, typer.Argument(help="The id of a proposed memory (`dokoro memory list --state proposed`).")
+    ],
+    by: Annotated[str | None, typer.Option("--by", envvar="USER", help="Who approves (default: $USER).")] = None,
+    json: JsonOption = False,
+    path: PathOption = None,
+) -> None:
+    """Approve a memory an agent proposed (review queue): it becomes active."""
+    store = open_for_command(path)
+    try:
+        done = store.memories.approve(memory_id, by=by)
+    finally:
+        store.close()
+    if json:
+        emit_json(done)
+        return
+    out = console()
+    out.print(f"Approved {done.memory.id}: {escape(done.memory.title)} (now active).")
+    if done.superseded is not None:
+        out.print(f"It supersedes {done.superseded.id} ({escape(done.superseded.title)}), now archived.")
+
+
+@memory_app.command("reject")
+def memory_reject(
+    memory_id: Annotated[
+        str, typer.Argument(help="The id of a proposed memory (`dokoro memory list --state proposed`).")
+    ],
+    reason: Annotated[str | None, typer.Option(help="Why it is wrong (kept with the memory).")] = None,
+    by: Annotated[str | None, typer.Option("--by", envvar="USER", help="Who rejects (default: $USER).")] = None,
+    json: JsonOption = False,
+    path: PathOption = None,
+) -> None:
+    """Reject a memory an agent proposed: it is deprecated with the reason (kept, never shown as truth)."""
+    store = open_for_command(path)
+    try:
+        done = store.memories.reject(memory_id, reason=reason, by=by)
+    finally:
+        store.close()
+    if json:
+        emit_json(done)
+        return
+    why = escape(done.memory.state_reason or "")
+    console().print(f"Rejected {done.memory.id}: {escape(done.memory.title)} (deprecated: {why}).")
+
+
+@memory_app.command("reindex")
+def memory_reindex(
+    full: Annotated[bool, typer.Option("--full", help="Re-embed every memory, not only the changed ones.")] = False,
+    json: JsonOption = False,
+    path: PathOption = None,
+) -> None:
+    """Rebuild the memories' rows and search index from their files under memories/ (the files win)."""
+    from rich.console import Console
+
+    from dokoro.commands.index import progress_bar
+
+    store = open_for_command(path)
+    try:
+        with progress_bar(Console(stderr=True, soft_wrap=True), "memory reindex") as progress:
+            report = store.memories.reindex_from_files(full=full, progress=progress)
+    finally:
+        store.close()
+    if json:
+        emit_json(report)
+        return
+    out = console()
+    out.print(
+        f"{report.files} file(s): {report.unchanged} unchanged, {report.updated} updated from their file, "
+        f"{report.restored} restored, {report.created} new; {report.indexed} indexed; "
+        f"{report.rows_without_file} memory(ies) without a file (kept, rendered again)"
+    )
+    for problem in [*report.problems, *report.duplicates]:
+        out.print(f"- {problem.path}: not read ({problem.reason})", markup=False)
 
 
 def rules(json: JsonOption = False, path: PathOption = None) -> None:

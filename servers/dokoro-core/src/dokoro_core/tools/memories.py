@@ -6,7 +6,15 @@ from typing import Annotated, Literal
 
 from dokoro_server import ToolSpec, acting_agent, result, secret_notice, state
 from dokoro_server.bounds import IsoDate, Key, Keys, Note, Query, Text, Title
-from dokoro_store.results.memories import BriefingSummary, Forgotten, MemoryStatus, MemoryVerdict, Recall, Remembered
+from dokoro_store.results.memories import (
+    BriefingSummary,
+    FilesSync,
+    Forgotten,
+    MemoryStatus,
+    MemoryVerdict,
+    Recall,
+    Remembered,
+)
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
 from pydantic import Field
@@ -15,7 +23,14 @@ __all__ = ["TOOLS"]
 
 MemoryType = Literal["fact", "preference", "decision", "lesson", "rule", "guardrail", "reference", "episode"]
 Trust = Literal["user-stated", "agent-inferred", "imported"]
-State = Literal["active", "archived", "deprecated"]
+State = Literal["active", "archived", "deprecated", "proposed"]
+
+
+def _files_lines(files: FilesSync | None) -> list[str]:
+    """What a person changed in the memory files since the last call (picked up before this one)."""
+    if files is None or files.quiet:
+        return []
+    return ["", "📝 memory files edited by a person (picked up now):", *files.lines()]
 
 
 def dokoro_remember(
@@ -62,6 +77,11 @@ def dokoro_remember(
         text = f"already remembered {memory.type} {memory.id} moments ago (identical call): nothing new stored"
         return result(text, done)
     lines = [f"remembered {memory.type} {memory.id}: {memory.title}"]
+    if memory.state == "proposed":
+        lines.append(
+            "proposed: it waits for a person's review before it counts (`dokoro memory approve|reject`); "
+            "recall shows it only with include_proposed=true"
+        )
     if done.superseded is not None:
         lines.append(f"superseded {done.superseded.id} (now archived; the chain is kept)")
     if done.redacted:
@@ -84,6 +104,7 @@ def dokoro_remember(
             f"Verdict: dokoro_memory_verdict(new_id='{memory.id}', old_id=..., "
             "verdict='supersede' | 'keep_both' | 'discard_new')."
         )
+    lines += _files_lines(done.files)
     return result("\n".join(lines), done)
 
 
@@ -117,23 +138,34 @@ def dokoro_recall(
     include_archived: Annotated[
         bool, Field(description="Also superseded (archived) and deprecated memories, ranked lower.")
     ] = False,
+    include_proposed: Annotated[
+        bool,
+        Field(description="Also memories proposed by agents that still wait for a person's review (review queue)."),
+    ] = False,
 ) -> Annotated[CallToolResult, Recall]:
     """Recall memories by meaning and words (hybrid search over full text, vectors and the entity graph),
     ranked by relevance weighted by trust, state, freshness and use. Each hit says why it surfaced."""
     states = ("active", "archived", "deprecated") if include_archived else ("active",)
-    hits = state(ctx).store.memories.recall(
-        query, limit=limit, types=types, entity=entity, since=since, until=until, states=states
+    if include_proposed:
+        states = (*states, "proposed")
+    memories = state(ctx).store.memories
+    synced = memories.sync_files()
+    files = None if synced.quiet else synced
+    hits = memories.recall(
+        query, limit=limit, types=types, entity=entity, since=since, until=until, states=states, reconcile=False
     )
     if not hits:
-        return result("(no memories found)", Recall(hits=[]))
+        return result("\n".join(["(no memories found)", *_files_lines(files)]), Recall(hits=[], files=files))
     lines = []
     for i, h in enumerate(hits, start=1):
         m = h.memory
         excerpt = " ".join(m.body.split("\n\n", 1)[0].split())
         if len(excerpt) > 240:
             excerpt = excerpt[:237] + "..."
-        lines.append(f"{i}. [{m.type}] {m.title} ({m.id}, score {h.score:.3f})\n   {excerpt}\n   why: {h.reason}")
-    return result("\n".join(lines), Recall(hits=hits))
+        tag = f"[{m.type}, proposed]" if m.state == "proposed" else f"[{m.type}]"
+        lines.append(f"{i}. {tag} {m.title} ({m.id}, score {h.score:.3f})\n   {excerpt}\n   why: {h.reason}")
+    lines += _files_lines(files)
+    return result("\n".join(lines), Recall(hits=hits, files=files))
 
 
 def dokoro_forget(
@@ -159,7 +191,9 @@ def dokoro_forget(
 def dokoro_memory_status(ctx: Context) -> Annotated[CallToolResult, MemoryStatus]:
     """An honest health report of the memories: index freshness, stale ones past review_after, unresolved
     conflicts, never-recalled ones, and aging episodes that could be compacted into one memory."""
-    report = state(ctx).store.memories.status()
+    memories = state(ctx).store.memories
+    # Read-only: a person's edits to the memory files are taken in by the next writing call.
+    report = memories.status(reconcile=False)
     lines = [
         f"## Memory status: {report.total} memories",
         "- by state: " + (", ".join(f"{k} {v}" for k, v in sorted(report.by_state.items())) or "none"),
@@ -180,7 +214,11 @@ def dokoro_memory_status(ctx: Context) -> Annotated[CallToolResult, MemoryStatus
     if report.compaction_candidates:
         lines.append("- compaction candidates (aging, unused episodes sharing an entity):")
         lines += [f"  - {entity}: {len(items)} episodes" for entity, items in report.compaction_candidates[:10]]
-    return result("\n".join(lines), report.result())
+    if proposed := report.by_state.get("proposed"):
+        lines.append(f"- waiting for review: {proposed} proposed memory(ies) (`dokoro memory approve|reject`)")
+    files = FilesSync(problems=memories.file_problems())
+    lines += [f"- memory files not read ({len(files.problems)}):", *files.lines()] if files.problems else []
+    return result("\n".join(lines), report.result().model_copy(update={"files": None if files.quiet else files}))
 
 
 def dokoro_briefing(

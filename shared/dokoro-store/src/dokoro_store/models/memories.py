@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import JSON, Column, Index, String, Text
+from sqlalchemy import JSON, BigInteger, Column, Index, String, Text
 from sqlmodel import Field, SQLModel
 
 from dokoro_store.db.types import UtcDateTime, stored_default
@@ -19,6 +19,7 @@ class Memory(SQLModel, table=True):
     __table_args__ = (
         Index("ix_memories_state_type", "state", "type"),
         Index("ix_memories_updated", "updated_at"),
+        Index("ix_memories_rev", "rev"),
     )
 
     id: str = Field(primary_key=True)
@@ -42,6 +43,9 @@ class Memory(SQLModel, table=True):
     state_changed_by: str | None = None  # the agent whose call last changed the state
     recall_count: int = stored_default(0)
     last_recalled_at: datetime | None = Field(default=None, sa_type=UtcDateTime)
+    # The change number database triggers stamp on every change a memory's file shows (migration
+    # 0017); each workspace folder renders the rows above the highest number it has seen.
+    rev: int = Field(default=0, sa_type=BigInteger, sa_column_kwargs={"server_default": "0"})
 
 
 class MemoryConflict(SQLModel, table=True):

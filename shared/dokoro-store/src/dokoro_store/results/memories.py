@@ -16,6 +16,9 @@ from dokoro_store.results.rounding import rounded
 __all__ = [
     "BriefingSummary",
     "CloseMemory",
+    "FileChange",
+    "FileProblem",
+    "FilesSync",
     "Forgotten",
     "Memory",
     "MemoryStatus",
@@ -61,6 +64,56 @@ class CloseMemory(Result):
     why_not_latest_wins: str | None
 
 
+class FileChange(Result):
+    """One change a person made to the memory files (``memories/<type>/<id>-<slug>.md``), and what
+    the store did with it.
+
+    ``action`` is one of ``new_version`` (an edit: a new memory supersedes the edited one),
+    ``state_changed`` (the front matter's state was changed: the memory is now ``state``),
+    ``deprecated`` (the file was deleted), ``created`` (a new file became a memory),
+    ``restored`` (a file whose memory the database lacks brought it back), ``kept_both`` (the
+    file and the database both changed: the file's version is a new memory, both are kept),
+    ``restored_fields`` (only fields the database owns were edited: the file was rewritten) or
+    ``not_applied`` (see ``message``).
+    """
+
+    path: str
+    memory_id: str
+    action: str
+    new_id: str | None = None
+    state: str | None = None
+    fields: list[str] = []  # noqa: RUF012 - a pydantic field: each instance gets a copy
+    message: str
+    conflicts: list[CloseMemory] = []  # noqa: RUF012 - a pydantic field: each instance gets a copy
+
+
+class FileProblem(Result):
+    """A file under ``memories/`` that holds no memory, and why (fix it and it is read again)."""
+
+    path: str
+    reason: str
+
+
+class FilesSync(Result):
+    """What one reconcile of the memory files did."""
+
+    changes: list[FileChange] = []  # noqa: RUF012 - a pydantic field: each instance gets a copy
+    problems: list[FileProblem] = []  # noqa: RUF012 - a pydantic field: each instance gets a copy
+    rendered: int = 0
+    removed: int = 0
+
+    @property
+    def quiet(self) -> bool:
+        """Nothing a person or an agent needs to hear about (files written for rows are routine)."""
+        return not self.changes and not self.problems
+
+    def lines(self) -> list[str]:
+        """One line per change and per unreadable file, for a tool's or a command's text."""
+        out = [f"- {c.path}: {c.message}" for c in self.changes]
+        out += [f"- {p.path}: not read ({p.reason})" for p in self.problems]
+        return out
+
+
 class Remembered(Result):
     """A stored memory, the close memories the conflict gate surfaced, and what it superseded."""
 
@@ -75,6 +128,8 @@ class Remembered(Result):
         "is returned and nothing new was stored.",
     )
     notes: list[str] = Field(default_factory=list, description="What could not be done after storing, and why.")
+    # What the reconcile of the memory files picked up before this call (a person's edits).
+    files: FilesSync | None = None
 
 
 class MemoryVerdict(Result):
@@ -94,6 +149,7 @@ class RecallHit(Result):
 
 class Recall(Result):
     hits: list[RecallHit]
+    files: FilesSync | None = None
 
 
 class Forgotten(Result):
@@ -116,6 +172,7 @@ class MemoryStatus(Result):
     unresolved_conflicts: list[dict[str, str]]
     never_recalled: int
     compaction_candidates: dict[str, list[str]]
+    files: FilesSync | None = None
 
 
 class BriefingSummary(Result):

@@ -96,7 +96,7 @@ def build_briefing(
     topic = focus or status.task or ""
 
     # Rules and guardrails: all of them when they fit; else the most relevant first, overflow counted.
-    rules = store.memories.of_types(["rule", "guardrail"])
+    rules = store.memories.of_types(["rule", "guardrail"], reconcile=False)  # read-only: never writes
     briefing.rules_total = len(rules)
     if topic:
         rules.sort(

@@ -43,10 +43,21 @@ from dokoro_store.errors import (
 from dokoro_store.models.memories import Memory as MemoryRow
 from dokoro_store.models.memories import MemoryConflict
 from dokoro_store.ownership import known_agent, owned_by_another
-from dokoro_store.results.memories import Forgotten, Memory, MemoryVerdict, RecallHit, Remembered
+from dokoro_store.results.memories import (
+    FileProblem,
+    FilesSync,
+    Forgotten,
+    Memory,
+    MemoryVerdict,
+    RecallHit,
+    Remembered,
+)
+from dokoro_store.results.memory_files import MemoryReindex, Reviewed
 from dokoro_store.secrets import redact_all
+from dokoro_store.services.memory_files import DEFAULT_RENDER_BATCH, DEFAULT_SWEEP, MemoryFiles
 from dokoro_store.services.memory_gate import ConflictGate, pair_hash, text_similarity
 from dokoro_store.services.memory_recall import MemoryRecall
+from dokoro_store.services.memory_review import PROPOSED, MemoryReview, initial_state
 from dokoro_store.services.memory_rows import (
     DOC_PREFIX,
     DOC_TYPE,
@@ -60,7 +71,10 @@ from dokoro_store.services.memory_rows import (
 from dokoro_store.services.memory_status import StatusReport, UnresolvedPair, memory_status
 
 if TYPE_CHECKING:
-    from dokoro_store.retrieval.documents import DocumentService
+    from pathlib import Path
+
+    from dokoro_store.paths import StorePaths
+    from dokoro_store.retrieval.documents import DocumentService, Progress
     from dokoro_store.retrieval.search import SearchService
 
 __all__ = [
@@ -100,15 +114,59 @@ class MemoryDraft:
 class MemoryService:
     """The memories of one store: their lifecycle, the conflict gate and recall."""
 
-    def __init__(self, db: Database, clock: Clock, docs: DocumentService, search: SearchService) -> None:
+    def __init__(
+        self,
+        db: Database,
+        clock: Clock,
+        docs: DocumentService,
+        search: SearchService,
+        *,
+        paths: StorePaths | None = None,
+        review: bool = False,
+        sweep: int = DEFAULT_SWEEP,
+        render_batch: int = DEFAULT_RENDER_BATCH,
+    ) -> None:
+        """``paths``: the workspace folder, whose ``memories/`` holds the memories as markdown files
+        (:mod:`.memory_files`; none without it). ``review``: agents' inferences wait for a person
+        (:mod:`.memory_review`). ``sweep``: files stat-ed per call for in-place edits;
+        ``render_batch``: rows changed elsewhere rendered per call at most."""
         self._db = db
         self._clock = clock
         self._docs = docs
+        self._review = review
         self._gate = ConflictGate(db, clock, search)
-        self._recall = MemoryRecall(db, clock, search)
+        self._files = (
+            MemoryFiles(paths, db, clock, gate=self._gate, index=self._index, sweep=sweep, render_batch=render_batch)
+            if paths
+            else None
+        )
+        self._recall = MemoryRecall(
+            db,
+            clock,
+            search,
+            entities=self._entities,
+            expand=self._files.dictionary.expand if self._files else str,
+            aliases=self._files.dictionary.synonyms_of if self._files else lambda _name: [],
+        )
+        self.review = MemoryReview(db, clock, self._index)
+
+    # ------------------------------------------------------------------ files (hooks)
+    def _sync(self) -> FilesSync | None:
+        """Pick up what a person changed in the memory files (and render rows changed elsewhere)."""
+        return self._files.sync() if self._files is not None else None
+
+    def _rendered(self, *memory_ids: str | None) -> None:
+        """Render the memories a write just changed."""
+        if self._files is not None:
+            self._files.sync(render=[i for i in memory_ids if i], scan=False)
+
+    def _entities(self, entities: Sequence[str] | None) -> list[str]:
+        """Entities as stored: cleaned, each under its name in ``memories/dictionary.md``."""
+        return self._files.dictionary.canonical(entities) if self._files is not None else canonical_entities(entities)
 
     # ------------------------------------------------------------------ helpers
     def get(self, memory_id: str) -> Memory:
+        self._sync()
         with self._db.read() as session:
             row = session.get(MemoryRow, memory_id.strip())
         if row is None:
@@ -167,6 +225,7 @@ class MemoryService:
             raise InvalidArgumentError("title must be one line of at most 300 characters; put the rest in body")
         review_at = parse_time(review_after, "review_after")
         valid_to = parse_time(valid_until, "valid_until")
+        files = self._sync()
         (title_clean, body_clean, source_clean), kinds = redact_all([title, body, source])
         try:
             # Before writing: a memory whose vectors could not join the index is not stored at all.
@@ -179,9 +238,9 @@ class MemoryService:
             type=type,
             title=str(title_clean),
             body=str(body_clean),
-            entities=canonical_entities(entities),
+            entities=self._entities(entities),
             trust=trust,
-            state="active",
+            state=initial_state(trust, review=self._review),
             agent_id=agent_id,
             session_id=session_id,
             source=source_clean,
@@ -216,28 +275,35 @@ class MemoryService:
                         + "; supersede the current one instead. Nothing was stored."
                     )
                 memory.supersedes = old.id
-                self._archive(old, by=memory.id, now=now, agent=memory.agent_id)
-                session.add(old)
-                self._save_doc(session, old)
-                superseded = old
+                if memory.state != PROPOSED:  # a proposal supersedes only once approved
+                    self._archive(old, by=memory.id, now=now, agent=memory.agent_id)
+                    session.add(old)
+                    self._save_doc(session, old)
+                    superseded = old
             session.add(memory)
             self._save_doc(session, memory)
         # Committed: from here on nothing fails the call (the agent would retry and store it twice).
         notes: list[str] = []
         indexed = self._index_committed([memory] + ([superseded] if superseded is not None else []), notes)
         conflicts = []
-        if superseded is None:
+        if memory.supersedes is None:
             try:
                 conflicts = self._gate.check(memory)
             except (DokoroError, SQLAlchemyError) as exc:
                 log.warning("dokoro: the conflict gate failed on a stored memory", exc_info=True)
                 notes.append(f"stored; the conflict check could not run ({exc})")
+        try:
+            self._rendered(memory.id, memory.supersedes)
+        except OSError as exc:
+            log.warning("dokoro: a stored memory's file could not be written", exc_info=True)
+            notes.append(f"stored; its file could not be written now ({exc}); the next call retries")
         return Remembered(
             memory=memory_result(memory),
             conflicts=conflicts,
             superseded=memory_result(superseded) if superseded is not None else None,
             redacted=list(kinds),
             indexed=indexed,
+            files=files if files is not None and not files.quiet else None,
             notes=notes,
         )
 
@@ -247,6 +313,7 @@ class MemoryService:
         No conflict gate runs: imported memories are trusted as given (``trust`` defaults to
         ``imported``); secrets are still redacted.
         """
+        self._sync()
         now = self._clock.now()
         rows: list[MemoryRow] = []
         for draft in drafts:
@@ -261,7 +328,7 @@ class MemoryService:
                     type=draft.type,
                     title=str(title)[:300],
                     body=str(body),
-                    entities=canonical_entities(draft.entities),
+                    entities=self._entities(draft.entities),
                     trust=draft.trust,
                     agent_id=draft.agent_id,
                     source=draft.source,
@@ -271,26 +338,70 @@ class MemoryService:
             )
         with self._db.write() as session:
             session.add_all(rows)
+        self._index_many(rows, threads=[(d.thread, d.thread_pos) for d in drafts], progress=progress)
+        # Their files come with this and the next calls (at most a batch per call), not all at once.
+        self._rendered()
+        return [memory_result(m) for m in rows]
+
+    def _index_many(
+        self,
+        rows: Sequence[MemoryRow],
+        *,
+        threads: Sequence[tuple[str | None, int | None]] | None = None,
+        force: bool = False,
+        progress: Progress | None = None,
+    ) -> int:
+        """Save the memories' documents in one go and index them (one pass); the number indexed.
+
+        ``threads``: each row's conversation and place in it (a bulk import); without it, a
+        document keeps the thread it has. Each document's status follows its memory's state.
+        """
+        from sqlalchemy import update
+
+        from dokoro_store.models.docs import Doc
         from dokoro_store.retrieval.documents import NewDocument
 
+        doc_ids = [f"{DOC_PREFIX}{m.id}" for m in rows]
+        if threads is None:
+            kept: dict[str, tuple[str | None, int | None]] = {}
+            with self._db.read() as session:
+                for start in range(0, len(doc_ids), 500):
+                    batch = doc_ids[start : start + 500]
+                    for doc_id, thread, pos in session.exec(
+                        select(Doc.id, Doc.thread, Doc.thread_pos).where(col(Doc.id).in_(batch))
+                    ):
+                        kept[doc_id] = (thread, pos)
+            threads = [kept.get(doc_id, (None, None)) for doc_id in doc_ids]
         self._docs.save_many(
             [
                 NewDocument(
-                    thread=draft.thread,
-                    thread_pos=draft.thread_pos,
-                    id=f"{DOC_PREFIX}{m.id}",
+                    thread=thread,
+                    thread_pos=thread_pos,
+                    id=doc_id,
                     content=f"{m.title}\n\n{m.body}" + (f"\n\nEntities: {', '.join(m.entities)}" if m.entities else ""),
                     title=m.title,
                     filepath=f"memory://{m.id}",
                     doc_type=DOC_TYPE,
-                    status="active",
+                    status=m.state,
                     metadata={"memory_type": m.type, "trust": m.trust},
                 )
-                for m, draft in zip(rows, drafts, strict=True)
+                for m, doc_id, (thread, thread_pos) in zip(rows, doc_ids, threads, strict=True)
             ]
         )
-        self._docs.index_docs([f"{DOC_PREFIX}{m.id}" for m in rows], progress=progress)
-        return [memory_result(m) for m in rows]
+        # save_many leaves an existing document's status as it was: a reindex may have changed states.
+        by_state: dict[str, list[str]] = {}
+        for m, doc_id in zip(rows, doc_ids, strict=True):
+            by_state.setdefault(m.state, []).append(doc_id)
+        with self._db.write() as session:
+            for state, ids in by_state.items():
+                for start in range(0, len(ids), 500):
+                    session.execute(
+                        update(Doc)
+                        .where(col(Doc.id).in_(ids[start : start + 500]), col(Doc.status) != state)
+                        .values(status=state)
+                    )
+        report = self._docs.index_docs(doc_ids, force=force, progress=progress)
+        return report.indexed
 
     @staticmethod
     def _archive(old: MemoryRow, *, by: str, now: datetime, agent: str | None) -> None:
@@ -306,6 +417,7 @@ class MemoryService:
         ``discard_new`` deprecates the new one, ``keep_both`` keeps both active."""
         if verdict not in VERDICTS:
             raise InvalidArgumentError(f"verdict must be one of {', '.join(VERDICTS)}; got {verdict!r}")
+        self._sync()
         now = self._clock.now()
         with self._db.write() as session:
             new = session.get(MemoryRow, new_id.strip(), with_for_update=True)
@@ -339,6 +451,7 @@ class MemoryService:
             session.add_all([new, old, pair])
         self._index(new)
         self._index(old)
+        self._rendered(new.id, old.id)
         return MemoryVerdict(new=memory_result(new), old=memory_result(old), verdict=verdict)
 
     # ------------------------------------------------------------------ forget
@@ -358,6 +471,7 @@ class MemoryService:
         and records who did it (:mod:`dokoro_store.ownership`). Returns the memory as it now
         stands (as it was, when purged) and what was done.
         """
+        self._sync()
         now = self._clock.now()
         if purge:
             if not confirm:
@@ -383,6 +497,8 @@ class MemoryService:
                     session.delete(pair)
                 session.delete(row)
             self._docs.delete(f"{DOC_PREFIX}{row.id}")
+            if self._files is not None:
+                self._files.remove(row.id)
             return memory_result(row), Forgotten(id=row.id, action="purged", state="purged")
         if not reason or not reason.strip():
             raise InvalidArgumentError(
@@ -402,6 +518,7 @@ class MemoryService:
             row.updated_at = now
             session.add(row)
         self._index(row)
+        self._rendered(row.id)
         return memory_result(row), Forgotten(id=row.id, action="deprecated", state=row.state)
 
     # ------------------------------------------------------------------ recall
@@ -416,9 +533,13 @@ class MemoryService:
         until: str | None = None,
         states: Sequence[str] = ("active",),
         count_use: bool = True,
+        reconcile: bool = True,
     ) -> list[RecallHit]:
         """Memories for ``query``, weathered, filtered; every returned hit counts as a use
-        (see :class:`~dokoro_store.services.memory_recall.MemoryRecall`)."""
+        (see :class:`~dokoro_store.services.memory_recall.MemoryRecall`). ``reconcile=False``:
+        the caller has just reconciled the memory files (:meth:`sync_files`)."""
+        if reconcile:
+            self._sync()
         return self._recall.recall(
             query,
             limit=limit,
@@ -432,9 +553,17 @@ class MemoryService:
 
     # ------------------------------------------------------------------ listing
     def of_types(
-        self, types: Sequence[str], states: Sequence[str] = ("active",), *, limit: int | None = None
+        self,
+        types: Sequence[str],
+        states: Sequence[str] = ("active",),
+        *,
+        limit: int | None = None,
+        reconcile: bool = True,
     ) -> list[Memory]:
-        """Memories of these types and states, most recently updated first (at most ``limit``)."""
+        """Memories of these types and states, most recently updated first (at most ``limit``).
+        ``reconcile=False``: as the rows stand, the memory files not looked at (a read-only call)."""
+        if reconcile:
+            self._sync()
         with self._db.read() as session:
             query = (
                 select(MemoryRow)
@@ -446,10 +575,61 @@ class MemoryService:
             return [memory_result(row) for row in session.exec(query)]
 
     # ------------------------------------------------------------------ status
-    def status(self) -> StatusReport:
+    def status(self, *, reconcile: bool = True) -> StatusReport:
         """An honest health report: index freshness, stale and expired memories, unresolved
-        conflicts, never-recalled ones and compaction candidates."""
+        conflicts, never-recalled ones and compaction candidates. ``reconcile=False``: the caller
+        has just reconciled the memory files (:meth:`sync_files`)."""
+        if reconcile:
+            self._sync()
         return memory_status(self._db, self._clock, self._docs)
+
+    # ------------------------------------------------------------------ review queue
+    def pending_review(self) -> list[Memory]:
+        """Proposed memories waiting for a person (see :mod:`.memory_review`)."""
+        self._sync()
+        return self.review.pending()
+
+    def approve(self, memory_id: str, *, by: str | None = None) -> Reviewed:
+        """A person approves a proposed memory: it becomes active (and supersedes what it names)."""
+        self._sync()
+        done = self.review.approve(memory_id, by=by)
+        self._rendered(done.memory.id, done.superseded.id if done.superseded else None)
+        return done
+
+    def reject(self, memory_id: str, *, reason: str | None = None, by: str | None = None) -> Reviewed:
+        """A person rejects a proposed memory: it is deprecated, with the reason."""
+        self._sync()
+        done = self.review.reject(memory_id, reason=reason, by=by)
+        self._rendered(done.memory.id)
+        return done
+
+    # ------------------------------------------------------------------ files
+    def sync_files(self) -> FilesSync:
+        """Reconcile the memory files now and say what a person changed (every memory call does it)."""
+        return self._files.sync() if self._files is not None else FilesSync()
+
+    def file_problems(self) -> list[FileProblem]:
+        """Files under ``memories/`` that hold no memory right now (unreadable, or copies), and why."""
+        return self._files.problems() if self._files is not None else []
+
+    def file_of(self, memory_id: str) -> Path:
+        """The markdown file of a memory (written when missing), e.g. to open it in an editor."""
+        if self._files is None:
+            raise InvalidArgumentError("this store has no workspace folder, so its memories have no files")
+        return self._files.file_of(memory_id.strip())
+
+    def reindex_from_files(self, *, full: bool = False, progress: Progress | None = None) -> MemoryReindex:
+        """Rebuild the memories' rows and index from their files (``dokoro memory reindex``): each
+        file's row says what the file says; ``full`` re-embeds every memory, not only changed ones."""
+        if self._files is None:
+            raise InvalidArgumentError("this store has no workspace folder, so its memories have no files")
+        report, ids = self._files.reindex(progress=progress)
+        rows: list[MemoryRow] = []
+        with self._db.read() as session:
+            for start in range(0, len(ids), 500):
+                rows += session.exec(select(MemoryRow).where(col(MemoryRow.id).in_(ids[start : start + 500])))
+        indexed = self._index_many(rows, force=full, progress=progress) if rows else 0
+        return report.model_copy(update={"indexed": indexed})
 
 
 # A second identical remember by the same agent within this window is a retry, not a new memory.

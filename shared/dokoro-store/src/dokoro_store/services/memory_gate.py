@@ -12,7 +12,8 @@ import hashlib
 import re
 from typing import TYPE_CHECKING
 
-from sqlmodel import select
+from sqlalchemy import bindparam, text
+from sqlmodel import col, select
 
 from dokoro_store.clock import Clock
 from dokoro_store.db.engine import Database
@@ -30,6 +31,8 @@ __all__ = ["SIMILAR_ALONE", "SIMILAR_WITH_ENTITY", "ConflictGate", "pair_hash", 
 SIMILAR_WITH_ENTITY = 0.25
 SIMILAR_ALONE = 0.6
 _CANDIDATES = 30
+# Memories sharing an entity compared at most (the most recently updated ones).
+_SHARING_LIMIT = 500
 # "Latest wins" is only offered for kinds of memory that describe the current state of things.
 _LATEST_WINS_TYPES = frozenset({"fact", "preference", "decision", "reference"})
 _TRUST_RANK = {"imported": 0, "agent-inferred": 1, "user-stated": 2}
@@ -94,27 +97,48 @@ class ConflictGate:
             )
         return materials
 
-    def _neighbours(self, memory: MemoryRow) -> list[tuple[MemoryRow, list[str], float]]:
-        candidates: dict[str, MemoryRow] = {}
+    def _sharing(self, memory: MemoryRow) -> list[MemoryRow]:
+        """Active memories that share an entity with ``memory``, found by the database (never every
+        row read): the most recently updated ``_SHARING_LIMIT`` of them."""
+        names = sorted(set(memory.entities))
+        if not names:
+            return []
+        if self._db.dialect == "postgresql":
+            element = "SELECT 1 FROM json_array_elements_text(memories.entities) AS e(v) WHERE e.v IN :names"
+        else:
+            element = "SELECT 1 FROM json_each(memories.entities) WHERE json_each.value IN :names"
+        shares = text(f"EXISTS ({element})").bindparams(bindparam("names", value=names, expanding=True))
         with self._db.read() as session:
-            actives = session.exec(
-                select(MemoryRow).where(MemoryRow.state == "active", MemoryRow.id != memory.id)
-            ).all()
+            return list(
+                session.exec(
+                    select(MemoryRow)
+                    .where(MemoryRow.state == "active", MemoryRow.id != memory.id, shares)
+                    .order_by(col(MemoryRow.updated_at).desc(), col(MemoryRow.id))
+                    .limit(_SHARING_LIMIT)
+                )
+            )
+
+    def _neighbours(self, memory: MemoryRow) -> list[tuple[MemoryRow, list[str], float]]:
+        candidates: dict[str, MemoryRow] = {other.id: other for other in self._sharing(memory)}
         mine = set(memory.entities)
-        for other in actives:
-            if mine & set(other.entities):
-                candidates[other.id] = other
         try:
             result = self._search.universal(f"{memory.title} {memory.body}"[:2000], limit=_CANDIDATES)
         except Exception:  # the gate must never fail a remember; shared entities still work
             result = None
         if result is not None:
-            by_id = {m.id: m for m in actives}
-            for hit in result.hits:
-                if hit.doc_id.startswith(DOC_PREFIX):
-                    other_id = hit.doc_id[len(DOC_PREFIX) :]
-                    if other_id in by_id:
-                        candidates.setdefault(other_id, by_id[other_id])
+            hit_ids = [
+                hit.doc_id[len(DOC_PREFIX) :]
+                for hit in result.hits
+                if hit.doc_id.startswith(DOC_PREFIX) and hit.doc_id[len(DOC_PREFIX) :] not in candidates
+            ]
+            if hit_ids:
+                with self._db.read() as session:
+                    for other in session.exec(
+                        select(MemoryRow).where(
+                            MemoryRow.state == "active", MemoryRow.id != memory.id, col(MemoryRow.id).in_(hit_ids)
+                        )
+                    ):
+                        candidates.setdefault(other.id, other)
         mine_text = f"{memory.title} {memory.body}"
         found: list[tuple[MemoryRow, list[str], float]] = []
         for other in candidates.values():

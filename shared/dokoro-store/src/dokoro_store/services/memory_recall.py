@@ -21,7 +21,7 @@ deleted; old memories nobody recalls only lose ties.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 __all__ = ["FRESHNESS_HALF_LIFE_DAYS", "HEAT_HALF_LIFE_DAYS", "NEAR_TIE", "MemoryRecall", "weather"]
 
 _TRUST_WEIGHT = {"user-stated": 1.0, "agent-inferred": 0.8, "imported": 0.7}
-_STATE_WEIGHT = {"active": 1.0, "archived": 0.35, "deprecated": 0.1}
+_STATE_WEIGHT = {"active": 1.0, "proposed": 0.8, "archived": 0.35, "deprecated": 0.1}
 # Freshness halves every 90 days; heat (use) fades with a 30-day half-life since the last recall.
 FRESHNESS_HALF_LIFE_DAYS = 90.0
 HEAT_HALF_LIFE_DAYS = 30.0
@@ -60,10 +60,23 @@ NEAR_TIE = 0.05
 class MemoryRecall:
     """Hybrid search over the memories' documents, weathered and filtered."""
 
-    def __init__(self, db: Database, clock: Clock, search: SearchService) -> None:
+    def __init__(
+        self,
+        db: Database,
+        clock: Clock,
+        search: SearchService,
+        entities: Callable[[Sequence[str] | None], list[str]] = canonical_entities,
+        expand: Callable[[str], str] = str,
+        aliases: Callable[[str], list[str]] = lambda _name: [],
+    ) -> None:
+        """``entities`` names entities as stored and ``expand`` adds the names of the synonyms a
+        query uses (the dictionary of synonyms, when there is one)."""
         self._db = db
         self._clock = clock
         self._search = search
+        self._entities = entities
+        self._expand = expand
+        self._aliases = aliases
 
     def recall(
         self,
@@ -90,7 +103,8 @@ class MemoryRecall:
                 raise InvalidArgumentError(f"states: {state!r} is not one of {', '.join(STATES)}")
         start = parse_time(since, "since")
         end = parse_time(until, "until")
-        wanted_entity = canonical_entities([entity])[0] if entity and entity.strip() else None
+        named = self._entities([entity]) if entity and entity.strip() else []
+        wanted_entity = named[0] if named else None
         from dokoro_store.retrieval.scope import DocScope, MemoryScope
 
         # The filters are conditions of the search's legs, not of its answer: a memory is found
@@ -98,10 +112,16 @@ class MemoryRecall:
         scope = DocScope(
             doc_types=(DOC_TYPE,),
             memory=MemoryScope(
-                types=tuple(types or ()), states=tuple(states), entity=wanted_entity, since=start, until=end
+                types=tuple(types or ()),
+                states=tuple(states),
+                # A name with synonyms in the dictionary: memories stored under a synonym before it
+                # was listed match too, so the entity is checked on the answer (below) instead.
+                entity=wanted_entity if wanted_entity and not self._aliases(wanted_entity) else None,
+                since=start,
+                until=end,
             ),
         )
-        result = self._search.universal(query, limit=100, scope=scope)
+        result = self._search.universal(self._expand(query), limit=100, scope=scope)
         ranked: list[tuple[str, float, SearchHit]] = []
         for found in result.hits:
             if found.doc_type == DOC_TYPE and found.doc_id.startswith(DOC_PREFIX):
@@ -121,7 +141,7 @@ class MemoryRecall:
                 continue
             if types and memory.type not in types:
                 continue
-            if wanted_entity and wanted_entity not in memory.entities:
+            if wanted_entity and wanted_entity not in self._entities(memory.entities):
                 continue
             if start and memory.created_at < start:
                 continue

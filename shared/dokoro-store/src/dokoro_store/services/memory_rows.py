@@ -25,7 +25,7 @@ __all__ = [
 
 MEMORY_TYPES = ("fact", "preference", "decision", "lesson", "rule", "guardrail", "reference", "episode")
 TRUST_LEVELS = ("user-stated", "agent-inferred", "imported")
-STATES = ("active", "archived", "deprecated")
+STATES = ("active", "archived", "deprecated", "proposed")
 # A memory is indexed as the document ``memory:<id>`` of type ``memory``.
 DOC_PREFIX = "memory:"
 DOC_TYPE = "memory"

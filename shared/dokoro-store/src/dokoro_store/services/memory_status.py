@@ -4,8 +4,11 @@ conflicts, never-recalled memories and compaction candidates."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
+from sqlalchemy import func, or_
+from sqlalchemy.orm import aliased
 from sqlmodel import col, select
 
 from dokoro_store.clock import Clock
@@ -13,7 +16,7 @@ from dokoro_store.db.engine import Database
 from dokoro_store.models.memories import Memory as MemoryRow
 from dokoro_store.models.memories import MemoryConflict
 from dokoro_store.results.memories import Memory, MemoryStatus
-from dokoro_store.services.memory_rows import DOC_PREFIX, days, memory_result
+from dokoro_store.services.memory_rows import DOC_PREFIX, memory_result
 
 if TYPE_CHECKING:
     from dokoro_store.retrieval.documents import DocumentService
@@ -60,43 +63,67 @@ class StatusReport:
 
 
 def memory_status(db: Database, clock: Clock, docs: DocumentService) -> StatusReport:
-    """The report over every memory (see :meth:`MemoryService.status`)."""
+    """The report over every memory (see :meth:`MemoryService.status`).
+
+    Counted in the database: only the memories the report names (stale, expired, in an
+    unresolved pair, aging episodes) are read, never every row.
+    """
     now = clock.now()
+    aged = now - timedelta(days=30)
     with db.read() as session:
-        rows = list(session.exec(select(MemoryRow)))
-        pairs = list(session.exec(select(MemoryConflict).where(col(MemoryConflict.verdict).is_(None))))
-    by_state: dict[str, int] = {}
-    by_type: dict[str, int] = {}
-    for row in rows:
-        by_state[row.state] = by_state.get(row.state, 0) + 1
-        by_type[row.type] = by_type.get(row.type, 0) + 1
-    active = {row.id: row for row in rows if row.state == "active"}
+        by_state: dict[str, int] = {}
+        by_type: dict[str, int] = {}
+        for state, kind, count in session.exec(
+            select(MemoryRow.state, MemoryRow.type, func.count()).group_by(MemoryRow.state, MemoryRow.type)
+        ):
+            by_state[state] = by_state.get(state, 0) + int(count)
+            by_type[kind] = by_type.get(kind, 0) + int(count)
+        active = col(MemoryRow.state) == "active"
+        stale_rows = session.exec(
+            select(MemoryRow)
+            .where(active, col(MemoryRow.review_after).is_not(None), col(MemoryRow.review_after) <= now)
+            .order_by(col(MemoryRow.review_after), col(MemoryRow.id))
+        ).all()
+        expired_rows = session.exec(
+            select(MemoryRow)
+            .where(active, col(MemoryRow.valid_until).is_not(None), col(MemoryRow.valid_until) <= now)
+            .order_by(col(MemoryRow.id))
+        ).all()
+        never_recalled = session.exec(
+            select(func.count()).select_from(MemoryRow).where(active, col(MemoryRow.recall_count) == 0)
+        ).one()
+        new_row, old_row = aliased(MemoryRow), aliased(MemoryRow)
+        pairs = session.exec(
+            select(MemoryConflict.new_id, MemoryConflict.old_id, MemoryConflict.similarity)
+            .join(new_row, col(new_row.id) == col(MemoryConflict.new_id))
+            .join(old_row, col(old_row.id) == col(MemoryConflict.old_id))
+            .where(
+                col(MemoryConflict.verdict).is_(None),
+                col(new_row.state) == "active",
+                col(old_row.state) == "active",
+            )
+        ).all()
+        # Compaction candidates: aging, unused episodes that share an entity could become one memory.
+        aging = session.exec(
+            select(MemoryRow)
+            .where(
+                active,
+                col(MemoryRow.type) == "episode",
+                col(MemoryRow.created_at) <= aged,
+                or_(col(MemoryRow.last_recalled_at).is_(None), col(MemoryRow.last_recalled_at) <= aged),
+            )
+            .order_by(col(MemoryRow.created_at), col(MemoryRow.id))
+        ).all()
     report = StatusReport(
-        total=len(rows),
+        total=sum(by_state.values()),
         by_state=by_state,
         by_type=by_type,
         index_pending=sum(1 for doc_id in docs.pending() if doc_id.startswith(DOC_PREFIX)),
     )
-    report.stale = [
-        memory_result(m)
-        for m in sorted(
-            (m for m in active.values() if m.review_after is not None and m.review_after <= now),
-            key=lambda m: m.review_after or now,
-        )
-    ]
-    report.expired = [memory_result(m) for m in active.values() if m.valid_until is not None and m.valid_until <= now]
-    report.unresolved = [
-        UnresolvedPair(p.new_id, p.old_id, p.similarity) for p in pairs if p.new_id in active and p.old_id in active
-    ]
-    report.never_recalled = sum(1 for m in active.values() if m.recall_count == 0)
-    # Compaction candidates: aging, unused episodes that share an entity could become one memory.
-    aging = [
-        m
-        for m in active.values()
-        if m.type == "episode"
-        and days(now - m.created_at) >= 30
-        and (m.last_recalled_at is None or days(now - m.last_recalled_at) >= 30)
-    ]
+    report.stale = [memory_result(m) for m in stale_rows]
+    report.expired = [memory_result(m) for m in expired_rows]
+    report.unresolved = [UnresolvedPair(new_id, old_id, similarity) for new_id, old_id, similarity in pairs]
+    report.never_recalled = int(never_recalled)
     groups: dict[str, list[Memory]] = {}
     for row in aging:
         memory = memory_result(row)

@@ -1,0 +1,960 @@
+"""Memories as markdown files a person can read, edit and keep in git; the database stays the truth.
+
+Every memory is rendered to ``memories/<type>/<id>-<slug>.md`` (:mod:`.memory_markdown`) in the
+workspace folder, written atomically. No daemon: :meth:`MemoryFiles.sync` runs at the start of
+every memory call and brings files and rows in step, in both directions.
+
+**Rows → files.** Database triggers give a memory a new change number (``rev``) whenever
+something its file shows changes (migration 0017). The folder's manifest
+(:mod:`.memory_manifest`) keeps the highest number it rendered; each sync renders the rows
+above it, and only those (at most ``render_batch`` of them per call, oldest first: a store
+upgraded with many memories is rendered over its first calls, or at once by ``dokoro memory
+reindex``). That is how a folder learns of memories written by other processes,
+or, on a team PostgreSQL, by other machines: every machine renders into its own folder. Recall
+counts are not in the files, so recall never writes a file.
+
+**Files → rows** (a stat gate, O(changed files)). Each sync stats the ``memories/`` folder and
+its type folders; a folder whose modification time moved (a file created, deleted, renamed, or
+saved by an editor that writes a new file and renames it) has its files stat-ed against the
+manifest. Editors that rewrite a file in place do not move the folder's time: a rolling sweep
+stats the next ``sweep`` files of the manifest on every call (all of them while there are no
+more than ``sweep``), so such an edit is seen on the next call in a small folder and within
+``files / sweep`` calls in a large one. Only a file whose stat changed is read; only a file
+whose fields changed is acted on:
+
+- an edit of a memory's content makes a new version: a new memory (trust ``user-stated``,
+  active) supersedes the edited one, and the conflict gate runs on it. The edited file is
+  rendered again from its (now archived) row; the new version gets its own file. Editing an
+  archived or deprecated memory's file so brings it back as active;
+- a change of the front matter's ``state`` alone changes the memory's state (``active``
+  brings an archived, deprecated or proposed memory back; ``archived``/``deprecated`` retire it);
+- a deleted file deprecates its memory with the reason "file deleted" (never a purge); the
+  file is not rendered again until the memory changes. A whole type folder deleted is
+  rendered again instead (a safety net against ``rm -r``);
+- when the file and the row both changed since the last render, both are kept: the file's
+  version becomes a new memory, the pair is written to the conflict ledger (unresolved until
+  a verdict) and the answer says so;
+- a new file becomes a new memory (``user-stated``) and keeps its name; a file carrying the id
+  of a memory the database lacks restores it; a moved file stays its memory's file;
+- a file that cannot be read is reported and left alone (its memory is not rendered over it)
+  until it is fixed.
+
+``memories/dictionary.md`` (:mod:`.memory_dictionary`) is re-read when its stat changes.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sqlalchemy import func
+from sqlmodel import col, select
+
+from dokoro_store.clock import Clock, parse_iso
+from dokoro_store.db.engine import Database
+from dokoro_store.errors import NotFoundError
+from dokoro_store.files import atomic_write_text, file_lock
+from dokoro_store.models.memories import Memory as MemoryRow
+from dokoro_store.models.memories import MemoryConflict
+from dokoro_store.paths import StorePaths
+from dokoro_store.results.memories import CloseMemory, FileChange, FileProblem, FilesSync
+from dokoro_store.results.memory_files import MemoryReindex
+from dokoro_store.secrets import redact_all
+from dokoro_store.services.memory_dictionary import DICTIONARY_FILE, EntityDictionary
+from dokoro_store.services.memory_gate import pair_hash, text_similarity
+from dokoro_store.services.memory_manifest import FileEntry, Manifest
+from dokoro_store.services.memory_markdown import (
+    MEMORIES_DIR,
+    MemoryFields,
+    UnparseableFile,
+    fields_digest,
+    fields_of_row,
+    memory_path,
+    parse_memory_file,
+    render_memory,
+)
+
+if TYPE_CHECKING:
+    from dokoro_store.retrieval.documents import Progress
+    from dokoro_store.services.memory_gate import ConflictGate
+
+__all__ = ["DEFAULT_RENDER_BATCH", "DEFAULT_SWEEP", "MemoryFiles", "new_memory_id"]
+
+DEFAULT_SWEEP = 2000
+# Files whose memory is looked up per call, to find memories purged by another process.
+PURGE_WINDOW = 250
+# Rows changed elsewhere rendered per call at most (the rest on the next calls).
+DEFAULT_RENDER_BATCH = 500
+FILE_DELETED = "file deleted"
+# A manifest ``rev`` no row has: the file is rendered again on this sync.
+_RERENDER = -1
+
+
+def new_memory_id(now: datetime) -> str:
+    """A fresh memory id (the format ``MemoryService.remember`` uses)."""
+    return f"mem_{now:%Y%m%d}_{secrets.token_hex(4)}"
+
+
+def _stat(path: Path | str) -> os.stat_result | None:
+    try:
+        return os.stat(path)  # noqa: PTH116 - a str path: the sweep stats thousands per call
+    except FileNotFoundError:
+        return None
+
+
+def _is_memory_file(name: str) -> bool:
+    return name.endswith(".md") and not name.startswith(".")
+
+
+def _when(text: str | None) -> datetime | None:
+    return parse_iso(text) if text else None
+
+
+@dataclass
+class _Run:
+    """One sync: the open manifest, the report being built, and the ids it must render."""
+
+    manifest: Manifest
+    changes: list[FileChange] = field(default_factory=list)
+    problems: list[FileProblem] = field(default_factory=list)
+    render: set[str] = field(default_factory=set)
+    blocked: set[str] = field(default_factory=set)
+    rendered: int = 0
+    removed: int = 0
+
+    def result(self) -> FilesSync:
+        return FilesSync(changes=self.changes, problems=self.problems, rendered=self.rendered, removed=self.removed)
+
+
+@dataclass
+class _Found:
+    """What a scan found: files the manifest does not know, files whose stat changed, files gone."""
+
+    new: list[tuple[str, os.stat_result]] = field(default_factory=list)
+    changed: dict[str, tuple[FileEntry, os.stat_result]] = field(default_factory=dict)
+    missing: dict[str, FileEntry] = field(default_factory=dict)
+
+
+class MemoryFiles:
+    """The memory files of one workspace folder (see the module doc)."""
+
+    def __init__(
+        self,
+        paths: StorePaths,
+        db: Database,
+        clock: Clock,
+        *,
+        gate: ConflictGate,
+        index: Callable[[MemoryRow], bool],
+        sweep: int = DEFAULT_SWEEP,
+        render_batch: int = DEFAULT_RENDER_BATCH,
+    ) -> None:
+        self._paths = paths
+        self._db = db
+        self._clock = clock
+        self._gate = gate
+        self._index = index
+        self._sweep = max(1, sweep)
+        self._render_batch = max(1, render_batch)
+        # Where the rolling windows go on (this process's: a quiet call writes nothing).
+        self._cursors: dict[str, int] = {}
+        self.dictionary = EntityDictionary(self.root / DICTIONARY_FILE)
+
+    @property
+    def root(self) -> Path:
+        return self._paths.root / MEMORIES_DIR
+
+    @property
+    def manifest_file(self) -> Path:
+        return self._paths.data_dir / "index" / "memory-files.sqlite"
+
+    def _database(self) -> str:
+        return self._db.url.render_as_string(hide_password=True)
+
+    # ------------------------------------------------------------------ public
+    def sync(self, render: Iterable[str] = (), *, scan: bool = True) -> FilesSync:
+        """Bring files and rows in step (module doc); ``render`` names memories just written."""
+        self.dictionary.refresh()
+        with file_lock(self._paths.locks_dir, "memory-files"), Manifest.open(self.manifest_file, self._database()) as m:
+            run = _Run(m)
+            run.render.update(render)
+            if scan:
+                self._scan(run)
+            self._render_changed(run, limit=self._render_batch)
+            return run.result()
+
+    def file_of(self, memory_id: str) -> Path:
+        """The file of a memory, after a sync; written again when a person had deleted it."""
+        self.sync(render=[memory_id])
+        with file_lock(self._paths.locks_dir, "memory-files"), Manifest.open(self.manifest_file, self._database()) as m:
+            entry = m.of_memory(memory_id)
+            if entry is None or entry.tombstone:
+                row = self._row(memory_id)
+                if row is None:
+                    raise NotFoundError(f"no memory {memory_id!r}; find ids with dokoro_recall or `dokoro memory list`")
+                self._write(_Run(m), row, entry)
+                entry = m.of_memory(memory_id)
+            assert entry is not None
+            return self._paths.root / entry.path
+
+    def remove(self, memory_id: str) -> None:
+        """A purged memory's file goes too (unless a person edited it since; then it stays, and
+        the next sync brings the memory back from it: an edit is never lost)."""
+        with file_lock(self._paths.locks_dir, "memory-files"), Manifest.open(self.manifest_file, self._database()) as m:
+            entry = m.of_memory(memory_id)
+            if entry is None:
+                return
+            self._remove_file(m, entry)
+
+    def problems(self) -> list[FileProblem]:
+        """The files under ``memories/`` that hold no memory, and why."""
+        if not self.manifest_file.exists():
+            return []
+        with Manifest.open(self.manifest_file, self._database()) as m:
+            return [FileProblem(path=e.path, reason=e.note or "") for e in m.noted()]
+
+    # ------------------------------------------------------------------ rows
+    def _load(self, ids: Iterable[str]) -> dict[str, MemoryRow]:
+        wanted = sorted(set(ids))
+        found: dict[str, MemoryRow] = {}
+        with self._db.read() as session:
+            for start in range(0, len(wanted), 500):
+                batch = wanted[start : start + 500]
+                for row in session.exec(select(MemoryRow).where(col(MemoryRow.id).in_(batch))):
+                    found[row.id] = row
+        return found
+
+    def _row(self, memory_id: str) -> MemoryRow | None:
+        with self._db.read() as session:
+            return session.get(MemoryRow, memory_id)
+
+    def _normalise(self, fields: MemoryFields) -> MemoryFields:
+        return replace(fields, entities=tuple(self.dictionary.canonical(fields.entities)))
+
+    def _new_row(self, fields: MemoryFields, *, memory_id: str | None = None, restore: bool = False) -> MemoryRow:
+        """A row for a file's fields: a person's new memory or version, or (``restore``) the row
+        the file describes, with its id, trust, state, dates and chain."""
+        now = self._clock.now()
+        (title, body, source), _kinds = redact_all([fields.title, fields.body, fields.source])
+        row = MemoryRow(
+            id=memory_id or new_memory_id(now),
+            type=fields.type,
+            title=str(title),
+            body=str(body),
+            entities=self.dictionary.canonical(fields.entities),
+            trust=fields.trust if restore else "user-stated",
+            state=fields.state if restore else "active",
+            source=source,
+            created_at=now,
+            updated_at=now,
+            review_after=_when(fields.review_after),
+            valid_until=_when(fields.valid_until),
+        )
+        if restore:
+            row.created_at = _when(fields.created) or now
+            row.updated_at = _when(fields.updated) or row.created_at
+            row.agent_id = fields.agent
+            row.session_id = fields.session
+            row.supersedes = fields.supersedes
+            row.superseded_by = fields.superseded_by
+            row.state_reason = fields.state_reason
+            if row.state != "active":
+                row.state_changed_at = row.updated_at
+        return row
+
+    def _gate_check(self, row: MemoryRow, also: MemoryRow | None = None) -> list[CloseMemory]:
+        """Index the new memory, run the conflict gate on it, and (``also``) make sure the pair
+        with ``also`` is in the ledger, unresolved, even when the gate found it not close."""
+        self._index(row)
+        found = self._gate.check(row)
+        if also is not None:
+            key = pair_hash(row.id, also.id)
+            with self._db.write() as session:
+                if session.get(MemoryConflict, key) is None:
+                    session.add(
+                        MemoryConflict(
+                            pair_hash=key,
+                            new_id=row.id,
+                            old_id=also.id,
+                            shared_entities=sorted(set(row.entities) & set(also.entities)),
+                            similarity=round(
+                                text_similarity(f"{row.title} {row.body}", f"{also.title} {also.body}"), 4
+                            ),
+                            shown_at=self._clock.now(),
+                        )
+                    )
+        return found
+
+    def _new_version(self, fields: MemoryFields, old: MemoryRow) -> tuple[MemoryRow, list[CloseMemory]]:
+        """A person's edit of ``old``'s file: a new, active, user-stated memory that supersedes it."""
+        new = self._new_row(fields)
+        new.supersedes = old.id
+        new.source = new.source or f"edited file of {old.id}"
+        now = new.created_at
+        with self._db.write() as session:
+            current = session.get(MemoryRow, old.id, with_for_update=True)
+            if current is not None:
+                if current.state in ("active", "proposed"):
+                    current.state = "archived"
+                    current.state_reason = f"superseded by {new.id} (its file was edited)"
+                    current.state_changed_at = now
+                    current.superseded_by = new.id
+                elif current.superseded_by is None:
+                    current.superseded_by = new.id
+                current.updated_at = now
+                session.add(current)
+            session.add(new)
+        if current is not None:
+            self._index(current)
+        return new, self._gate_check(new)
+
+    def _set_state(self, memory_id: str, state: str, reason: str) -> MemoryRow | None:
+        now = self._clock.now()
+        with self._db.write() as session:
+            row = session.get(MemoryRow, memory_id, with_for_update=True)
+            if row is None:
+                return None
+            row.state = state
+            row.state_reason = reason
+            row.state_changed_at = now
+            row.updated_at = now
+            session.add(row)
+        self._index(row)
+        return row
+
+    def _insert(self, row: MemoryRow) -> MemoryRow:
+        with self._db.write() as session:
+            session.add(row)
+        return row
+
+    # ------------------------------------------------------------------ scan (files → rows)
+    def _scan(self, run: _Run) -> None:
+        m = run.manifest
+        subdirs = self._folders(run)
+        if subdirs is None:
+            return
+        found = _Found()
+        known_dirs = m.dirs()
+        for folder in subdirs:
+            folder_stat = _stat(self._paths.root / folder)
+            if folder_stat is not None and known_dirs.get(folder) != folder_stat.st_mtime_ns:
+                # The stat taken before the listing is recorded: a change during it shows next time.
+                m.set_dir(folder, folder_stat.st_mtime_ns)
+                self._list_folder(m, folder, found)
+        # The rolling sweep: in-place edits do not move a folder's time.
+        base = f"{self._paths.root}{os.sep}"
+        window, self._cursors["sweep"] = m.window(self._sweep, self._cursors.get("sweep", 0))
+        for entry in window:
+            if entry.tombstone or entry.path in found.changed or entry.path in found.missing:
+                continue
+            stat = _stat(base + entry.path)
+            if stat is None:
+                if entry.path.rsplit("/", 1)[0] in subdirs:
+                    found.missing[entry.path] = entry
+            elif not entry.same_stat(stat.st_mtime_ns, stat.st_size):
+                found.changed[entry.path] = (entry, stat)
+        # Memories purged elsewhere, looked up for a smaller rolling window of files (a purge is rare
+        # and explicit; its file goes within ``files / PURGE_WINDOW`` calls).
+        purge_window, self._cursors["purge"] = m.window(PURGE_WINDOW, self._cursors.get("purge", 0))
+        untouched = [
+            e
+            for e in purge_window
+            if e.memory_id and not e.tombstone and e.path not in found.changed and e.path not in found.missing
+        ]
+        self._drop_purged(run, untouched)
+        # New files first: a moved file takes its memory's entry before the old path counts as deleted.
+        for path, stat in sorted(found.new):
+            self._on_new_file(run, path, stat)
+        for path, (entry, stat) in sorted(found.changed.items()):
+            if m.get(path) == entry:  # not taken over by a moved file above
+                self._on_changed_file(run, entry, stat)
+        for path in sorted(found.missing):
+            current = m.get(path)
+            if current is not None and not current.tombstone and _stat(self._paths.root / path) is None:
+                self._on_deleted_file(run, current)
+
+    def _folders(self, run: _Run) -> list[str] | None:
+        """The type folders under ``memories/`` (listed again only when its time moved), or None
+        when there is no ``memories/`` folder."""
+        m = run.manifest
+        known_dirs = m.dirs()
+        root_stat = _stat(self.root)
+        if root_stat is None:
+            if m.count():
+                # The whole folder is gone: render it again (deleting the memory files one by one is
+                # how a person deprecates memories, not removing the folder).
+                for folder in known_dirs:
+                    self._forget_folder(run, folder)
+                m.drop_dirs(list(known_dirs))
+            return None
+        if known_dirs.get(MEMORIES_DIR) == root_stat.st_mtime_ns:
+            return sorted(d for d in known_dirs if d != MEMORIES_DIR)
+        m.set_dir(MEMORIES_DIR, root_stat.st_mtime_ns)
+        with os.scandir(self.root) as entries:
+            subdirs = sorted(f"{MEMORIES_DIR}/{e.name}" for e in entries if e.is_dir() and not e.name.startswith("."))
+        gone = [d for d in known_dirs if d != MEMORIES_DIR and d not in subdirs]
+        for folder in gone:
+            self._forget_folder(run, folder)
+        m.drop_dirs(gone)
+        return subdirs
+
+    def _forget_folder(self, run: _Run, folder: str) -> None:
+        """A whole type folder was deleted: its memories are rendered again, not deprecated."""
+        for entry in run.manifest.in_dir(folder).values():
+            run.manifest.drop(entry.path)
+            if entry.memory_id:
+                run.render.add(entry.memory_id)
+
+    def _list_folder(self, m: Manifest, folder: str, found: _Found) -> None:
+        """Compare a folder's files with the manifest: new, changed (stat) and missing files."""
+        known = m.in_dir(folder)
+        seen: set[str] = set()
+        with os.scandir(self._paths.root / folder) as entries:
+            for item in entries:
+                if not item.is_file() or not _is_memory_file(item.name):
+                    continue
+                seen.add(item.name)
+                stat = item.stat()
+                entry = known.get(item.name)
+                if entry is None or entry.tombstone:
+                    found.new.append((f"{folder}/{item.name}", stat))
+                elif not entry.same_stat(stat.st_mtime_ns, stat.st_size):
+                    found.changed[entry.path] = (entry, stat)
+        for name, entry in known.items():
+            if name not in seen and not entry.tombstone:
+                found.missing[entry.path] = entry
+
+    def _all_ids(self) -> list[str]:
+        with self._db.read() as session:
+            return list(session.exec(select(MemoryRow.id)))
+
+    def _drop_purged(self, run: _Run, entries: Sequence[FileEntry]) -> None:
+        """Files of memories purged elsewhere (another process, another machine) go too."""
+        if not entries:
+            return
+        ids = [str(e.memory_id) for e in entries]
+        alive: set[str] = set()
+        with self._db.read() as session:
+            for start in range(0, len(ids), 500):
+                alive.update(session.exec(select(MemoryRow.id).where(col(MemoryRow.id).in_(ids[start : start + 500]))))
+        for entry in entries:
+            if entry.memory_id not in alive:
+                self._remove_file(run.manifest, entry)
+                run.removed += 1
+
+    def _remove_file(self, m: Manifest, entry: FileEntry) -> None:
+        path = self._paths.root / entry.path
+        stat = _stat(path)
+        if stat is not None and not entry.same_stat(stat.st_mtime_ns, stat.st_size):
+            # Edited since it was written: the edit survives; the next sync sees the changed file
+            # of a memory the database no longer has, and brings the memory back from it.
+            return
+        if stat is not None:
+            path.unlink()
+        m.drop(entry.path)
+
+    def _read(self, run: _Run, path: str, *, memory_id: str | None) -> MemoryFields | None:
+        """A file's fields, or None (reported) when it cannot be read."""
+        folder = path.split("/")[1] if path.count("/") >= 2 else None
+        try:
+            text = (self._paths.root / path).read_text(encoding="utf-8")
+            return parse_memory_file(text, folder_type=folder)
+        except (UnparseableFile, UnicodeDecodeError) as exc:
+            reason = str(exc) if isinstance(exc, UnparseableFile) else "not UTF-8 text"
+            run.problems.append(FileProblem(path=path, reason=reason))
+            if memory_id is not None:
+                run.blocked.add(memory_id)
+            return None
+
+    def _on_changed_file(self, run: _Run, entry: FileEntry, stat: os.stat_result) -> None:
+        """A known file whose stat changed."""
+        m = run.manifest
+        if entry.ignored:
+            m.drop(entry.path)
+            self._on_new_file(run, entry.path, stat)
+            return
+        memory_id = str(entry.memory_id)
+        fields = self._read(run, entry.path, memory_id=memory_id)
+        if fields is None:
+            m.put(replace(entry, note=run.problems[-1].reason))
+            return
+        row = self._row(memory_id)
+        if row is None:
+            # Its memory was purged, but the file was edited since: the edit brings it back.
+            restored = self._insert(
+                self._new_row(replace(self._normalise(fields), id=memory_id), memory_id=memory_id, restore=True)
+            )
+            self._index(restored)
+            m.put(replace(entry, mtime_ns=stat.st_mtime_ns, size=stat.st_size, digest=None, rev=_RERENDER, note=None))
+            run.render.add(memory_id)
+            run.changes.append(
+                FileChange(
+                    path=entry.path,
+                    memory_id=memory_id,
+                    action="restored",
+                    state=restored.state,
+                    message=f"its memory {memory_id} had been purged; the edited file brought it back",
+                )
+            )
+            return
+        stored = fields_of_row(row)
+        edited = self._normalise(replace(fields.over(stored), id=row.id))
+        row_digest, file_digest = fields_digest(stored), fields_digest(edited)
+        seen = replace(entry, mtime_ns=stat.st_mtime_ns, size=stat.st_size, note=None)
+        if file_digest == row_digest:
+            m.put(replace(seen, digest=row_digest, rev=row.rev))
+            return
+        file_changed = entry.digest is None or file_digest != entry.digest
+        db_changed = entry.digest is None or row_digest != entry.digest
+        m.put(seen)
+        run.render.add(row.id)
+        if not file_changed:
+            return  # only the row changed: rendered below
+        if db_changed:
+            self._keep_both(run, entry.path, edited, row)
+        else:
+            self._apply_edit(run, entry.path, edited, row, stored)
+        if (current := m.get(entry.path)) is not None and current.rev == row.rev:
+            m.put(replace(current, rev=_RERENDER))
+
+    def _apply_edit(self, run: _Run, path: str, edited: MemoryFields, row: MemoryRow, stored: MemoryFields) -> None:
+        content = stored.content_differs(edited)
+        if content:
+            new, conflicts = self._new_version(edited, row)
+            run.render.add(new.id)
+            run.changes.append(
+                FileChange(
+                    path=path,
+                    memory_id=row.id,
+                    action="new_version",
+                    new_id=new.id,
+                    state="active",
+                    fields=content,
+                    message=f"edited ({', '.join(content)}): new version {new.id} supersedes {row.id}"
+                    + (f"; {len(conflicts)} close memory(ies) to judge" if conflicts else ""),
+                    conflicts=conflicts,
+                )
+            )
+        elif edited.state != stored.state:
+            self._change_state(run, path, edited, row)
+        else:
+            changed = [
+                name
+                for name in (
+                    "id",
+                    "created",
+                    "updated",
+                    "agent",
+                    "session",
+                    "supersedes",
+                    "superseded_by",
+                    "state_reason",
+                )
+                if getattr(edited, name) != getattr(stored, name)
+            ]
+            run.changes.append(
+                FileChange(
+                    path=path,
+                    memory_id=row.id,
+                    action="restored_fields",
+                    fields=changed,
+                    message=f"{', '.join(changed)} are the database's to say; the file was written again",
+                )
+            )
+
+    def _change_state(self, run: _Run, path: str, edited: MemoryFields, row: MemoryRow) -> None:
+        target = edited.state
+        if target == "proposed":
+            run.changes.append(
+                FileChange(
+                    path=path,
+                    memory_id=row.id,
+                    action="not_applied",
+                    state=row.state,
+                    fields=["state"],
+                    message="state proposed is set by the review queue only; the file was written again",
+                )
+            )
+            return
+        if target == "active":
+            reason = "approved in its file" if row.state == "proposed" else "brought back by an edit of its file"
+        else:
+            own = edited.state_reason if edited.state_reason and edited.state_reason != row.state_reason else None
+            reason = own or f"{target} in its file"
+        self._set_state(row.id, target, reason)
+        run.changes.append(
+            FileChange(
+                path=path,
+                memory_id=row.id,
+                action="state_changed",
+                state=target,
+                fields=["state"],
+                message=f"{row.state} → {target} ({reason})",
+            )
+        )
+
+    def _keep_both(self, run: _Run, path: str, edited: MemoryFields, row: MemoryRow) -> None:
+        stored = fields_of_row(row)
+        if not stored.content_differs(edited):
+            run.changes.append(
+                FileChange(
+                    path=path,
+                    memory_id=row.id,
+                    action="not_applied",
+                    state=row.state,
+                    fields=["state"],
+                    message="the file and the database both changed since the last render; the file's state "
+                    f"edit was not applied (the memory is {row.state}); edit the file again to apply it",
+                )
+            )
+            return
+        new = self._insert(self._new_row(edited))
+        conflicts = self._gate_check(new, also=row)
+        run.render.add(new.id)
+        run.changes.append(
+            FileChange(
+                path=path,
+                memory_id=row.id,
+                action="kept_both",
+                new_id=new.id,
+                state="active",
+                fields=stored.content_differs(edited),
+                message=f"the file and the database both changed since the last render: kept both — {row.id} "
+                f"(the database's) and {new.id} (the file's edit); judge the pair with "
+                f"dokoro_memory_verdict(new_id='{new.id}', old_id='{row.id}', ...)",
+                conflicts=conflicts,
+            )
+        )
+
+    def _on_deleted_file(self, run: _Run, entry: FileEntry) -> None:
+        m = run.manifest
+        if entry.ignored:
+            m.drop(entry.path)
+            return
+        row = self._row(str(entry.memory_id))
+        if row is None:
+            m.drop(entry.path)
+            return
+        if row.state != "deprecated":
+            before = row.state
+            row = self._set_state(row.id, "deprecated", FILE_DELETED) or row
+            run.changes.append(
+                FileChange(
+                    path=entry.path,
+                    memory_id=row.id,
+                    action="deprecated",
+                    state="deprecated",
+                    message=f"file deleted: {row.id} deprecated (was {before}; kept in the database, "
+                    "ranked far down; edit a copy of it back in to restore it)",
+                )
+            )
+        fresh = self._row(row.id)
+        m.put(
+            replace(
+                entry,
+                mtime_ns=None,
+                size=None,
+                digest=fields_digest(fields_of_row(fresh or row)),
+                rev=(fresh or row).rev,
+            )
+        )
+
+    def _on_new_file(self, run: _Run, path: str, stat: os.stat_result) -> None:
+        m = run.manifest
+        fields = self._read(run, path, memory_id=None)
+        if fields is None:
+            m.put(FileEntry(path, None, stat.st_mtime_ns, stat.st_size, None, 0, note=run.problems[-1].reason))
+            return
+        fields = self._normalise(fields)
+        if fields.id is None:
+            new = self._insert(self._new_row(fields))
+            conflicts = self._gate_check(new)
+            m.put(FileEntry(path, new.id, stat.st_mtime_ns, stat.st_size, None, _RERENDER))
+            run.render.add(new.id)
+            run.changes.append(
+                FileChange(
+                    path=path,
+                    memory_id=new.id,
+                    action="created",
+                    new_id=new.id,
+                    state="active",
+                    message=f"new file: remembered as {new.id} (user-stated)",
+                    conflicts=conflicts,
+                )
+            )
+            return
+        row = self._row(fields.id)
+        if row is None:
+            restored = self._insert(self._new_row(fields, memory_id=fields.id, restore=True))
+            self._index(restored)
+            m.put(FileEntry(path, restored.id, stat.st_mtime_ns, stat.st_size, None, _RERENDER))
+            run.render.add(restored.id)
+            run.changes.append(
+                FileChange(
+                    path=path,
+                    memory_id=restored.id,
+                    action="restored",
+                    state=restored.state,
+                    message=f"restored {restored.id} from its file (the database did not have it)",
+                )
+            )
+            return
+        other = m.of_memory(row.id)
+        if (
+            other is not None
+            and other.path != path
+            and not other.tombstone
+            and (self._paths.root / other.path).exists()
+        ):
+            # A copy of another memory's file: a new memory when it says something else.
+            stored = fields_of_row(row)
+            if not stored.content_differs(replace(fields.over(stored), id=row.id)):
+                m.put(FileEntry(path, None, stat.st_mtime_ns, stat.st_size, None, 0, note=f"a copy of {other.path}"))
+                return
+            new = self._insert(self._new_row(fields.over(stored)))
+            conflicts = self._gate_check(new)
+            m.put(FileEntry(path, new.id, stat.st_mtime_ns, stat.st_size, None, _RERENDER))
+            run.render.add(new.id)
+            run.changes.append(
+                FileChange(
+                    path=path,
+                    memory_id=new.id,
+                    action="created",
+                    new_id=new.id,
+                    state="active",
+                    message=f"a changed copy of {other.path}: remembered as {new.id} (user-stated)",
+                    conflicts=conflicts,
+                )
+            )
+            return
+        # The memory's own file, moved here (or met again after the manifest was lost).
+        if other is not None:
+            m.drop(other.path)
+        entry = FileEntry(path, row.id, None, None, other.digest if other else None, other.rev if other else _RERENDER)
+        m.put(entry)
+        self._on_changed_file(run, entry, stat)
+
+    # ------------------------------------------------------------------ render (rows → files)
+    def _render_changed(self, run: _Run, *, limit: int | None = None) -> None:
+        """Render the rows changed since the folder's mark (and ``run.render``). ``limit``: at most
+        that many changed rows on this call, oldest change first; the mark moves to the last one
+        handled and the next call goes on (a store upgraded with many memories, a fresh clone's
+        folder, does not hold one call for minutes)."""
+        m = run.manifest
+        query = select(MemoryRow.id, MemoryRow.rev).where(MemoryRow.rev > m.rev).order_by(col(MemoryRow.rev))
+        if limit is not None:
+            query = query.limit(limit)
+        with self._db.read() as session:
+            feed = list(session.exec(query))
+        top = max((rev for _id, rev in feed), default=m.rev)
+        entries = m.of_memories([memory_id for memory_id, _rev in feed])
+        wanted = set(run.render)
+        for memory_id, rev in feed:
+            entry = entries.get(memory_id)
+            if entry is None or entry.rev != rev:
+                wanted.add(memory_id)
+        wanted -= run.blocked
+        rows = self._load(wanted)
+        for memory_id in sorted(wanted):
+            row = rows.get(memory_id)
+            if row is not None:
+                self._render_one(run, row)
+        # Only now, with every row up to ``top`` in its file (or blocked, reported), move the mark.
+        m.rev = max(m.rev, top)
+
+    def _render_one(self, run: _Run, row: MemoryRow) -> None:
+        m = run.manifest
+        entry = m.of_memory(row.id)
+        if entry is not None and entry.tombstone and entry.rev == row.rev:
+            return  # deleted by a person; not written back until the memory changes
+        if entry is not None and not entry.tombstone:
+            stat = _stat(self._paths.root / entry.path)
+            if stat is not None and not entry.same_stat(stat.st_mtime_ns, stat.st_size):
+                # Edited since it was last seen: hear the person before writing over it.
+                self._on_changed_file(run, entry, stat)
+                if row.id in run.blocked:
+                    return
+                fresh = self._row(row.id)
+                if fresh is None:
+                    return
+                row, entry = fresh, m.of_memory(row.id)
+        elif entry is None:
+            target = self._paths.root / memory_path(row.id, row.type, row.title)
+            stat = _stat(target)
+            if stat is not None:
+                # A file at its place the manifest does not know (a lost manifest): read it first.
+                self._on_new_file(run, self._paths.relative(target), stat)
+                if row.id in run.blocked:
+                    return
+                fresh = self._row(row.id)
+                if fresh is None:
+                    return
+                row, entry = fresh, m.of_memory(row.id)
+        if entry is not None and entry.rev == row.rev and entry.digest is not None and not entry.tombstone:
+            return
+        self._write(run, row, entry)
+
+    def _write(self, run: _Run, row: MemoryRow, entry: FileEntry | None) -> None:
+        m = run.manifest
+        relative = entry.path if entry is not None else memory_path(row.id, row.type, row.title)
+        target = self._paths.root / relative
+        folder = target.parent
+        if not self.root.exists():
+            self.root.mkdir(parents=True, exist_ok=True)
+            self.dictionary.write_starter()
+            if (created := _stat(self.root)) is not None:
+                m.set_dir(MEMORIES_DIR, created.st_mtime_ns)
+        root_before = _stat(self.root)
+        before = _stat(folder)
+        fields = fields_of_row(row)
+        atomic_write_text(target, render_memory(fields), within=self._paths.root)
+        stat = target.stat()
+        m.put(FileEntry(relative, row.id, stat.st_mtime_ns, stat.st_size, fields_digest(fields), row.rev))
+        run.rendered += 1
+        # Our own write moved the folder's time; record it, unless the folder had moved before it
+        # (a person's change not yet seen, which the next sync must still list).
+        known = m.dirs()
+        folder_key = self._paths.relative(folder)
+        after = _stat(folder)
+        if after is not None and (before is None or known.get(folder_key) == before.st_mtime_ns):
+            m.set_dir(folder_key, after.st_mtime_ns)
+        # A type folder this write created moved the memories folder's time.
+        created_folder = before is None and root_before is not None
+        if created_folder and root_before is not None and known.get(MEMORIES_DIR) == root_before.st_mtime_ns:
+            root_after = _stat(self.root)
+            if root_after is not None:
+                m.set_dir(MEMORIES_DIR, root_after.st_mtime_ns)
+
+    # ------------------------------------------------------------------ reindex (files → rows, all of them)
+    def reindex(self, *, progress: Progress | None = None) -> tuple[MemoryReindex, list[str]]:
+        """Rebuild the rows from the files: every memory file is read and its row made to say what
+        the file says (id, type, trust, state, dates, chain and text; a file without an id becomes a
+        new memory). Rows without a file are left as they are and rendered again. The manifest is
+        rebuilt. Returns the report (``indexed`` still 0) and the ids whose documents to index."""
+        self.dictionary.refresh()
+        with file_lock(self._paths.locks_dir, "memory-files"), Manifest.open(self.manifest_file, self._database()) as m:
+            m.reset()
+            m.set_meta("database", self._database())
+            m.set_meta("version", "1")
+            run = _Run(m)
+            paths = self._all_files()
+            counts = {"restored": 0, "updated": 0, "unchanged": 0, "created": 0}
+            duplicates: list[FileProblem] = []
+            owners: dict[str, str] = {}
+            for done, path in enumerate(paths, start=1):
+                stat = _stat(self._paths.root / path)
+                fields = self._read(run, path, memory_id=None) if stat is not None else None
+                if stat is not None and fields is not None:
+                    self._reindex_file(run, path, stat, self._normalise(fields), owners, counts, duplicates)
+                if progress is not None:
+                    progress(done, len(paths), "memory files")
+            for problem in run.problems:
+                if (stat := _stat(self._paths.root / problem.path)) is not None:
+                    m.put(FileEntry(problem.path, None, stat.st_mtime_ns, stat.st_size, None, 0, note=problem.reason))
+            with self._db.read() as session:
+                total = session.exec(select(func.count()).select_from(MemoryRow)).one()
+            self._render_changed(run)
+            report = MemoryReindex(
+                files=len(paths),
+                problems=run.problems,
+                duplicates=duplicates,
+                rows_without_file=int(total) - len(owners),
+                indexed=0,
+                **counts,
+            )
+            return report, sorted(owners)
+
+    def _all_files(self) -> list[str]:
+        if not self.root.is_dir():
+            return []
+        found: list[str] = []
+        with os.scandir(self.root) as folders:
+            for folder in folders:
+                if not folder.is_dir() or folder.name.startswith("."):
+                    continue
+                with os.scandir(folder.path) as entries:
+                    found += [
+                        f"{MEMORIES_DIR}/{folder.name}/{e.name}"
+                        for e in entries
+                        if e.is_file() and _is_memory_file(e.name)
+                    ]
+        return sorted(found)
+
+    def _reindex_file(
+        self,
+        run: _Run,
+        path: str,
+        stat: os.stat_result,
+        fields: MemoryFields,
+        owners: dict[str, str],
+        counts: dict[str, int],
+        duplicates: list[FileProblem],
+    ) -> None:
+        m = run.manifest
+        if fields.id is not None and fields.id in owners:
+            duplicates.append(
+                FileProblem(path=path, reason=f"{fields.id} is already the memory of {owners[fields.id]}")
+            )
+            m.put(FileEntry(path, None, stat.st_mtime_ns, stat.st_size, None, 0, note=f"a copy of {owners[fields.id]}"))
+            return
+        if fields.id is None:
+            row = self._insert(self._new_row(fields))
+            counts["created"] += 1
+        else:
+            existing = self._row(fields.id)
+            if existing is None:
+                row = self._insert(self._new_row(fields, memory_id=fields.id, restore=True))
+                counts["restored"] += 1
+            else:
+                stored = fields_of_row(existing)
+                wanted = replace(fields.over(stored), id=existing.id)
+                if fields_digest(wanted) == fields_digest(stored):
+                    counts["unchanged"] += 1
+                    owners[existing.id] = path
+                    # In step already: not written again.
+                    m.put(
+                        FileEntry(
+                            path, existing.id, stat.st_mtime_ns, stat.st_size, fields_digest(stored), existing.rev
+                        )
+                    )
+                    return
+                else:
+                    row = self._overwrite(existing.id, wanted)
+                    counts["updated"] += 1
+        owners[row.id] = path
+        m.put(FileEntry(path, row.id, stat.st_mtime_ns, stat.st_size, None, _RERENDER))
+
+    def _overwrite(self, memory_id: str, fields: MemoryFields) -> MemoryRow:
+        """Make a row say what its file says (a reindex: the files are the truth they hold)."""
+        fresh = self._new_row(fields, memory_id=memory_id, restore=True)
+        with self._db.write() as session:
+            row = session.get(MemoryRow, memory_id, with_for_update=True)
+            assert row is not None
+            for name in (
+                "type",
+                "title",
+                "body",
+                "entities",
+                "trust",
+                "state",
+                "agent_id",
+                "session_id",
+                "source",
+                "created_at",
+                "updated_at",
+                "review_after",
+                "valid_until",
+                "supersedes",
+                "superseded_by",
+                "state_reason",
+            ):
+                setattr(row, name, getattr(fresh, name))
+            if row.state != "active":
+                row.state_changed_at = row.state_changed_at or row.updated_at
+            session.add(row)
+        return row

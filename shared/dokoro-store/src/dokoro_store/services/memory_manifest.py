@@ -1,0 +1,236 @@
+"""The memory files' manifest: what this folder last rendered or read, file by file.
+
+It is local to the workspace folder (``.dokoro/index/memory-files.sqlite``), never in the shared
+database: on a team PostgreSQL every machine renders the memories into its own folder, and one
+machine's files say nothing about another's. It is a cache: deleted, it is rebuilt on the next
+memory call by comparing each file with its row (equal files are adopted as they are).
+
+For every file: the memory it holds, its stat (modification time in ns, size), the digest of
+the fields it showed when last in step with its row (:func:`~.memory_markdown.fields_digest`)
+and the row's change number (``rev``) then. A file a person deleted stays as a *tombstone*
+(no stat), so its memory is not rendered again until the memory changes. A file that holds no
+memory (an unreadable file, a copy) is *ignored* until its stat changes, with a note saying why.
+Directory modification times and the highest ``rev`` rendered are kept too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["FileEntry", "Manifest"]
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, memory_id TEXT, mtime_ns INTEGER, size INTEGER, "
+    "digest TEXT, rev INTEGER NOT NULL DEFAULT 0, note TEXT)",
+    "CREATE INDEX IF NOT EXISTS ix_files_memory ON files (memory_id)",
+    "CREATE TABLE IF NOT EXISTS dirs (path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+)
+_VERSION = "1"
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    """One file of the manifest."""
+
+    path: str
+    memory_id: str | None
+    mtime_ns: int | None
+    size: int | None
+    digest: str | None
+    rev: int
+    note: str | None = None
+
+    @property
+    def tombstone(self) -> bool:
+        """The file was deleted by a person; its memory is not rendered again until it changes."""
+        return self.mtime_ns is None
+
+    @property
+    def ignored(self) -> bool:
+        """The file holds no memory (unreadable, or a copy of another memory's file)."""
+        return self.memory_id is None
+
+    def same_stat(self, mtime_ns: int, size: int) -> bool:
+        return self.mtime_ns == mtime_ns and self.size == size
+
+
+def _entry(row: sqlite3.Row | tuple[object, ...]) -> FileEntry:
+    path, memory_id, mtime_ns, size, digest, rev, note = row
+    return FileEntry(
+        str(path),
+        None if memory_id is None else str(memory_id),
+        None if mtime_ns is None else int(str(mtime_ns)),
+        None if size is None else int(str(size)),
+        None if digest is None else str(digest),
+        int(str(rev)),
+        None if note is None else str(note),
+    )
+
+
+class Manifest:
+    """The manifest of one folder; open it with :meth:`open` (one transaction per use)."""
+
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self._db = connection
+
+    @classmethod
+    @contextlib.contextmanager
+    def open(cls, path: Path, database: str) -> Iterator[Manifest]:
+        """Open (creating) the manifest at ``path`` for the database ``database`` (a URL without
+        secrets); a manifest written for another database is emptied first. Commits on success.
+
+        A cache, written on every memory call: its commits are not synced to disk (a crash of the
+        machine may lose or damage it; a damaged one is deleted and rebuilt), and the journal is
+        a rollback journal, so closing it costs no checkpoint (callers hold the folder's lock)."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        connection = cls._connect(path)
+        try:
+            connection.execute("BEGIN IMMEDIATE")
+            manifest = cls(connection)
+            if manifest.meta("database") != database or manifest.meta("version") != _VERSION:
+                manifest.reset()
+                manifest.set_meta("database", database)
+                manifest.set_meta("version", _VERSION)
+            yield manifest
+            connection.execute("COMMIT")
+        except BaseException:
+            if connection.in_transaction:
+                connection.execute("ROLLBACK")
+            raise
+        finally:
+            connection.close()
+
+    @staticmethod
+    def _connect(path: Path) -> sqlite3.Connection:
+        for attempt in (1, 2):
+            connection = sqlite3.connect(path, timeout=30.0, isolation_level=None)
+            try:
+                connection.execute("PRAGMA journal_mode=TRUNCATE")
+                connection.execute("PRAGMA synchronous=OFF")
+                for statement in _SCHEMA:
+                    connection.execute(statement)
+                return connection
+            except sqlite3.OperationalError:  # locked, or the disk: not the file's fault
+                connection.close()
+                raise
+            except sqlite3.DatabaseError:
+                connection.close()
+                if attempt == 2:
+                    raise
+                # Damaged (a machine crash mid-write): it is only a cache; start it again.
+                for leftover in (path, path.with_name(path.name + "-journal")):
+                    leftover.unlink(missing_ok=True)
+        raise AssertionError("unreachable")
+
+    # ------------------------------------------------------------------ meta
+    def meta(self, key: str) -> str | None:
+        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+    @property
+    def rev(self) -> int:
+        """The highest change number rendered from the database."""
+        return int(self.meta("rev") or 0)
+
+    @rev.setter
+    def rev(self, value: int) -> None:
+        if value != self.rev:  # a call that rendered nothing writes nothing
+            self.set_meta("rev", str(value))
+
+    def reset(self) -> None:
+        """Forget everything (a rebuild follows)."""
+        for table in ("files", "dirs", "meta"):
+            self._db.execute(f"DELETE FROM {table}")
+
+    # ------------------------------------------------------------------ files
+    _COLUMNS = "path, memory_id, mtime_ns, size, digest, rev, note"
+
+    def get(self, path: str) -> FileEntry | None:
+        row = self._db.execute(f"SELECT {self._COLUMNS} FROM files WHERE path = ?", (path,)).fetchone()
+        return None if row is None else _entry(row)
+
+    def of_memory(self, memory_id: str) -> FileEntry | None:
+        """The file of a memory (its ignored copies aside)."""
+        row = self._db.execute(
+            f"SELECT {self._COLUMNS} FROM files WHERE memory_id = ? ORDER BY path LIMIT 1",
+            (memory_id,),
+        ).fetchone()
+        return None if row is None else _entry(row)
+
+    def of_memories(self, memory_ids: Sequence[str]) -> dict[str, FileEntry]:
+        found: dict[str, FileEntry] = {}
+        for start in range(0, len(memory_ids), 500):
+            batch = list(memory_ids[start : start + 500])
+            marks = ",".join("?" * len(batch))
+            for row in self._db.execute(
+                f"SELECT {self._COLUMNS} FROM files WHERE memory_id IN ({marks}) ORDER BY path DESC",
+                batch,
+            ):
+                entry = _entry(row)
+                found[str(entry.memory_id)] = entry
+        return found
+
+    def in_dir(self, directory: str) -> dict[str, FileEntry]:
+        """The entries of the files directly in ``directory`` (a relative path), by file name."""
+        prefix = directory.rstrip("/") + "/"
+        rows = self._db.execute(
+            f"SELECT {self._COLUMNS} FROM files WHERE path >= ? AND path < ?",
+            (prefix, prefix[:-1] + "0"),  # "0" sorts right after "/"
+        )
+        entries: dict[str, FileEntry] = {}
+        for row in rows:
+            entry = _entry(row)
+            name = entry.path[len(prefix) :]
+            if "/" not in name:
+                entries[name] = entry
+        return entries
+
+    def put(self, entry: FileEntry) -> None:
+        self._db.execute(
+            f"INSERT OR REPLACE INTO files ({self._COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (entry.path, entry.memory_id, entry.mtime_ns, entry.size, entry.digest, entry.rev, entry.note),
+        )
+
+    def drop(self, path: str) -> None:
+        self._db.execute("DELETE FROM files WHERE path = ?", (path,))
+
+    def count(self) -> int:
+        return int(self._db.execute("SELECT COUNT(*) FROM files").fetchone()[0])
+
+    def noted(self) -> list[FileEntry]:
+        """Files that hold no memory, with the reason (unreadable files, copies)."""
+        rows = self._db.execute(f"SELECT {self._COLUMNS} FROM files WHERE note IS NOT NULL ORDER BY path")
+        return [_entry(row) for row in rows]
+
+    def window(self, limit: int, after: int) -> tuple[list[FileEntry], int]:
+        """The next ``limit`` entries of a rolling sweep after the entry ``after`` (wrapping
+        around), and where the sweep goes on next time. The place is the caller's to keep (in
+        memory: a call that finds nothing writes nothing)."""
+        rows = self._db.execute(
+            f"SELECT rowid, {self._COLUMNS} FROM files WHERE rowid > ? ORDER BY rowid LIMIT ?",
+            (after, limit),
+        ).fetchall()
+        if len(rows) < limit:
+            rows += self._db.execute(
+                f"SELECT rowid, {self._COLUMNS} FROM files WHERE rowid <= ? ORDER BY rowid LIMIT ?",
+                (after, limit - len(rows)),
+            ).fetchall()
+        return [_entry(tuple(row[1:])) for row in rows], (int(rows[-1][0]) if rows else after)
+
+    # ------------------------------------------------------------------ directories
+    def dirs(self) -> dict[str, int]:
+        return {str(path): int(mtime) for path, mtime in self._db.execute("SELECT path, mtime_ns FROM dirs")}
+
+    def set_dir(self, path: str, mtime_ns: int) -> None:
+        self._db.execute("INSERT OR REPLACE INTO dirs (path, mtime_ns) VALUES (?, ?)", (path, mtime_ns))
+
+    def drop_dirs(self, paths: Iterable[str]) -> None:
+        self._db.executemany("DELETE FROM dirs WHERE path = ?", [(p,) for p in paths])
