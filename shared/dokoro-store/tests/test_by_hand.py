@@ -67,8 +67,10 @@ def test_an_archived_daily_file_moves_back_and_its_document_follows(any_store, r
 
         assert [d.filepath for d in session.exec(select(Doc))] == [f"daily/{OLD}"]
     assert any_store.archive.unarchive_daily_file(moved.target).outcome == "missing"
-    with pytest.raises(InvalidArgumentError, match="not a file under archive/daily"):
+    with pytest.raises(InvalidArgumentError, match="leaves .*: dokoro reads and writes only inside it"):
         any_store.archive.unarchive_daily_file("../../etc/passwd")
+    with pytest.raises(InvalidArgumentError, match="not a file under archive/daily"):
+        any_store.archive.unarchive_daily_file("daily/notes.md")
 
 
 def test_a_daily_file_is_not_restored_over_a_new_one(any_store, root):
