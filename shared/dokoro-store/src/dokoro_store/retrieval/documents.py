@@ -210,6 +210,10 @@ class DocumentService:
         self._vectors().after_commit([doc_id], [])
         return True
 
+    def vector_index(self) -> VectorIndex:
+        """The vector engine of this store (nearest-neighbour queries of its own, e.g. the conflict gate)."""
+        return self._vectors()
+
     def get(self, doc_id: str) -> Doc:
         with self._db.read() as session:
             row = session.get(Doc, doc_id)

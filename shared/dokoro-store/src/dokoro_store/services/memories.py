@@ -34,7 +34,7 @@ from dokoro_store.models.memories import Memory as MemoryRow
 from dokoro_store.models.memories import MemoryConflict
 from dokoro_store.results.memories import Forgotten, Memory, MemoryVerdict, RecallHit, Remembered
 from dokoro_store.secrets import redact_all
-from dokoro_store.services.memory_gate import ConflictGate, pair_hash, text_similarity
+from dokoro_store.services.memory_gate import ConflictGate, pair_hash, sync_entities, text_similarity
 from dokoro_store.services.memory_recall import MemoryRecall
 from dokoro_store.services.memory_rows import (
     DOC_PREFIX,
@@ -91,7 +91,7 @@ class MemoryService:
         self._db = db
         self._clock = clock
         self._docs = docs
-        self._gate = ConflictGate(db, clock, search)
+        self._gate = ConflictGate(db, clock, docs, search)
         self._recall = MemoryRecall(db, clock, search)
 
     # ------------------------------------------------------------------ helpers
@@ -183,6 +183,8 @@ class MemoryService:
                 session.add(old)
                 superseded = old
             session.add(memory)
+            session.flush()  # the memory row exists before its entity rows point at it
+            sync_entities(session, [memory])
         indexed = self._index(memory)
         if superseded is not None:
             self._index(superseded)
@@ -225,6 +227,8 @@ class MemoryService:
             )
         with self._db.write() as session:
             session.add_all(rows)
+            session.flush()
+            sync_entities(session, rows)
         from dokoro_store.retrieval.documents import NewDocument
 
         self._docs.save_many(
