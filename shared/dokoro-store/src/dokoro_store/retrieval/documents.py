@@ -74,6 +74,7 @@ __all__ = [
 
 log = logging.getLogger("dokoro.store")
 _DOC_BATCH = 64
+_OPTIMISE_AFTER = 1_000  # vectors written by one indexing pass from which the engine's index is refreshed
 
 
 class DocumentService:
@@ -268,6 +269,10 @@ class DocumentService:
                 self._notify(indexed)
             if progress is not None:
                 progress(min(start + _DOC_BATCH, len(ids)), len(ids), "documents")
+        if report.vectors >= _OPTIMISE_AFTER:
+            # A bulk write (an import, a reindex, a re-embed): build or refresh the vector engine's
+            # ANN index now, once, rather than leave the new rows to an exact scan.
+            log.info("dokoro: vector index after indexing %d vectors: %s", report.vectors, self._vectors().optimise())
         return report
 
     def pending(self) -> list[str]:

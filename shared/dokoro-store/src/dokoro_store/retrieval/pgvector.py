@@ -23,7 +23,15 @@ from sqlmodel import Session
 from dokoro_store.db.engine import Database
 from dokoro_store.retrieval.vectors import ChunkVector, VectorHit
 
-__all__ = ["EF_SEARCH", "TYPED_DIMENSIONS", "PgVectorIndex", "column_for", "pgvector_column_present", "vector_literal"]
+__all__ = [
+    "EF_SEARCH",
+    "TYPED_DIMENSIONS",
+    "PgVectorIndex",
+    "column_for",
+    "nearest_sql",
+    "pgvector_column_present",
+    "vector_literal",
+]
 
 # The typed columns of migration 0018 (one HNSW index each).
 TYPED_DIMENSIONS = (384, 512, 768, 1024)
@@ -38,6 +46,29 @@ def vector_literal(vector: Any) -> str:
 def column_for(dimension: int) -> str:
     """The column that holds vectors of ``dimension``: typed and HNSW-indexed when there is one."""
     return f"embedding_v{dimension}" if dimension in TYPED_DIMENSIONS else "embedding_pgv"
+
+
+def nearest_sql(dimension: int) -> str:
+    """The nearest-neighbour query for vectors of ``dimension`` (binds ``q``, ``k``, and ``e`` untyped).
+
+    On a typed column the query is ordered by distance alone and has no other condition, so the
+    planner walks the HNSW index (a second sort key, or the embedder's btree index, would keep it
+    off): a typed column holds one embedder's vectors, since the index stamp refuses a second one
+    (search checks the stamp before it asks). The untyped column is filtered by embedder and
+    scanned exactly.
+    """
+    column = column_for(dimension)
+    if column == "embedding_pgv":
+        distance = "embedding_pgv <=> CAST(:q AS vector)"
+        return (
+            f"SELECT chunk_id, doc_id, 1 - ({distance}) AS score FROM chunks "
+            f"WHERE embedder = :e AND embedding_pgv IS NOT NULL ORDER BY {distance}, chunk_id LIMIT :k"
+        )
+    distance = f"{column} <=> CAST(:q AS vector({dimension}))"
+    return (
+        f"SELECT chunk_id, doc_id, 1 - ({distance}) AS score FROM chunks "
+        f"WHERE {column} IS NOT NULL ORDER BY {distance} LIMIT :k"
+    )
 
 
 def pgvector_column_present(db: Database) -> tuple[bool, str]:
@@ -116,24 +147,14 @@ class PgVectorIndex:
         return f"rebuilt the HNSW index on vector({dimension})"
 
     def search(self, vector: Any, embedder: str, k: int) -> list[VectorHit]:
-        literal = vector_literal(vector)
-        column = column_for(len(vector))
+        typed = column_for(len(vector)) != "embedding_pgv"
         with self._db.read() as session:
-            if column != "embedding_pgv":
+            if typed:
                 session.execute(text(f"SET LOCAL hnsw.ef_search = {max(EF_SEARCH, k)}"))
                 if self._iterative_scans(session):
                     session.execute(text("SET LOCAL hnsw.iterative_scan = strict_order"))
-                cast = f"CAST(:q AS vector({len(vector)}))"
-            else:
-                cast = "CAST(:q AS vector)"
-            # Ordered by distance alone: a second sort key would keep PostgreSQL off the HNSW index.
             rows = session.execute(
-                text(
-                    f"SELECT chunk_id, doc_id, 1 - ({column} <=> {cast}) AS score FROM chunks "
-                    f"WHERE embedder = :e AND {column} IS NOT NULL "
-                    f"ORDER BY {column} <=> {cast} LIMIT :k"
-                ),
-                {"q": literal, "e": embedder, "k": k},
+                text(nearest_sql(len(vector))), {"q": vector_literal(vector), "e": embedder, "k": k}
             ).all()
         return [VectorHit(str(r[0]), str(r[1]), float(r[2])) for r in rows]
 
