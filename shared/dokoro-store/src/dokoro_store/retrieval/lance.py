@@ -27,6 +27,7 @@ import logging
 import threading
 import warnings
 from collections.abc import Sequence
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, select
@@ -87,6 +88,7 @@ class LanceIndex:
         # (generation, embedder) last found in step with the database: no need to count again.
         self._checked: tuple[int, str] | None = None
         self._probes: int | None = None  # partitions to search when the table has an ANN index
+        self._handle: Any = None  # the open LanceDB table
 
     def describe(self) -> str:
         where = f"LanceDB (embedded) at {self._dir}"
@@ -124,14 +126,26 @@ class LanceIndex:
                 import lancedb
 
             self._dir.mkdir(parents=True, exist_ok=True)
-            self._conn = lancedb.connect(str(self._dir))
+            # Every read checks for a newer version of the table (other processes write it too),
+            # so one open handle serves every query.
+            self._conn = lancedb.connect(str(self._dir), read_consistency_interval=timedelta(0))
         return self._conn
 
     def _table(self) -> Any:
+        """The open table (None when there is none yet); opened once, reopened after a drop."""
+        if self._handle is None:
+            try:
+                self._handle = self._connect().open_table(TABLE)
+            except ValueError:  # "Table 'vectors' was not found"
+                return None
+        return self._handle
+
+    def _drop(self) -> None:
+        self._handle = None
+        self._probes = None
         conn = self._connect()
-        if not _exists(conn):
-            return None
-        return conn.open_table(TABLE)
+        if _exists(conn):
+            conn.drop_table(TABLE)
 
     def _arrow(self, rows: Sequence[ChunkVector]) -> Any:
         import numpy as np
@@ -156,7 +170,7 @@ class LanceIndex:
         if table is not None and rows:
             dim = table.schema.field("vector").type.list_size
             if dim != len(rows[0].vector):
-                conn.drop_table(TABLE)
+                self._drop()
                 table = None
         if table is not None and doc_ids:
             for start in range(0, len(doc_ids), 200):
@@ -165,7 +179,7 @@ class LanceIndex:
         if rows:
             data = self._arrow(rows)
             if table is None:
-                conn.create_table(TABLE, data=data)
+                self._handle = conn.create_table(TABLE, data=data)
             else:
                 table.add(data)
         self._writes += 1
@@ -222,10 +236,7 @@ class LanceIndex:
     def clear(self) -> None:
         with self._lock, file_lock(self._paths.locks_dir, "lance"):
             self._checked = None
-            self._probes = None
-            conn = self._connect()
-            if _exists(conn):
-                conn.drop_table(TABLE)
+            self._drop()
 
     def _database_count(self, embedder: str) -> int:
         # A chunk is stamped with an embedder only when it has a vector: counting the stamp alone
@@ -246,9 +257,7 @@ class LanceIndex:
                 )
             ).all()
         vectors = [ChunkVector(str(r[0]), str(r[1]), int(r[2]), embedder, from_bytes(r[3])) for r in rows]
-        conn = self._connect()
-        if _exists(conn):
-            conn.drop_table(TABLE)
+        self._drop()
         for start in range(0, len(vectors), 5_000):
             self._write([], vectors[start : start + 5_000])
         log.info("dokoro: rebuilt the LanceDB copy of %d vectors from the database", len(vectors))
@@ -270,7 +279,12 @@ class LanceIndex:
         if self._checked == (generation, embedder):
             return
         self._probes = None  # another process may have built or rebuilt the index meanwhile
-        if not self._in_step(embedder):
+        try:
+            in_step = self._in_step(embedder)
+        except (OSError, RuntimeError, ValueError):  # the table was dropped by another process
+            self._handle = None
+            in_step = False
+        if not in_step:
             with file_lock(self._paths.locks_dir, "lance"):
                 if not self._in_step(embedder):
                     self._rebuild(embedder)

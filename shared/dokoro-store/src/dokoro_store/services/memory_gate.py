@@ -95,7 +95,7 @@ THRESHOLDS: dict[str, GateThresholds] = {
 _KNN = 16  # nearest memories wanted from the vector engine
 _KNN_MAX = 512  # the widest nearest-neighbour list asked for
 _ALL_BELOW = 200  # with this many active memories or fewer, compare with every one
-_PER_ENTITY = 50  # most recent memories sharing one entity
+_PER_ENTITY = 20  # most recent memories sharing one entity
 _MAX_ENTITIES = 8
 # "Latest wins" is only offered for kinds of memory that describe the current state of things.
 _LATEST_WINS_TYPES = frozenset({"fact", "preference", "decision", "reference"})
@@ -212,28 +212,35 @@ class ConflictGate:
         ids.discard(memory.id)
         if not ids:
             return []
+        # Score on the few columns the signals need; load whole rows only for the close ones.
+        table = MemoryRow.__table__  # type: ignore[attr-defined]
         with self._db.read() as session:
-            rows = list(
-                session.exec(
-                    select(MemoryRow).where(col(MemoryRow.id).in_(sorted(ids)), MemoryRow.state == "active")
-                ).all()
-            )
+            light = session.execute(
+                select(table.c.id, table.c.title, table.c.body, table.c.entities).where(
+                    table.c.id.in_(sorted(ids)), table.c.state == "active"
+                )
+            ).all()
         cosines: dict[str, float] = {}
         if query is not None and embedder is not None:
             from dokoro_store.retrieval.neighbours import load_doc_vectors
 
-            vectors = load_doc_vectors(self._db, [f"{DOC_PREFIX}{r.id}" for r in rows], embedder, query)
+            vectors = load_doc_vectors(self._db, [f"{DOC_PREFIX}{r[0]}" for r in light], embedder, query)
             cosines = {doc[len(DOC_PREFIX) :]: float(vector @ query) for doc, vector in vectors.mean.items()}
         thresholds = thresholds_for(embedder)
         mine_text = f"{memory.title} {memory.body}"
         mine = set(memory.entities)
-        found: list[_Candidate] = []
-        for row in rows:
-            shared = sorted(mine & set(row.entities))
-            lexical = text_similarity(mine_text, f"{row.title} {row.body}")
-            cosine = cosines.get(row.id)
+        close: dict[str, tuple[list[str], float, float | None]] = {}
+        for other_id, title, body, entities in light:
+            shared = sorted(mine & set(entities or []))
+            lexical = text_similarity(mine_text, f"{title} {body}")
+            cosine = cosines.get(str(other_id))
             if is_close(bool(shared), lexical, cosine, thresholds):
-                found.append(_Candidate(row, shared, lexical, cosine))
+                close[str(other_id)] = (shared, lexical, cosine)
+        if not close:
+            return []
+        with self._db.read() as session:
+            rows = session.exec(select(MemoryRow).where(col(MemoryRow.id).in_(list(close)))).all()
+        found = [_Candidate(row, *close[row.id]) for row in rows]
         found.sort(key=lambda c: (-(c.cosine if c.cosine is not None else c.lexical), c.row.id))
         return found
 
