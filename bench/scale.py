@@ -85,8 +85,12 @@ NEEDLE_NAMES = [
 ]  # fmt: skip
 NEEDLES = [
     ("fact", "The {x} ingest proxy listens on port {port}", "which port does the {x} ingest proxy use"),
-    ("decision", "We retired the {x} billing exporter in favour of nightly parquet dumps", "what replaced the {x} exporter"),
-]  # fmt: skip
+    (
+        "decision",
+        "We retired the {x} billing exporter in favour of nightly parquet dumps",
+        "what replaced the {x} exporter",
+    ),
+]
 
 
 def _fill(size: int, rng: random.Random) -> list[tuple[str, str, str, list[str]]]:
