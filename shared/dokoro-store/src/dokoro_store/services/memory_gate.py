@@ -50,6 +50,7 @@ if TYPE_CHECKING:
 __all__ = [
     "LEXICAL_ALONE",
     "LEXICAL_WEIGHT",
+    "MAX_SHOWN",
     "LEXICAL_WITH_ENTITY",
     "THRESHOLDS",
     "ConflictGate",
@@ -92,6 +93,7 @@ THRESHOLDS: dict[str, GateThresholds] = {
     "ollama": GateThresholds(with_entity=0.8, alone=0.85),
 }
 
+MAX_SHOWN = 5  # close memories one answer shows (the closest); the others stay unshown, not lost
 _KNN = 16  # nearest memories wanted from the vector engine
 _KNN_MAX = 512  # the widest nearest-neighbour list asked for
 _ALL_BELOW = 200  # with this many active memories or fewer, compare with every one
@@ -107,12 +109,20 @@ def _tokens(text: str) -> set[str]:
     return {w for w in (m.group(0).lower() for m in _WORD.finditer(text)) if len(w) > 2}
 
 
-def text_similarity(a: str, b: str) -> float:
-    """Jaccard overlap of the words (3+ letters) of two texts, 0..1."""
-    left, right = _tokens(a), _tokens(b)
+def _jaccard(left: set[str], right: set[str]) -> float:
     if not left or not right:
         return 0.0
     return len(left & right) / len(left | right)
+
+
+def text_similarity(a: str, b: str) -> float:
+    """Jaccard overlap of the words (3+ letters) of two texts, 0..1."""
+    return _jaccard(_tokens(a), _tokens(b))
+
+
+def _strength(signals: tuple[list[str], float, float | None]) -> float:
+    _shared, lexical, cosine = signals
+    return lexical if cosine is None else cosine + LEXICAL_WEIGHT * lexical
 
 
 def pair_hash(a: str, b: str) -> str:
@@ -227,21 +237,27 @@ class ConflictGate:
             vectors = load_doc_vectors(self._db, [f"{DOC_PREFIX}{r[0]}" for r in light], embedder, query)
             cosines = {doc[len(DOC_PREFIX) :]: float(vector @ query) for doc, vector in vectors.mean.items()}
         thresholds = thresholds_for(embedder)
-        mine_text = f"{memory.title} {memory.body}"
+        mine_words = _tokens(f"{memory.title} {memory.body}")
         mine = set(memory.entities)
+        # The word overlap adds at most LEXICAL_WEIGHT: a cosine too low to reach the threshold
+        # with it is not worth tokenising the candidate for.
+        floor = None if thresholds is None else min(thresholds.with_entity, thresholds.alone) - LEXICAL_WEIGHT
         close: dict[str, tuple[list[str], float, float | None]] = {}
         for other_id, title, body, entities in light:
-            shared = sorted(mine & set(entities or []))
-            lexical = text_similarity(mine_text, f"{title} {body}")
             cosine = cosines.get(str(other_id))
+            if floor is not None and cosine is not None and cosine < floor:
+                continue
+            shared = sorted(mine & set(entities or []))
+            lexical = _jaccard(mine_words, _tokens(f"{title} {body}"))
             if is_close(bool(shared), lexical, cosine, thresholds):
                 close[str(other_id)] = (shared, lexical, cosine)
+        close = dict(sorted(close.items(), key=lambda item: -_strength(item[1]))[:MAX_SHOWN])
         if not close:
             return []
         with self._db.read() as session:
             rows = session.exec(select(MemoryRow).where(col(MemoryRow.id).in_(list(close)))).all()
         found = [_Candidate(row, *close[row.id]) for row in rows]
-        found.sort(key=lambda c: (-(c.cosine if c.cosine is not None else c.lexical), c.row.id))
+        found.sort(key=lambda c: (-_strength((c.shared, c.lexical, c.cosine)), c.row.id))
         return found
 
     def _own_vector(self, memory: MemoryRow) -> tuple[str | None, Any]:
