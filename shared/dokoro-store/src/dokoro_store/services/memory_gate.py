@@ -50,8 +50,8 @@ if TYPE_CHECKING:
 __all__ = [
     "LEXICAL_ALONE",
     "LEXICAL_WEIGHT",
-    "MAX_SHOWN",
     "LEXICAL_WITH_ENTITY",
+    "MAX_SHOWN",
     "THRESHOLDS",
     "ConflictGate",
     "GateThresholds",
