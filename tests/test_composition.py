@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from dokoro.server import BRIDGE_PACKAGES, TOOL_PACKAGES, create_unified_server
+from dokoro.server import BRIDGE_PACKAGES, TOOL_PACKAGES, UNIFIED_TOOLS, create_unified_server
 from dokoro_server import DokoroSettings, build_server
+from dokoro_server.task_tools import TASK_TOOL_NAMES
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
@@ -122,23 +123,26 @@ async def test_a_server_alone_serves_exactly_what_its_register_adds(package: Ser
 
 async def test_no_tool_name_is_in_two_packages(tmp_path: Path) -> None:
     # The SDK keeps the first of two same-named tools and drops the other silently, so each
-    # package registers on a server of its own here.
+    # package registers on a server of its own here. The one deliberate exception, as in the
+    # reference: the kit's task timer tools, one implementation served by tracking and analytics.
     owners: dict[str, list[str]] = collections.defaultdict(list)
     for package in PACKAGES:
         for name in await _registered(package.module, tmp_path):
             owners[name].append(package.dist)
 
-    assert {name: dists for name, dists in owners.items() if len(dists) > 1} == {}
+    shared = {name: dists for name, dists in owners.items() if len(dists) > 1}
+    assert shared == {name: ["dokoro-analytics", "dokoro-tracking"] for name in TASK_TOOL_NAMES}
 
 
 async def test_the_unified_server_serves_the_union_of_the_packages_exactly_once(tmp_path: Path) -> None:
     unified = await _tool_names(create_unified_server(_settings(tmp_path), cwd=tmp_path))
-    union: list[str] = []
-    for module in TOOL_PACKAGES:
-        union += await _registered(module, tmp_path)
+    union: set[str] = set()
+    for module in (*TOOL_PACKAGES, *UNIFIED_TOOLS):
+        union |= set(await _registered(module, tmp_path))
 
     assert len(unified) == len(set(unified))
     assert sorted(unified) == sorted(union)
+    assert "test_connection" in unified
     assert not BRIDGE_TOOLS & set(unified)
 
 

@@ -6,7 +6,7 @@ import importlib
 from pathlib import Path
 
 import pytest
-from dokoro.server import BRIDGE_PACKAGES, TOOL_PACKAGES, create_unified_server
+from dokoro.server import BRIDGE_PACKAGES, TOOL_PACKAGES, UNIFIED_TOOLS, create_unified_server
 from dokoro_core.server import create_server
 from dokoro_server import DokoroSettings, build_server
 from mcp import Client
@@ -62,16 +62,25 @@ async def test_unified_tool_names_are_unique(tmp_path: Path) -> None:
 
 async def test_no_package_shadows_a_tool_of_another(tmp_path: Path) -> None:
     # The SDK keeps the first of two same-named tools and drops the other silently, so
-    # register every package on a server of its own and compare the totals.
-    per_package = 0
-    for module_name in TOOL_PACKAGES:
+    # register every package on a server of its own and compare. The one deliberate overlap is
+    # the kit's task tools: tracking and analytics both serve that single implementation.
+    from dokoro_server.task_tools import TASK_TOOL_NAMES
+
+    owner: dict[str, str] = {}
+    clashes: list[tuple[str, str, str]] = []
+    for module_name in (*TOOL_PACKAGES, *UNIFIED_TOOLS):
         alone = build_server(_settings(tmp_path), name="alone", cwd=tmp_path)
         importlib.import_module(module_name).register(alone)
-        per_package += len(await _tool_names(alone))
+        for name in await _tool_names(alone):
+            if name in owner and name not in TASK_TOOL_NAMES:
+                clashes.append((name, owner[name], module_name))
+            owner.setdefault(name, module_name)
 
     unified = await _tool_names(create_unified_server(_settings(tmp_path), cwd=tmp_path))
 
-    assert len(unified) == per_package
+    assert clashes == []
+    assert sorted(unified) == sorted(owner)
+    assert {owner[name] for name in TASK_TOOL_NAMES} == {"dokoro_tracking.server"}
 
 
 async def test_the_unified_server_is_named_dokoro_and_answers_a_tool_call(tmp_path: Path) -> None:
@@ -90,3 +99,29 @@ async def test_the_bridge_flag_adds_the_bridge_tools_to_everything_else(tmp_path
     assert BRIDGE_PACKAGES
     assert set(bridged) - set(plain) == {"bridge_index_research", "bridge_import_plan", "bridge_get_context"}
     assert set(plain) < set(bridged)
+
+
+# The tools of the original tracking (16) and analytics (8) servers, two of them shared (§1.4).
+REFERENCE_TRACKING_ANALYTICS_TOOLS = {
+    *("dokoro_issue_add", "dokoro_issue_list", "dokoro_issue_work", "dokoro_issue_complete"),
+    *("dokoro_feature_add", "dokoro_feature_list", "dokoro_feature_start", "dokoro_feature_plan"),
+    *("dokoro_weekly_add_item", "dokoro_weekly_sync", "dokoro_weekly_status"),
+    *("dokoro_backup_verify", "dokoro_restore_items", "dokoro_health_check"),
+    *("dokoro_task_track", "dokoro_task_list"),
+    *("dokoro_feature_status", "dokoro_pending", "dokoro_velocity_insights", "dokoro_timeline"),
+    *("dokoro_test_checklist", "dokoro_compress_week"),
+}
+
+
+async def test_the_unified_server_serves_tracking_analytics_and_test_connection(tmp_path: Path) -> None:
+    async with Client(create_unified_server(_settings(tmp_path, agent_id="ana"), cwd=tmp_path)) as client:
+        names = [tool.name for tool in (await client.list_tools()).tools]
+        answer = await client.call_tool("test_connection", {})
+
+    assert set(names) >= REFERENCE_TRACKING_ANALYTICS_TOOLS
+    assert names.count("dokoro_task_track") == 1
+    assert not answer.is_error
+    assert answer.content[0].text.startswith("### ✅ Server is working!")
+    assert answer.structured_content["path"] == str((tmp_path / "dokoro").resolve())
+    assert answer.structured_content["backend"] == "sqlite"
+    assert answer.structured_content["agent_id"] == "ana"

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from mcp.server.auth.settings import AuthSettings
     from mcp.server.mcpserver import MCPServer
 
-__all__ = ["BRIDGE_PACKAGES", "NAME", "TOOL_PACKAGES", "create_unified_server", "registers", "serve"]
+__all__ = ["BRIDGE_PACKAGES", "NAME", "TOOL_PACKAGES", "UNIFIED_TOOLS", "create_unified_server", "registers", "serve"]
 
 log = logging.getLogger("dokoro")
 
@@ -31,9 +31,12 @@ TOOL_PACKAGES: tuple[str, ...] = (
     "dokoro_core.server",
     "dokoro_search.server",
     "dokoro_planning.server",
-    # "dokoro_tracking.server",
-    # "dokoro_analytics.server",
+    "dokoro_tracking.server",
+    "dokoro_analytics.server",
 )
+
+# Tools only the unified server has (reference §2.12), registered after the packages.
+UNIFIED_TOOLS: tuple[str, ...] = ("dokoro.connection",)
 
 # Registered only when DOKORO_ENABLE_TACHIBOT_BRIDGE=true.
 BRIDGE_PACKAGES: tuple[str, ...] = ("dokoro_bridge.server",)
@@ -42,7 +45,7 @@ BRIDGE_PACKAGES: tuple[str, ...] = ("dokoro_bridge.server",)
 def registers(settings: DokoroSettings) -> list[Register]:
     """The ``register`` of every package the unified server serves, in order (the bridge only
     when ``settings.enable_tachibot_bridge``)."""
-    modules = list(TOOL_PACKAGES)
+    modules = [*TOOL_PACKAGES, *UNIFIED_TOOLS]
     if settings.enable_tachibot_bridge:
         modules += BRIDGE_PACKAGES
     return [importlib.import_module(name).register for name in modules]

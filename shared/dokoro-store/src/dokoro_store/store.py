@@ -13,6 +13,7 @@ from dokoro_store.db.engine import Database
 from dokoro_store.db.migrate import current_heads, upgrade
 from dokoro_store.paths import StorePaths
 from dokoro_store.retrieval import Retrieval, RetrievalConfig
+from dokoro_store.services.analytics import AnalyticsService
 from dokoro_store.services.archive import ArchiveService
 from dokoro_store.services.assets import AssetService
 from dokoro_store.services.bridge import BridgeService
@@ -31,6 +32,7 @@ from dokoro_store.services.planning import PlanningService
 from dokoro_store.services.plans import PlanService
 from dokoro_store.services.questions import QuestionService
 from dokoro_store.services.tokens import TokenService
+from dokoro_store.services.tracking import TrackingService
 from dokoro_store.services.work_sessions import WorkSessions
 from dokoro_store.services.workspace import WorkspaceService
 
@@ -120,6 +122,18 @@ class Store:
         self.bridge = BridgeService(paths, clock, self.docs, self.search, self.embedder, self.plans, self.planning)
         # Typed memories (remember / recall / forget): rows indexed as documents for hybrid recall.
         self.memories = MemoryService(db, clock, self.docs, self.search)
+        # Tracking (issues, features, the week, task timers) and analytics over every layer's rows.
+        self.tracking = TrackingService(
+            paths,
+            db,
+            clock,
+            session_id=lambda: workspace.claimed_session,
+            log_line=current.log_line,
+            search=self.search,
+        )
+        self.analytics = AnalyticsService(
+            paths, db, clock, self.tracking, search=self.search, docs=self.docs, plans=self.plans
+        )
         # What a person does from the command line and `dokoro browse`: the documents as a work
         # board (status, tags, time), work sessions, cleanup of the folder, single feedback rows.
         self.board = DocBoard(db, clock)

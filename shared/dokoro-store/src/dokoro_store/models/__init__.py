@@ -19,6 +19,7 @@ from dokoro_store.models.episodic import ConversationSummary, EpisodeSession
 from dokoro_store.models.graph import DocEntity, Entity, EntityContentHash, EntityRelation
 from dokoro_store.models.memories import Memory, MemoryConflict, MemoryEntity
 from dokoro_store.models.procedural import Plan, PlanItem
+from dokoro_store.models.tracking import TaskTimer, TrackingEvent, TrackingItem, WeeklyItem
 from dokoro_store.models.working import Question
 
 __all__ = [
@@ -43,4 +44,8 @@ __all__ = [
     "Question",
     "SharedBlock",
     "SharedNote",
+    "TaskTimer",
+    "TrackingEvent",
+    "TrackingItem",
+    "WeeklyItem",
 ]

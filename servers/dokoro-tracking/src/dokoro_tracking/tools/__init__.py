@@ -1,0 +1,1 @@
+"""Tool modules of the tracking server."""
