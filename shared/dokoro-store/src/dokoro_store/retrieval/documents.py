@@ -324,6 +324,7 @@ class DocumentService:
         self.clear_index()
         report = self.index_docs(None, force=True, progress=progress, notify=False)
         report.embedder = embedder.id
+        log.info("dokoro: vector index after the re-embed: %s", self._vectors().optimise(rebuild=True))
         return report
 
     # ------------------------------------------------------------------ stamp

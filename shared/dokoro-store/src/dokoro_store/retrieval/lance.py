@@ -189,7 +189,7 @@ class LanceIndex:
             except Exception:  # upkeep is housekeeping: never fail an index write for it
                 log.warning("dokoro: LanceDB compaction or index upkeep failed", exc_info=True)
 
-    def _maintain(self) -> str:
+    def _maintain(self, rebuild: bool = False) -> str:
         """Compact the table and keep its ANN index: build it past the threshold, add newer rows
         to it, train it again once the table has grown four-fold (caller holds the locks)."""
         from lancedb.index import IvfSq
@@ -204,7 +204,8 @@ class LanceIndex:
             return f"exact scan of {rows:,} vectors (an ANN index from {ANN_THRESHOLD:,})"
         wanted = _partitions(rows)
         trained = int(str(index.name).removeprefix(_INDEX_PREFIX) or 0) if index is not None else 0
-        if index is not None and wanted < 2 * trained:
+        # ``rebuild`` trains again unless the index was just trained for this size.
+        if index is not None and wanted < 2 * trained and not (rebuild and trained != wanted):
             table.optimize()  # compaction, and the rows written since join the index
             self._probes = None
             return f"IVF_SQ index ({trained} partitions) brought up to date over {rows:,} vectors"
@@ -220,10 +221,10 @@ class LanceIndex:
         log.info("dokoro: built the LanceDB IVF_SQ index (%d partitions) over %d vectors", wanted, rows)
         return f"built an IVF_SQ index ({wanted} partitions) over {rows:,} vectors"
 
-    def optimise(self) -> str:
-        """Build or refresh the ANN index now (after a bulk import, a re-embed)."""
+    def optimise(self, rebuild: bool = False) -> str:
+        """Build or refresh the ANN index now (after a bulk import); ``rebuild`` trains it again."""
         with self._lock, file_lock(self._paths.locks_dir, "lance"):
-            return self._maintain()
+            return self._maintain(rebuild)
 
     # ------------------------------------------------------------------ protocol
     def write_in_transaction(self, session: Session, rows: Sequence[ChunkVector]) -> None:

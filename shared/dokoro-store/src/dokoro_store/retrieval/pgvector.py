@@ -137,11 +137,14 @@ class PgVectorIndex:
     def clear(self) -> None:
         return None
 
-    def optimise(self) -> str:
-        """Rebuild the HNSW index of the stamped dimension in one pass (after a re-embed)."""
+    def optimise(self, rebuild: bool = False) -> str:
+        """PostgreSQL keeps the HNSW index up to date on every write; ``rebuild`` (after a
+        re-embed replaced every vector) builds it again in one pass, without the dead entries."""
         dimension = self._stamp_dimension()
         if dimension not in TYPED_DIMENSIONS:
-            return "no HNSW index to rebuild"
+            return "no HNSW index: vectors of this dimension are scanned exactly"
+        if not rebuild:
+            return f"HNSW index on vector({dimension}) kept up to date by PostgreSQL"
         with self._db.write() as session:
             session.execute(text(f"REINDEX INDEX ix_chunks_v{dimension}_hnsw"))
         return f"rebuilt the HNSW index on vector({dimension})"

@@ -75,9 +75,9 @@ class VectorIndex(Protocol):
         """Vectors the engine holds."""
         ...
 
-    def optimise(self) -> str:
-        """Build or refresh the engine's nearest-neighbour index now (after a bulk write, a
-        re-embed); says what it did."""
+    def optimise(self, rebuild: bool = False) -> str:
+        """Build or refresh the engine's nearest-neighbour index now (after a bulk write);
+        ``rebuild`` trains it again from scratch (after a re-embed). Says what it did."""
         ...
 
 
@@ -161,7 +161,7 @@ class ExactScanIndex:
             ).scalar()
         return int(value or 0)
 
-    def optimise(self) -> str:
+    def optimise(self, rebuild: bool = False) -> str:
         return "exact scan: no index to build"
 
 
