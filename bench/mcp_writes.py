@@ -1,7 +1,8 @@
 """Write rate over real stdio on a store that already holds 10k items: one agent, sequential calls.
 
 Fills a fresh store in process (``remember_many``: 10k memories, their embeddings from the cache
-``bench/scale.py`` keeps; and 10k documents through ``index_docs``), then spawns the unified
+``bench/scale.py`` keeps; and 10k documents through ``index_docs``; without the entity-graph
+listener, as ``bench/scale.py``'s fill), then spawns the unified
 ``dokoro`` server on it and times, one call at a time as an agent makes them:
 
 - ``dokoro_remember`` (through the conflict gate): new memories written like the fill's;
@@ -48,6 +49,7 @@ def _prepare(store_dir: Path, items: int, embedder: str) -> None:
         CACHE.mkdir(parents=True, exist_ok=True)
         cached = _CachedEmbedder(inner, CACHE / f"{inner.id.replace(':', '_')}-{items}.npy")
         handle._resolved = cached  # the bench's cache in front of the real model (fill only)
+        store.docs._listeners.clear()  # the fill skips entity extraction (as bench/scale.py does)
         store.memories.remember_many([MemoryDraft(type=k, title=t, body=b, entities=e) for k, t, b, e in fill])
         store.docs.save_many(
             [
