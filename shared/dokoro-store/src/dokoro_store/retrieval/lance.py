@@ -35,7 +35,7 @@ from sqlmodel import Session
 
 from dokoro_store.db.engine import Database
 from dokoro_store.files import file_lock
-from dokoro_store.retrieval.tables import chunks
+from dokoro_store.retrieval.tables import chunks, stamped_with
 from dokoro_store.retrieval.vectors import ChunkVector, VectorHit
 
 if TYPE_CHECKING:
@@ -323,7 +323,7 @@ class LanceIndex:
             live = set(
                 session.execute(
                     select(chunks.c.chunk_id).where(
-                        chunks.c.chunk_id.in_([h.chunk_id for h in hits]), chunks.c.embedder == embedder
+                        chunks.c.chunk_id.in_([h.chunk_id for h in hits]), stamped_with(embedder)
                     )
                 ).scalars()
             )

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func
+from sqlalchemy import select as core_select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlmodel import col, select
 
@@ -225,11 +226,17 @@ class ConflictGate:
         # Score on the few columns the signals need; load whole rows only for the close ones.
         table = MemoryRow.__table__  # type: ignore[attr-defined]
         with self._db.read() as session:
-            light = session.execute(
-                select(table.c.id, table.c.title, table.c.body, table.c.entities).where(
-                    table.c.id.in_(sorted(ids)), table.c.state == "active"
-                )
-            ).all()
+            # The state is checked here, not in SQL: a condition on it would let the database
+            # walk its index on state (every active memory) instead of the ids.
+            light = [
+                (r[0], r[1], r[2], r[3])
+                for r in session.execute(
+                    core_select(table.c.id, table.c.title, table.c.body, table.c.entities, table.c.state).where(
+                        table.c.id.in_(sorted(ids))
+                    )
+                ).all()
+                if r[4] == "active"
+            ]
         cosines: dict[str, float] = {}
         if query is not None and embedder is not None:
             from dokoro_store.retrieval.neighbours import load_doc_vectors
@@ -291,7 +298,8 @@ class ConflictGate:
                     .join(MemoryRow, col(MemoryRow.id) == col(MemoryEntity.memory_id))
                     .where(
                         col(MemoryEntity.entity) == entity,
-                        col(MemoryRow.state) == "active",
+                        # coalesce: walk the entity's index, not the index on state
+                        func.coalesce(col(MemoryRow.state), "") == "active",
                         col(MemoryEntity.memory_id) != memory.id,
                     )
                     .order_by(col(MemoryEntity.memory_id).desc())
@@ -305,12 +313,9 @@ class ConflictGate:
         """The active memories nearest ``query``: all of them on a small store, else from the
         vector engine's nearest-neighbour list, widened until enough memories are in it."""
         with self._db.read() as session:
-            active = int(
-                session.execute(
-                    select(func.count()).select_from(MemoryRow).where(col(MemoryRow.state) == "active")
-                ).scalar()
-                or 0
-            )
+            # How many active memories, up to one past the limit (a count of them all reads them all).
+            few = select(MemoryRow.id).where(col(MemoryRow.state) == "active").limit(_ALL_BELOW + 1).subquery()
+            active = int(session.execute(select(func.count()).select_from(few)).scalar() or 0)
             if active <= _ALL_BELOW:
                 return {
                     str(x)
