@@ -79,11 +79,28 @@ async def _tool_names(server: Any) -> list[str]:
         return [tool.name for tool in (await client.list_tools()).tools]
 
 
+async def _features(server: Any) -> list[str]:
+    """Everything else a server offers, one entry each: resources, resource templates, prompts."""
+    async with Client(server) as client:
+        return (
+            [f"resource {r.uri}" for r in (await client.list_resources()).resources]
+            + [f"template {t.uri_template}" for t in (await client.list_resource_templates()).resource_templates]
+            + [f"prompt {p.name}" for p in (await client.list_prompts()).prompts]
+        )
+
+
 async def _registered(module: str, tmp_path: Path) -> list[str]:
     """The tools ``module.register`` adds to an empty server."""
     alone = build_server(_settings(tmp_path), name="alone", cwd=tmp_path)
     importlib.import_module(module).register(alone)
     return await _tool_names(alone)
+
+
+async def _registered_features(module: str, tmp_path: Path) -> list[str]:
+    """The resources, templates and prompts ``module.register`` adds to an empty server."""
+    alone = build_server(_settings(tmp_path), name="alone", cwd=tmp_path)
+    importlib.import_module(module).register(alone)
+    return await _features(alone)
 
 
 def test_the_discovery_sees_every_known_server_package() -> None:
@@ -119,6 +136,9 @@ async def test_a_server_alone_serves_exactly_what_its_register_adds(package: Ser
     assert served
     assert len(served) == len(set(served))
     assert sorted(served) == sorted(await _registered(package.module, tmp_path))
+    offered = await _features(module.create_server(_settings(tmp_path), cwd=tmp_path))
+    assert len(offered) == len(set(offered))
+    assert sorted(offered) == sorted(await _registered_features(package.module, tmp_path))
 
 
 async def test_no_tool_name_is_in_two_packages(tmp_path: Path) -> None:
@@ -132,6 +152,36 @@ async def test_no_tool_name_is_in_two_packages(tmp_path: Path) -> None:
 
     shared = {name: dists for name, dists in owners.items() if len(dists) > 1}
     assert shared == {name: ["dokoro-analytics", "dokoro-tracking"] for name in TASK_TOOL_NAMES}
+
+
+async def test_no_resource_template_or_prompt_is_in_two_packages(tmp_path: Path) -> None:
+    owners: dict[str, list[str]] = collections.defaultdict(list)
+    for package in PACKAGES:
+        for feature in await _registered_features(package.module, tmp_path):
+            owners[feature].append(package.dist)
+
+    assert {feature: dists for feature, dists in owners.items() if len(dists) > 1} == {}
+
+
+async def test_the_unified_server_offers_every_resource_and_prompt_exactly_once(tmp_path: Path) -> None:
+    for flag in (False, True):
+        settings = _settings(tmp_path, enable_tachibot_bridge=flag)
+        unified = await _features(create_unified_server(settings, cwd=tmp_path))
+        union: list[str] = []
+        for module in TOOL_PACKAGES + (BRIDGE_PACKAGES if flag else ()):
+            union += await _registered_features(module, tmp_path)
+
+        assert len(unified) == len(set(unified))
+        assert sorted(unified) == sorted(union)
+    assert sorted(unified) == [
+        "prompt end-session",
+        "prompt plan-feature",
+        "prompt resume-session",
+        "resource dokoro://briefing",
+        "resource dokoro://current",
+        "resource dokoro://sessions/recent",
+        "template dokoro://plans/{id}",
+    ]
 
 
 async def test_the_unified_server_serves_the_union_of_the_packages_exactly_once(tmp_path: Path) -> None:
@@ -232,3 +282,17 @@ anyio.run(main)
 def test_serving_the_bridge_tools_imports_no_heavy_library() -> None:
     done = subprocess.run([sys.executable, "-c", _HEAVY_PROBE], capture_output=True, text=True, check=True)
     assert json.loads(done.stdout.strip().splitlines()[-1]) == []
+
+
+def test_every_prompt_lists_the_arguments_the_sdk_derives_from_its_function(tmp_path: Path) -> None:
+    # The kit lists prompts from their signatures and builds the SDK's prompt at first use (start-up
+    # time); what it lists must be what the SDK's own derivation says.
+    from mcp.server.mcpserver.prompts.base import Prompt
+
+    unified = create_unified_server(_settings(tmp_path), cwd=tmp_path)
+    listed = unified._prompt_manager.list_prompts()
+
+    assert listed
+    for prompt in listed:
+        derived = Prompt.from_function(prompt.fn, name=prompt.name)
+        assert prompt.arguments == derived.arguments, prompt.name

@@ -1,4 +1,5 @@
-"""A client dokoro did not write: the MCP Inspector's command-line mode drives the unified server.
+"""A client dokoro did not write: the MCP Inspector's command-line mode drives the unified server
+(tools, resources and prompts).
 
 The Inspector (npm ``@modelcontextprotocol/inspector``, pinned with its whole dependency tree in
 ``tests/inspector/package-lock.json``) is installed once from that lock into a cache folder named
@@ -151,6 +152,10 @@ async def test_the_inspector_lists_every_tool_of_dokoro_with_portable_schemas(
         hints = tool["annotations"]
         assert hints["readOnlyHint"] == expected[name].annotations.read_only_hint, name
         assert hints["destructiveHint"] == expected[name].annotations.destructive_hint, name
+        assert hints["idempotentHint"] == expected[name].annotations.idempotent_hint, name
+        assert hints["openWorldHint"] == expected[name].annotations.open_world_hint, name
+    assert tools["dokoro_ambient_context"]["annotations"]["openWorldHint"] is True  # it runs git
+    assert tools["dokoro_whats_next"]["annotations"]["readOnlyHint"] is False  # it indexes hand-edited markdown
     assert "outputSchema" in tools["dokoro_plan_create"]
 
 
@@ -213,6 +218,42 @@ def test_the_inspector_calls_the_bridge_tools_when_the_flag_is_on(inspector: Pat
     assert context["structuredContent"]["entries"][0]["doc_id"] == indexed["structuredContent"]["doc_id"]
 
 
-# Resources and prompts (issue 15, item 5) are checked here once dokoro serves them, with the same
-# helper: ``dokoro.run("resources/list")``, ``dokoro.run("resources/read", "--uri", "dokoro://current")``,
-# ``dokoro.run("prompts/list")``, ``dokoro.run("prompts/get", "--prompt-name", "resume-session")``.
+def test_the_inspector_lists_and_reads_the_resources_of_dokoro(dokoro: Inspector, tmp_path: Path) -> None:
+    dokoro.call("dokoro_workspace_claim", task="Fix the flaky login test")
+    plan_id = dokoro.call("dokoro_plan_create", title="Fix login", items=["Reproduce", "Fix"])["structuredContent"][
+        "id"
+    ]
+
+    listed = dokoro.run("resources/list")
+    templates = dokoro.run("resources/templates/list")
+    current = dokoro.run("resources/read", "--uri", "dokoro://current")
+    plan = dokoro.run("resources/read", "--uri", f"dokoro://plans/{plan_id}")
+
+    assert sorted(r["uri"] for r in listed["resources"]) == [
+        "dokoro://briefing",
+        "dokoro://current",
+        "dokoro://sessions/recent",
+    ]
+    assert [t["uriTemplate"] for t in templates["resourceTemplates"]] == ["dokoro://plans/{id}"]
+    (content,) = current["contents"]
+    assert content["uri"] == "dokoro://current" and content["mimeType"] == "text/markdown"
+    assert content["text"] == (tmp_path / "dokoro" / "current.md").read_text(encoding="utf-8")
+    assert f"- **ID:** {plan_id}" in plan["contents"][0]["text"]
+
+
+def test_the_inspector_lists_and_gets_the_prompts_of_dokoro(dokoro: Inspector) -> None:
+    dokoro.call("dokoro_workspace_claim", task="Fix the flaky login test")
+
+    listed = dokoro.run("prompts/list")
+    resume = dokoro.run("prompts/get", "--prompt-name", "resume-session", "--prompt-args", "task=login")
+
+    prompts = {prompt["name"]: prompt for prompt in listed["prompts"]}
+    assert sorted(prompts) == ["end-session", "plan-feature", "resume-session"]
+    assert {"name": "feature", "description": "The feature to plan, in a sentence.", "required": True} in prompts[
+        "plan-feature"
+    ]["arguments"]
+    (message,) = resume["messages"]
+    assert message["role"] == "user"
+    assert "# Briefing" in message["content"]["text"]
+    assert "- Task: Fix the flaky login test" in message["content"]["text"]
+    assert 'dokoro_workspace_claim with task="login"' in message["content"]["text"]

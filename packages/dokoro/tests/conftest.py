@@ -68,6 +68,9 @@ def fill_world(store: Store) -> None:
     store.memories.remember(
         type="fact", title="The API uses JWT", body="Tokens are JWT, signed with RS256.", trust="user-stated"
     )
+    store.tracking.add_issue("Login fails after a token refresh", category="bug", priority="high")
+    feature = store.tracking.add_feature("Offline mode", complexity="complex")
+    store.tracking.start_feature(feature.item.id)
     (root / ".mcp").mkdir(exist_ok=True)
     status = {
         "last_run": "2026-06-11T08:00:00Z",

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from dokoro.browse import data
 from dokoro.browse.app import BrowseApp
 from dokoro.browse.screens import CategoriesScreen, ConfirmScreen, HelpScreen, ItemsScreen, PreviewScreen
 from textual.widgets._footer import FooterKey
@@ -66,16 +67,19 @@ def preview_ready(app) -> bool:
 async def test_the_categories_screen(sqlite_world):
     app = BrowseApp(sqlite_world, poll_seconds=0.1)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, lambda: isinstance(app.screen, CategoriesScreen) and len(app.screen.summaries) == 12)
+        await settle(
+            pilot,
+            lambda: isinstance(app.screen, CategoriesScreen) and len(app.screen.summaries) == len(data.CATEGORIES),
+        )
         check(app, "categories")
 
 
-@pytest.mark.parametrize("category", ["daily", "plans", "claims", "memories"])
+@pytest.mark.parametrize("category", ["daily", "plans", "claims", "memories", "tracking"])
 async def test_an_items_screen(sqlite_world, category):
     app = BrowseApp(sqlite_world, category=category, poll_seconds=0.1)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot, lambda: items_ready(app))
-        if category == "memories":  # equal timestamps: put them in a fixed order
+        if category in ("memories", "tracking"):  # equal timestamps: put them in a fixed order
             await pilot.press("o", "o")
         check(app, f"items-{category}")
 

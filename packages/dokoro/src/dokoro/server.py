@@ -8,7 +8,6 @@ launcher is one line in :data:`TOOL_PACKAGES`.
 from __future__ import annotations
 
 import importlib
-import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,8 +19,6 @@ if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
 __all__ = ["BRIDGE_PACKAGES", "NAME", "TOOL_PACKAGES", "UNIFIED_TOOLS", "create_unified_server", "registers", "serve"]
-
-log = logging.getLogger("dokoro")
 
 NAME = "dokoro"
 

@@ -1,6 +1,6 @@
 """The core server: working and episodic memory over one store.
 
-``register(mcp)`` adds the core tools to any :class:`MCPServer` (the unified launcher uses it);
+``register(mcp)`` adds the core tools, resources and prompts to any :class:`MCPServer` (the unified launcher uses it);
 ``create_server`` builds a server with only these tools; ``main`` serves them alone over stdio.
 """
 
@@ -9,9 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dokoro_server import AppState, DokoroSettings, add_tools, build_server, serve
+from dokoro_server import AppState, DokoroSettings, add_prompts, add_resources, add_tools, build_server, serve
 from mcp.server.mcpserver import MCPServer
 
+from dokoro_core import prompts, resources
 from dokoro_core.tools import (
     archive,
     assets,
@@ -40,7 +41,7 @@ NAME = "dokoro-core"
 
 
 def register(mcp: MCPServer[Any]) -> None:
-    """Add every core tool to ``mcp``."""
+    """Add every core tool, resource and prompt to ``mcp``."""
     for module in (
         workspace,
         current,
@@ -60,6 +61,8 @@ def register(mcp: MCPServer[Any]) -> None:
         handoffs,
     ):
         add_tools(mcp, module.TOOLS)
+    add_resources(mcp, resources.RESOURCES, resources.TEMPLATES)
+    add_prompts(mcp, prompts.PROMPTS)
 
 
 def create_server(

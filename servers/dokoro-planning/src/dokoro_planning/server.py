@@ -1,8 +1,9 @@
 """The planning server: feature plans, research capture, next steps, conflicts, duplicates and
 regression history over one store.
 
-``register(mcp)`` adds the planning tools to any :class:`MCPServer` (the unified launcher uses it);
-``create_server`` builds a server with only these tools; ``main`` serves them over stdio.
+``register(mcp)`` adds the planning tools and the plan-feature prompt to any :class:`MCPServer`
+(the unified launcher uses it); ``create_server`` builds a server with only these; ``main`` serves
+them over stdio.
 """
 
 from __future__ import annotations
@@ -10,9 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dokoro_server import AppState, DokoroSettings, add_tools, build_server, serve
+from dokoro_server import AppState, DokoroSettings, add_prompts, add_tools, build_server, serve
 from mcp.server.mcpserver import MCPServer
 
+from dokoro_planning import prompts
 from dokoro_planning.tools import planning
 
 if TYPE_CHECKING:
@@ -24,8 +26,9 @@ NAME = "dokoro-planning"
 
 
 def register(mcp: MCPServer[Any]) -> None:
-    """Add every planning tool to ``mcp``."""
+    """Add every planning tool and prompt to ``mcp``."""
     add_tools(mcp, planning.TOOLS)
+    add_prompts(mcp, prompts.PROMPTS)
 
 
 def create_server(

@@ -12,7 +12,9 @@ from dokoro_server.app import state
 if TYPE_CHECKING:
     from mcp.server.mcpserver import Context
 
-__all__ = ["acting_agent", "authenticated_agent"]
+    from dokoro_server.app import AppState
+
+__all__ = ["acting_agent", "authenticated_agent", "default_agent"]
 
 
 def authenticated_agent() -> str | None:
@@ -37,3 +39,8 @@ def acting_agent(ctx: Context, claimed: str | None = None) -> str:
             )
         return authenticated
     return claimed or state(ctx).settings.agent_id
+
+
+def default_agent(app: AppState) -> str:
+    """Who a request that names no agent acts for: the authenticated agent, else ``DOKORO_AGENT_ID``."""
+    return authenticated_agent() or app.settings.agent_id

@@ -21,6 +21,7 @@ from mcp_types import CallToolResult, TextContent
 
 from dokoro_server.app import AppState, StoreOpener
 from dokoro_server.capture import DeferredWriter, FeedbackRecorder, SessionTimeTracker
+from dokoro_server.resources import serving
 from dokoro_server.settings import DokoroSettings
 
 if TYPE_CHECKING:
@@ -83,19 +84,25 @@ def store_middleware() -> ServerMiddleware[Any]:
         app = ctx.lifespan_context
         if not isinstance(app, AppState):
             return await call_next(ctx)
-        if ctx.method != "tools/call":
-            answer = await call_next(ctx)
-            if ctx.request_id is not None and ctx.method not in _HANDSHAKE:
-                _start_opening(app, ctx.method)
-            return answer
-        _start_opening(app, ctx.method)
-        if not app.opener.ready:  # the first call(s): wait for the store, off the event loop
-            await anyio.to_thread.run_sync(app.opener.wait, abandon_on_cancel=True)
-            if app.opener.failed:  # every call says why and how to fix it, whatever the tool
-                return CallToolResult(content=[TextContent(type="text", text=app.opener.reason())], is_error=True)
-        return await call_next(ctx)
+        with serving(app):  # fixed-URI resources get no context from the SDK: they find the state here
+            return await _handle(app, ctx, call_next)
 
     return middleware
+
+
+async def _handle(app: AppState, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    """Resources and prompts wait for the store as they read it (``app.store``); tool calls wait here."""
+    if ctx.method != "tools/call":
+        answer = await call_next(ctx)
+        if ctx.request_id is not None and ctx.method not in _HANDSHAKE:
+            _start_opening(app, ctx.method)
+        return answer
+    _start_opening(app, ctx.method)
+    if not app.opener.ready:  # the first call(s): wait for the store, off the event loop
+        await anyio.to_thread.run_sync(app.opener.wait, abandon_on_cancel=True)
+        if app.opener.failed:  # every call says why and how to fix it, whatever the tool
+            return CallToolResult(content=[TextContent(type="text", text=app.opener.reason())], is_error=True)
+    return await call_next(ctx)
 
 
 def _start_opening(app: AppState, after: str) -> None:

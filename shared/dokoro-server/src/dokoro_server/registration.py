@@ -40,13 +40,21 @@ log = logging.getLogger("dokoro")
 
 @dataclass(frozen=True)
 class ToolSpec:
-    """A tool function and how it behaves, for :func:`add_tools`."""
+    """A tool function and how it behaves, for :func:`add_tools`.
+
+    The hints follow one rule (docs/servers.md, "Annotations"): ``read_only`` only when the tool
+    writes nothing at all (no row, no file, no index or cache entry; ``tests/test_read_only_tools.py``
+    checks it); ``destructive`` when a call may remove or overwrite data (with any arguments);
+    ``idempotent`` when repeating a call with the same arguments changes nothing more;
+    ``open_world`` when the tool reaches outside the store (git, an Ollama model).
+    """
 
     fn: Callable[..., Any]
     title: str | None = None
     read_only: bool = False
     destructive: bool = False
     idempotent: bool = False
+    open_world: bool = False
 
     @property
     def annotations(self) -> ToolAnnotations:
@@ -55,7 +63,7 @@ class ToolSpec:
             read_only_hint=self.read_only,
             destructive_hint=self.destructive,
             idempotent_hint=self.idempotent,
-            open_world_hint=False,
+            open_world_hint=self.open_world,
         )
 
 

@@ -20,6 +20,7 @@ from dokoro_server.app import AppState, StoreOpener, store_root
 from dokoro_server.capture import capture_middleware
 from dokoro_server.lifespan import app_lifespan, store_middleware
 from dokoro_server.registration import ToolCache
+from dokoro_server.resources import ResourceUpdates
 from dokoro_server.settings import DokoroSettings
 
 if TYPE_CHECKING:
@@ -52,7 +53,7 @@ def build_server(
     auth: AuthSettings | None = None,
     instructions: str = INSTRUCTIONS,
 ) -> MCPServer[AppState]:
-    """A server with the dokoro lifespan and outcome capture, and no tools yet.
+    """A server with the dokoro lifespan, outcome capture and resource updates, and no tools yet.
 
     ``store`` is an already open store shared by every session, or a :class:`StoreOpener`
     (either way the caller closes it); without it each session opens the store the settings
@@ -60,17 +61,20 @@ def build_server(
     authentication (shared HTTP server); ``clock`` replaces the real UTC clock of the store
     (for tests).
     """
+    updates = ResourceUpdates()
     with _plain_logging():
-        return MCPServer(
+        mcp = MCPServer(
             name,
             version=VERSION,
             instructions=instructions,
             lifespan=app_lifespan(settings, cwd, clock, store),
             log_level=settings.log_level,
-            middleware=[store_middleware(), capture_middleware()],
+            middleware=[store_middleware(), capture_middleware(), updates.middleware()],
             token_verifier=token_verifier,
             auth=auth,
         )
+    updates.bind(mcp)
+    return mcp
 
 
 @contextlib.contextmanager

@@ -111,7 +111,7 @@ def dokoro_task_list(ctx: Context) -> Annotated[CallToolResult, TaskList]:
 
 TOOLS = [
     ToolSpec(dokoro_task_track, "Track time on a task"),
-    ToolSpec(dokoro_task_list, "List your tasks and their time", read_only=True),
+    ToolSpec(dokoro_task_list, "List your tasks and their time", read_only=True, idempotent=True),
 ]
 TASK_TOOL_NAMES = frozenset(spec.fn.__name__ for spec in TOOLS)
 

@@ -40,6 +40,7 @@ log = logging.getLogger("dokoro.browse")
 
 STALE_CURRENT_SECONDS = 3600
 SEARCH_LIMIT = 15
+MEMORY_LIMIT = 1000  # the most recently changed memories; `/` (semantic search) reaches the rest
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,7 @@ class Item:
     id: str
     label: str
     sublabel: str = ""
-    kind: str = "file"  # file | plan | claim | agent | question | feedback | entity | sweep | memory | error
+    kind: str = "file"  # file | plan | claim | agent | question | feedback | entity | sweep | memory | tracking | error
     archived: bool = False
     path: Path | None = None
     ref: str | None = None
@@ -404,7 +405,8 @@ def _memories(store: Store) -> list[Item]:
     from dokoro_store.services.memories import MEMORY_TYPES
 
     items = []
-    for memory in store.memories.of_types(MEMORY_TYPES, ("active", "archived", "deprecated")):
+    states = ("active", "archived", "deprecated")
+    for memory in store.memories.of_types(MEMORY_TYPES, states, limit=MEMORY_LIMIT):
         items.append(
             Item(
                 id=f"memory:{memory.id}",
@@ -437,6 +439,33 @@ def _memory_card(store: Store, memory_id: str) -> str:
     return "\n".join(lines)
 
 
+def _tracking(store: Store) -> list[Item]:
+    """Issues, then features, newest first (up to the service's listing limit of each): their
+    markdown rendering is the preview."""
+    from dokoro_store.services.tracking import MAX_LIST
+
+    items = []
+    for kind in ("issue", "feature"):
+        listing = store.tracking.list_items(kind, limit=MAX_LIST)
+        for entry in listing.items:
+            closed = entry.status in ("resolved", "completed")
+            detail = entry.category or entry.complexity or ""
+            items.append(
+                Item(
+                    id=f"{kind}:{entry.id}",
+                    label=entry.title,
+                    sublabel=f"{kind} · {entry.status} · {entry.priority}" + (f" · {detail}" if detail else ""),
+                    kind="tracking",
+                    archived=closed,
+                    path=store.paths.root / entry.path,
+                    ref=entry.id,
+                    status=entry.status,
+                    dim=closed,
+                )
+            )
+    return items
+
+
 def _dirs(*parts: str) -> Callable[[Path], list[Path]]:
     return lambda root: [root.joinpath(part) for part in parts]
 
@@ -464,6 +493,7 @@ CATEGORIES: tuple[Category, ...] = (
     Category("entities", "Entities", _entities, hint="the entity graph"),
     Category("sweep", "Archive sweep status", _sweep, _dirs(".mcp"), hint=".mcp/archive-status.json"),
     Category("memories", "Memories", _memories, hint="facts, decisions, rules, guardrails, ..."),
+    Category("tracking", "Issues and features", _tracking, _dirs("tracking"), hint="tracking/ (rows, rendered)"),
 )
 
 

@@ -129,9 +129,10 @@ def dokoro_test_checklist(
 
 
 TOOLS = [
-    ToolSpec(dokoro_feature_status, "Where a feature stands", read_only=True),
-    ToolSpec(dokoro_pending, "Pending work", read_only=True),
-    ToolSpec(dokoro_velocity_insights, "How much got done", read_only=True),
-    ToolSpec(dokoro_timeline, "What happened, day by day", read_only=True),
-    ToolSpec(dokoro_test_checklist, "A test checklist for a feature", read_only=True),
+    # Not read-only: like the search tools, these two first index hand-edited workspace markdown.
+    ToolSpec(dokoro_feature_status, "Where a feature stands", idempotent=True),
+    ToolSpec(dokoro_pending, "Pending work", read_only=True, idempotent=True),
+    ToolSpec(dokoro_velocity_insights, "How much got done", read_only=True, idempotent=True),
+    ToolSpec(dokoro_timeline, "What happened, day by day", read_only=True, idempotent=True),
+    ToolSpec(dokoro_test_checklist, "A test checklist for a feature", idempotent=True),
 ]

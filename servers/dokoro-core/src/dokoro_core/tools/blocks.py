@@ -68,7 +68,7 @@ def dokoro_block_list(ctx: Context) -> Annotated[CallToolResult, BlockList]:
 
 
 TOOLS = [
-    ToolSpec(dokoro_block_write, "Write a shared block"),
+    ToolSpec(dokoro_block_write, "Write a shared block", destructive=True),  # replaces the block
     ToolSpec(dokoro_block_read, "Read a shared block", read_only=True, idempotent=True),
     ToolSpec(dokoro_block_list, "List shared blocks", read_only=True, idempotent=True),
 ]

@@ -201,7 +201,7 @@ def dokoro_claim_list(
 
 
 TOOLS = [
-    ToolSpec(dokoro_file_claim, "Claim files"),
-    ToolSpec(dokoro_file_release, "Release file claims", idempotent=True),
+    ToolSpec(dokoro_file_claim, "Claim files", destructive=True),  # force=true takes over another's claim
+    ToolSpec(dokoro_file_release, "Release file claims", destructive=True, idempotent=True),  # removes claims
     ToolSpec(dokoro_claim_list, "List file claims", read_only=True, idempotent=True),
 ]

@@ -66,6 +66,6 @@ def dokoro_get_current_focus(ctx: Context) -> Annotated[CallToolResult, CurrentF
 
 TOOLS = [
     ToolSpec(dokoro_regenerate_current, "Regenerate current.md", destructive=True),  # overwrites current.md
-    ToolSpec(dokoro_update_current_section, "Update a current.md section"),
+    ToolSpec(dokoro_update_current_section, "Update a current.md section", destructive=True),  # replaces unless append
     ToolSpec(dokoro_get_current_focus, "Current focus", read_only=True, idempotent=True),
 ]

@@ -10,7 +10,7 @@ from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
 from pydantic import Field
 
-__all__ = ["TOOLS"]
+__all__ = ["TOOLS", "recall_text"]
 
 
 def dokoro_session_summary_add(
@@ -57,12 +57,17 @@ def dokoro_session_recall(
     """Recall summaries of past sessions: what was done before, to resume work. With a query, matching
     summaries are ranked by meaning (embedding similarity), so an old but relevant session comes first;
     otherwise newest first. `ranking` says which was used."""
-    from dokoro_store.clock import iso
-
     recalled = state(ctx).store.episodic.recall_ranked(query=query, session_id=session_id, since=since, limit=limit)
     out = recalled.result()
+    return result(recall_text(out), out)
+
+
+def recall_text(out: EpisodeRecall) -> str:
+    """Recalled sessions as dokoro_session_recall and the ``dokoro://sessions/recent`` resource show them."""
+    from dokoro_store.clock import iso
+
     if not out.episodes:
-        return result("(no past sessions)", out)
+        return "(no past sessions)"
     blocks = []
     for e in out.episodes:
         msgs = e.message_count if e.message_count is not None else "null"
@@ -70,10 +75,12 @@ def dokoro_session_recall(
     text = "\n\n".join(blocks)
     if out.ranking != "recency":  # a query was given: say how the matches were ordered
         text += f"\n\n(ranked by {out.ranking})"
-    return result(text, out)
+    return text
 
 
 TOOLS = [
-    ToolSpec(dokoro_session_summary_add, "Add a session summary"),
-    ToolSpec(dokoro_session_recall, "Recall past sessions", read_only=True, idempotent=True),
+    # Destructive: past 40,000 tokens a session's summaries are replaced by one compacted entry.
+    ToolSpec(dokoro_session_summary_add, "Add a session summary", destructive=True),
+    # Not read-only: a summary without a vector of the current embedder is embedded and the vector kept.
+    ToolSpec(dokoro_session_recall, "Recall past sessions", idempotent=True),
 ]

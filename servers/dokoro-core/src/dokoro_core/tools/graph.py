@@ -147,5 +147,5 @@ def dokoro_entity_extract_deep(
 
 TOOLS = [
     ToolSpec(dokoro_entity_graph, "Explore the entity graph", read_only=True, idempotent=True),
-    ToolSpec(dokoro_entity_extract_deep, "Deep entity extraction (Ollama)"),
+    ToolSpec(dokoro_entity_extract_deep, "Deep entity extraction (Ollama)", open_world=True),
 ]

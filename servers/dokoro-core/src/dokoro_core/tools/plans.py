@@ -22,7 +22,7 @@ from pydantic import Field
 if TYPE_CHECKING:
     from dokoro_store.services.plan_views import PlanView
 
-__all__ = ["TOOLS"]
+__all__ = ["TOOLS", "plan_text"]
 
 _STATUS_ICON = {"draft": "📝", "active": "🔄", "completed": "✅", "validated": "✓", "failed": "❌"}
 
@@ -128,7 +128,8 @@ def dokoro_plan_validate(
     return result("\n".join(lines), done.result())
 
 
-def _status_text(plan: PlanView) -> str:
+def plan_text(plan: PlanView) -> str:
+    """A plan as dokoro_plan_status and the ``dokoro://plans/{id}`` resource show it."""
     filled = round(plan.completion / 5)
     lines = [f"## {plan.title}" + (" (archived)" if plan.archived else ""), ""]
     lines.append(f"- **ID:** {plan.id}")
@@ -163,7 +164,7 @@ def dokoro_plan_status(
     if plan is None:
         text = card("No Plans", "No plans yet. Create one with dokoro_plan_create.", status="info")
         return result(text, PlanShown(plan=None))
-    return result(_status_text(plan), PlanShown(plan=plan.result()))
+    return result(plan_text(plan), PlanShown(plan=plan.result()))
 
 
 def dokoro_plan_list(
@@ -194,6 +195,6 @@ TOOLS = [
     ToolSpec(dokoro_plan_check, "Check off a plan item"),
     ToolSpec(dokoro_plan_blocker, "Record a blocker on a plan item"),
     ToolSpec(dokoro_plan_validate, "Validate (and archive) a plan"),
-    ToolSpec(dokoro_plan_status, "Show a plan", read_only=True),
-    ToolSpec(dokoro_plan_list, "List plans", read_only=True),
+    ToolSpec(dokoro_plan_status, "Show a plan", read_only=True, idempotent=True),
+    ToolSpec(dokoro_plan_list, "List plans", read_only=True, idempotent=True),
 ]

@@ -12,7 +12,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult
 from pydantic import Field
 
-__all__ = ["TOOLS"]
+__all__ = ["TOOLS", "status_text"]
 
 
 def dokoro_init(
@@ -79,21 +79,42 @@ def dokoro_workspace_claim(
 
 def dokoro_workspace_status(ctx: Context) -> Annotated[CallToolResult, WorkspaceStatus]:
     """Is a task in flight? Shows the claimed task, who holds the lock, session time and log entries."""
+    status = state(ctx).store.working.workspace.status()
+    return result(status_text(status), status)
+
+
+def status_text(status: WorkspaceStatus) -> str:
+    """The workspace's state as dokoro_workspace_status and the end-session prompt show it."""
     from dokoro_store.clock import format_duration, iso
 
-    status = state(ctx).store.working.workspace.status()
     stale = " (stale)" if status.lock_stale else ""
     if not status.active:
         if status.locked_by is not None and status.lock_expires_at is not None:
-            text = card(
+            return card(
                 "No Active Workspace",
                 f"Found existing lock by {status.locked_by}{stale}",
                 {"Lock expires": iso(status.lock_expires_at)},
                 status="warning",
             )
-        else:
-            text = card("No Workspace", "No workspace is claimed. Use dokoro_workspace_claim.", status="info")
-        return result(text, status)
+        return card("No Workspace", "No workspace is claimed. Use dokoro_workspace_claim.", status="info")
+    lock_text = "unlocked"
+    if status.locked_by is not None and status.lock_expires_at is not None:
+        lock_text = f"locked by {status.locked_by} until {iso(status.lock_expires_at)}{stale}"
+    return card(
+        "Workspace Status",
+        "",
+        {
+            "Workspace": "current.md",
+            "Task": status.task,
+            "Agent": status.agent_id,
+            "Session": status.session_id,
+            "Lock": lock_text,
+            "Session duration": format_duration(status.session_minutes),
+            "Active time": format_duration(status.active_minutes),
+            "Log entries": status.entries,
+            "Tool calls": status.tool_calls,
+        },
+    )
     lock_text = "unlocked"
     if status.locked_by is not None and status.lock_expires_at is not None:
         lock_text = f"locked by {status.locked_by} until {iso(status.lock_expires_at)}{stale}"

@@ -19,7 +19,7 @@ from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
 from pydantic import Field
 
-__all__ = ["TOOLS"]
+__all__ = ["TOOLS", "plan_line"]
 
 _TIPS = (
     "Log progress as you go (dokoro_session_log); dump the session before you stop (dokoro_workspace_dump).",
@@ -35,7 +35,8 @@ def _line(source: Source, *, evidence: bool = True) -> str:
     return text
 
 
-def _plan_line(plan: PlanMatch) -> str:
+def plan_line(plan: PlanMatch) -> str:
+    """A plan close to the question, as the planning tools and the plan-feature prompt list it."""
     closeness = f", similarity {plan.similarity:.2f}" if plan.similarity is not None else ""
     where = "archived" if plan.archived else plan.status
     return f"- plan **{plan.title}** `{plan.id}` ({where}, {plan.completion}%{closeness})"
@@ -146,7 +147,7 @@ def dokoro_detect_conflicts(
         return result("\n".join([text, *_footer([], [], list(done.notes))]), done)
     lines = [f"### ⚠️ Potential Conflicts for “{done.feature}”", ""]
     lines += [_line(s) for s in done.conflicts]
-    lines += [_plan_line(m) for m in done.plans]
+    lines += [plan_line(m) for m in done.plans]
     lines += _footer([s.doc_id for s in done.conflicts], [m.id for m in done.plans], list(done.notes))
     return result("\n".join(lines), done)
 
@@ -165,7 +166,7 @@ def dokoro_check_duplicate(
     if done.finished:
         lines += [f"### ⚠️ Possible Duplicate of “{done.description}”", "", *(_line(s) for s in done.finished), ""]
     if done.unfinished or done.plans:
-        lines += ["### Related Work", "", *(_line(s) for s in done.unfinished), *(_plan_line(m) for m in done.plans)]
+        lines += ["### Related Work", "", *(_line(s) for s in done.unfinished), *(plan_line(m) for m in done.plans)]
     doc_ids = [s.doc_id for s in (*done.finished, *done.unfinished)]
     lines += _footer(doc_ids, [m.id for m in done.plans], list(done.notes))
     return result("\n".join(lines).strip(), done)
@@ -194,8 +195,9 @@ def dokoro_regression_history(
 TOOLS = [
     ToolSpec(dokoro_plan_feature, "Plan a feature from what the store knows"),
     ToolSpec(dokoro_capture_research, "Capture research findings"),
-    ToolSpec(dokoro_whats_next, "Suggest what to do next", read_only=True),
-    ToolSpec(dokoro_detect_conflicts, "Find what could clash with a change", read_only=True),
-    ToolSpec(dokoro_check_duplicate, "Find existing work like this", read_only=True),
-    ToolSpec(dokoro_regression_history, "What broke before in this area", read_only=True),
+    # Not read-only: like the search tools, each first indexes hand-edited workspace markdown.
+    ToolSpec(dokoro_whats_next, "Suggest what to do next", idempotent=True),
+    ToolSpec(dokoro_detect_conflicts, "Find what could clash with a change", idempotent=True),
+    ToolSpec(dokoro_check_duplicate, "Find existing work like this", idempotent=True),
+    ToolSpec(dokoro_regression_history, "What broke before in this area", idempotent=True),
 ]

@@ -49,4 +49,4 @@ def dokoro_ambient_context(
     return result(text, out)
 
 
-TOOLS = [ToolSpec(dokoro_ambient_context, "Ambient git context", idempotent=True)]
+TOOLS = [ToolSpec(dokoro_ambient_context, "Ambient git context", idempotent=True, open_world=True)]  # runs git

@@ -149,8 +149,9 @@ def search_status(ctx: Context) -> Annotated[CallToolResult, SearchStatusResult]
 
 
 TOOLS = [
-    ToolSpec(search_universal, "Search memory (hybrid)", read_only=False, idempotent=True),
+    # Not read-only: indexes hand-edited workspace markdown first.
+    ToolSpec(search_universal, "Search memory (hybrid)", idempotent=True),
     ToolSpec(search_reindex, "Update the search index", idempotent=True),
-    ToolSpec(search_index_content, "Index content for search", idempotent=True),
+    ToolSpec(search_index_content, "Index content for search", destructive=True, idempotent=True),  # replaces doc_id
     ToolSpec(search_status, "Search index status", read_only=True, idempotent=True),
 ]

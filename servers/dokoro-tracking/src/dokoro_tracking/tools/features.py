@@ -78,7 +78,7 @@ def dokoro_feature_plan(
 
 TOOLS = [
     ToolSpec(dokoro_feature_add, "Record a feature idea"),
-    ToolSpec(dokoro_feature_list, "List features", read_only=True),
+    ToolSpec(dokoro_feature_list, "List features", read_only=True, idempotent=True),
     ToolSpec(dokoro_feature_start, "Start building a feature"),
     ToolSpec(dokoro_feature_plan, "Plan a feature"),
 ]

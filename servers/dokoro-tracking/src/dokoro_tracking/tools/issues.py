@@ -102,7 +102,7 @@ def dokoro_issue_complete(
 
 TOOLS = [
     ToolSpec(dokoro_issue_add, "Record an issue"),
-    ToolSpec(dokoro_issue_list, "List issues", read_only=True),
+    ToolSpec(dokoro_issue_list, "List issues", read_only=True, idempotent=True),
     ToolSpec(dokoro_issue_work, "Start work on an issue"),
     ToolSpec(dokoro_issue_complete, "Resolve an issue"),
 ]

@@ -98,6 +98,8 @@ def dokoro_health_check(
 
 TOOLS = [
     ToolSpec(dokoro_backup_verify, "Verify (and back up) the tracking rows"),
-    ToolSpec(dokoro_restore_items, "Restore tracking rows from a backup"),
+    ToolSpec(
+        dokoro_restore_items, "Restore tracking rows from a backup", destructive=True
+    ),  # overwrites rows older here than in the backup
     ToolSpec(dokoro_health_check, "Check the tracking folders and renderings"),
 ]

@@ -99,7 +99,7 @@ def dokoro_weekly_status(
 
 
 TOOLS = [
-    ToolSpec(dokoro_weekly_add_item, "Add an item to this week's list"),
-    ToolSpec(dokoro_weekly_sync, "Sync this week's list from current.md"),
-    ToolSpec(dokoro_weekly_status, "This week's status", read_only=True),
+    ToolSpec(dokoro_weekly_add_item, "Add an item to this week's list", idempotent=True),  # never listed twice
+    ToolSpec(dokoro_weekly_sync, "Sync this week's list from current.md", idempotent=True),  # skips listed items
+    ToolSpec(dokoro_weekly_status, "This week's status", read_only=True, idempotent=True),
 ]

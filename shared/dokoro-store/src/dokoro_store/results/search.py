@@ -128,7 +128,9 @@ class MarkdownHit(Result):
     file: str = Field(description="Relative to the workspace folder.")
     title: str
     excerpt: str
-    tags: Any
+    tags: dict[str, Any] | list[Any] | str | None = Field(
+        description="The file's front-matter tags as written: a map (key: value), a list or a string; null without."
+    )
     last_modified: IsoTime
 
 

@@ -74,6 +74,13 @@ def tags_match(front_tags: Any, wanted: dict[str, Any]) -> bool:
     return True
 
 
+def _front_tags(value: Any) -> dict[str, Any] | list[Any] | str | None:
+    """The front matter's tags as written; a scalar YAML gave (a number, a date) as its text."""
+    if value is None or isinstance(value, dict | list | str):
+        return value
+    return str(value)
+
+
 def _hit(root: Path, path: Path, data: dict[str, Any], body: str) -> MarkdownHit:
     title = data.get("title")
     if not title:
@@ -86,7 +93,7 @@ def _hit(root: Path, path: Path, data: dict[str, Any], body: str) -> MarkdownHit
         file=path.relative_to(root).as_posix(),
         title=str(title),
         excerpt=excerpt,
-        tags=data.get("tags"),
+        tags=_front_tags(data.get("tags")),
         last_modified=modified,
     )
 

@@ -196,6 +196,10 @@ class CurrentService:
             atomic_write_text(self._paths.current_md, updated)
         return SectionUpdate(section=name, action=action)
 
+    def text(self) -> str | None:
+        """current.md as it is on disk; None when no workspace has been claimed yet."""
+        return read_text_or_none(self._paths.current_md)
+
     def focus(self) -> CurrentFocus:
         """current.md's lastUpdated and the bodies of Current Focus, In Progress and Next Steps."""
         text = read_text_or_none(self._paths.current_md)

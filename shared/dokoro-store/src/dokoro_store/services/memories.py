@@ -371,14 +371,19 @@ class MemoryService:
         )
 
     # ------------------------------------------------------------------ listing
-    def of_types(self, types: Sequence[str], states: Sequence[str] = ("active",)) -> list[Memory]:
+    def of_types(
+        self, types: Sequence[str], states: Sequence[str] = ("active",), *, limit: int | None = None
+    ) -> list[Memory]:
+        """Memories of these types and states, most recently updated first (at most ``limit``)."""
         with self._db.read() as session:
-            rows = session.exec(
+            query = (
                 select(MemoryRow)
                 .where(col(MemoryRow.type).in_(list(types)), col(MemoryRow.state).in_(list(states)))
                 .order_by(col(MemoryRow.updated_at).desc(), col(MemoryRow.id))
             )
-            return [memory_result(row) for row in rows]
+            if limit is not None:
+                query = query.limit(limit)
+            return [memory_result(row) for row in session.exec(query)]
 
     # ------------------------------------------------------------------ status
     def status(self) -> StatusReport:
