@@ -5,7 +5,10 @@ conversation; each turn becomes an ``episode`` memory (title = session date, bod
 <text>"`` plus its shared image caption, entity = the speaker, thread = its session and place in
 it), bulk-imported with ``store.memories.remember_many``. Every question of categories 1-4 is asked
 verbatim through ``store.memories.recall`` — the call ``dokoro_recall`` makes — top 10, use not
-counted, and scored against the gold evidence turns.
+counted, and scored against the gold evidence turns. Row ``+use`` asks the same questions in order
+with use counted (every returned hit a use, as the tool does), in a store of its own, so each
+answer is ranked with the heat of the recalls before it; ``+use-before`` does the same with the
+weathering recall had before its near-tie rule (relevance × trust × state × (1 + freshness + heat)).
 
     uv run python bench/locomo_memories.py [--embedder auto|onnx|static|hashing|none] [--rows default,...]
 
@@ -27,12 +30,14 @@ import time
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from dokoro_store import Store
 from dokoro_store.retrieval import RetrievalConfig
 from dokoro_store.retrieval.fusion import DEFAULT_FUSION
+from dokoro_store.services import memory_recall
 from dokoro_store.services.memories import MemoryDraft
 from locomo_retrieval import DATA, FOLDS, Row, Scores, evidence_of, report, score_list, turns_of
 
@@ -40,7 +45,9 @@ from locomo_retrieval import DATA, FOLDS, Row, Scores, evidence_of, report, scor
 def rows_for() -> list[Row]:
     base = DEFAULT_FUSION
     return [
-        Row("default", "hybrid", True, base, "dokoro_recall as the MCP tool runs it"),
+        Row("default", "hybrid", True, base, "dokoro_recall as the MCP tool runs it (use not counted)"),
+        Row("+use", "hybrid", True, base, "the same with use counted, questions asked in order"),
+        Row("+use-before", "hybrid", True, base, "use counted, heat multiplying relevance (before the rule)"),
         Row("-threads", "hybrid", True, base, "memories imported without their session thread"),
         Row(
             "rrf",
@@ -70,12 +77,30 @@ def _ingest(store: Store, turns: list[dict[str, Any]], threads: bool) -> dict[st
     return {row.id: row.source for row in store.memories.remember_many(drafts)}
 
 
+_WEATHER_NOW = memory_recall.weather  # the rule as it is (the before row patches the module's)
+
+
+def _weather_before(memory: Any, relevance: float, now: Any) -> tuple[float, dict[str, float]]:
+    """Recall's weathering before the near-tie rule: freshness and heat multiplied relevance."""
+    _score, parts = _WEATHER_NOW(memory, relevance, now)
+    trust = memory_recall._TRUST_WEIGHT.get(memory.trust, 0.7)
+    state = memory_recall._STATE_WEIGHT.get(memory.state, 0.1)
+    return relevance * trust * state * (1 + parts["freshness"] + parts["heat"]), parts
+
+
 def run(data: list[dict[str, Any]], convs: list[int], config: RetrievalConfig, rows: list[Row]) -> dict[str, Any]:
     scores: Scores = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
     latency: dict[str, list[float]] = defaultdict(list)
     ingested, ingest_seconds = 0, 0.0
     embedder = engine = "?"
-    variants = [(False, [r for r in rows if r.name == "-threads"]), (True, [r for r in rows if r.name != "-threads"])]
+    # Rows that change the store (no threads; use counted) get a store of their own.
+    own = ("-threads", "+use", "+use-before")
+    variants = [
+        (False, [r for r in rows if r.name == "-threads"]),
+        (True, [r for r in rows if r.name == "+use"]),
+        (True, [r for r in rows if r.name == "+use-before"]),
+        (True, [r for r in rows if r.name not in own]),
+    ]
     for index in convs:
         conversation = data[index]
         turns = turns_of(conversation)
@@ -86,7 +111,7 @@ def run(data: list[dict[str, Any]], convs: list[int], config: RetrievalConfig, r
             with tempfile.TemporaryDirectory() as tmp, Store.open(Path(tmp) / "dokoro", retrieval=config) as store:
                 started = time.perf_counter()
                 dia_of = _ingest(store, turns, threads)
-                if threads:
+                if threads and wanted[0].name not in own:
                     ingest_seconds += time.perf_counter() - started
                     ingested += len(turns)
                 status = store.search.status()
@@ -102,7 +127,10 @@ def run(data: list[dict[str, Any]], convs: list[int], config: RetrievalConfig, r
                         # Ablations only: recall's search runs with this row's fusion settings.
                         store.search.universal = functools.partial(universal, fusion=row.fusion)  # type: ignore[method-assign]
                         started = time.perf_counter()
-                        hits = store.memories.recall(str(qa["question"]), limit=10, count_use=False)
+                        counted = row.name.startswith("+use")
+                        weathering = _weather_before if row.name == "+use-before" else _WEATHER_NOW
+                        with mock.patch.object(memory_recall, "weather", weathering):
+                            hits = store.memories.recall(str(qa["question"]), limit=10, count_use=counted)
                         latency[row.name].append((time.perf_counter() - started) * 1000)
                         found = [dia_of.get(h.memory.id) for h in hits]
                         scores[row.name][index][category].append(score_list(gold, found))

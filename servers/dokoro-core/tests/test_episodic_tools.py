@@ -226,3 +226,44 @@ async def test_a_compacted_session_folds_again_when_new_summaries_pass_the_thres
     (summary,) = await recalled(call, session_id="s-1")
     assert summary.startswith("[1/3] (compaction, ~41000 tokens): [1/1] (claude-opus-4-7, ~41000 tokens): part one")
     assert summary.endswith("[3/3] (claude-opus-4-7, ~21000 tokens): part three")
+
+
+async def _session_history(remember) -> None:
+    await remember("s-auth", "Fixed race in session refresh")
+    await remember("s-billing", "Wrote the billing export and its CSV totals.")
+    await remember("s-docs", "Reworded the README introduction for new contributors.")
+    await remember("s-ci", "Pinned the CI runner image and cached the wheels.")
+
+
+@pytest.mark.parametrize(
+    "query", ["session refresh race", "refresh race", "refresh session race bug", "authentication refresh bug"]
+)
+async def test_recall_finds_a_summary_from_its_words_in_another_order(call, remember, query):
+    await _session_history(remember)
+
+    outcome = await call("dokoro_session_recall", query=query)
+
+    episodes = outcome.structured_content["episodes"]
+    assert [e["summary"] for e in episodes][:1] == ["Fixed race in session refresh"]
+    assert outcome.content[0].text.startswith("[2026-")  # the reference's format, then how it ranked
+    assert "session=s-auth model=claude-opus-4-7 msgs=null\n  Fixed race in session refresh" in outcome.content[0].text
+    assert "(ranked by relevance (similarity by " in outcome.content[0].text
+
+
+async def test_recall_finds_a_summary_from_a_paraphrase(call, remember):
+    await _session_history(remember)
+
+    found = await recalled(call, query="concurrency bug when renewing the login session")
+
+    assert found == ["Fixed race in session refresh"]  # no shared word: found by meaning alone
+
+
+async def test_recall_by_meaning_keeps_since_and_until(call, clock, remember):
+    await _session_history(remember)
+    clock.advance(timedelta(days=2))
+    await remember("s-auth-2", "Second fix of the race in session refresh.")
+
+    assert await recalled(call, query="refresh race", until="2026-06-11") == ["Fixed race in session refresh"]
+    assert await recalled(call, query="refresh race", since="2026-06-12") == [
+        "Second fix of the race in session refresh."
+    ]

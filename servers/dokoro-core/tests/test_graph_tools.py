@@ -49,7 +49,7 @@ def ollama() -> Iterator[FakeOllama]:
             self.wfile.write(body)
 
         def do_GET(self) -> None:
-            self._json({"models": [{"name": name} for name in fake.models]})
+            self._json({"models": [{"name": name, "model": name} for name in fake.models]})  # as Ollama lists them
 
         def do_POST(self) -> None:
             fake.chats.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
@@ -222,7 +222,7 @@ async def test_an_entity_without_relations_or_documents_says_so(call, store):
 @pytest.mark.parametrize("ollama_url", ["http://127.0.0.1:9"])
 async def test_deep_extraction_when_ollama_is_not_running_says_how_to_start_it(fail):
     message = await fail("dokoro_entity_extract_deep", docId="d-1", text="SessionManager uses redis.")
-    assert "not reachable at http://127.0.0.1:9" in message
+    assert "Ollama at http://127.0.0.1:9 is not reachable" in message
     assert "ollama serve" in message
     assert "`ollama pull llama3.2`" in message
 

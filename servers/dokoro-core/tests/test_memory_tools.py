@@ -102,7 +102,11 @@ async def test_remember_with_supersedes_archives_at_once(call, fail):
 
     assert data["superseded"]["id"] == old["id"] and data["superseded"]["state"] == "archived"
     assert data["conflicts"] == []
-    message = await fail("dokoro_remember", **COOKIES, supersedes=old["id"])
+    # The same call again is a retry: it gets the memory the first call stored.
+    again = await _remember(call, **COOKIES, supersedes=old["id"])
+    assert again["retried"] and again["memory"]["id"] == data["memory"]["id"]
+    # Another memory cannot supersede the archived one.
+    message = await fail("dokoro_remember", **{**COOKIES, "title": "Cookies, signed"}, supersedes=old["id"])
     assert "already archived" in message and "Nothing was stored" in message
 
 

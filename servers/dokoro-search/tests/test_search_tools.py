@@ -188,8 +188,8 @@ async def test_session_recall_says_it_ranked_by_similarity(call):
 
     outcome = await call("dokoro_session_recall", query="login")
 
-    assert outcome.structured_content["ranking"].startswith("similarity (onnx:")
-    assert "(ranked by similarity" in outcome.content[0].text
+    assert outcome.structured_content["ranking"].startswith("relevance (similarity by onnx:")
+    assert "(ranked by relevance (similarity by onnx:" in outcome.content[0].text
 
 
 @pytest.mark.anyio
@@ -204,3 +204,18 @@ async def test_the_graph_signal_of_search_universal_can_be_switched_off(call):
 
     assert any("knowledge graph" in hit["why"] for hit in with_graph)
     assert not any("knowledge graph" in hit["why"] for hit in without)
+
+
+@BOTH
+async def test_search_universal_filters_by_document_type_inside_the_search(call, store):
+    for i in range(40):
+        await index(call, f"runbook-{i}", f"Rotate the signing key: runbook step {i} to rotate the signing key.")
+    store.memories.remember(type="decision", title="Key rotation", body="We rotate the signing key every 90 days.")
+
+    plain = (await call("search_universal", query="rotate the signing key", limit=5)).structured_content
+    only = (
+        await call("search_universal", query="rotate the signing key", limit=5, doc_types=["Memory"])
+    ).structured_content
+
+    assert all(hit["doc_type"] != "memory" for hit in plain["results"])
+    assert [hit["doc_type"] for hit in only["results"]] == ["memory"]

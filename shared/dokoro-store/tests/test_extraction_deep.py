@@ -1,12 +1,12 @@
-"""Deep extraction against a fake Ollama (an httpx MockTransport): good JSON, bad JSON, a timeout,
-a missing model, an unreachable server; merged with the regex result and persisted atomically."""
+"""Deep extraction against a fake Ollama on 127.0.0.1 (through the store's one Ollama client): good JSON,
+bad JSON, a timeout, a missing model, an unreachable server; merged with the regex result and persisted
+atomically."""
 
 from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
 
-import httpx
 import pytest
 from dokoro_store import InvalidArgumentError, NotFoundError
 from dokoro_store.models import Doc, DocEntity, Entity
@@ -33,30 +33,16 @@ GOOD = {
 }
 
 
-class FakeOllama:
-    """Answers /api/tags and /api/chat like Ollama; records the chat requests."""
+def _chat(fake, **kwargs) -> OllamaChat:
+    return OllamaChat(base_url=fake.url, **kwargs)
 
-    def __init__(self, *, models=("llama3.2:latest",), content=None, chat_error=None, tags_error=None):
-        self.models = models
-        self.content = json.dumps(GOOD) if content is None else content
-        self.chat_error = chat_error
-        self.tags_error = tags_error
-        self.chats: list[dict] = []
 
-    def __call__(self, request: httpx.Request) -> httpx.Response:
-        if request.url.path == "/api/tags":
-            if self.tags_error is not None:
-                raise self.tags_error
-            return httpx.Response(200, json={"models": [{"name": name} for name in self.models]})
-        if request.url.path == "/api/chat":
-            self.chats.append(json.loads(request.content))
-            if self.chat_error is not None:
-                raise self.chat_error
-            return httpx.Response(200, json={"message": {"role": "assistant", "content": self.content}})
-        return httpx.Response(404)
-
-    def chat(self, **kwargs) -> OllamaChat:
-        return OllamaChat(base_url="http://ollama.test:11434", transport=httpx.MockTransport(self), **kwargs)
+@pytest.fixture
+def fake(fake_ollama):
+    """The fake Ollama on 127.0.0.1 with llama3.2 pulled, answering GOOD."""
+    fake_ollama.models = ("llama3.2:latest",)
+    fake_ollama.chat_content = json.dumps(GOOD)
+    return fake_ollama
 
 
 def _count(store, model):
@@ -64,9 +50,8 @@ def _count(store, model):
         return len(list(session.exec(select(model))))
 
 
-def test_good_json_is_merged_with_the_regex_result_and_persisted(any_store):
-    fake = FakeOllama()
-    deep = any_store.graph.extract_deep("doc-1", TEXT, fake.chat())
+def test_good_json_is_merged_with_the_regex_result_and_persisted(any_store, fake):
+    deep = any_store.graph.extract_deep("doc-1", TEXT, _chat(fake))
 
     extraction = deep.extraction
     assert extraction.source == "hybrid"
@@ -96,8 +81,9 @@ def test_good_json_is_merged_with_the_regex_result_and_persisted(any_store):
     assert request["messages"][1]["content"].endswith(TEXT)
 
 
-def test_bad_json_falls_back_to_the_regex_result(any_store):
-    deep = any_store.graph.extract_deep("doc-1", TEXT, FakeOllama(content="Sure! Here are the entities: ...").chat())
+def test_bad_json_falls_back_to_the_regex_result(any_store, fake):
+    fake.chat_content = "Sure! Here are the entities: ..."
+    deep = any_store.graph.extract_deep("doc-1", TEXT, _chat(fake))
 
     extraction = deep.extraction
     assert extraction.source == "regex-only"
@@ -108,24 +94,25 @@ def test_bad_json_falls_back_to_the_regex_result(any_store):
     assert deep.persisted.relations_created == 2
 
 
-def test_json_of_the_wrong_shape_falls_back_to_the_regex_result(any_store):
-    deep = any_store.graph.extract_deep("doc-1", TEXT, FakeOllama(content='["a list"]').chat())
+def test_json_of_the_wrong_shape_falls_back_to_the_regex_result(any_store, fake):
+    fake.chat_content = '["a list"]'
+    deep = any_store.graph.extract_deep("doc-1", TEXT, _chat(fake))
     assert deep.extraction.source == "regex-only"
 
 
-def test_a_chat_timeout_falls_back_to_the_regex_result_and_says_so(any_store):
-    fake = FakeOllama(chat_error=httpx.ReadTimeout("timed out"))
-    deep = any_store.graph.extract_deep("doc-1", TEXT, fake.chat(chat_timeout_s=7))
+def test_a_chat_timeout_falls_back_to_the_regex_result_and_says_so(any_store, fake):
+    fake.delay_s = 2.0
+    deep = any_store.graph.extract_deep("doc-1", TEXT, _chat(fake, chat_timeout_s=0.4))
 
     assert deep.extraction.source == "regex-only"
-    assert deep.extraction.warning == "llama3.2 did not answer within 7s (raise OLLAMA_CHAT_TIMEOUT_MS)"
+    assert deep.extraction.warning == "llama3.2 did not answer within 0.4s (raise OLLAMA_CHAT_TIMEOUT_MS)"
     assert _count(any_store, Entity) == len(extract_regex(TEXT).entities)
 
 
-def test_a_missing_model_is_a_clear_error_naming_the_pull_command_and_writes_nothing(any_store):
-    fake = FakeOllama(models=("nomic-embed-text:latest",))
+def test_a_missing_model_is_a_clear_error_naming_the_pull_command_and_writes_nothing(any_store, fake):
+    fake.models = ("nomic-embed-text:latest",)
     with pytest.raises(OllamaUnavailableError) as raised:
-        any_store.graph.extract_deep("doc-1", TEXT, fake.chat())
+        any_store.graph.extract_deep("doc-1", TEXT, _chat(fake))
 
     message = str(raised.value)
     assert "`ollama pull llama3.2`" in message
@@ -136,40 +123,53 @@ def test_a_missing_model_is_a_clear_error_naming_the_pull_command_and_writes_not
 
 
 def test_an_unreachable_ollama_is_a_clear_error(any_store):
-    fake = FakeOllama(tags_error=httpx.ConnectError("connection refused"))
+    chat = OllamaChat(base_url="http://127.0.0.1:9", health_timeout_s=1.0)  # nothing listens on the discard port
     with pytest.raises(
-        OllamaUnavailableError, match=r"not reachable at http://ollama.test:11434.*ollama pull llama3.2"
+        OllamaUnavailableError, match=r"Ollama at http://127.0.0.1:9 is not reachable.*ollama pull llama3.2"
     ):
-        any_store.graph.extract_deep("doc-1", TEXT, fake.chat())
+        any_store.graph.extract_deep("doc-1", TEXT, chat)
 
 
-def test_a_health_check_timeout_is_a_clear_error(any_store):
-    fake = FakeOllama(tags_error=httpx.ConnectTimeout("slow"))
-    with pytest.raises(OllamaUnavailableError, match="did not answer within 5s"):
-        any_store.graph.extract_deep("doc-1", TEXT, fake.chat())
+def test_a_health_check_timeout_is_a_clear_error(any_store, fake):
+    fake.tags_delay_s = 2.0
+    with pytest.raises(OllamaUnavailableError, match=r"did not answer within 0\.3s"):
+        any_store.graph.extract_deep("doc-1", TEXT, _chat(fake, health_timeout_s=0.3))
 
 
-def test_the_configured_model_is_the_one_checked_and_asked(any_store):
-    fake = FakeOllama(models=("qwen2.5:7b",))
-    deep = any_store.graph.extract_deep("doc-1", TEXT, fake.chat(model="qwen2.5"))
+def test_the_configured_model_is_the_one_checked_and_asked(any_store, fake):
+    fake.models = ("qwen2.5:7b",)
+    deep = any_store.graph.extract_deep("doc-1", TEXT, _chat(fake, model="qwen2.5"))
     assert deep.extraction.model == "qwen2.5"
     assert fake.chats[0]["model"] == "qwen2.5"
 
 
-def test_without_text_the_stored_document_is_extracted(any_store):
+def test_a_longer_model_name_is_not_the_model(any_store, fake):
+    fake.models = ("llama3.2-vision:latest",)  # the old substring match took this for llama3.2
+    with pytest.raises(OllamaUnavailableError, match=r"does not have the model 'llama3\.2'"):
+        any_store.graph.extract_deep("doc-1", TEXT, _chat(fake))
+    assert fake.chats == []
+
+
+def test_the_health_check_is_shared_by_every_extraction_of_the_process(any_store, fake):
+    for n in range(3):  # the tool makes a new OllamaChat for every call
+        any_store.graph.extract_deep(f"doc-{n}", TEXT, _chat(fake))
+    assert fake.count("/api/tags") == 1
+    assert fake.count("/api/chat") == 3
+
+
+def test_without_text_the_stored_document_is_extracted(any_store, fake):
     now = datetime(2026, 6, 10, tzinfo=UTC)
     with any_store.db.write() as session:
         session.add(Doc(id="doc-7", filepath="notes/doc-7.md", title="t", content=TEXT, created_at=now, updated_at=now))
         session.add(Doc(id="empty", filepath="notes/empty.md", title="t", content="  ", created_at=now, updated_at=now))
 
-    fake = FakeOllama()
-    assert any_store.graph.extract_deep("doc-7", None, fake.chat()).extraction.source == "hybrid"
+    assert any_store.graph.extract_deep("doc-7", None, _chat(fake)).extraction.source == "hybrid"
     with pytest.raises(NotFoundError, match="pass the text"):
-        any_store.graph.extract_deep("nope", None, fake.chat())
+        any_store.graph.extract_deep("nope", None, _chat(fake))
     with pytest.raises(InvalidArgumentError, match="no content"):
-        any_store.graph.extract_deep("empty", None, fake.chat())
+        any_store.graph.extract_deep("empty", None, _chat(fake))
     with pytest.raises(InvalidArgumentError, match="text is empty"):
-        any_store.graph.extract_deep("doc-7", "  ", fake.chat())
+        any_store.graph.extract_deep("doc-7", "  ", _chat(fake))
 
 
 def test_relations_of_the_model_resolve_names_case_insensitively_and_drop_the_rest():

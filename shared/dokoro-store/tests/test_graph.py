@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 from dokoro_store import InvalidArgumentError, NotFoundError, Store
-from dokoro_store.models import DocEntity, Entity, EntityRelation
+from dokoro_store.models import DocEntity, Entity, EntityContentHash, EntityRelation
 from dokoro_store.services.extraction import extract_regex
 from dokoro_store.services.graph import DEFAULT_FUNCTIONAL_RELATION_TYPES
 from sqlalchemy.exc import IntegrityError
@@ -356,6 +356,36 @@ def test_indexing_skips_a_document_whose_text_did_not_change(any_store, clock):
     changed = any_store.graph.index_document("doc-1", "src/app.ts uses kafka.")
     assert changed is not None
     assert changed.relations_created == 1
+
+
+def test_indexing_a_batch_reads_and_writes_the_hashes_once_and_skips_what_did_not_change(any_store):
+    docs = [("doc-1", "src/app.ts uses redis.", False), ("doc-2", "src/db.ts uses postgres.", False), ("e", " ", False)]
+    first = any_store.graph.index_documents(docs)
+    again = any_store.graph.index_documents([*docs[:1], ("doc-2", "src/db.ts uses mysql.", False)])
+    forced = any_store.graph.index_documents([("doc-1", "src/app.ts uses redis.", True)])
+
+    assert sorted(p.doc_id for p in first) == ["doc-1", "doc-2"]
+    assert [p.doc_id for p in again] == ["doc-2"]  # doc-1 unchanged
+    assert [p.doc_id for p in forced] == ["doc-1"]
+    assert {r.doc_id for r in _rows(any_store, EntityContentHash)} == {"doc-1", "doc-2"}
+
+
+def test_one_document_failing_in_a_batch_costs_only_itself(any_store, monkeypatch, caplog):
+    persist = any_store.graph.storage.persist
+
+    def picky(doc_id, extraction, **kwargs):
+        if doc_id == "bad":
+            raise RuntimeError("disk on fire")
+        return persist(doc_id, extraction, **kwargs)
+
+    monkeypatch.setattr(any_store.graph.storage, "persist", picky)
+    done = any_store.graph.index_documents(
+        [("bad", "src/a.ts uses redis.", False), ("good", "src/b.ts uses kafka.", False)]
+    )
+
+    assert [p.doc_id for p in done] == ["good"]
+    assert {r.doc_id for r in _rows(any_store, EntityContentHash)} == {"good"}  # bad is tried again next time
+    assert "entity extraction failed on bad" in caplog.text
 
 
 def test_forgetting_a_document_drops_its_links_but_not_the_history(any_store):

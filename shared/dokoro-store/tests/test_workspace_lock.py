@@ -25,13 +25,13 @@ def test_an_empty_lock_file_left_by_a_crash_expires_like_any_lock(store: Store, 
     assert claimed.took_over == "unknown"
 
 
-def test_a_forced_takeover_keeps_the_previous_sessions_log(store: Store, clock: FrozenClock) -> None:
+def test_a_takeover_of_a_stale_lock_keeps_the_previous_sessions_log(store: Store, clock: FrozenClock) -> None:
     workspace = store.working.workspace
     workspace.claim("alice's refactor", agent_id="alice")
     workspace.log("half-way: moved the cache behind an interface")
 
-    clock.advance(timedelta(minutes=5))
-    taken = workspace.claim("bob's hotfix", agent_id="bob", force=True)
+    clock.advance(timedelta(minutes=31))  # alice's lock expired: stale
+    taken = workspace.claim("bob's hotfix", agent_id="bob")
 
     assert taken.took_over == "alice"
     (kept,) = store.paths.daily_dir.glob("*-abandoned-alice-s-refactor.md")

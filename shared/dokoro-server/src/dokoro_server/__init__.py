@@ -16,7 +16,7 @@ Servers depend on ``dokoro-store`` and this package only; no server imports anot
 
 from dokoro_server.app import AppState, StoreOpener, open_store, open_store_or_exit, state
 from dokoro_server.capture import FeedbackRecorder, SessionTimeTracker, flush_feedback
-from dokoro_server.identity import acting_agent, authenticated_agent, default_agent
+from dokoro_server.identity import acting_agent, authenticated_agent, default_agent, over_http
 from dokoro_server.notices import secret_notice
 from dokoro_server.registration import ToolSpec, add_tools
 from dokoro_server.resources import PromptSpec, ResourceSpec, TemplateSpec, add_prompts, add_resources
@@ -48,6 +48,7 @@ __all__ = [
     "flush_feedback",
     "open_store",
     "open_store_or_exit",
+    "over_http",
     "result",
     "secret_notice",
     "serve",

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
     from dokoro_server.app import AppState
 
-__all__ = ["acting_agent", "authenticated_agent", "default_agent"]
+__all__ = ["acting_agent", "authenticated_agent", "default_agent", "over_http"]
 
 
 def authenticated_agent() -> str | None:
@@ -39,6 +39,16 @@ def acting_agent(ctx: Context, claimed: str | None = None) -> str:
             )
         return authenticated
     return claimed or state(ctx).settings.agent_id
+
+
+def over_http(ctx: Context) -> bool:
+    """True when this call came over HTTP (the shared server, or loopback), not stdio or in memory."""
+    if authenticated_agent() is not None:
+        return True
+    try:
+        return ctx.request_context.request is not None
+    except ValueError:  # outside a request (the SDK raises ValueError): not an HTTP call
+        return False
 
 
 def default_agent(app: AppState) -> str:

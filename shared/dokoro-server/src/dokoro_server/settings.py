@@ -21,6 +21,13 @@ class DokoroSettings(BaseSettings):
     agent_id: str = Field(default="unknown", description="Who this server process acts for.")
     auto_feedback: bool = Field(default=True, description="Record every tool outcome (affective layer).")
     enable_tachibot_bridge: bool = Field(default=False, description="Serve the bridge_* tools too.")
+    ambient_over_http: bool = Field(
+        default=False,
+        description=(
+            "Let dokoro_ambient_context run git over HTTP too (it reads the served project's branch, commits and "
+            "file names); off by default, so a remote agent reads nothing of the server's disk."
+        ),
+    )
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = Field(
         default="WARNING", description="What the server logs on stderr (debug, info, warning, error, critical)."
     )

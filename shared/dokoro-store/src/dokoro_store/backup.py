@@ -66,7 +66,7 @@ def export_store(db: Database, folder: Path, exported_at: datetime) -> tuple[Pat
     while path.exists():
         path = folder / f"dokoro-backup-{exported_at:%Y%m%dT%H%M%SZ}-{counter}.json"
         counter += 1
-    atomic_write_text(path, json.dumps(document, indent=2, ensure_ascii=False, sort_keys=False) + "\n")
+    atomic_write_text(path, json.dumps(document, indent=2, ensure_ascii=False, sort_keys=False) + "\n", within=None)
     return path, {name: len(rows) for name, rows in document["tables"].items()}
 
 

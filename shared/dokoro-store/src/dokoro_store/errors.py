@@ -10,6 +10,8 @@ __all__ = [
     "InvalidArgumentError",
     "NoWorkspaceError",
     "NotFoundError",
+    "NotOwnerError",
+    "OutsideStoreError",
     "StoreUnavailableError",
     "WorkspaceLockedError",
 ]
@@ -29,6 +31,14 @@ class NotFoundError(DokoroError, LookupError):
 
 class ConflictError(DokoroError):
     """The write would clash with a concurrent or existing one."""
+
+
+class NotOwnerError(ConflictError):
+    """The call would destroy or take over data another agent owns (see docs/team.md)."""
+
+
+class OutsideStoreError(InvalidArgumentError):
+    """A path (or the target of a symlink on it) leaves the folder it must stay in."""
 
 
 class WorkspaceLockedError(ConflictError):

@@ -69,6 +69,16 @@ class StorePaths:
         """Sidecar lock files that serialise read-modify-write of shared files across processes."""
         return self.mcp_dir / "locks"
 
+    def inside(self, path: Path, *, what: str = "path") -> Path:
+        """``path`` resolved, refused (:class:`~dokoro_store.errors.OutsideStoreError`) when it or a
+        symlink on it leads out of the workspace folder (:func:`dokoro_store.walls.inside`)."""
+        # Imported here: the servers read this module's resolve_dokoro_path before they answer
+        # tools/list, and nothing more of the store may load by then (tests/test_architecture.py).
+        from dokoro_store.walls import inside
+
+        return inside(self.root, path, what=what)
+
     def relative(self, path: Path) -> str:
-        """POSIX path relative to the workspace root (for display and docs rows)."""
-        return path.resolve().relative_to(self.root.resolve()).as_posix()
+        """POSIX path relative to the workspace root (for display and docs rows); a path whose real
+        target is outside the folder is refused, never shown as if it were inside."""
+        return self.inside(path).relative_to(self.root.resolve()).as_posix()

@@ -85,7 +85,7 @@ class Store:
         # to the retrieval package): every indexed document goes through regex entity extraction,
         # whichever server indexed it, and hybrid search lifts documents linked to entities named
         # in the query.
-        self.docs.on_indexed(self.graph.on_document_indexed)
+        self.docs.on_indexed(self.graph.on_documents_indexed, batch=True)
         self.search.graph_signal = self.graph.search_signal
         self.episodic = EpisodicService(db, clock, self.embedder, self.retrieval.summaries)
         self.feedback = FeedbackService(db)
@@ -109,7 +109,7 @@ class Store:
         )
         self.working = WorkingMemory(
             workspace=workspace,
-            current=CurrentService(paths, clock),
+            current=CurrentService(paths, clock, current),
             questions=QuestionService(db, clock, current),
             assets=AssetService(paths, clock, current),
         )

@@ -36,7 +36,7 @@ def test_ambient_context_reads_a_real_repository(tmp_path):
         git(tmp_path, "add", ".")
         git(tmp_path, "commit", "-q", "-m", f"Refresh session cookies on login, step {i}")
 
-    context = ambient_context(tmp_path)
+    context = ambient_context(tmp_path, project_root=tmp_path)
 
     assert context.branch == "fix/login-timeout"
     assert len(context.commits) == 5 and context.commits[0] == "Refresh session cookies on login, step 5"
@@ -47,4 +47,4 @@ def test_ambient_context_reads_a_real_repository(tmp_path):
 
 def test_a_folder_that_is_not_a_repository_says_so(tmp_path):
     with pytest.raises(NotFoundError, match="not a git repository"):
-        ambient_context(tmp_path)
+        ambient_context(tmp_path, project_root=tmp_path)

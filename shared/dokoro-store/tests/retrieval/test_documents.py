@@ -69,6 +69,19 @@ def test_indexing_listeners_hear_new_and_changed_documents_once(open_store):
     assert heard == [("n", "new", "first"), ("n", "changed", "second"), ("n", "full", "second")]
 
 
+def test_a_batch_listener_hears_each_indexing_batch_in_one_call(open_store):
+    store = open_store(embedder="hashing")
+    batches = []
+    store.docs.on_indexed(lambda docs: batches.append(sorted(d.doc_id for d in docs)), batch=True)
+
+    store.docs.save("a", "alpha text")
+    store.docs.save("b", "beta text")
+    store.docs.index_docs(["a", "b"])
+    store.docs.index_docs(["a", "b"])  # unchanged: no call
+
+    assert batches == [["a", "b"]]
+
+
 def test_a_failing_listener_never_breaks_indexing_or_the_other_listeners(open_store):
     store = open_store(embedder="hashing")
     heard = []
@@ -77,6 +90,7 @@ def test_a_failing_listener_never_breaks_indexing_or_the_other_listeners(open_st
         raise RuntimeError("boom")
 
     store.docs.on_indexed(broken)
+    store.docs.on_indexed(lambda _docs: 1 / 0, batch=True)
     store.docs.on_indexed(lambda doc: heard.append(doc.doc_id))
 
     report = store.docs.index_content("x", "text")

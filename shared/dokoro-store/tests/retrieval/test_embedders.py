@@ -53,11 +53,12 @@ def test_the_onnx_model_separates_paraphrases_from_unrelated_text_far_better_tha
 def test_the_onnx_model_is_stamped_returns_unit_rows_and_embeds_a_batch_as_one_by_one():
     embedder = OnnxEmbedder()
     texts = ["short", "a somewhat longer text about databases and their migrations", "日本語のテキスト"]
+    texts += [f"{t} number {n}" for n, t in enumerate(texts)]  # six: enough to run side by side on the pool
     batch = embedder.embed(texts)
     single = np.vstack([embedder.embed([t]) for t in texts])
 
     assert embedder.id.startswith("onnx:minilm-l6-v2-int8-") and embedder.dimension == 384
-    assert batch.dtype == np.float32 and batch.shape == (3, 384)
+    assert batch.dtype == np.float32 and batch.shape == (6, 384)
     assert np.allclose(np.linalg.norm(batch, axis=1), 1.0, atol=1e-5)
     assert np.allclose(batch, single, atol=1e-4)  # padding a short text to a long one changes nothing
     assert embedder.embed([]).shape == (0, 384)

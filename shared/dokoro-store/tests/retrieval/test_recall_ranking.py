@@ -1,4 +1,5 @@
-"""Episodic recall ranked by embedding similarity (§4.2), recency only without an embedder."""
+"""Episodic recall ranked by relevance: similarity with full text and substring as signals, full text
+alone without an embedder."""
 
 from __future__ import annotations
 
@@ -22,7 +23,10 @@ def test_an_old_but_relevant_session_beats_recent_noise(open_store, clock):
     recall = store.episodic.recall_ranked(query="login", limit=1)
 
     assert recall.hits[0].session_id == "s-old"  # the newest of 13 matches would be s-11
-    assert recall.ranking == f"similarity ({store.embedder.status().id}, 13 candidates)"
+    assert recall.ranking == (
+        f"relevance (similarity by {store.embedder.status().id}, 1 nearest ≥ 0.4; "
+        "full text 13, substring 13; 13 candidates)"
+    )
 
 
 def test_similarity_orders_the_matches_of_a_query(open_store, clock):
@@ -62,7 +66,7 @@ def test_a_summary_without_a_vector_is_embedded_during_recall(open_store, clock)
         assert session.execute(select(summary_vectors.c.embedder).where(summary_vectors.c.id == row_id)).scalar()
 
 
-def test_without_an_embedder_recall_keeps_recency_and_says_so(open_store, clock):
+def test_without_an_embedder_recall_ranks_by_full_text_and_says_so(open_store, clock):
     store = open_store(embedder="none")
     add(store, clock, "a", "first match")
     add(store, clock, "b", "second match")
@@ -70,7 +74,7 @@ def test_without_an_embedder_recall_keeps_recency_and_says_so(open_store, clock)
     recall = store.episodic.recall_ranked(query="match")
 
     assert [h.session_id for h in recall.hits] == ["b", "a"]
-    assert recall.ranking.startswith("recency (no embedder:")
+    assert recall.ranking.startswith("relevance without similarity (no embedder:")
     assert store.episodic.recall_ranked().ranking == "recency"
 
 
@@ -85,3 +89,31 @@ def test_a_compacted_session_is_embedded_too(open_store, clock):
     assert row.embedding is not None
     (hit,) = store.episodic.recall_ranked(query="lexers").hits
     assert hit.compacted and hit.similarity is not None
+
+
+def test_the_summary_knn_follows_new_deleted_and_refilled_vectors(open_store, clock):
+    from dokoro_store.retrieval.summary_search import SummaryFilter
+
+    store = open_store()
+    embedder = store.embedder.get()
+    query = embedder.embed(["parser work"], query=True)[0]
+    vectors = store.retrieval.summaries
+
+    def nearest() -> set[int]:
+        return {row_id for row_id, _cosine in vectors.nearest(embedder.id, query, 50, SummaryFilter())}
+
+    first = [add(store, clock, "s-1", f"parser work part {i}") for i in range(3)]
+    assert nearest() == set(first)
+    later = add(store, clock, "s-2", "lexer work")  # appended to the matrix kept in memory
+    assert nearest() == {*first, later}
+    with store.db.write() as session:  # a vector lost (a copy): the matrix is read again
+        session.execute(update(summary_vectors).where(summary_vectors.c.id == first[0]).values(embedding=None))
+    assert nearest() == {*first[1:], later}
+    store.episodic.recall_ranked(query="parser work part 0")  # recall embeds it again
+    assert nearest() == {*first, later}
+    folded = store.episodic.add_summary("s-1", "claude", "parser wrap-up", token_count=50_000)
+    assert folded.compaction is not None
+    ids = nearest()
+    assert not ids & set(first) and {later, folded.compaction.row_id} <= ids
+    only_s2 = vectors.nearest(embedder.id, query, 50, SummaryFilter(session_id="s-2"))
+    assert [row_id for row_id, _ in only_s2] == [later]

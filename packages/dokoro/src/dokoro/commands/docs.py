@@ -40,18 +40,21 @@ def search(
     search_mode = next((m for m in SEARCH_MODES if m == mode), None)
     if search_mode is None:
         raise InvalidArgumentError(f"--mode must be one of {', '.join(SEARCH_MODES)}; got {mode!r}")
+    from dokoro_store.retrieval.scope import DocScope
+
+    # The filters are conditions of the search's legs: a match is found however many others outrank it.
+    scope = DocScope(
+        doc_types=(doc_type.lower(),) if doc_type else (),
+        statuses=(status.lower(),) if status else (),
+    )
     store = open_for_command(path)
     try:
         notes = store.search.refresh().notes
         filtered = status is not None or doc_type is not None
-        result = store.search.universal(query, limit=100 if filtered else limit, mode=search_mode)
+        result = store.search.universal(query, limit=limit, mode=search_mode, scope=scope if filtered else None)
     finally:
         store.close()
-    hits = [
-        h
-        for h in result.hits
-        if (status is None or h.status == status.lower()) and (doc_type is None or h.doc_type == doc_type.lower())
-    ][:limit]
+    hits = result.hits[:limit]
     if json:
         emit_json(
             {

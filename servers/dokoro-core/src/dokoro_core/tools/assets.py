@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from dokoro_server import ToolSpec, authenticated_agent, card, result, state
+from dokoro_server import ToolSpec, acting_agent, authenticated_agent, card, result, state
 from dokoro_store.results.working import AssetListing, SavedAsset
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
@@ -35,6 +35,7 @@ def dokoro_save_image(
         description=description,
         cwd=app.cwd,
         allow_paths=authenticated_agent() is None,
+        agent=acting_agent(ctx),
     )
     text = card(
         "Image Saved",
@@ -51,14 +52,17 @@ def dokoro_save_image(
 
 def dokoro_save_file(
     ctx: Context,
-    source: Annotated[str, Field(description="File path (absolute or relative to the server's cwd).")],
+    source: Annotated[
+        str, Field(description="A regular file of the project (absolute, or relative to the server's cwd).")
+    ],
     category: Annotated[
         Literal["documents", "code", "data", "other"], Field(description="Folder under assets/.")
     ] = "other",
     name: Annotated[str | None, Field(description="File name to save as (no folders).")] = None,
     description: Annotated[str | None, Field(description="What the file is.")] = None,
 ) -> Annotated[CallToolResult, SavedAsset]:
-    """Copy a file into assets/<category>/ so it stays with the project's memory."""
+    """Copy a file of the project into assets/<category>/ so it stays with the project's memory (files
+    outside the project the server was started in, symlinks leading out and special files are refused)."""
     app = state(ctx)
     saved = app.store.working.assets.save_file(
         source,
@@ -67,6 +71,7 @@ def dokoro_save_file(
         description=description,
         cwd=app.cwd,
         allow_paths=authenticated_agent() is None,
+        agent=acting_agent(ctx),
     )
     text = card("File Saved", "", {"Location": saved.path, "Relative path": saved.relative, "From": saved.source})
     return result(text, saved)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from dokoro_server import ToolSpec, card, result, secret_notice, state
+from dokoro_server import ToolSpec, acting_agent, card, result, secret_notice, state
 from dokoro_store.results.working import CurrentFocus, CurrentRegenerated, SectionUpdate
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
@@ -22,7 +22,7 @@ def dokoro_regenerate_current(
 ) -> Annotated[CallToolResult, CurrentRegenerated]:
     """Rebuild current.md from the checklists of recent daily files (in progress, recently
     completed, active tags). Overwrites current.md, keeping the sections you name."""
-    done = state(ctx).store.working.current.regenerate(includeDays, preserveSections)
+    done = state(ctx).store.working.current.regenerate(includeDays, preserveSections, agent=acting_agent(ctx))
     text = card(
         "Current Workspace Regenerated",
         "",
@@ -45,7 +45,7 @@ def dokoro_update_current_section(
     append: Annotated[bool, Field(description="Append to the section instead of replacing it.")] = False,
 ) -> Annotated[CallToolResult, SectionUpdate]:
     """Replace (or append to) one section of current.md; a missing section is added at the end."""
-    done = state(ctx).store.working.current.update_section(section, content, append=append)
+    done = state(ctx).store.working.current.update_section(section, content, append=append, agent=acting_agent(ctx))
     from dokoro_store.secrets import redact
 
     verb = {"appended": "Appended to section", "replaced": "Replaced section", "added": "Added new section"}

@@ -47,17 +47,24 @@ def dokoro_session_summary_add(
 
 def dokoro_session_recall(
     ctx: Context,
-    query: Annotated[str | None, Field(description="Text the summary (or session id) contains.")] = None,
+    query: Annotated[
+        str | None,
+        Field(description="What was done, in any words: matched by meaning, by its words in any order, and as text."),
+    ] = None,
     session_id: Annotated[str | None, Field(description="Only this session.")] = None,
     since: Annotated[
         str | None, Field(description="ISO-8601 lower bound, e.g. 2026-05-12 or 2026-05-12T09:00:00Z.")
     ] = None,
+    until: Annotated[str | None, Field(description="ISO-8601 upper bound (inclusive), e.g. 2026-05-19.")] = None,
     limit: Annotated[int, Field(ge=1, le=100, description="How many summaries to return.")] = 10,
 ) -> Annotated[CallToolResult, EpisodeRecall]:
-    """Recall summaries of past sessions: what was done before, to resume work. With a query, matching
-    summaries are ranked by meaning (embedding similarity), so an old but relevant session comes first;
-    otherwise newest first. `ranking` says which was used."""
-    recalled = state(ctx).store.episodic.recall_ranked(query=query, session_id=session_id, since=since, limit=limit)
+    """Recall summaries of past sessions: what was done before, to resume work. With a query, summaries
+    sharing its words (in any order), close to it in meaning, or containing it are ranked by meaning with
+    the word matches as a second signal, so an old but relevant session comes first; otherwise newest
+    first. `ranking` says how the hits were ranked."""
+    recalled = state(ctx).store.episodic.recall_ranked(
+        query=query, session_id=session_id, since=since, until=until, limit=limit
+    )
     out = recalled.result()
     return result(recall_text(out), out)
 

@@ -47,7 +47,9 @@ def dokoro_remember(
 ) -> Annotated[CallToolResult, Remembered]:
     """Remember a fact, preference, decision, lesson, rule, guardrail, reference or episode for later
     sessions. If close memories already exist (same entity, similar text), they are returned for you to
-    judge — nothing is overwritten: give a verdict with dokoro_memory_verdict. Secrets are redacted."""
+    judge — nothing is overwritten: give a verdict with dokoro_memory_verdict. Secrets are redacted. All or
+    nothing: an error means nothing was stored; repeating an identical call moments later returns the
+    memory the first call stored (retried=true), never a duplicate."""
     app = state(ctx)
     done = app.store.memories.remember(
         type=type,
@@ -63,6 +65,9 @@ def dokoro_remember(
         supersedes=supersedes,
     )
     memory = done.memory
+    if done.retried:
+        text = f"already remembered {memory.type} {memory.id} moments ago (identical call): nothing new stored"
+        return result(text, done)
     lines = [f"remembered {memory.type} {memory.id}: {memory.title}"]
     if done.superseded is not None:
         lines.append(f"superseded {done.superseded.id} (now archived; the chain is kept)")
@@ -70,6 +75,7 @@ def dokoro_remember(
         lines.append(secret_notice(done.redacted))
     if not done.indexed:
         lines.append("(not indexed yet: dokoro_memory_status shows the index; recall finds it once indexed)")
+    lines += [f"note: {note}" for note in done.notes]
     if done.conflicts:
         lines += ["", f"⚖️ {len(done.conflicts)} close memory(ies) — nothing was overwritten; judge each pair:"]
         lines += ["new: " + _in_full(memory)]
@@ -160,8 +166,10 @@ def dokoro_forget(
     confirm: Annotated[bool, Field(description="Required with purge=true.")] = False,
 ) -> Annotated[CallToolResult, Forgotten]:
     """Forget a memory: deprecate it with a reason (kept, ranked far down, shown only on request), or
-    purge it for good with purge=true and confirm=true."""
-    memory, done = state(ctx).store.memories.forget(id, reason=reason, purge=purge, confirm=confirm)
+    purge it for good with purge=true and confirm=true (only a memory you wrote)."""
+    memory, done = state(ctx).store.memories.forget(
+        id, reason=reason, purge=purge, confirm=confirm, acting_agent=acting_agent(ctx)
+    )
     text = f"{done.action} {memory.id}: {memory.title}" + (
         f" — {memory.state_reason}" if done.action == "deprecated" else ""
     )

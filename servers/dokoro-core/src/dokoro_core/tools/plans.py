@@ -48,14 +48,23 @@ def dokoro_plan_create(
     title: Annotated[str, Field(description="What the plan achieves.")],
     items: Annotated[list[str], Field(description="The steps, in order (at least one).")],
     description: Annotated[str | None, Field(description="Optional context for the plan.")] = None,
+    shared: Annotated[
+        bool, Field(description="Let other agents check items and validate it too (everyone can read it anyway).")
+    ] = False,
 ) -> Annotated[CallToolResult, Plan]:
-    """Create a plan (a checklist every agent of this store shares). Check items off with
-    dokoro_plan_check, validate it with dokoro_plan_validate when done."""
-    plan = state(ctx).store.plans.create(title, items, description, agent_id=acting_agent(ctx))
+    """Create a plan (a checklist every agent of this store can read). Check items off with
+    dokoro_plan_check, validate it with dokoro_plan_validate when done. Only you check and
+    validate it unless shared=true."""
+    plan = state(ctx).store.plans.create(title, items, description, agent_id=acting_agent(ctx), shared=shared)
     text = card(
         "Plan Created",
         plan.title,
-        {"Plan ID": plan.id, "Items": plan.total, "Status": plan.status.upper()},
+        {
+            "Plan ID": plan.id,
+            "Items": plan.total,
+            "Status": plan.status.upper(),
+            "Shared": "yes: any agent may check it" if plan.shared else f"no: only {plan.agent_id} checks it",
+        },
     )
     return result(text, plan)
 
@@ -71,7 +80,9 @@ def dokoro_plan_check(
     Default plan: the newest active one (or completed one, for an uncheck). Archived plans are read-only."""
     from dokoro_store.clock import format_duration
 
-    done = state(ctx).store.plans.check(itemIndex, plan_id=planId, notes=notes, uncheck=uncheck)
+    done = state(ctx).store.plans.check(
+        itemIndex, plan_id=planId, notes=notes, uncheck=uncheck, agent=acting_agent(ctx)
+    )
     plan, item = done.plan, done.item
     details: dict[str, Any] = {
         "Plan": f"{plan.title} ({plan.id})",
@@ -96,7 +107,7 @@ def dokoro_plan_blocker(
     planId: PlanIdArg = None,
 ) -> Annotated[CallToolResult, PlanBlockerAdded]:
     """Record a blocker on a plan item (shown by dokoro_plan_status and in the validation report)."""
-    added = state(ctx).store.plans.add_blocker(itemIndex, blocker, plan_id=planId)
+    added = state(ctx).store.plans.add_blocker(itemIndex, blocker, plan_id=planId, agent=acting_agent(ctx))
     text = card(
         "Blocker Added",
         f"⛔ {added.blocker}",
@@ -118,7 +129,9 @@ def dokoro_plan_validate(
 ) -> Annotated[CallToolResult, PlanValidation]:
     """Validate a plan: writes a report to daily/<slug>-validation-<planId>.md; a validated plan is
     archived to .mcp/plans/archive/YYYY-MM/ and becomes read-only."""
-    done = state(ctx).store.plans.validate(plan_id=planId, notes=notes, require_complete=requireComplete)
+    done = state(ctx).store.plans.validate(
+        plan_id=planId, notes=notes, require_complete=requireComplete, agent=acting_agent(ctx)
+    )
     lines = [done.table, "", f"📄 Report saved to: {done.report_relative}"]
     archive = done.archive
     if archive is not None and archive.ok:

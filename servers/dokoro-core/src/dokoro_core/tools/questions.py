@@ -58,7 +58,7 @@ def dokoro_question_answer(
     id: Annotated[str | None, Field(description="Question id (q-...). Default: the most recent open question.")] = None,
 ) -> Annotated[CallToolResult, QuestionAnswered]:
     """Answer an open question (by id, or the most recent open one)."""
-    done = state(ctx).store.working.questions.answer(answer, id)
+    done = state(ctx).store.working.questions.answer(answer, id, agent=acting_agent(ctx))
     text = card(
         "Question Answered",
         done.question.question,

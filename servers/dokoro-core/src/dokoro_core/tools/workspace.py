@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from dokoro_server import ToolSpec, authenticated_agent, card, result, secret_notice, state
+from dokoro_server import ToolSpec, acting_agent, authenticated_agent, card, result, secret_notice, state
 from dokoro_store.results.working import FolderInit, LogEntry, SessionDump, WorkspaceClaim, WorkspaceStatus
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
@@ -20,7 +20,8 @@ def dokoro_init(
     projectPath: Annotated[
         str | None,
         Field(
-            description="Project folder; the store is created at <projectPath>/dokoro. Default: this server's store."
+            description="A folder of the project the server was started in; the store is created at "
+            "<projectPath>/dokoro. Default: this server's store."
         ),
     ] = None,
     skipIfExists: Annotated[bool, Field(description="Leave an existing dokoro folder untouched.")] = True,
@@ -29,6 +30,7 @@ def dokoro_init(
     a template current.md). Without projectPath it initialises the folder this server serves."""
     from dokoro_store.clock import iso
     from dokoro_store.services.init import init_folder
+    from dokoro_store.walls import inside
 
     app = state(ctx)
     if projectPath and authenticated_agent() is not None:
@@ -36,8 +38,13 @@ def dokoro_init(
             "projectPath is not accepted on the shared HTTP server (it would create folders on the server's disk); "
             "call dokoro_init without it to initialise the served folder"
         )
-    # A relative projectPath means relative to where the agent started the server, not this process's cwd.
-    root = (app.cwd / Path(projectPath).expanduser()).resolve() / "dokoro" if projectPath else app.store.paths.root
+    # A relative projectPath means relative to where the agent started the server, not this process's cwd;
+    # like every path an agent passes, it stays inside that project (symlinks followed).
+    root = (
+        inside(app.cwd, app.cwd / Path(projectPath).expanduser(), what="projectPath") / "dokoro"
+        if projectPath
+        else app.store.paths.root
+    )
     done = init_folder(root, app.store.clock, skip_if_exists=skipIfExists)
     if not done.created:
         text = card("Already Exists", f"A dokoro folder is already set up at {root}.", status="info")
@@ -53,17 +60,23 @@ def dokoro_init(
 def dokoro_workspace_claim(
     ctx: Context,
     task: Annotated[str, Field(description="What this session will work on, in a sentence.")],
-    force: Annotated[bool, Field(description="Take the workspace even if another agent's lock is live.")] = False,
+    force: Annotated[
+        bool,
+        Field(
+            description="Take the workspace over from an anonymous session whose lock is live "
+            "(a named agent's lock is taken over only once stale)."
+        ),
+    ] = False,
     tags: Annotated[dict[str, Any] | None, Field(description="Optional tags written to current.md.")] = None,
 ) -> Annotated[CallToolResult, WorkspaceClaim]:
     """Claim the workspace for this session: takes the workspace lock (30 min, renewed while you
     work), rewrites current.md with the task, and starts session time tracking. Call it first."""
-    # An authenticated agent (shared HTTP server) claims under its own name; otherwise the
-    # reference's time-based agent id is generated.
+    # An authenticated agent (shared HTTP server) or DOKORO_AGENT_ID claims under its own name;
+    # without an identity the reference's time-based agent id is generated.
     app = state(ctx)
     # The claim also runs the opportunistic archive sweep; file claims are keyed from the server's cwd.
     claimed = app.store.working.workspace.claim(
-        task, force=force, tags=tags, agent_id=authenticated_agent(), claim_root=app.cwd
+        task, force=force, tags=tags, agent_id=acting_agent(ctx), claim_root=app.cwd
     )
     details = {
         "Agent": claimed.agent_id,
@@ -142,7 +155,7 @@ def dokoro_session_log(
     type: Annotated[Literal["progress", "note", "issue", "decision"], Field(description="Kind of entry.")] = "progress",
 ) -> Annotated[CallToolResult, LogEntry]:
     """Append a timestamped line to the claimed workspace's log (current.md)."""
-    logged = state(ctx).store.working.workspace.log(entry, type)
+    logged = state(ctx).store.working.workspace.log(entry, type, agent=acting_agent(ctx))
     details = {"Type": logged.type, "Time": f"{logged.time:%H:%M:%S}"}
     return result(card("Entry Logged", secret_notice(logged.redacted), details), logged)
 
@@ -167,7 +180,7 @@ def dokoro_workspace_dump(
     from dokoro_store.clock import format_duration
 
     dumped = state(ctx).store.working.workspace.dump(
-        reason, keep_active=keepActive, status=status, doc_type=docType, acting_agent=authenticated_agent()
+        reason, keep_active=keepActive, status=status, doc_type=docType, acting_agent=acting_agent(ctx)
     )
     text = card(
         "Saved to Dokoro",

@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
-from dokoro_server import ToolSpec, card, result, state
+from dokoro_server import ToolSpec, card, over_http, result, state
 from dokoro_store.results.search import AmbientResult
 from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult
 from pydantic import Field
 
@@ -19,17 +20,25 @@ __all__ = ["TOOLS"]
 def dokoro_ambient_context(
     ctx: Context,
     projectPath: Annotated[
-        str | None, Field(description="The git checkout to read (default: the server's working directory).")
+        str | None,
+        Field(
+            description="A git checkout inside the project the server was started for (default: the project itself)."
+        ),
     ] = None,
     limit: Annotated[int, Field(ge=1, le=50, description="How many related documents to return.")] = 10,
 ) -> Annotated[CallToolResult, AmbientResult]:
     """Read what the project is doing right now from git (branch, last commits, changed files), turn it into
     a search query, and return the memory documents that match it: context to resume work with."""
     app = state(ctx)
+    if over_http(ctx) and not app.settings.ambient_over_http:
+        raise ToolError(
+            "dokoro_ambient_context is off over HTTP: it runs git on the server's disk. The server's operator "
+            "can turn it on with DOKORO_AMBIENT_OVER_HTTP=true; otherwise call it from a stdio server in your project"
+        )
     path = Path(projectPath).expanduser() if projectPath else app.cwd
     if not path.is_absolute():
         path = app.cwd / path
-    out = app.store.search.ambient(path.resolve(), limit=limit)
+    out = app.store.search.ambient(path, limit=limit, project_root=app.cwd)
     details = {
         "Branch": out.branch or "?",
         "Query": out.query or "(no keywords)",

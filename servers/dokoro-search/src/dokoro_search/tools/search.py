@@ -62,14 +62,25 @@ def search_universal(
         bool,
         Field(description="In hybrid mode, lift documents the entity graph links to entities named in the query."),
     ] = True,
+    doc_types: Annotated[
+        list[str] | None,
+        Field(
+            description="Only documents of these types (e.g. memory, research, plan, note, session): a condition of "
+            "the search itself, so they are found however many other documents outrank them."
+        ),
+    ] = None,
 ) -> Annotated[CallToolResult, SearchResults]:
     """Search every document of the memory (session dumps, decisions, research, indexed content, workspace
     markdown) by meaning and by words at once. Each result says why it surfaced (matched terms, semantic
     neighbour, the entry beside it that matched) and carries its scores. Quotes keep a phrase; any text is
     safe to pass."""
+    from dokoro_store.retrieval.scope import DocScope
+
+    wanted = tuple(t.strip().lower() for t in doc_types or () if t.strip())
     store = state(ctx).store
     refresh = store.search.refresh()
-    found = store.search.universal(query, limit=limit, mode=mode, graph=graph)
+    scope = DocScope(doc_types=wanted) if wanted else None
+    found = store.search.universal(query, limit=limit, mode=mode, graph=graph, scope=scope)
     out = found.model_copy(update={"notes": refresh.notes + found.notes})
     if not out.results:
         text = (

@@ -35,7 +35,8 @@ COMPARE_OPTIONS: dict[str, Any] = {"compare_type": True, "compare_server_default
 # SQLite: the FTS5 virtual tables of 0005 (docs_fts, docs_trgm) and the shadow tables SQLite
 # creates for each (_data, _idx, _docsize, _config). Virtual tables cannot be declared in
 # SQLAlchemy; search reaches them by raw SQL (retrieval/fulltext.py).
-_FTS5_TABLE = re.compile(r"^docs_(fts|trgm)(_(data|idx|docsize|config|content))?$")
+# 0020 adds summaries_fts (session summaries, for dokoro_session_recall) the same way.
+_FTS5_TABLE = re.compile(r"^(docs_(fts|trgm)|summaries_fts)(_(data|idx|docsize|config|content))?$")
 
 # PostgreSQL, created by raw SQL in 0005 and read by raw SQL only:
 _RAW_COLUMNS = {
@@ -49,6 +50,7 @@ _RAW_COLUMNS = {
 _RAW_INDEXES = {
     "ix_docs_fts",  # GIN over the tsvector column above
     "ix_docs_trgm",  # GIN expression index (pg_trgm), only when the extension could be enabled
+    "ix_summaries_fts",  # GIN expression index over to_tsvector('english', summary) (0020)
     # HNSW indexes (pgvector) on the typed vector columns above (0018)
     *{f"ix_chunks_v{dim}_hnsw" for dim in (384, 512, 768, 1024)},
 }

@@ -39,6 +39,7 @@ class Memory(SQLModel, table=True):
     superseded_by: str | None = None
     state_reason: str | None = Field(default=None, sa_type=Text)
     state_changed_at: datetime | None = Field(default=None, sa_type=UtcDateTime)
+    state_changed_by: str | None = None  # the agent whose call last changed the state
     recall_count: int = stored_default(0)
     last_recalled_at: datetime | None = Field(default=None, sa_type=UtcDateTime)
 

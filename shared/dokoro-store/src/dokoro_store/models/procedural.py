@@ -32,7 +32,8 @@ class Plan(SQLModel, table=True):
     validation_notes: str | None = Field(default=None, sa_type=Text)
     archived_at: datetime | None = Field(default=None, sa_type=UtcDateTime)
     archive_path: str | None = None
-    agent_id: str | None = None
+    agent_id: str | None = None  # the creator; None or "unknown" = nobody in particular (shared)
+    shared: bool = stored_default(False)  # other agents may check and validate it too
 
 
 class PlanItem(SQLModel, table=True):

@@ -37,5 +37,7 @@ class Episode(Result):
 
 
 class EpisodeRecall(Result):
-    ranking: str  # "recency", or "similarity (<embedder>, <n> candidates)", with the reason for a fall-back
+    # "recency" (no query), or "relevance (similarity by <embedder>, …; full text n, substring n; n candidates)",
+    # or "relevance without similarity (<why>; …)".
+    ranking: str
     episodes: list[Episode]

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Annotated
 
+from pydantic import Field
+
 from dokoro_store.results.base import IsoTime, Result
 from dokoro_store.results.rounding import rounded
 
@@ -44,6 +46,7 @@ class Memory(Result):
     supersedes: str | None
     superseded_by: str | None
     state_reason: str | None
+    state_changed_by: str | None = None  # the agent whose call last changed the state
     recall_count: int
 
 
@@ -72,6 +75,12 @@ class Remembered(Result):
     superseded: Memory | None
     redacted: list[str]
     indexed: bool
+    retried: bool = Field(
+        default=False,
+        description="True when this call repeated an identical remember moments ago: the memory it stored "
+        "is returned and nothing new was stored.",
+    )
+    notes: list[str] = Field(default_factory=list, description="What could not be done after storing, and why.")
 
 
 class MemoryVerdict(Result):

@@ -32,6 +32,8 @@ class Plan(Result):
     updated_at: IsoTime
     validated_at: IsoTime | None
     validation_notes: str | None
+    agent_id: str | None = None  # who created it
+    shared: bool = True  # other agents may check and validate it too (docs/team.md)
     items: tuple[PlanItem, ...]
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from dokoro_store.errors import InvalidArgumentError, NotFoundError
+from dokoro_store.walls import inside, is_inside
 
 __all__ = ["STOP_WORDS", "AmbientContext", "ambient_context", "keywords_from"]
 
@@ -73,13 +74,25 @@ def _git(path: Path, *args: str) -> str | None:
     return done.stdout if done.returncode == 0 else None
 
 
-def ambient_context(project_path: Path) -> AmbientContext:
-    """Read the branch, recent commits and changed files of the git repository at ``project_path``."""
+def ambient_context(project_path: Path, *, project_root: Path) -> AmbientContext:
+    """Read the branch, recent commits and changed files of the git repository at ``project_path``.
+
+    Only inside ``project_root`` (the project the server was started for): ``project_path`` must
+    resolve under it, and so must the repository git finds there (git looks up through parent
+    folders, which could reach a repository around the project).
+    """
+    project_path = inside(project_root, project_path, what="projectPath")
     if not project_path.is_dir():
         raise InvalidArgumentError(f"projectPath {project_path} is not a folder; pass the project's root")
-    if _git(project_path, "rev-parse", "--git-dir") is None:
+    top = _git(project_path, "rev-parse", "--show-toplevel")
+    if top is None:
         raise NotFoundError(
             f"{project_path} is not a git repository: pass projectPath of a git checkout to get ambient context"
+        )
+    if not is_inside(project_root, Path(top.strip())):
+        raise NotFoundError(
+            f"{project_path} is not in a git repository of its own (the enclosing repository {top.strip()} is outside "
+            f"the project {project_root}); ambient context reads only the project the server was started for"
         )
     branch = (_git(project_path, "rev-parse", "--abbrev-ref", "HEAD") or "").strip()
     commits = [line.strip() for line in (_git(project_path, "log", "-5", "--format=%s") or "").splitlines()]

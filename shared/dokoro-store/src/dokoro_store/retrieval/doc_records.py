@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +17,7 @@ __all__ = [
     "IndexedDocument",
     "NewDocument",
     "OnIndexed",
+    "OnIndexedBatch",
     "Progress",
     "embedding_text",
     "mismatch_message",
@@ -51,6 +52,7 @@ class IndexedDocument:
 
 
 OnIndexed = Callable[[IndexedDocument], None]
+OnIndexedBatch = Callable[[Sequence[IndexedDocument]], None]
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,9 @@ Anything that must run whenever a document is indexed registers a callable on th
 
     store.docs.on_indexed(extract)
 
+A listener registered with ``batch=True`` gets the documents of one indexing batch in one call
+(``Sequence[IndexedDocument]``): it can read and write for all of them in a few statements.
+
 It is called after the document's chunks are committed, once per document whose content is new
 or changed (``reason`` = ``"new"`` / ``"changed"``) or re-indexed by a full reindex (``"full"``) —
 whichever path got it there: a tool (``search_index_content``, ``dokoro_workspace_dump``), the
@@ -27,10 +30,11 @@ indexing process, synchronously: keep them quick or hand the work off.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from sqlalchemy import delete, func, or_, select, update
+from sqlmodel import Session
 
 from dokoro_store.clock import Clock
 from dokoro_store.db.engine import Database
@@ -43,6 +47,7 @@ from dokoro_store.retrieval.doc_records import (
     IndexStats,
     NewDocument,
     OnIndexed,
+    OnIndexedBatch,
     Progress,
     embedding_text,
     mismatch_message,
@@ -66,6 +71,7 @@ __all__ = [
     "IndexedDocument",
     "NewDocument",
     "OnIndexed",
+    "OnIndexedBatch",
     "Progress",
     "embedding_text",
     "mismatch_message",
@@ -92,15 +98,28 @@ class DocumentService:
         self._embedder = embedder
         self._vectors = vectors
         self._listeners: list[OnIndexed] = []
+        self._batch_listeners: list[OnIndexedBatch] = []
         self._indexer = Indexer(db, clock, vectors)
 
     # ------------------------------------------------------------------ listeners
-    def on_indexed(self, listener: OnIndexed) -> OnIndexed:
-        """Call ``listener`` for every document indexed from now on (see the module docstring)."""
-        self._listeners.append(listener)
+    @overload
+    def on_indexed(self, listener: OnIndexed) -> OnIndexed: ...
+    @overload
+    def on_indexed(self, listener: OnIndexedBatch, *, batch: Literal[True]) -> OnIndexedBatch: ...
+    def on_indexed(self, listener: Any, *, batch: bool = False) -> Any:
+        """Call ``listener`` for every document indexed from now on (see the module docstring);
+        with ``batch``, once per indexing batch with its documents."""
+        (self._batch_listeners if batch else self._listeners).append(listener)
         return listener
 
-    def _notify(self, docs: Iterable[IndexedDocument]) -> None:
+    def _notify(self, docs: Sequence[IndexedDocument]) -> None:
+        if not docs:
+            return
+        for many in list(self._batch_listeners):
+            try:
+                many(docs)
+            except Exception:  # a listener must never break indexing (or the other listeners)
+                log.exception("dokoro: indexing listener %r failed on %d documents", many, len(docs))
         for doc in docs:
             for listener in list(self._listeners):
                 try:
@@ -128,39 +147,69 @@ class DocumentService:
         A new document without ``filepath`` gets ``index://<doc_id>`` (content with no file behind it).
         ``thread``/``thread_pos`` place it in a conversation or log: search lifts the neighbours of a match.
         """
+        with self._db.write() as session:
+            return self.save_in(
+                session,
+                doc_id,
+                content,
+                title=title,
+                filepath=filepath,
+                doc_type=doc_type,
+                status=status,
+                priority=priority,
+                metadata=metadata,
+                thread=thread,
+                thread_pos=thread_pos,
+            )
+
+    def save_in(
+        self,
+        session: Session,
+        doc_id: str,
+        content: str,
+        *,
+        title: str | None = None,
+        filepath: str | None = None,
+        doc_type: str | None = None,
+        status: str | None = None,
+        priority: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        thread: str | None = None,
+        thread_pos: int | None = None,
+    ) -> bool:
+        """:meth:`save` inside the caller's write transaction (a row and its document, all or nothing)."""
         doc_id = validate_doc_id(doc_id)
         content = redact(content).text  # secrets never reach the index (or a team's shared database)
         now = self._clock.now()
-        with self._db.write() as session:
-            row = session.get(Doc, doc_id, with_for_update=True)
-            created = row is None
-            if row is None:
-                row = Doc(
-                    id=doc_id,
-                    filepath=filepath or f"{CONTENT_PREFIX}{doc_id}",
-                    title=title or "Untitled",
-                    created_at=now,
-                    updated_at=now,
-                )
-            elif filepath:
-                row.filepath = filepath
-            row.content = content
-            row.content_hash = content_hash(content)
-            row.updated_at = now
-            if title:
-                row.title = title
-            if doc_type:
-                row.doc_type = doc_type
-            if status:
-                row.status = status
-            if priority:
-                row.priority = priority
-            if metadata is not None:
-                row.metadata_json = {**(row.metadata_json or {}), **metadata}
-            if thread is not None:
-                row.thread = thread
-                row.thread_pos = thread_pos
-            session.add(row)
+        row = session.get(Doc, doc_id, with_for_update=True)
+        created = row is None
+        if row is None:
+            row = Doc(
+                id=doc_id,
+                filepath=filepath or f"{CONTENT_PREFIX}{doc_id}",
+                title=title or "Untitled",
+                created_at=now,
+                updated_at=now,
+            )
+        elif filepath:
+            row.filepath = filepath
+        row.content = content
+        row.content_hash = content_hash(content)
+        row.updated_at = now
+        if title:
+            row.title = title
+        if doc_type:
+            row.doc_type = doc_type
+        if status:
+            row.status = status
+        if priority:
+            row.priority = priority
+        if metadata is not None:
+            row.metadata_json = {**(row.metadata_json or {}), **metadata}
+        if thread is not None:
+            row.thread = thread
+            row.thread_pos = thread_pos
+        session.add(row)
         return created
 
     def save_many(self, docs: Sequence[NewDocument]) -> int:
@@ -333,6 +382,23 @@ class DocumentService:
         with self._db.read() as session:
             row = session.execute(select(index_state.c.embedder, index_state.c.dimension)).first()
         return (row[0], row[1]) if row else (None, None)
+
+    def is_indexed(self, doc_id: str) -> bool:
+        """Whether the document's current content has been indexed."""
+        with self._db.read() as session:
+            found = session.execute(
+                select(doc_vectors.c.doc_id)
+                .join(docs_table, docs_table.c.id == doc_vectors.c.doc_id)
+                .where(doc_vectors.c.doc_id == doc_id, doc_vectors.c.content_hash == docs_table.c.content_hash)
+            ).first()
+        return found is not None
+
+    def check_write_stamp(self) -> None:
+        """Refuse a write whose vectors could not join the index (the stored vectors were made by
+        another embedder): raises :class:`EmbedderMismatchError` before anything is written."""
+        embedder = self._embedder.get()
+        if embedder is not None:
+            self.check_search_stamp(embedder)
 
     def check_search_stamp(self, embedder: Embedder) -> Embedder:
         """The embedder to compare with the stored vectors: ``embedder``, or under ``auto`` the bundled

@@ -22,9 +22,11 @@ from typing import Any, Protocol
 
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
+from sqlalchemy.sql.elements import BindParameter
 from sqlmodel import Session
 
 from dokoro_store.retrieval.planner import PlannedQuery
+from dokoro_store.retrieval.scope import DocScope
 
 __all__ = ["FullTextIndex", "PostgresFullText", "SqliteFullText", "TextHit", "escape_like", "full_text_for"]
 
@@ -48,7 +50,11 @@ class TextHit:
 class FullTextIndex(Protocol):
     engine: str
 
-    def search(self, session: Session, planned: PlannedQuery, limit: int) -> list[TextHit]: ...
+    def search(
+        self, session: Session, planned: PlannedQuery, limit: int, scope: DocScope | None = None
+    ) -> list[TextHit]:
+        """The best ``limit`` documents for ``planned``, among those ``scope`` allows (a condition of the query)."""
+        ...
 
     def ubiquitous(self, session: Session, planned: PlannedQuery, share: float) -> tuple[str, ...]:
         """The word terms of ``planned`` found in more than ``share`` of the documents (at least 20)."""
@@ -92,10 +98,12 @@ def _score_substrings(matches: dict[str, list[str]]) -> list[tuple[str, float]]:
     return sorted(scored, key=lambda item: (-item[1], item[0]))
 
 
-def _run(session: Session, sql: str, params: dict[str, Any], what: str) -> Sequence[Any]:
+def _run(
+    session: Session, sql: str, params: dict[str, Any], what: str, binds: Sequence[BindParameter[Any]] = ()
+) -> Sequence[Any]:
     try:
         with session.begin_nested():
-            return session.execute(text(sql), params).all()
+            return session.execute(text(sql).bindparams(*binds), params).all()
     except DBAPIError as exc:
         log.warning("dokoro: %s query failed (%s); that leg returns nothing", what, exc.orig)
         return []
@@ -126,19 +134,30 @@ def _ubiquitous(
     return tuple(found)
 
 
+def _scoped(scope: DocScope | None, dialect: str) -> tuple[str, list[BindParameter[Any]]]:
+    if scope is None:
+        return "", []
+    condition, binds = scope.sql("d", dialect)
+    return f" AND {condition}", list(binds)
+
+
 class SqliteFullText:
     engine = "sqlite-fts5"
 
-    def search(self, session: Session, planned: PlannedQuery, limit: int) -> list[TextHit]:
+    def search(
+        self, session: Session, planned: PlannedQuery, limit: int, scope: DocScope | None = None
+    ) -> list[TextHit]:
         words: list[tuple[str, float]] = []
+        where, binds = _scoped(scope, "sqlite")
         match = planned.fts5()
         if match:
             rows = _run(
                 session,
                 "SELECT d.id, bm25(docs_fts, 5.0, 1.0) AS rank FROM docs_fts JOIN docs d ON d.rowid = docs_fts.rowid "
-                "WHERE docs_fts MATCH :q ORDER BY rank, d.id LIMIT :k",
+                f"WHERE docs_fts MATCH :q{where} ORDER BY rank, d.id LIMIT :k",
                 {"q": match, "k": limit},
                 "full-text",
+                binds,
             )
             words = [(str(row[0]), float(row[1])) for row in rows]
         terms = planned.substrings(include_words=len(words) < limit)
@@ -148,17 +167,20 @@ class SqliteFullText:
                 rows = _run(
                     session,
                     "SELECT d.id FROM docs_trgm JOIN docs d ON d.rowid = docs_trgm.rowid "
-                    "WHERE docs_trgm MATCH :q LIMIT :k",
+                    f"WHERE docs_trgm MATCH :q{where} LIMIT :k",
                     {"q": '"' + term.replace('"', '""') + '"', "k": SUBSTRING_CAP},
                     "trigram",
+                    binds,
                 )
             else:
                 pattern = f"%{escape_like(term)}%"
                 rows = _run(
                     session,
-                    "SELECT id FROM docs WHERE title LIKE :p ESCAPE '\\' OR content LIKE :p ESCAPE '\\' LIMIT :k",
+                    "SELECT d.id FROM docs d WHERE (d.title LIKE :p ESCAPE '\\' OR d.content LIKE :p ESCAPE '\\')"
+                    f"{where} LIMIT :k",
                     {"p": pattern, "k": SUBSTRING_CAP},
                     "substring",
+                    binds,
                 )
             for row in rows:
                 matches.setdefault(str(row[0]), []).append(term)
@@ -189,7 +211,7 @@ class SqliteFullText:
         return "SQLite FTS5 (porter unicode61) + trigram index for CJK and substrings"
 
 
-_PG_DOC_TEXT = "(coalesce(title, '') || ' ' || coalesce(content, ''))"
+_PG_DOC_TEXT = "(coalesce(d.title, '') || ' ' || coalesce(d.content, ''))"
 
 
 class PostgresFullText:
@@ -204,16 +226,20 @@ class PostgresFullText:
             self._has_trgm = found is not None
         return self._has_trgm
 
-    def search(self, session: Session, planned: PlannedQuery, limit: int) -> list[TextHit]:
+    def search(
+        self, session: Session, planned: PlannedQuery, limit: int, scope: DocScope | None = None
+    ) -> list[TextHit]:
         words: list[tuple[str, float]] = []
+        where, binds = _scoped(scope, "postgresql")
         query = planned.websearch()
         if query:
             rows = _run(
                 session,
                 "SELECT d.id, ts_rank(d.fts, q, 1) AS rank FROM docs d, websearch_to_tsquery('english', :q) q "
-                "WHERE d.fts @@ q ORDER BY rank DESC, d.id LIMIT :k",
+                f"WHERE d.fts @@ q{where} ORDER BY rank DESC, d.id LIMIT :k",
                 {"q": query, "k": limit},
                 "full-text",
+                binds,
             )
             words = [(str(row[0]), float(row[1])) for row in rows]
         terms = planned.substrings(include_words=len(words) < limit)
@@ -221,9 +247,10 @@ class PostgresFullText:
         for term in terms:
             rows = _run(
                 session,
-                f"SELECT id FROM docs WHERE {_PG_DOC_TEXT} ILIKE :p ESCAPE '\\' LIMIT :k",
+                f"SELECT d.id FROM docs d WHERE {_PG_DOC_TEXT} ILIKE :p ESCAPE '\\'{where} LIMIT :k",
                 {"p": f"%{escape_like(term)}%", "k": SUBSTRING_CAP},
                 "substring",
+                binds,
             )
             for row in rows:
                 matches.setdefault(str(row[0]), []).append(term)

@@ -40,6 +40,7 @@ from dokoro_store.retrieval.vectors import ChunkVector, VectorHit
 
 if TYPE_CHECKING:
     from dokoro_store.paths import StorePaths
+    from dokoro_store.retrieval.scope import DocScope
 
 __all__ = ["TABLE", "LanceIndex"]
 
@@ -291,7 +292,7 @@ class LanceIndex:
                     self._rebuild(embedder)
         self._checked = (generation, embedder)
 
-    def search(self, vector: Any, embedder: str, k: int) -> list[VectorHit]:
+    def search(self, vector: Any, embedder: str, k: int, scope: DocScope | None = None) -> list[VectorHit]:
         import numpy as np
 
         with self._lock:
@@ -301,12 +302,25 @@ class LanceIndex:
             return []
         if table.schema.field("vector").type.list_size != len(vector):
             return []
-        query = table.search(np.asarray(vector, dtype=np.float32), vector_column_name="vector").distance_type("cosine")
+        query = np.asarray(vector, dtype=np.float32)
         probes = self._probes_for(table)
-        if probes:
-            query = query.nprobes(probes).refine_factor(REFINE_FACTOR)
-        found = query.limit(k).select(["id", "doc_id", "_distance"]).to_list()
-        hits = [VectorHit(str(r["id"]), str(r["doc_id"]), 1.0 - float(r["_distance"])) for r in found]
+
+        def nearest(n: int, allowed: Sequence[str] | None) -> list[VectorHit]:
+            search = table.search(query, vector_column_name="vector").distance_type("cosine")
+            if probes:
+                search = search.nprobes(probes).refine_factor(REFINE_FACTOR)
+            if allowed is not None:
+                # A LanceDB prefilter: the nearest among the allowed documents, not a filter of the top n.
+                search = search.where(f"doc_id IN ({', '.join(_quote(d) for d in allowed)})", prefilter=True)
+            found = search.limit(n).select(["id", "doc_id", "_distance"]).to_list()
+            return [VectorHit(str(r["id"]), str(r["doc_id"]), 1.0 - float(r["_distance"])) for r in found]
+
+        if scope is None:
+            hits = nearest(k, None)
+        else:
+            from dokoro_store.retrieval.scope import scoped_nearest
+
+            hits = scoped_nearest(self._db, scope, k, nearest, lambda hit: hit.doc_id, int(table.count_rows()))
         return self._existing(hits, embedder)
 
     def _probes_for(self, table: Any) -> int:

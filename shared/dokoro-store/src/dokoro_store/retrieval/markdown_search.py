@@ -6,7 +6,6 @@ body, front-matter tag filters, newest file first (reference §2.12).
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -17,6 +16,7 @@ from dokoro_store import frontmatter
 from dokoro_store.errors import InvalidArgumentError
 from dokoro_store.results.search import MarkdownHit
 from dokoro_store.retrieval.markdown_docs import IGNORED_DIRS
+from dokoro_store.walls import plain_file, scan
 
 __all__ = ["RECENT_TYPES", "SEARCH_TYPES", "MarkdownHit", "recent_markdown", "search_markdown"]
 
@@ -27,14 +27,9 @@ _H1 = re.compile(r"^#\s+(.+?)\s*$", re.MULTILINE)
 EXCERPT = 200
 
 
-def _walk(base: Path) -> Iterator[Path]:
-    if not base.is_dir():
-        return
-    for dirpath, dirnames, filenames in os.walk(base):
-        dirnames[:] = [d for d in dirnames if d not in IGNORED_DIRS and not d.startswith(".")]
-        for filename in filenames:
-            if filename.endswith(".md"):
-                yield Path(dirpath) / filename
+def _walk(root: Path, base: Path) -> Iterator[Path]:
+    """Markdown files under ``base``; symlinks and special files are skipped (:func:`walls.scan`)."""
+    return scan(root, base, skip_dir=lambda name: name in IGNORED_DIRS or name.startswith("."))
 
 
 def _parse(text: str) -> tuple[dict[str, Any], str]:
@@ -107,11 +102,11 @@ def search_markdown(
     if not 1 <= limit <= 100:
         raise InvalidArgumentError(f"limit must be between 1 and 100; got {limit}")
     if type_ == "current":
-        files = [root / "current.md"] if (root / "current.md").is_file() else []
+        files = [root / "current.md"] if plain_file(root, root / "current.md") else []
     elif type_ == "all":
-        files = list(_walk(root))
+        files = list(_walk(root, root))
     else:
-        files = list(_walk(root / type_))
+        files = list(_walk(root, root / type_))
     needle = query.strip().lower()
     hits: list[MarkdownHit] = []
     for path in files:
@@ -138,7 +133,7 @@ def recent_markdown(root: Path, now: datetime, days: int = 7, type_: str = "all"
     base = root if type_ == "all" else root / _RECENT_FOLDERS[type_]
     cutoff = now - timedelta(days=days)
     hits: list[MarkdownHit] = []
-    for path in _walk(base):
+    for path in _walk(root, base):
         try:
             if datetime.fromtimestamp(path.stat().st_mtime, UTC) < cutoff:
                 continue

@@ -15,13 +15,17 @@ instead of returning fewer than ``k`` rows.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import text
+from sqlalchemy.sql.elements import BindParameter
 from sqlmodel import Session
 
 from dokoro_store.db.engine import Database
 from dokoro_store.retrieval.vectors import ChunkVector, VectorHit
+
+if TYPE_CHECKING:
+    from dokoro_store.retrieval.scope import DocScope
 
 __all__ = [
     "EF_SEARCH",
@@ -48,26 +52,27 @@ def column_for(dimension: int) -> str:
     return f"embedding_v{dimension}" if dimension in TYPED_DIMENSIONS else "embedding_pgv"
 
 
-def nearest_sql(dimension: int) -> str:
-    """The nearest-neighbour query for vectors of ``dimension`` (binds ``q``, ``k``, and ``e`` untyped).
+def nearest_sql(dimension: int, join: str = "", where: str = "") -> str:
+    """The nearest-neighbour query for vectors of ``dimension`` over ``chunks c`` (binds ``q``,
+    ``k``, and ``e`` for the untyped column), with an optional ``join`` and extra ``where``.
 
-    On a typed column the query is ordered by distance alone and has no other condition, so the
-    planner walks the HNSW index (a second sort key, or the embedder's btree index, would keep it
-    off): a typed column holds one embedder's vectors, since the index stamp refuses a second one
-    (search checks the stamp before it asks). The untyped column is filtered by embedder and
-    scanned exactly.
+    On a typed column the query is ordered by distance alone and has no other condition of its
+    own, so the planner walks the HNSW index (a second sort key, or the embedder's btree index,
+    would keep it off): a typed column holds one embedder's vectors, since the index stamp refuses
+    a second one (search checks the stamp before it asks). The untyped column is filtered by
+    embedder and scanned exactly.
     """
     column = column_for(dimension)
     if column == "embedding_pgv":
-        distance = "embedding_pgv <=> CAST(:q AS vector)"
+        distance = "c.embedding_pgv <=> CAST(:q AS vector)"
         return (
-            f"SELECT chunk_id, doc_id, 1 - ({distance}) AS score FROM chunks "
-            f"WHERE embedder = :e AND embedding_pgv IS NOT NULL ORDER BY {distance}, chunk_id LIMIT :k"
+            f"SELECT c.chunk_id, c.doc_id, 1 - ({distance}) AS score FROM chunks c{join} "
+            f"WHERE c.embedder = :e AND c.embedding_pgv IS NOT NULL{where} ORDER BY {distance}, c.chunk_id LIMIT :k"
         )
-    distance = f"{column} <=> CAST(:q AS vector({dimension}))"
+    distance = f"c.{column} <=> CAST(:q AS vector({dimension}))"
     return (
-        f"SELECT chunk_id, doc_id, 1 - ({distance}) AS score FROM chunks "
-        f"WHERE {column} IS NOT NULL ORDER BY {distance} LIMIT :k"
+        f"SELECT c.chunk_id, c.doc_id, 1 - ({distance}) AS score FROM chunks c{join} "
+        f"WHERE c.{column} IS NOT NULL{where} ORDER BY {distance} LIMIT :k"
     )
 
 
@@ -149,15 +154,23 @@ class PgVectorIndex:
             session.execute(text(f"REINDEX INDEX ix_chunks_v{dimension}_hnsw"))
         return f"rebuilt the HNSW index on vector({dimension})"
 
-    def search(self, vector: Any, embedder: str, k: int) -> list[VectorHit]:
+    def search(self, vector: Any, embedder: str, k: int, scope: DocScope | None = None) -> list[VectorHit]:
         typed = column_for(len(vector)) != "embedding_pgv"
+        join, where = "", ""
+        binds: list[BindParameter[object]] = []
+        if scope is not None:
+            # The scope is a condition of the nearest-neighbour query itself (the HNSW walk goes on
+            # past the documents it excludes: iterative scans).
+            condition, binds = scope.sql("d", "postgresql")
+            join, where = " JOIN docs d ON d.id = c.doc_id", f" AND {condition}"
         with self._db.read() as session:
             if typed:
                 session.execute(text(f"SET LOCAL hnsw.ef_search = {max(EF_SEARCH, k)}"))
                 if self._iterative_scans(session):
                     session.execute(text("SET LOCAL hnsw.iterative_scan = strict_order"))
             rows = session.execute(
-                text(nearest_sql(len(vector))), {"q": vector_literal(vector), "e": embedder, "k": k}
+                text(nearest_sql(len(vector), join, where)).bindparams(*binds),
+                {"q": vector_literal(vector), "e": embedder, "k": k},
             ).all()
         return [VectorHit(str(r[0]), str(r[1]), float(r[2])) for r in rows]
 

@@ -49,6 +49,7 @@ from dokoro_store.retrieval.hits import build_hits
 from dokoro_store.retrieval.hybrid import Scored, fuse_scores
 from dokoro_store.retrieval.planner import PlannedQuery, plan_query
 from dokoro_store.retrieval.rerank import RERANKER_LABEL, rerank
+from dokoro_store.retrieval.scope import DocScope
 from dokoro_store.retrieval.tables import docs_table
 from dokoro_store.retrieval.vectors import VectorHit, VectorIndex
 from dokoro_store.retrieval.workspace_index import ReconcileReport, WorkspaceIndex
@@ -140,22 +141,24 @@ class SearchService:
         depth: int | None = None,
         graph: bool = True,
         fusion: FusionSettings | None = None,
+        scope: DocScope | None = None,
     ) -> SearchResults:
         """Search every document; ``mode`` = hybrid (default), keyword (full text) or semantic (vectors).
 
         Hybrid mode fuses the legs' scores (:mod:`.hybrid`): full text, vectors, the neighbours of
         thread entries and, unless ``graph`` is False, the documents the entity graph links to
         entities named in the query; then re-ranks the best (:mod:`.rerank`). ``fusion`` overrides
-        the tuned settings (benchmarks only).
+        the tuned settings (benchmarks only). ``scope`` restricts the documents: a condition of every
+        leg (:mod:`.scope`), so a match is found however many other documents outrank it.
         """
         if not 1 <= limit <= MAX_LIMIT:
             raise InvalidArgumentError(f"limit must be between 1 and {MAX_LIMIT}; got {limit}")
         settings = fusion or DEFAULT_FUSION
-        legs = self._legs(query, mode, depth, graph, settings, limit)
+        legs = self._legs(query, mode, depth, graph, settings, limit, scope)
         graph_by_doc = {g.doc_id: g for g in legs.graph_hits}
         text_by_doc = {h.doc_id: h for h in legs.text_hits}
         if legs.scored:
-            fused_docs = self._fuse(legs, settings)
+            fused_docs = self._fuse(legs, settings, scope)
             if settings.rerank:
                 fused_docs = rerank(
                     legs.planned, query, fused_docs, self._texts, limit, vectors=legs.embedder_id is not None
@@ -202,8 +205,8 @@ class SearchService:
             ).all()
         return {str(r[0]): f"{r[1] or ''}\n{r[2] or ''}" for r in rows}
 
-    def _fuse(self, legs: _Legs, settings: FusionSettings) -> list[Scored]:
-        return fuse_scores(
+    def _fuse(self, legs: _Legs, settings: FusionSettings, scope: DocScope | None = None) -> list[Scored]:
+        fused = fuse_scores(
             self._db,
             settings,
             legs.text_hits,
@@ -212,9 +215,21 @@ class SearchService:
             embedder=legs.embedder_id,
             query_vector=legs.query_vector,
         )
+        if scope is None:
+            return fused
+        # Thread neighbours joined the candidates after the legs ran: keep those the scope allows.
+        allowed = scope.keep(self._db, [s.doc_id for s in fused])
+        return [s for s in fused if s.doc_id in allowed]
 
     def _legs(
-        self, query: str, mode: SearchMode, depth: int | None, graph: bool, settings: FusionSettings, limit: int
+        self,
+        query: str,
+        mode: SearchMode,
+        depth: int | None,
+        graph: bool,
+        settings: FusionSettings,
+        limit: int,
+        scope: DocScope | None = None,
     ) -> _Legs:
         if not query.strip():
             raise InvalidArgumentError("query must not be empty: say what you are looking for")
@@ -230,7 +245,7 @@ class SearchService:
             with self._db.read() as session:
                 common = self._full_text.ubiquitous(session, legs.planned, _UBIQUITOUS_SHARE)
             text_planned = legs.planned.without(common)
-        legs.text_hits = self._keyword(text_planned, depth) if mode != "semantic" else []
+        legs.text_hits = self._keyword(text_planned, depth, scope) if mode != "semantic" else []
         if mode != "keyword":
             embedder = self._embedder.get()
             if embedder is None:
@@ -243,7 +258,7 @@ class SearchService:
                 legs.query_vector = self._embed_query(embedder, query, legs.notes, mode)
                 if legs.query_vector is not None:
                     legs.embedder_id = embedder.id
-                    raw = self._vectors().search(legs.query_vector, embedder.id, depth * 2)
+                    raw = self._vectors().search(legs.query_vector, embedder.id, depth * 2, scope)
                     # Several chunks of one document may come back: keep each document's best chunk.
                     legs.vector_hits = best_per_document(raw, lambda h: h.doc_id)[:depth]
         graph_hits = self._graph(query, depth, legs.notes) if graph and mode == "hybrid" else []
@@ -271,11 +286,11 @@ class SearchService:
             notes.append(f"graph signal skipped: {exc}")
             return []
 
-    def _keyword(self, planned: PlannedQuery, depth: int) -> list[Any]:
+    def _keyword(self, planned: PlannedQuery, depth: int, scope: DocScope | None = None) -> list[Any]:
         if planned.empty:
             return []
         with self._db.read() as session:
-            return self._full_text.search(session, planned, depth)
+            return self._full_text.search(session, planned, depth, scope)
 
     # ------------------------------------------------------------------ the tools' operations
     def reindex(self, *, full: bool = False) -> ReindexResult:
@@ -313,11 +328,13 @@ class SearchService:
             notes=report.notes,
         )
 
-    def ambient(self, project: Path, limit: int = 10) -> AmbientResult:
-        """What git says the project at ``project`` is doing, and the documents matching it."""
+    def ambient(self, project: Path, limit: int = 10, *, project_root: Path) -> AmbientResult:
+        """What git says the project at ``project`` is doing, and the documents matching it.
+
+        ``project`` must lie inside ``project_root``, the project the server was started for."""
         from dokoro_store.retrieval.ambient import ambient_context
 
-        context = ambient_context(project)
+        context = ambient_context(project, project_root=project_root)
         notes: list[str] = []
         hits: list[SearchHit] = []
         if context.query:

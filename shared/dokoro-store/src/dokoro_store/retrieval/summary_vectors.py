@@ -4,12 +4,19 @@ A summary is embedded when it is added (a compacted row from its first 8,000 cha
 re-ranks by cosine similarity with the query; a candidate without a vector of the current
 embedder (added while no embedder was available, copied from another store, or made by another
 embedder) is embedded on the spot and the vector kept, so ranking heals itself.
+
+:meth:`SummaryVectors.nearest` is recall's vector leg: a kNN over the summaries' vectors, kept
+in memory as one matrix per process and embedder. Before each search one aggregate query (count
+and highest id of the vectors) says whether it is current: new summaries are appended (only their
+rows are read), anything else (compaction deleting rows, vectors filled in) reloads it.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import bindparam, func, select, update
@@ -22,6 +29,7 @@ from dokoro_store.retrieval.tables import summary_vectors
 
 if TYPE_CHECKING:
     from dokoro_store.retrieval.embedders import Embedder
+    from dokoro_store.retrieval.summary_search import SummaryFilter
 
 __all__ = ["COMPACTED_EMBED_CHARS", "SummaryVectors"]
 
@@ -31,9 +39,101 @@ COMPACTED_EMBED_CHARS = 8_000
 _BATCH = 256
 
 
+@dataclass
+class _Matrix:
+    """The vectors of one embedder's summaries, with what the filters read."""
+
+    embedder: str
+    count: int
+    max_id: int
+    ids: Any  # int64[n]
+    vectors: Any  # float32[n, d]
+    started: Any  # float64[n]: started_at as a POSIX timestamp
+    sessions: list[str | None]
+
+
 class SummaryVectors:
     def __init__(self, db: Database) -> None:
         self._db = db
+        self._lock = threading.Lock()
+        self._matrix: _Matrix | None = None
+
+    def nearest(self, embedder_id: str, query: Any, k: int, where: SummaryFilter) -> list[tuple[int, float]]:
+        """``(summary id, cosine)`` of the ``k`` summaries nearest ``query`` that pass ``where``."""
+        import numpy as np
+
+        matrix = self._current(embedder_id)
+        if matrix.count == 0 or k <= 0 or matrix.vectors.shape[1] != len(query):
+            return []
+        scores = matrix.vectors @ np.asarray(query, dtype=np.float32)
+        mask = np.ones(matrix.count, dtype=bool)
+        if where.session_id:
+            mask &= np.array([s == where.session_id for s in matrix.sessions], dtype=bool)
+        if where.since is not None:
+            mask &= matrix.started >= where.since.timestamp()
+        if where.until is not None:
+            mask &= matrix.started <= where.until.timestamp()
+        rows = np.flatnonzero(mask)
+        if rows.size == 0:
+            return []
+        picked = rows[np.argsort(-scores[rows], kind="stable")[:k]]
+        return [(int(matrix.ids[i]), float(scores[i])) for i in picked]
+
+    def _current(self, embedder_id: str) -> _Matrix:
+        import numpy as np
+
+        filled = (summary_vectors.c.embedder == embedder_id) & summary_vectors.c.embedding.is_not(None)
+        with self._db.read() as session:
+            count, max_id = session.execute(
+                select(func.count(), func.coalesce(func.max(summary_vectors.c.id), 0)).where(filled)
+            ).one()
+            count, max_id = int(count), int(max_id)
+            with self._lock:
+                cached = self._matrix
+            if (
+                cached is not None
+                and cached.embedder == embedder_id
+                and (cached.count, cached.max_id) == (count, max_id)
+            ):
+                return cached
+            appending = cached is not None and cached.embedder == embedder_id and max_id > cached.max_id
+            after = cached.max_id if appending and cached is not None else 0
+            rows = session.execute(
+                select(
+                    summary_vectors.c.id,
+                    summary_vectors.c.embedding,
+                    summary_vectors.c.started_at,
+                    summary_vectors.c.session_id,
+                )
+                .where(filled, summary_vectors.c.id > after)
+                .order_by(summary_vectors.c.id)
+            ).all()
+        ids = np.array([int(r[0]) for r in rows], dtype=np.int64)
+        vectors = (
+            np.stack([from_bytes(r[1]) for r in rows]).astype(np.float32)
+            if rows
+            else np.zeros((0, 1), dtype=np.float32)
+        )
+        started = np.array([r[2].timestamp() for r in rows], dtype=np.float64)
+        sessions = [r[3] for r in rows]
+        if (
+            appending
+            and cached is not None
+            and cached.count + len(rows) == count
+            and (not rows or cached.count == 0 or cached.vectors.shape[1] == vectors.shape[1])
+        ):
+            if cached.count:
+                ids = np.concatenate([cached.ids, ids])
+                vectors = np.concatenate([cached.vectors, vectors]) if rows else cached.vectors
+                started = np.concatenate([cached.started, started])
+                sessions = cached.sessions + sessions
+        elif appending:
+            self._matrix = None
+            return self._current(embedder_id)  # rows changed below the highest id too: read them all
+        fresh = _Matrix(embedder_id, count, max_id, ids, vectors, started, sessions)
+        with self._lock:
+            self._matrix = fresh
+        return fresh
 
     def store(self, embedder: Embedder, rows: Sequence[tuple[int, str]]) -> dict[int, Any]:
         """Embed ``(id, text)`` pairs and keep the vectors; returns them by id."""

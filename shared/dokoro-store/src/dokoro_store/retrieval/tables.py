@@ -80,6 +80,8 @@ summary_vectors = Table(
     INDEX_METADATA,
     Column("id", Integer, primary_key=True),
     Column("summary", Text),
+    Column("session_id", String, nullable=True),  # read by recall's vector leg (its filters)
+    Column("started_at", UtcDateTime, nullable=False),
     Column("embedding", LargeBinary, nullable=True),
     Column("embedder", String, nullable=True),
 )

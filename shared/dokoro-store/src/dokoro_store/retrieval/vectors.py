@@ -30,6 +30,7 @@ from dokoro_store.retrieval.tables import chunks, index_state
 if TYPE_CHECKING:
     from dokoro_store.paths import StorePaths
     from dokoro_store.retrieval.config import RetrievalConfig
+    from dokoro_store.retrieval.scope import DocScope
 
 __all__ = ["ChunkVector", "ExactScanIndex", "VectorHit", "VectorIndex", "current_generation", "open_vector_index"]
 
@@ -67,8 +68,9 @@ class VectorIndex(Protocol):
         """Forget every vector (the database rows are cleared by the caller)."""
         ...
 
-    def search(self, vector: Any, embedder: str, k: int) -> list[VectorHit]:
-        """The ``k`` chunks nearest ``vector`` among those stamped ``embedder``."""
+    def search(self, vector: Any, embedder: str, k: int, scope: DocScope | None = None) -> list[VectorHit]:
+        """The ``k`` chunks nearest ``vector`` among those stamped ``embedder`` (and of the documents
+        ``scope`` allows: a condition of the search, never a filter of its answer)."""
         ...
 
     def count(self) -> int:
@@ -148,11 +150,25 @@ class ExactScanIndex:
             self._cache = (generation, embedder, matrix, chunk_ids, doc_ids)
         return matrix, chunk_ids, doc_ids
 
-    def search(self, vector: Any, embedder: str, k: int) -> list[VectorHit]:
+    def search(self, vector: Any, embedder: str, k: int, scope: DocScope | None = None) -> list[VectorHit]:
         matrix, chunk_ids, doc_ids = self._matrix(embedder)
         if matrix.shape[0] and matrix.shape[1] != len(vector):
             return []
-        return [VectorHit(chunk_ids[i], doc_ids[i], score) for i, score in top_k(matrix, vector, k)]
+
+        def nearest(n: int, allowed: Sequence[str] | None) -> list[VectorHit]:
+            if allowed is None:
+                return [VectorHit(chunk_ids[i], doc_ids[i], score) for i, score in top_k(matrix, vector, n)]
+            wanted = set(allowed)
+            rows = [i for i, doc_id in enumerate(doc_ids) if doc_id in wanted]
+            return [
+                VectorHit(chunk_ids[rows[i]], doc_ids[rows[i]], score) for i, score in top_k(matrix[rows], vector, n)
+            ]
+
+        if scope is None:
+            return nearest(k, None)
+        from dokoro_store.retrieval.scope import scoped_nearest
+
+        return scoped_nearest(self._db, scope, k, nearest, lambda hit: hit.doc_id, matrix.shape[0])
 
     def count(self) -> int:
         with self._db.read() as session:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +38,7 @@ from dokoro_store.retrieval.markdown_docs import (
     path_doc_id,
 )
 from dokoro_store.retrieval.tables import docs_table
+from dokoro_store.walls import plain_file, scan
 
 __all__ = ["WATCHED_DIRS", "WATCHED_FILES", "ImportReport", "ReconcileReport", "WorkspaceIndex"]
 
@@ -94,26 +94,16 @@ class WorkspaceIndex:
 
     # ------------------------------------------------------------------ files
     def _watched(self) -> Iterator[Path]:
+        # Symlinks and special files are skipped with a warning, never followed (dokoro_store.walls).
         root = self._paths.root
         for name in WATCHED_FILES:
-            if (root / name).is_file():
+            if plain_file(root, root / name):
                 yield root / name
         for folder in WATCHED_DIRS:
-            base = root / folder
-            if not base.is_dir():
-                continue
-            for dirpath, dirnames, filenames in os.walk(base):
-                dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-                for filename in sorted(filenames):
-                    if filename.endswith(".md") and not filename.startswith("."):
-                        yield Path(dirpath) / filename
+            yield from scan(root, root / folder, skip_file=lambda name: name.startswith("."))
 
     def _all_markdown(self) -> Iterator[Path]:
-        for dirpath, dirnames, filenames in os.walk(self._paths.root):
-            dirnames[:] = sorted(d for d in dirnames if d not in IGNORED_DIRS)
-            for filename in sorted(filenames):
-                if filename.endswith(".md"):
-                    yield Path(dirpath) / filename
+        return scan(self._paths.root, self._paths.root, skip_dir=lambda name: name in IGNORED_DIRS)
 
     def _load_cache(self) -> dict[str, _Entry]:
         try:
@@ -132,7 +122,7 @@ class WorkspaceIndex:
 
     def _save_cache(self, entries: dict[str, _Entry]) -> None:
         data = {"version": _CACHE_VERSION, "files": {rel: e.to_json() for rel, e in sorted(entries.items())}}
-        atomic_write_text(self.cache_file, json.dumps(data, separators=(",", ":")))
+        atomic_write_text(self.cache_file, json.dumps(data, separators=(",", ":")), within=self._paths.root)
 
     # ------------------------------------------------------------------ documents
     def _resolve_id(self, relative: str) -> tuple[str, Doc | None]:

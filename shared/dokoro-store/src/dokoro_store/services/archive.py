@@ -25,13 +25,14 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from dokoro_store.clock import Clock, iso, iso_week_dir
 from dokoro_store.db.engine import Database
-from dokoro_store.errors import DokoroError, InvalidArgumentError
+from dokoro_store.errors import DokoroError, InvalidArgumentError, OutsideStoreError
 from dokoro_store.files import atomic_write_text, read_text_or_none
 from dokoro_store.models import Doc
 from dokoro_store.paths import StorePaths
 from dokoro_store.results.archive import ArchiveSweep, Held, Moved, SweepError
 from dokoro_store.services.archive_lock import LOCK_TTL, SweepLock
 from dokoro_store.services.plans import PlanService
+from dokoro_store.walls import scan
 
 __all__ = [
     "DAILY_OLDER_THAN_DAYS",
@@ -223,7 +224,8 @@ class ArchiveService:
             return
         cutoff = now - timedelta(days=older_than_days)
         this_week = now.date().isocalendar()[:2]
-        for path in sorted(p for p in daily.glob("*.md") if p.is_file()):
+        # Top-level files only; symlinks are skipped with a warning, never moved (dokoro_store.walls).
+        for path in scan(self._paths.root, daily, skip_dir=lambda _name: True):
             day = _file_date(path.name)
             if day is None or datetime(day.year, day.month, day.day, tzinfo=UTC) >= cutoff:
                 continue
@@ -245,7 +247,7 @@ class ArchiveService:
                 continue
             try:
                 moved_to = self._move(path, target)
-            except OSError as exc:
+            except (OSError, DokoroError) as exc:
                 run.errors.append(SweepError(path=relative, error=f"could not move: {exc}"))
                 continue
             run.moved.append(Moved(source=relative, target=self._paths.relative(moved_to)))
@@ -257,13 +259,21 @@ class ArchiveService:
     def _is_claimed(self, path: Path, root: Path) -> bool:
         return self.claims is not None and self.claims(path.resolve(), root)
 
-    @staticmethod
-    def _move(source: Path, target: Path) -> Path:
-        """Move ``source`` to ``target`` (never over a different file); the path it landed at."""
+    def _move(self, source: Path, target: Path) -> Path:
+        """Move ``source`` to ``target`` (never over a different file); the path it landed at.
+
+        Both stay inside the store: a symlinked source is not moved, and no folder on the way to
+        the target may lead out (:mod:`dokoro_store.walls`).
+        """
+        if source.is_symlink():
+            raise OutsideStoreError(f"{source} is a symlink; the archive moves only plain files")
+        self._paths.inside(source, what="archived file")
+        self._paths.inside(target.parent, what="archive folder")
         target.parent.mkdir(parents=True, exist_ok=True)
+        self._paths.inside(target.parent, what="archive folder")
         counter = 2
-        while target.exists():
-            if target.read_bytes() == source.read_bytes():
+        while target.is_symlink() or target.exists():
+            if not target.is_symlink() and target.read_bytes() == source.read_bytes():
                 source.unlink()  # already archived by an earlier, interrupted run
                 return target
             target = target.with_name(f"{source.stem}-{counter}{source.suffix}")
@@ -306,13 +316,15 @@ class ArchiveService:
             "last_error": result.last_error,
         }
         try:
-            atomic_write_text(self.status_path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+            atomic_write_text(
+                self.status_path, json.dumps(data, indent=2, ensure_ascii=False) + "\n", within=self._paths.root
+            )
         except OSError:
             log.warning("dokoro: could not write %s", self.status_path, exc_info=True)
 
     def status(self) -> SweepStatus | None:
         """The last real sweep's status, or None when no sweep has run (or the file is unreadable)."""
-        text = read_text_or_none(self.status_path)
+        text = read_text_or_none(self.status_path, within=self._paths.root)
         if text is None:
             return None
         try:
@@ -376,7 +388,7 @@ class ArchiveService:
                 log.warning("dokoro: claim check failed for %s; archiving anyway", source, exc_info=True)
         try:
             moved_to = self._move(source, target)
-        except OSError as exc:
+        except (OSError, DokoroError) as exc:
             return DailyOutcome("failed", error=str(exc))
         moved = Moved(source=self._paths.relative(self._paths.daily_dir / name), target=self._paths.relative(moved_to))
         self._repoint_docs([moved])
@@ -388,11 +400,12 @@ class ArchiveService:
         Outcomes: ``restored`` | ``missing`` (the archived file is gone) | ``occupied`` (``daily/`` has
         a file of that name again; nothing is overwritten) | ``failed``.
         """
-        source = (self._paths.root / archived).resolve()
+        source = self._paths.inside(self._paths.root / archived, what="archived file")
         archive_root = self.daily_archive.resolve()
         if not source.is_relative_to(archive_root) or source.suffix != ".md":
             raise InvalidArgumentError(f"{archived!r} is not a file under archive/daily/")
         target = self._paths.daily_dir / source.name
+        self._paths.inside(target.parent, what="daily folder")
         if not source.is_file():
             return DailyOutcome("missing")
         if target.exists():

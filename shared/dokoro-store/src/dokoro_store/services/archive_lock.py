@@ -54,7 +54,7 @@ class SweepLock:
         return None
 
     def _is_stale(self, now: datetime) -> bool:
-        text = read_text_or_none(self.path)
+        text = read_text_or_none(self.path, within=self._paths.root)
         if text is None:
             return True
         try:
@@ -66,7 +66,7 @@ class SweepLock:
     def release(self, owner: str) -> None:
         """Remove the lock if ``owner`` still holds it (a lock taken over since is left alone)."""
         with file_lock(self._paths.locks_dir, _SIDECAR):
-            text = read_text_or_none(self.path)
+            text = read_text_or_none(self.path, within=self._paths.root)
             try:
                 mine = text is not None and json.loads(text).get("owner") == owner
             except (ValueError, AttributeError):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
+import logging
 import re
 from pathlib import Path, PurePosixPath
 
@@ -14,6 +15,9 @@ from dokoro_store.files import atomic_write_bytes
 from dokoro_store.paths import StorePaths
 from dokoro_store.results.working import AssetListing, SavedAsset
 from dokoro_store.services.current_file import CurrentFile
+from dokoro_store.walls import inside, is_inside, read_source
+
+log = logging.getLogger("dokoro.store")
 
 __all__ = ["ASSET_CATEGORIES", "AssetService"]
 
@@ -31,8 +35,9 @@ def _safe_name(name: str, what: str) -> str:
 
 
 def _safe_subfolder(subfolder: str) -> PurePosixPath:
-    parts = PurePosixPath(subfolder.replace("\\", "/").strip("/")).parts
-    if not parts or any(part in ("", ".", "..") for part in parts):
+    cleaned = subfolder.replace("\\", "/").strip()
+    parts = PurePosixPath(cleaned.strip("/")).parts
+    if cleaned.startswith("/") or not parts or any(part in ("", ".", "..") for part in parts):
         raise InvalidArgumentError(f"subfolder must be a relative folder inside assets/images; got {subfolder!r}")
     return PurePosixPath(*parts)
 
@@ -56,16 +61,18 @@ def _looks_like_image(data: bytes) -> bool:
     return head.startswith(_IMAGE_MAGIC) or (data[:4] == b"RIFF" and data[8:12] == b"WEBP")
 
 
-def _write_unique(target: Path, data: bytes) -> Path:
-    """Write ``data`` atomically at ``target``; an existing different file is never overwritten:
-    the new one becomes ``name-2.ext`` (an identical file is simply reused)."""
+def _write_unique(target: Path, data: bytes, *, within: Path) -> Path:
+    """Write ``data`` atomically at ``target`` inside ``within``; an existing different file is
+    never overwritten: the new one becomes ``name-2.ext`` (an identical file is simply reused). A
+    symlink in the way is neither read nor written through: the name counts as taken."""
+    inside(within, target.parent, what="asset folder")
     candidate, counter = target, 2
-    while candidate.exists():
-        if candidate.read_bytes() == data:
+    while candidate.is_symlink() or candidate.exists():
+        if not candidate.is_symlink() and candidate.is_file() and candidate.read_bytes() == data:
             return candidate
         candidate = target.with_name(f"{target.stem}-{counter}{target.suffix}")
         counter += 1
-    atomic_write_bytes(candidate, data)
+    atomic_write_bytes(candidate, data, within=within)
     return candidate
 
 
@@ -84,16 +91,18 @@ class AssetService:
             path = path.expanduser()
         return path if path.is_absolute() else cwd / path
 
-    def _resolve_source(self, source: str, cwd: Path, *, image: bool = False) -> Path:
+    def _read_source(self, source: str, cwd: Path, *, image: bool = False) -> tuple[Path, bytes]:
+        """The file ``source`` names and its bytes: a regular file of the project (``cwd``, where
+        the server was started), symlinks followed only if they stay in it (:mod:`dokoro_store.walls`)."""
         if not source:
             raise InvalidArgumentError("source must be a file path (absolute or relative to the server's cwd)")
         path = self._source_path(source, cwd)
-        if not _is_file(path):
+        if not path.is_symlink() and not _is_file(path) and not path.exists():
             accepted = ", base64 data, or a data:image/...;base64, URL" if image else ""
             raise NotFoundError(
                 f"Source not found: {path}. Pass an existing file path (absolute or relative to {cwd}){accepted}."
             )
-        return path
+        return read_source(path, cwd)
 
     def save_image(
         self,
@@ -104,6 +113,7 @@ class AssetService:
         description: str | None = None,
         cwd: Path,
         allow_paths: bool = True,
+        agent: str | None = None,
     ) -> SavedAsset:
         """Save an image from a file path, bare base64 or a data URL.
 
@@ -142,18 +152,18 @@ class AssetService:
                     "(PNG, JPEG, GIF, WebP, BMP, SVG); pass a path, base64 image data or a data:image URL"
                 )
             filename = _safe_name(name, "name") if name else f"image-{millis}.{ext}"
-            target = _write_unique(target_dir / filename, data)
+            target = _write_unique(target_dir / filename, data, within=self._paths.root)
             origin = "base64 data"
         else:
-            path = self._resolve_source(source, cwd, image=True)
+            path, content = self._read_source(source, cwd, image=True)
             filename = _safe_name(name, "name") if name else f"image-{millis}{path.suffix}"
-            target = _write_unique(target_dir / filename, path.read_bytes())
+            target = _write_unique(target_dir / filename, content, within=self._paths.root)
             origin = str(path)
         relative = self._paths.relative(target)
         saved = SavedAsset(
             path=str(target), relative=relative, markdown=f"![{description or 'image'}]({relative})", source=origin
         )
-        self._current.log_line("🖼️", f"IMAGE SAVED: {saved.relative}\n   {saved.markdown}")
+        self._current.log_line("🖼️", f"IMAGE SAVED: {saved.relative}\n   {saved.markdown}", agent=agent)
         return saved
 
     def save_file(
@@ -165,19 +175,20 @@ class AssetService:
         description: str | None = None,
         cwd: Path,
         allow_paths: bool = True,
+        agent: str | None = None,
     ) -> SavedAsset:
         if category not in FILE_CATEGORIES:
             raise InvalidArgumentError(f"category must be one of {', '.join(FILE_CATEGORIES)}; got {category!r}")
         if not allow_paths:
             raise InvalidArgumentError(_NO_PATHS)
-        path = self._resolve_source(source.strip(), cwd)
+        path, content = self._read_source(source.strip(), cwd)
         filename = _safe_name(name, "name") if name else path.name
-        target = _write_unique(self._paths.assets_dir / category / filename, path.read_bytes())
+        target = _write_unique(self._paths.assets_dir / category / filename, content, within=self._paths.root)
         relative = self._paths.relative(target)
         link = f"[{target.name}]({relative})"
         saved = SavedAsset(path=str(target), relative=relative, markdown=link, source=str(path))
         note = f" — {description}" if description else ""
-        self._current.log_line("📎", f"FILE SAVED: {saved.relative}{note}")
+        self._current.log_line("📎", f"FILE SAVED: {saved.relative}{note}", agent=agent)
         return saved
 
     def list(self, category: str = "all") -> AssetListing:
@@ -190,8 +201,16 @@ class AssetService:
         listing: dict[str, list[str]] = {}
         for cat in wanted:
             folder = self._paths.assets_dir / cat
+            if folder.is_symlink() or not is_inside(self._paths.root, folder):
+                log.warning("dokoro: skipped the symlinked asset folder %s (never followed)", folder)
+                continue
             if folder.is_dir():
-                entries = sorted(p for p in folder.iterdir() if not p.name.startswith("."))
+                entries = []
+                for entry in sorted(p for p in folder.iterdir() if not p.name.startswith(".")):
+                    if entry.is_symlink():
+                        log.warning("dokoro: skipped the symlink %s (never followed)", entry)
+                        continue
+                    entries.append(entry.relative_to(self._paths.root).as_posix())
                 if entries:
-                    listing[cat] = [self._paths.relative(p) for p in entries]
+                    listing[cat] = entries
         return AssetListing(assets=listing)

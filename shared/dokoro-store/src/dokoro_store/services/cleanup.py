@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -29,11 +28,12 @@ from sqlalchemy import update
 from dokoro_store.backup import export_store
 from dokoro_store.clock import Clock, iso
 from dokoro_store.db.engine import Database
-from dokoro_store.errors import InvalidArgumentError, NotFoundError
+from dokoro_store.errors import InvalidArgumentError, NotFoundError, OutsideStoreError
 from dokoro_store.files import atomic_write_text, file_lock
 from dokoro_store.models import Doc
 from dokoro_store.paths import StorePaths
 from dokoro_store.results.cleanup import CleanupMove, CleanupReport, DuplicateGroup, OldFile
+from dokoro_store.walls import inside, is_inside, scan
 
 __all__ = ["OLDER_THAN_DAYS", "CleanupService"]
 
@@ -54,15 +54,13 @@ class CleanupService:
         return self._paths.data_dir / "backup"
 
     def _candidates(self) -> Iterator[Path]:
+        # Symlinks and special files are skipped with a warning, never followed (dokoro_store.walls).
         root = self._paths.root
-        for dirpath, dirnames, filenames in os.walk(root):
-            here = Path(dirpath)
-            dirnames[:] = sorted(
-                d for d in dirnames if not d.startswith(".") and not (here == root and d in _KEPT_DIRS)
-            )
-            for name in sorted(filenames):
-                if name.endswith(".md") and not name.startswith(".") and not (here == root and name in _KEPT_FILES):
-                    yield here / name
+        for path in scan(root, root, skip_file=lambda name: name.startswith(".")):
+            parts = path.relative_to(root).parts
+            if (len(parts) > 1 and parts[0] in _KEPT_DIRS) or (len(parts) == 1 and parts[0] in _KEPT_FILES):
+                continue
+            yield path
 
     def scan(self, older_than_days: int = OLDER_THAN_DAYS) -> CleanupReport:
         """What a cleanup would move, moving nothing."""
@@ -114,8 +112,8 @@ class CleanupService:
             errors: list[str] = []
             for move in report.moves:
                 try:
-                    target = _move(self._paths.root / move.source, self._paths.root / move.target)
-                except OSError as exc:
+                    target = _move(self._paths.root / move.source, self._paths.root / move.target, self._paths.root)
+                except (OSError, OutsideStoreError) as exc:
                     errors.append(f"{move.source}: {exc}")
                     continue
                 done.append(move.model_copy(update={"target": self._paths.relative(target)}))
@@ -126,7 +124,9 @@ class CleanupService:
                 "backup": backup.name,
                 "moves": [m.model_dump() for m in done],
             }
-            atomic_write_text(manifest, json.dumps(record, indent=2, ensure_ascii=False) + "\n")
+            atomic_write_text(
+                manifest, json.dumps(record, indent=2, ensure_ascii=False) + "\n", within=self._paths.root
+            )
             self._repoint(done)
         return report.model_copy(
             update={
@@ -154,7 +154,9 @@ class CleanupService:
             for item in reversed(record.get("moves") or []):
                 move = CleanupMove.model_validate(item)
                 source, target = self._paths.root / move.target, self._paths.root / move.source
-                if not source.is_file():
+                if not is_inside(self._paths.root, source) or not is_inside(self._paths.root, target.parent):
+                    errors.append(f"{move.target}: leaves the store (a symlink?); not restored")
+                elif source.is_symlink() or not source.is_file():
                     errors.append(f"{move.target}: gone, cannot restore {move.source}")
                 elif target.exists():
                     errors.append(f"{move.source}: a file is there again; {move.target} left in the archive")
@@ -176,12 +178,18 @@ class CleanupService:
                 )
 
 
-def _move(source: Path, target: Path) -> Path:
-    """Move ``source`` to ``target`` without overwriting a different file; where it landed."""
+def _move(source: Path, target: Path, root: Path) -> Path:
+    """Move ``source`` to ``target`` without overwriting a different file; where it landed. Both
+    stay inside the store ``root`` (no symlink on the way leads out)."""
+    if source.is_symlink():
+        raise OutsideStoreError(f"{source} is a symlink; cleanup moves only plain files")
+    inside(root, source, what="file")
+    inside(root, target.parent, what="cleanup folder")
     target.parent.mkdir(parents=True, exist_ok=True)
+    inside(root, target.parent, what="cleanup folder")
     counter = 2
-    while target.exists():
-        if target.read_bytes() == source.read_bytes():
+    while target.is_symlink() or target.exists():
+        if not target.is_symlink() and target.read_bytes() == source.read_bytes():
             source.unlink()
             return target
         target = target.with_name(f"{source.stem}-{counter}{source.suffix}")

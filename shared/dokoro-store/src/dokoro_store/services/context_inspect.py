@@ -19,10 +19,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from dokoro_store.clock import Clock
-from dokoro_store.errors import InvalidArgumentError
+from dokoro_store.errors import InvalidArgumentError, OutsideStoreError
 from dokoro_store.files import file_lock
 from dokoro_store.paths import StorePaths
 from dokoro_store.results.context import ContextLogged
+from dokoro_store.walls import is_inside, scan
 
 __all__ = [
     "LAST_DEFAULT",
@@ -140,7 +141,11 @@ class ContextService:
             )
         path = self.folder / f"{day}.jsonl"
         with file_lock(self._paths.locks_dir, "context-inspect"):
+            self._paths.inside(self.folder, what="context folder")
             self.folder.mkdir(parents=True, exist_ok=True)
+            if path.is_symlink():  # appended to in place: a link would take the write elsewhere
+                raise OutsideStoreError(f"{path} is a symlink; remove it (dokoro writes only plain files)")
+            self._paths.inside(path, what="context log")
             with path.open("a", encoding="utf-8") as handle:
                 handle.write(line + "\n")
                 handle.flush()
@@ -148,9 +153,12 @@ class ContextService:
         return ContextLogged(turn=parsed.turn, layers=len(parsed.layers), file=self._paths.relative(path))
 
     def _newest_first(self) -> Iterator[dict[str, Any]]:
-        if not self.folder.is_dir():
+        if not self.folder.is_dir() or not is_inside(self._paths.root, self.folder):
             return
-        days = sorted((p for p in self.folder.iterdir() if _PARTITION.match(p.name)), reverse=True)
+        days = sorted(
+            (p for p in scan(self._paths.root, self.folder, suffix=".jsonl") if _PARTITION.match(p.name)),
+            reverse=True,
+        )
         for path in days:
             try:
                 lines = path.read_text(encoding="utf-8").splitlines()

@@ -14,7 +14,8 @@ from dokoro_store.files import atomic_write_text, file_lock, read_text_or_none
 from dokoro_store.paths import StorePaths
 from dokoro_store.results.working import CurrentFocus, CurrentRegenerated, SectionUpdate
 from dokoro_store.secrets import redact
-from dokoro_store.services.current_file import CURRENT_LOCK
+from dokoro_store.services.current_file import CURRENT_LOCK, CurrentFile
+from dokoro_store.walls import scan
 
 __all__ = ["CurrentService"]
 
@@ -87,13 +88,19 @@ def _section_span(body: str, section: str) -> tuple[int, int] | None:
 class CurrentService:
     """current.md as a document: rebuilt from daily files, edited by section, read for its focus."""
 
-    def __init__(self, paths: StorePaths, clock: Clock) -> None:
+    def __init__(self, paths: StorePaths, clock: Clock, current: CurrentFile) -> None:
         self._paths = paths
         self._clock = clock
+        self._current = current
 
-    def regenerate(self, include_days: int = 7, preserve_sections: list[str] | None = None) -> CurrentRegenerated:
+    def regenerate(
+        self, include_days: int = 7, preserve_sections: list[str] | None = None, *, agent: str | None = None
+    ) -> CurrentRegenerated:
+        """Rebuild current.md from recent daily files; ``agent`` (who calls) may not overwrite a
+        workspace another agent holds."""
         if include_days < 0:
             raise InvalidArgumentError("includeDays must be 0 or more")
+        self._current.require_writable(agent, "regenerate its current.md")
         preserve = [s.strip().lstrip("#").strip() for s in preserve_sections or [] if s.strip()]
         now = self._clock.now()
         today = now.date()
@@ -101,10 +108,10 @@ class CurrentService:
         in_progress: list[_Item] = []
         completed: list[_Item] = []
         tags: dict[str, None] = {}
-        files = sorted(self._paths.daily_dir.rglob("*.md")) if self._paths.daily_dir.is_dir() else []
+        files = sorted(scan(self._paths.root, self._paths.daily_dir))
         scanned = 0
         for path in files:
-            text = read_text_or_none(path) or ""
+            text = read_text_or_none(path, within=self._paths.root) or ""
             daily_front, body = frontmatter.parse(text)
             day = _file_date(path.name, daily_front)
             if day is None or day < cutoff:
@@ -118,7 +125,7 @@ class CurrentService:
         completed.sort(key=lambda item: item.day, reverse=True)
 
         with file_lock(self._paths.locks_dir, CURRENT_LOCK):
-            old = read_text_or_none(self._paths.current_md) or ""
+            old = read_text_or_none(self._paths.current_md, within=self._paths.root) or ""
             old_front, old_body = frontmatter.parse(old)
             front: dict[str, Any] = {
                 "title": "Current Workspace",
@@ -161,7 +168,9 @@ class CurrentService:
                 f"- Active tags: {', '.join(tags) if tags else 'none'}",
                 "",
             ]
-            atomic_write_text(self._paths.current_md, frontmatter.render(front) + "\n".join(parts))
+            atomic_write_text(
+                self._paths.current_md, frontmatter.render(front) + "\n".join(parts), within=self._paths.root
+            )
         return CurrentRegenerated(
             in_progress=len(in_progress),
             completed=len(completed),
@@ -171,13 +180,18 @@ class CurrentService:
             files_scanned=scanned,
         )
 
-    def update_section(self, section: str, content: str, *, append: bool = False) -> SectionUpdate:
+    def update_section(
+        self, section: str, content: str, *, append: bool = False, agent: str | None = None
+    ) -> SectionUpdate:
+        """Replace or append to one section; ``agent`` (who calls) may not edit a workspace another
+        agent holds."""
         content = redact(content).text
         name = section.strip().lstrip("#").strip()
         if not name:
             raise InvalidArgumentError("section must name a heading, e.g. 'Next Steps'")
+        self._current.require_writable(agent, "edit its current.md")
         with file_lock(self._paths.locks_dir, CURRENT_LOCK):
-            text = read_text_or_none(self._paths.current_md)
+            text = read_text_or_none(self._paths.current_md, within=self._paths.root)
             if text is None:
                 raise NoWorkspaceError(
                     "current.md does not exist. Claim a workspace (dokoro_workspace_claim) or run "
@@ -193,16 +207,16 @@ class CurrentService:
                 new_body = f"{old}\n{content.strip()}" if append and old else content.strip()
                 updated = text[:start] + f"\n\n{new_body}\n\n" + text[end:].lstrip("\n")
                 action = "appended" if append else "replaced"
-            atomic_write_text(self._paths.current_md, updated)
+            atomic_write_text(self._paths.current_md, updated, within=self._paths.root)
         return SectionUpdate(section=name, action=action)
 
     def text(self) -> str | None:
         """current.md as it is on disk; None when no workspace has been claimed yet."""
-        return read_text_or_none(self._paths.current_md)
+        return read_text_or_none(self._paths.current_md, within=self._paths.root)
 
     def focus(self) -> CurrentFocus:
         """current.md's lastUpdated and the bodies of Current Focus, In Progress and Next Steps."""
-        text = read_text_or_none(self._paths.current_md)
+        text = read_text_or_none(self._paths.current_md, within=self._paths.root)
         if text is None:
             raise NoWorkspaceError("current.md does not exist. Claim a workspace with dokoro_workspace_claim first.")
         front, body = frontmatter.parse(text)

@@ -11,20 +11,24 @@ A crash after step 1 leaves the mark; :meth:`EpisodicService.recover` (run whene
 is opened) redoes step 2 from the rows as they are. Step 2 is atomic, so nothing is ever lost
 or counted twice.
 
-Recall ranking (§4.2): with a query, up to :data:`RANK_CANDIDATE_CAP` matching rows (newest
-first) are re-ranked by cosine similarity between the query and each summary's embedding, so an
-old but relevant session beats recent noise. Summaries are embedded when written (a compacted
-row from its first 8,000 characters); a candidate without a vector of the current embedder is
-embedded during recall. Without an embedder, recall keeps recency order and says so.
+Recall ranking (unlike the reference's §4.2, which re-ranked only the rows containing the whole
+query): with a query, candidates come from full text (terms OR'ed), the summaries nearest the
+query by meaning and the substring match, each leg filtered in SQL or in its kNN; they are ranked
+by cosine similarity plus their full-text and substring signals (:meth:`EpisodicService.recall_ranked`),
+so "refresh race" and a paraphrase both find "Fixed race in session refresh", and an old but
+relevant session beats recent noise. No leg reads every row: full text is an index, the kNN a
+matrix kept in memory. Summaries are embedded when written (a compacted row from its first 8,000
+characters); a candidate without a vector of the current embedder is embedded during recall.
+Without an embedder, recall ranks by full text and says so.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, or_
 from sqlmodel import Session, col, select
@@ -38,6 +42,7 @@ from dokoro_store.secrets import redact_all
 
 if TYPE_CHECKING:
     from dokoro_store.retrieval.embedders import EmbedderHandle
+    from dokoro_store.retrieval.summary_search import SummaryFilter
     from dokoro_store.retrieval.summary_vectors import SummaryVectors
 
 log = logging.getLogger("dokoro.store")
@@ -57,7 +62,15 @@ COMPACTION_THRESHOLD_TOKENS = 40_000
 COMPACTION_MODEL = "compaction"
 RECALL_DEFAULT_LIMIT = 10
 RECALL_MAX_LIMIT = 100
-RANK_CANDIDATE_CAP = 500
+RANK_CANDIDATE_CAP = 500  # the reference's pool; recall's legs each take LEG_DEPTH (or 3 × limit)
+LEG_DEPTH = 50
+# A summary found by meaning alone needs at least this cosine with the query: paraphrases score
+# 0.45-0.55 with the bundled MiniLM embedders, unrelated summaries below 0.3 (measured on the
+# pairs of test_episodic_tools.py and retrieval/test_recall_ranking.py).
+VECTOR_FLOOR = 0.4
+TEXT_WEIGHT = 0.5  # × the full-text score relative to the best match
+SUBSTRING_WEIGHT = 0.25  # the summary (or session id) contains the whole query
+_NEWEST = (col(ConversationSummary.started_at).desc(), col(ConversationSummary.id).desc())
 
 
 def estimate_tokens(text: str) -> int:
@@ -339,11 +352,12 @@ class EpisodicService:
         query: str | None = None,
         session_id: str | None = None,
         since: str | None = None,
+        until: str | None = None,
         limit: int = RECALL_DEFAULT_LIMIT,
     ) -> list[RecallHit]:
-        """Summaries matching every given filter: by similarity to ``query`` when there is one and an
-        embedder, else newest first (see :meth:`recall_ranked` for which it was)."""
-        return self.recall_ranked(query=query, session_id=session_id, since=since, limit=limit).hits
+        """Summaries matching every given filter: by relevance to ``query`` when there is one, else
+        newest first (see :meth:`recall_ranked` for how they were ranked)."""
+        return self.recall_ranked(query=query, session_id=session_id, since=since, until=until, limit=limit).hits
 
     def recall_ranked(
         self,
@@ -351,63 +365,88 @@ class EpisodicService:
         query: str | None = None,
         session_id: str | None = None,
         since: str | None = None,
+        until: str | None = None,
         limit: int = RECALL_DEFAULT_LIMIT,
     ) -> Recall:
-        """Recall (reference §4.2) and say how the hits were ordered."""
+        """Recall and say how the hits were ranked.
+
+        Without a query: newest first. With one, candidates come from three legs, each taking the
+        filters as conditions: full text (terms OR'ed, :mod:`~dokoro_store.retrieval.summary_search`),
+        the summaries nearest the query's embedding with a cosine of at least :data:`VECTOR_FLOOR`
+        (:meth:`~dokoro_store.retrieval.summary_vectors.SummaryVectors.nearest`), and the reference's
+        substring match of the whole query (summary or session id). Each candidate scores its
+        cosine with the query + :data:`TEXT_WEIGHT` × its full-text score (1.0 for the best) +
+        :data:`SUBSTRING_WEIGHT` when it contains the query; ties go to the newest.
+        """
+        from dokoro_store.retrieval.summary_search import SummaryFilter, summary_full_text
+
         if not 1 <= limit <= RECALL_MAX_LIMIT:
             raise InvalidArgumentError(f"limit must be between 1 and {RECALL_MAX_LIMIT}; got {limit}")
-        statement = select(ConversationSummary)
-        if query and query.strip():
-            pattern = f"%{escape_like(query.strip().lower())}%"
-            statement = statement.where(
-                or_(
-                    func.lower(ConversationSummary.summary).like(pattern, escape="\\"),
-                    func.lower(func.coalesce(ConversationSummary.session_id, "")).like(pattern, escape="\\"),
+        where = SummaryFilter(session_id or None, _bound(since, "since"), _bound(until, "until"))
+        text = (query or "").strip()
+        if not text:
+            with self._db.read() as session:
+                rows = session.exec(_filtered(select(ConversationSummary), where).order_by(*_NEWEST).limit(limit))
+                return Recall([_hit(row) for row in rows], "recency")
+        depth = max(limit * 3, LEG_DEPTH)
+        full_text = dict(summary_full_text(self._db, text, where, depth))
+        pattern = f"%{escape_like(text.lower())}%"
+        contains = or_(
+            func.lower(ConversationSummary.summary).like(pattern, escape="\\"),
+            func.lower(func.coalesce(ConversationSummary.session_id, "")).like(pattern, escape="\\"),
+        )
+        with self._db.read() as session:
+            substring = set(
+                session.exec(
+                    _filtered(select(ConversationSummary.id), where).where(contains).order_by(*_NEWEST).limit(depth)
                 )
             )
-        if session_id:
-            statement = statement.where(ConversationSummary.session_id == session_id)
-        if since:
-            try:
-                bound = parse_iso(since)
-            except ValueError as exc:
-                raise InvalidArgumentError(f"since: {exc}") from None
-            statement = statement.where(col(ConversationSummary.started_at) >= bound)
-        ranked = bool(query and query.strip())
-        statement = statement.order_by(
-            col(ConversationSummary.started_at).desc(), col(ConversationSummary.id).desc()
-        ).limit(max(limit, RANK_CANDIDATE_CAP) if ranked else limit)
+        substring.discard(None)
+        similar = self._similarities(text, where, depth, set(full_text) | substring)
+        cosines, nearest = similar.cosines, similar.nearest
+        candidates = set(full_text) | substring | set(nearest)
+        if not candidates:
+            return Recall([], _ranking(len(full_text), len(substring), similar, 0))
         with self._db.read() as session:
-            hits = [_hit(row) for row in session.exec(statement)]
-        if not ranked:
-            return Recall(hits[:limit], "recency")
-        if not hits:
-            return Recall([], "recency (nothing matched)")
-        return self._rank(str(query).strip(), hits, limit)
+            rows = list(session.exec(select(ConversationSummary).where(col(ConversationSummary.id).in_(candidates))))
+        scored: list[tuple[float, RecallHit]] = []
+        for row in rows:
+            row_id = int(row.id or 0)
+            cosine = cosines.get(row_id)
+            score = (cosine or 0.0) + TEXT_WEIGHT * full_text.get(row_id, 0.0)
+            score += SUBSTRING_WEIGHT if row_id in substring else 0.0
+            scored.append((score, _hit(row).model_copy(update={"similarity": cosine})))
+        scored.sort(key=lambda item: (-item[0], -item[1].started_at.timestamp(), -item[1].id))
+        ranking = _ranking(len(full_text), len(substring), similar, len(candidates))
+        return Recall([hit for _score, hit in scored[:limit]], ranking)
 
-    def _rank(self, query: str, hits: list[RecallHit], limit: int) -> Recall:
+    def _similarities(self, query: str, where: SummaryFilter, depth: int, matched: set[int]) -> _Similar:
+        """The vector leg: the nearest summaries above the floor and the cosines of every candidate."""
         from dokoro_store.errors import DokoroError
 
+        if not matched and self._vectors.count() == 0:
+            # Nothing to compare with (a new store): no need to load an embedder at all.
+            return _Similar(why_not="no summary has a vector yet")
         embedder = self._embedder.get() if self._embedder is not None else None
         if embedder is None:
-            why = self._embedder.reason if self._embedder is not None else "no embedder configured"
-            return Recall(hits[:limit], f"recency (no embedder: {why})")
+            reason = self._embedder.reason if self._embedder is not None else "none configured"
+            return _Similar(why_not=f"no embedder: {reason}")
         try:
             import numpy as np
 
             query_vector = embedder.embed([query], query=True)[0]
-            vectors = self._vectors.vectors_for(embedder, [hit.id for hit in hits])
+            nearest = {
+                row_id: cosine
+                for row_id, cosine in self._vectors.nearest(embedder.id, query_vector, depth, where)
+                if cosine >= VECTOR_FLOOR
+            }
+            vectors = self._vectors.vectors_for(embedder, sorted(matched - set(nearest)))
         except DokoroError as exc:
-            return Recall(hits[:limit], f"recency (embedding failed: {exc})")
-        scored = [
-            hit.model_copy(
-                update={"similarity": float(np.dot(vectors[hit.id], query_vector)) if hit.id in vectors else None}
-            )
-            for hit in hits
-        ]
-        # Stable: equal similarity keeps recency order; a summary without a vector sorts last.
-        scored.sort(key=lambda hit: -(hit.similarity if hit.similarity is not None else -2.0))
-        return Recall(scored[:limit], f"similarity ({embedder.id}, {len(hits)} candidates)")
+            return _Similar(why_not=f"embedding failed: {exc}")
+        cosines = dict(nearest)
+        for row_id, vector in vectors.items():
+            cosines[row_id] = float(np.dot(vector, query_vector))
+        return _Similar(cosines, nearest, embedder.id)
 
     def count(self, session_id: str | None = None) -> int:
         statement = select(func.count()).select_from(ConversationSummary)
@@ -423,6 +462,44 @@ def _merge_lists(lists: object) -> list[str]:
         for item in items or []:
             seen.setdefault(str(item), None)
     return list(seen)
+
+
+def _bound(value: str | None, name: str) -> datetime | None:
+    if not value:
+        return None
+    try:
+        return parse_iso(value)
+    except ValueError as exc:
+        raise InvalidArgumentError(f"{name}: {exc}") from None
+
+
+def _filtered(statement: Any, where: SummaryFilter) -> Any:
+    """``statement`` with the session, since and until conditions."""
+    if where.session_id:
+        statement = statement.where(ConversationSummary.session_id == where.session_id)
+    if where.since is not None:
+        statement = statement.where(col(ConversationSummary.started_at) >= where.since)
+    if where.until is not None:
+        statement = statement.where(col(ConversationSummary.started_at) <= where.until)
+    return statement
+
+
+@dataclass(frozen=True)
+class _Similar:
+    """What recall's vector leg found: cosines by summary id, the nearest ones, the embedder."""
+
+    cosines: dict[int, float] = field(default_factory=dict)
+    nearest: dict[int, float] = field(default_factory=dict)
+    embedder: str | None = None
+    why_not: str | None = None
+
+
+def _ranking(text: int, substring: int, similar: _Similar, candidates: int) -> str:
+    """How recall ranked: the legs that found candidates, and the embedder (or why there was none)."""
+    legs = f"full text {text}, substring {substring}; {candidates} candidates"
+    if similar.embedder is None:
+        return f"relevance without similarity ({similar.why_not}; {legs})"
+    return f"relevance (similarity by {similar.embedder}, {len(similar.nearest)} nearest ≥ {VECTOR_FLOOR}; {legs})"
 
 
 def _hit(row: ConversationSummary) -> RecallHit:

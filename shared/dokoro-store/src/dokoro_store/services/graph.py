@@ -74,7 +74,9 @@ class GraphService:
         self.search_signal = self.queries.search_signal
         self.extract_text = self.extraction.extract_text
         self.index_document = self.extraction.index_document
+        self.index_documents = self.extraction.index_documents
         self.on_document_indexed = self.extraction.on_document_indexed
+        self.on_documents_indexed = self.extraction.on_documents_indexed
         self.forget_document = self.extraction.forget_document
         self.document_text = self.extraction.document_text
         self.extract_deep = self.extraction.extract_deep

@@ -4,9 +4,11 @@ its text is unchanged), and deep extraction with a local chat model merged with 
 from __future__ import annotations
 
 import hashlib
+import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal, Protocol, cast
+from typing import Any, Literal, Protocol, cast
 
 from sqlalchemy import delete, func, select
 
@@ -20,6 +22,11 @@ from dokoro_store.services.extraction.ollama import ChatFailedError
 from dokoro_store.services.graph_storage import GraphStorage, Persisted
 
 __all__ = ["GraphExtraction", "IndexedText", "PersistedExtraction", "content_hash"]
+
+
+log = logging.getLogger(__name__)
+
+_IN_BATCH = 500  # documents per IN list / multi-row upsert
 
 
 def content_hash(text: str) -> str:
@@ -101,30 +108,64 @@ class GraphExtraction:
     def index_document(self, doc_id: str, text: str | None, *, force: bool = False) -> Persisted | None:
         """Regex extraction for an indexed document, skipped when its text is unchanged since the last
         extraction (unless ``force``) or empty. Returns what was written, or None when skipped."""
-        if not text or not text.strip():
-            return None
-        digest = content_hash(text)
+        done = self.index_documents([(doc_id, text, force)])
+        return done[0] if done else None
+
+    def index_documents(self, docs: Sequence[tuple[str, str | None, bool]]) -> list[Persisted]:
+        """:meth:`index_document` for several ``(doc_id, text, force)`` at once: their extraction
+        hashes are read in one query and written in one statement; each document's graph is written
+        in its own transaction (as :meth:`extract_text`), so a document that fails (logged) costs only
+        itself. Returns what was written, for the documents not skipped."""
+        wanted: dict[str, tuple[str, str, bool]] = {}
+        for doc_id, text, force in docs:
+            if text and text.strip():
+                wanted[doc_id] = (text, content_hash(text), force)
+        if not wanted:
+            return []
+        hashes = EntityContentHash.__table__  # type: ignore[attr-defined]
+        ids = sorted(wanted)
+        seen: dict[str, str] = {}
         with self._db.read() as session:
-            seen = session.get(EntityContentHash, doc_id)
-        if not force and seen is not None and seen.content_hash == digest:
-            return None
-        persisted = self.extract_text(doc_id, text).persisted
-        table = EntityContentHash.__table__  # type: ignore[attr-defined]
-        with self._db.write() as session:
-            session.execute(
-                self._db.ops.upsert(
-                    table,
-                    {"doc_id": doc_id, "content_hash": digest, "last_extracted": self._clock.now()},
-                    ["doc_id"],
-                    ["content_hash", "last_extracted"],
+            for start in range(0, len(ids), _IN_BATCH):
+                rows = session.execute(
+                    select(hashes.c.doc_id, hashes.c.content_hash).where(
+                        hashes.c.doc_id.in_(ids[start : start + _IN_BATCH])
+                    )
                 )
-            )
+                seen.update((str(doc_id), str(digest)) for doc_id, digest in rows)
+        persisted: list[Persisted] = []
+        written: list[dict[str, Any]] = []
+        for doc_id in ids:
+            text, digest, force = wanted[doc_id]
+            if not force and seen.get(doc_id) == digest:
+                continue
+            if len(ids) == 1:  # one document: its failure is the caller's to see
+                persisted.append(self.extract_text(doc_id, text).persisted)
+            else:
+                try:
+                    persisted.append(self.extract_text(doc_id, text).persisted)
+                except Exception:  # as indexing listeners: one document's failure never stops the others
+                    log.exception("dokoro: entity extraction failed on %s", doc_id)
+                    continue
+            written.append({"doc_id": doc_id, "content_hash": digest, "last_extracted": self._clock.now()})
+        if written:
+            with self._db.write() as session:
+                for start in range(0, len(written), _IN_BATCH):
+                    session.execute(
+                        self._db.ops.upsert_many(
+                            hashes, written[start : start + _IN_BATCH], ["doc_id"], ["content_hash", "last_extracted"]
+                        )
+                    )
         return persisted
 
     def on_document_indexed(self, doc: IndexedText) -> None:
         """Indexing listener: regex extraction of every (re)indexed document. Unchanged text is skipped,
         except on a full reindex (``reason == "full"``), which extracts everything again."""
         self.index_document(doc.doc_id, doc.content, force=doc.reason == "full")
+
+    def on_documents_indexed(self, docs: Sequence[IndexedText]) -> None:
+        """:meth:`on_document_indexed` for one indexing batch (the store registers this one)."""
+        self.index_documents([(doc.doc_id, doc.content, doc.reason == "full") for doc in docs])
 
     def forget_document(self, doc_id: str) -> int:
         """Drop a deleted document's links and extraction hash (entities and relations stay: history)."""

@@ -9,7 +9,7 @@ from sqlmodel import col, or_, select
 
 from dokoro_store.clock import Clock
 from dokoro_store.db.engine import Database
-from dokoro_store.errors import ConflictError, InvalidArgumentError
+from dokoro_store.errors import ConflictError, InvalidArgumentError, NotOwnerError
 from dokoro_store.models import Handoff as HandoffRow
 from dokoro_store.results.coordination import Handoff
 from dokoro_store.services.names import optional_name, required_name
@@ -70,7 +70,11 @@ class HandoffService:
             return [_handoff(row) for row in session.exec(statement)]
 
     def claim(self, handoff_id: int, agent_id: str) -> Handoff:
-        """Take an open handoff: exactly one of several concurrent claimants succeeds."""
+        """Take an open handoff: exactly one of several concurrent claimants succeeds.
+
+        A handoff addressed to an agent (``to_agent``) is taken only by that agent; one for anyone
+        by any agent.
+        """
         if handoff_id < 1:
             raise InvalidArgumentError(f"handoff_id must be a positive id from dokoro_handoff_inbox; got {handoff_id}")
         agent_id = required_name(agent_id, "agent_id")
@@ -79,11 +83,22 @@ class HandoffService:
                 "CursorResult[Any]",
                 session.execute(
                     update(HandoffRow)
-                    .where(col(HandoffRow.id) == handoff_id, col(HandoffRow.status) == "open")
+                    .where(
+                        col(HandoffRow.id) == handoff_id,
+                        col(HandoffRow.status) == "open",
+                        or_(col(HandoffRow.to_agent).is_(None), col(HandoffRow.to_agent) == agent_id),
+                    )
                     .values(status="claimed", claimed_by=agent_id, claimed_at=self._clock.now())
                 ),
             )
             if done.rowcount != 1:
+                row = session.get(HandoffRow, handoff_id)
+                if row is not None and row.status == "open" and row.to_agent not in (None, agent_id):
+                    raise NotOwnerError(
+                        f"handoff #{handoff_id} is addressed to {row.to_agent}; you ({agent_id}) may not claim it. "
+                        "Take handoffs for you or for anyone (dokoro_handoff_inbox with your agent_id), "
+                        f"or ask {row.from_agent} to hand it over to you"
+                    )
                 raise ConflictError(f"handoff #{handoff_id} is not open (already claimed or missing)")
             handoff = session.get(HandoffRow, handoff_id)
             assert handoff is not None

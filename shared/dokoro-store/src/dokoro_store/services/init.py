@@ -79,10 +79,10 @@ def init_folder(root: Path, clock: Clock, *, skip_if_exists: bool = True) -> Fol
     for folder in FOLDERS:
         (root / folder).mkdir(parents=True, exist_ok=True)
     if not (root / "README.md").exists():
-        atomic_write_text(root / "README.md", _README)
+        atomic_write_text(root / "README.md", _README, within=root)
     if not (root / ".gitignore").exists():
-        atomic_write_text(root / ".gitignore", _GITIGNORE)
+        atomic_write_text(root / ".gitignore", _GITIGNORE, within=root)
     if not (root / "current.md").exists():
-        atomic_write_text(root / "current.md", _template_current(iso(clock.now())))
-    atomic_write_text(root / ".config" / "search-mode", "auto\n")
+        atomic_write_text(root / "current.md", _template_current(iso(clock.now())), within=root)
+    atomic_write_text(root / ".config" / "search-mode", "auto\n", within=root)
     return FolderInit(path=str(root), created=True, folders=list(FOLDERS))

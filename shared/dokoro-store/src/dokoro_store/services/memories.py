@@ -12,26 +12,37 @@ carries each neighbour with the material to judge it (shared entities, similarit
 whether "latest wins" is safe) and the agent gives a verdict with :meth:`MemoryService.verdict`.
 Each pair is shown once.
 
-**Weathering** (:mod:`.memory_recall`). Recall ranks by relevance × trust × state × (1 +
-freshness + heat): old memories nobody recalls sink below fresh, used ones; nothing is deleted.
-Every recall counts as use.
+**Weathering** (:mod:`.memory_recall`). Recall ranks by relevance × trust × state; freshness and
+use (every recall counts as one) break near-ties only, never burying a clearly more relevant
+memory. Nothing is deleted.
 """
 
 from __future__ import annotations
 
+import hashlib
+import logging
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from sqlmodel import col, select
+from sqlalchemy.exc import SQLAlchemyError
+from sqlmodel import Session, col, select
 
 from dokoro_store.clock import Clock, iso
 from dokoro_store.db.engine import Database
-from dokoro_store.errors import ConflictError, InvalidArgumentError, NotFoundError
+from dokoro_store.errors import (
+    ConflictError,
+    DokoroError,
+    EmbedderMismatchError,
+    InvalidArgumentError,
+    NotFoundError,
+    NotOwnerError,
+)
 from dokoro_store.models.memories import Memory as MemoryRow
 from dokoro_store.models.memories import MemoryConflict
+from dokoro_store.ownership import known_agent, owned_by_another
 from dokoro_store.results.memories import Forgotten, Memory, MemoryVerdict, RecallHit, Remembered
 from dokoro_store.secrets import redact_all
 from dokoro_store.services.memory_gate import ConflictGate, pair_hash, sync_entities, text_similarity
@@ -62,6 +73,8 @@ __all__ = [
     "UnresolvedPair",
     "text_similarity",
 ]
+
+log = logging.getLogger("dokoro.store")
 
 VERDICTS = ("supersede", "keep_both", "discard_new")
 
@@ -102,22 +115,28 @@ class MemoryService:
             raise NotFoundError(f"no memory {memory_id!r}; find ids with dokoro_recall or dokoro_memory_status")
         return memory_result(row)
 
+    def _save_doc(self, session: Session, memory: MemoryRow) -> None:
+        """Write the memory's document in the transaction that writes the memory."""
+        self._docs.save_in(session, f"{DOC_PREFIX}{memory.id}", _doc_text(memory), **_doc_fields(memory))
+
     def _index(self, memory: MemoryRow) -> bool:
         """Save the memory's document and index it (full text, vectors, graph); best effort."""
-        text = f"{memory.title}\n\n{memory.body}"
-        if memory.entities:
-            text += "\n\nEntities: " + ", ".join(memory.entities)
-        self._docs.save(
-            f"{DOC_PREFIX}{memory.id}",
-            text,
-            title=memory.title,
-            filepath=f"memory://{memory.id}",
-            doc_type=DOC_TYPE,
-            status=memory.state,
-            metadata={"memory_type": memory.type, "trust": memory.trust},
-        )
+        self._docs.save(f"{DOC_PREFIX}{memory.id}", _doc_text(memory), **_doc_fields(memory))
         report = self._docs.index_docs([f"{DOC_PREFIX}{memory.id}"])
         return report.indexed + report.unchanged > 0
+
+    def _index_committed(self, memories: Sequence[MemoryRow], notes: list[str]) -> bool:
+        """Index documents already committed with their memories. A failure here is never the
+        caller's failure: the memory is stored and found by full text at once (the database keeps
+        the text index in step), and its vectors are made by the next search refresh or reindex."""
+        try:
+            report = self._docs.index_docs([f"{DOC_PREFIX}{m.id}" for m in memories])
+        except (DokoroError, SQLAlchemyError) as exc:
+            log.warning("dokoro: indexing a stored memory failed; the next reindex completes it", exc_info=True)
+            notes.append(f"stored; its vectors are not made yet ({exc}); the next search_reindex completes them")
+            return False
+        notes.extend(report.notes)
+        return report.indexed + report.unchanged >= len(memories)
 
     # ------------------------------------------------------------------ remember
     def remember(
@@ -149,6 +168,11 @@ class MemoryService:
         review_at = parse_time(review_after, "review_after")
         valid_to = parse_time(valid_until, "valid_until")
         (title_clean, body_clean, source_clean), kinds = redact_all([title, body, source])
+        try:
+            # Before writing: a memory whose vectors could not join the index is not stored at all.
+            self._docs.check_write_stamp()
+        except EmbedderMismatchError as exc:
+            raise EmbedderMismatchError(f"{exc} Nothing was stored.") from None
         now = self._clock.now()
         memory = MemoryRow(
             id=f"mem_{now:%Y%m%d}_{secrets.token_hex(4)}",
@@ -168,6 +192,19 @@ class MemoryService:
         )
         superseded: MemoryRow | None = None
         with self._db.write() as session:
+            # A retry of this very call (same agent, type, title and body, moments ago) gets the
+            # memory the first call stored, not a duplicate; the lock orders concurrent retries.
+            self._db.ops.lock_keys(session, "remember", [_retry_key(memory)])
+            twin = _recent_twin(session, memory, now - RETRY_WINDOW)
+            if twin is not None:
+                return Remembered(
+                    memory=memory_result(twin),
+                    conflicts=[],
+                    superseded=None,
+                    redacted=list(kinds),
+                    indexed=self._docs.is_indexed(f"{DOC_PREFIX}{twin.id}"),
+                    retried=True,
+                )
             if supersedes:
                 old = session.get(MemoryRow, supersedes.strip(), with_for_update=True)
                 if old is None:
@@ -179,22 +216,31 @@ class MemoryService:
                         + "; supersede the current one instead. Nothing was stored."
                     )
                 memory.supersedes = old.id
-                self._archive(old, by=memory.id, now=now)
+                self._archive(old, by=memory.id, now=now, agent=memory.agent_id)
                 session.add(old)
+                self._save_doc(session, old)
                 superseded = old
             session.add(memory)
             session.flush()  # the memory row exists before its entity rows point at it
             sync_entities(session, [memory])
-        indexed = self._index(memory)
-        if superseded is not None:
-            self._index(superseded)
-        conflicts = [] if superseded is not None else self._gate.check(memory)
+            self._save_doc(session, memory)
+        # Committed: from here on nothing fails the call (the agent would retry and store it twice).
+        notes: list[str] = []
+        indexed = self._index_committed([memory] + ([superseded] if superseded is not None else []), notes)
+        conflicts = []
+        if superseded is None:
+            try:
+                conflicts = self._gate.check(memory)
+            except (DokoroError, SQLAlchemyError) as exc:
+                log.warning("dokoro: the conflict gate failed on a stored memory", exc_info=True)
+                notes.append(f"stored; the conflict check could not run ({exc})")
         return Remembered(
             memory=memory_result(memory),
             conflicts=conflicts,
             superseded=memory_result(superseded) if superseded is not None else None,
             redacted=list(kinds),
             indexed=indexed,
+            notes=notes,
         )
 
     def remember_many(self, drafts: Sequence[MemoryDraft], *, progress: Any = None) -> list[Memory]:
@@ -251,8 +297,9 @@ class MemoryService:
         return [memory_result(m) for m in rows]
 
     @staticmethod
-    def _archive(old: MemoryRow, *, by: str, now: datetime) -> None:
+    def _archive(old: MemoryRow, *, by: str, now: datetime, agent: str | None) -> None:
         old.state = "archived"
+        old.state_changed_by = known_agent(agent)
         old.superseded_by = by
         old.state_reason = f"superseded by {by}"
         old.state_changed_at = now
@@ -281,13 +328,14 @@ class MemoryService:
             if verdict == "supersede":
                 if old.state != "active":
                     raise ConflictError(f"memory {old.id} is already {old.state}; nothing changed")
-                self._archive(old, by=new.id, now=now)
+                self._archive(old, by=new.id, now=now, agent=agent_id)
                 new.supersedes = old.id
                 new.updated_at = now
             elif verdict == "discard_new":
                 new.state = "deprecated"
                 new.state_reason = f"duplicate of {old.id} (conflict gate verdict)"
                 new.state_changed_at = now
+                new.state_changed_by = known_agent(agent_id)
                 new.updated_at = now
             pair.verdict = verdict
             pair.decided_at = now
@@ -299,11 +347,20 @@ class MemoryService:
 
     # ------------------------------------------------------------------ forget
     def forget(
-        self, memory_id: str, *, reason: str | None = None, purge: bool = False, confirm: bool = False
+        self,
+        memory_id: str,
+        *,
+        reason: str | None = None,
+        purge: bool = False,
+        confirm: bool = False,
+        acting_agent: str | None = None,
     ) -> tuple[Memory, Forgotten]:
         """Deprecate a memory (a reason is required), or purge it (explicit confirmation).
 
-        Returns the memory as it now stands (as it was, when purged) and what was done.
+        ``acting_agent`` is who calls: a known agent may purge only the memories it wrote (or that
+        record no author); any agent may deprecate one, with a reason, which keeps its history
+        and records who did it (:mod:`dokoro_store.ownership`). Returns the memory as it now
+        stands (as it was, when purged) and what was done.
         """
         now = self._clock.now()
         if purge:
@@ -316,6 +373,12 @@ class MemoryService:
                 row = session.get(MemoryRow, memory_id.strip(), with_for_update=True)
                 if row is None:
                     raise NotFoundError(f"no memory {memory_id!r}")
+                if owned_by_another(row.agent_id, acting_agent):
+                    raise NotOwnerError(
+                        f"memory {row.id} was written by {row.agent_id}; you ({acting_agent}) may not purge it. "
+                        "Deprecate it instead (dokoro_forget with a reason, purge=false: history kept), "
+                        f"or ask {row.agent_id} to purge it"
+                    )
                 for pair in session.exec(
                     select(MemoryConflict).where(
                         (col(MemoryConflict.new_id) == row.id) | (col(MemoryConflict.old_id) == row.id)
@@ -339,6 +402,7 @@ class MemoryService:
             row.state = "deprecated"
             row.state_reason = reason.strip()
             row.state_changed_at = now
+            row.state_changed_by = known_agent(acting_agent)
             row.updated_at = now
             session.add(row)
         self._index(row)
@@ -390,3 +454,48 @@ class MemoryService:
         """An honest health report: index freshness, stale and expired memories, unresolved
         conflicts, never-recalled ones and compaction candidates."""
         return memory_status(self._db, self._clock, self._docs)
+
+
+# A second identical remember by the same agent within this window is a retry, not a new memory.
+RETRY_WINDOW = timedelta(minutes=10)
+
+
+def _doc_text(memory: MemoryRow) -> str:
+    text = f"{memory.title}\n\n{memory.body}"
+    if memory.entities:
+        text += "\n\nEntities: " + ", ".join(memory.entities)
+    return text
+
+
+def _doc_fields(memory: MemoryRow) -> dict[str, Any]:
+    return {
+        "title": memory.title,
+        "filepath": f"memory://{memory.id}",
+        "doc_type": DOC_TYPE,
+        "status": memory.state,
+        "metadata": {"memory_type": memory.type, "trust": memory.trust},
+    }
+
+
+def _retry_key(memory: MemoryRow) -> str:
+    parts = [memory.agent_id or "", memory.type, memory.title, memory.body]
+    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()
+
+
+def _recent_twin(session: Session, memory: MemoryRow, cutoff: datetime) -> MemoryRow | None:
+    """The memory an identical remember by the same agent stored since ``cutoff``, if any."""
+    agent = col(MemoryRow.agent_id)
+    statement = (
+        select(MemoryRow)
+        .where(
+            col(MemoryRow.updated_at) >= cutoff,  # ix_memories_updated: only recent rows are read
+            col(MemoryRow.created_at) >= cutoff,
+            MemoryRow.type == memory.type,
+            MemoryRow.title == memory.title,
+            MemoryRow.body == memory.body,
+            agent.is_(None) if memory.agent_id is None else agent == memory.agent_id,
+        )
+        .order_by(col(MemoryRow.created_at).desc())
+        .limit(1)
+    )
+    return session.exec(statement).first()

@@ -1,8 +1,21 @@
-"""Recall with weathering: memories for a question, ranked by relevance × trust × state ×
-(1 + freshness + heat).
+"""Recall with weathering: memories for a question, ranked by relevance first.
 
-Old memories nobody recalls sink below fresh, used ones; nothing is deleted. Every returned
-hit counts as a use (unless the caller says otherwise, e.g. a benchmark).
+**The rule: recency and use break near-ties; they never bury a clearly more relevant memory.**
+
+    score = relevance × trust × state  +  NEAR_TIE × (freshness + heat) / 2
+
+``relevance`` is the hybrid search score relative to the best memory found (1.0); ``trust`` and
+``state`` weigh what the memory *is* (user-stated over inferred, active over archived). Freshness
+(halving every 90 days since the last update) and heat (recalls, fading with a 30-day half-life)
+are each in [0, 1], so together they add at most :data:`NEAR_TIE`: a memory overtakes another only
+when the other's ``relevance × trust × state`` is less than ``NEAR_TIE`` above its own. Among
+equally relevant memories the fresh, used one comes first; an old, never-recalled memory that
+answers the question better still comes first.
+
+Why additive and bounded: recall counts every returned hit as a use, so heat that multiplied
+relevance fed back on itself — whatever was recalled once ranked higher, was recalled again and
+buried better answers (measured on LoCoMo: ``bench/locomo_memories.py``, row ``+use``). Nothing is
+deleted; old memories nobody recalls only lose ties.
 """
 
 from __future__ import annotations
@@ -33,13 +46,15 @@ from dokoro_store.services.memory_rows import (
 if TYPE_CHECKING:
     from dokoro_store.retrieval.search import SearchHit, SearchService
 
-__all__ = ["FRESHNESS_HALF_LIFE_DAYS", "HEAT_HALF_LIFE_DAYS", "MemoryRecall"]
+__all__ = ["FRESHNESS_HALF_LIFE_DAYS", "HEAT_HALF_LIFE_DAYS", "NEAR_TIE", "MemoryRecall", "weather"]
 
 _TRUST_WEIGHT = {"user-stated": 1.0, "agent-inferred": 0.8, "imported": 0.7}
 _STATE_WEIGHT = {"active": 1.0, "archived": 0.35, "deprecated": 0.1}
 # Freshness halves every 90 days; heat (use) fades with a 30-day half-life since the last recall.
 FRESHNESS_HALF_LIFE_DAYS = 90.0
 HEAT_HALF_LIFE_DAYS = 30.0
+# Freshness and heat together move a memory by at most this much of relevance × trust × state.
+NEAR_TIE = 0.05
 
 
 class MemoryRecall:
@@ -76,7 +91,17 @@ class MemoryRecall:
         start = parse_time(since, "since")
         end = parse_time(until, "until")
         wanted_entity = canonical_entities([entity])[0] if entity and entity.strip() else None
-        result = self._search.universal(query, limit=100)
+        from dokoro_store.retrieval.scope import DocScope, MemoryScope
+
+        # The filters are conditions of the search's legs, not of its answer: a memory is found
+        # however many other documents (workspace pages, indexed content) outrank it.
+        scope = DocScope(
+            doc_types=(DOC_TYPE,),
+            memory=MemoryScope(
+                types=tuple(types or ()), states=tuple(states), entity=wanted_entity, since=start, until=end
+            ),
+        )
+        result = self._search.universal(query, limit=100, scope=scope)
         ranked: list[tuple[str, float, SearchHit]] = []
         for found in result.hits:
             if found.doc_type == DOC_TYPE and found.doc_id.startswith(DOC_PREFIX):
@@ -103,7 +128,7 @@ class MemoryRecall:
             if end and memory.created_at > end:
                 continue
             relevance = fused / top if top else 0.0
-            score, parts = _weather(memory, relevance, now)
+            score, parts = weather(memory, relevance, now)
             hits.append(
                 RecallHit(
                     memory=memory_result(memory),
@@ -125,7 +150,8 @@ class MemoryRecall:
         return hits
 
 
-def _weather(memory: MemoryRow, relevance: float, now: datetime) -> tuple[float, dict[str, float]]:
+def weather(memory: MemoryRow, relevance: float, now: datetime) -> tuple[float, dict[str, float]]:
+    """The recall score of ``memory`` at ``relevance`` (the module's rule) and its parts."""
     age = max(0.0, days(now - memory.updated_at))
     freshness = 0.5 ** (age / FRESHNESS_HALF_LIFE_DAYS)
     heat = 0.0
@@ -134,7 +160,7 @@ def _weather(memory: MemoryRow, relevance: float, now: datetime) -> tuple[float,
         heat = min(1.0, math.log1p(memory.recall_count) / math.log(11)) * 0.5 ** (since_use / HEAT_HALF_LIFE_DAYS)
     trust = _TRUST_WEIGHT.get(memory.trust, 0.7)
     state = _STATE_WEIGHT.get(memory.state, 0.1)
-    score = relevance * trust * state * (1 + freshness + heat)
+    score = relevance * trust * state + NEAR_TIE * (freshness + heat) / 2
     return score, {"age": age, "freshness": freshness, "heat": heat}
 
 

@@ -68,7 +68,9 @@ class PlanArchiver:
             if row.archive_path:
                 target = self._files.archived(row.archive_path)
                 if not target.exists():
-                    atomic_write_text(target, dump_json(view_of(row, items_of(session, plan_id)).to_json()))
+                    atomic_write_text(
+                        target, dump_json(view_of(row, items_of(session, plan_id)).to_json()), within=self._paths.root
+                    )
                 return ArchiveOutcome(True, plan_id, row.archive_path, already=True)
             found = None if live.exists() else self._files.find_archived(plan_id)
             relative = found or f"archive/{now:%Y-%m}/{plan_id}.json"
@@ -82,6 +84,6 @@ class PlanArchiver:
                 view = view_of(row, items_of(session, plan_id))
                 target = self._files.archived(relative)
                 target.parent.mkdir(parents=True, exist_ok=True)
-                atomic_write_text(live, dump_json(view.to_json()))
+                atomic_write_text(live, dump_json(view.to_json()), within=self._paths.root)
                 live.replace(target)
         return ArchiveOutcome(True, plan_id, relative, healed=found is not None)

@@ -19,6 +19,7 @@ from dokoro_store.errors import InvalidArgumentError
 from dokoro_store.files import atomic_write_text
 from dokoro_store.models import Plan as PlanRow
 from dokoro_store.paths import StorePaths
+from dokoro_store.walls import is_inside, plain_file
 
 __all__ = ["MIRROR_LOCK", "PlanFiles", "dump_json", "is_plan_id", "plan_files", "safe_id"]
 
@@ -47,6 +48,7 @@ class PlanFiles:
     """Where the plan mirrors of one workspace folder live."""
 
     root: Path
+    store_root: Path  # the workspace folder every mirror stays in
 
     @property
     def index(self) -> Path:
@@ -65,10 +67,11 @@ class PlanFiles:
     def find_archived(self, plan_id: str) -> str | None:
         """The ``archive/YYYY-MM/<id>.json`` partition holding a copy of the plan, newest first."""
         name = f"{safe_id(plan_id)}.json"
-        if not self.archive.is_dir():
+        if not self.archive.is_dir() or not is_inside(self.store_root, self.archive):
             return None
-        for month in sorted((p for p in self.archive.iterdir() if p.is_dir()), reverse=True):
-            if (month / name).is_file():
+        months = (p for p in self.archive.iterdir() if p.is_dir() and not p.is_symlink())
+        for month in sorted(months, reverse=True):
+            if plain_file(self.store_root, month / name):
                 return f"archive/{month.name}/{name}"
         return None
 
@@ -82,8 +85,8 @@ class PlanFiles:
                 index[row.id] = {"title": row.title, "archived": True, "archive_path": row.archive_path}
             else:
                 index[row.id] = row.title
-        atomic_write_text(self.index, dump_json(index))
+        atomic_write_text(self.index, dump_json(index), within=self.store_root)
 
 
 def plan_files(paths: StorePaths) -> PlanFiles:
-    return PlanFiles(paths.mcp_dir / "plans")
+    return PlanFiles(paths.mcp_dir / "plans", paths.root)

@@ -67,5 +67,5 @@ def write_report(paths: StorePaths, view: PlanView, table: str, now: datetime) -
         "tags": {"type": "validation", "result": view.status},
     }
     path = paths.daily_dir / f"{slug(now)}-validation-{safe_id(view.id)}.md"
-    atomic_write_text(path, frontmatter.render(front) + table + "\n")
+    atomic_write_text(path, frontmatter.render(front) + table + "\n", within=paths.root)
     return path

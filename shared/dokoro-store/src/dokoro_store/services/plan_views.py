@@ -70,6 +70,7 @@ class PlanView:
     archived_at: datetime | None
     archive_path: str | None
     agent_id: str | None
+    shared: bool = True
 
     @property
     def archived(self) -> bool:
@@ -137,6 +138,7 @@ def view_of(row: PlanRow, items: Sequence[PlanItemRow]) -> PlanView:
         archived_at=row.archived_at,
         archive_path=row.archive_path,
         agent_id=row.agent_id,
+        shared=row.shared,
     )
 
 

@@ -196,7 +196,7 @@ class PlanningService:
         while path.exists():
             path = folder / f"{stem}-{counter}.md"
             counter += 1
-        atomic_write_text(path, text)
+        atomic_write_text(path, text, within=self._paths.root)
         relative = self._paths.relative(path)
         doc_id = doc_id_for(relative)
         with self._db.read() as session:
@@ -362,7 +362,7 @@ class PlanningService:
             relative = f"planning/{slug(now)}-{_text_slug(feature) or 'feature'}-plan-{counter}.md"
             path = self._paths.root / relative
             counter += 1
-        atomic_write_text(path, markdown)
+        atomic_write_text(path, markdown, within=self._paths.root)
         doc_id = _text_slug(path.stem, 200)
         self._docs.save(
             doc_id,

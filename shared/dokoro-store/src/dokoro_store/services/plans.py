@@ -9,6 +9,10 @@ FIRST and then marks the row, so a crash in between leaves a moved file whose ro
 live. Every read heals that window: a live row whose mirror is gone but sits in an archive
 partition is marked archived before anything else looks at it. Archived plans are read-only.
 
+Ownership: a plan records its creator. Other known agents may read it and add blockers, but
+check, uncheck and validate it only when it is shared (created with ``shared=True``, created
+with no identity, or written before plans had owners); see :mod:`dokoro_store.ownership`.
+
 Reads return :class:`~.plan_views.PlanView` (what the store, the sweep and the planning helpers
 need); writes return the public results of :mod:`dokoro_store.results.plans`.
 """
@@ -28,10 +32,11 @@ from sqlmodel import Session, col, select
 
 from dokoro_store.clock import Clock, slug
 from dokoro_store.db.engine import Database
-from dokoro_store.errors import ConflictError, InvalidArgumentError, NotFoundError
+from dokoro_store.errors import ConflictError, InvalidArgumentError, NotFoundError, NotOwnerError
 from dokoro_store.files import atomic_write_text, file_lock
 from dokoro_store.models import Plan as PlanRow
 from dokoro_store.models import PlanItem as PlanItemRow
+from dokoro_store.ownership import known_agent, owned_by_another
 from dokoro_store.paths import StorePaths
 from dokoro_store.results.plans import Plan, PlanBlockerAdded, PlanItemChecked, PlanValidation
 from dokoro_store.services.current_file import CurrentFile
@@ -130,7 +135,7 @@ class PlanService:
                 if plan_id is not None:
                     view = self.get(plan_id, heal=False)
                     if view is not None and not view.archived:
-                        atomic_write_text(self.files.live(view.id), dump_json(view.to_json()))
+                        atomic_write_text(self.files.live(view.id), dump_json(view.to_json()), within=self._paths.root)
         except OSError:
             log.warning("dokoro: could not write the plan mirrors under %s", self.files.root, exc_info=True)
 
@@ -182,14 +187,35 @@ class PlanService:
         plans = self._all()
         return plans[0] if plans else None
 
-    def _resolve(self, plan_id: str | None, statuses: tuple[str, ...], action: str) -> PlanView:
-        """The plan a write names, or the newest live plan in one of ``statuses``; never an archived one."""
+    @staticmethod
+    def may_change(view: PlanView, agent: str | None) -> bool:
+        """Whether ``agent`` may check, uncheck and validate ``view`` (its own, shared, or no identity)."""
+        return view.shared or not owned_by_another(view.agent_id, agent)
+
+    def _resolve(
+        self, plan_id: str | None, statuses: tuple[str, ...], action: str, agent: str | None = None, *, owned: bool
+    ) -> PlanView:
+        """The plan a write names, or the newest live plan in one of ``statuses``; never an archived one.
+
+        With ``owned``, a plan ``agent`` may not change is refused when named, skipped when chosen
+        by default.
+        """
         if plan_id and plan_id.strip():
             view = self.get(plan_id)
             if view is None:
                 raise NotFoundError(f"No plan with ID {plan_id.strip()!r}. List plans with dokoro_plan_list.")
+            if owned and not self.may_change(view, agent):
+                raise NotOwnerError(
+                    f"Plan {view.id} belongs to {view.agent_id} and is not shared; you ({agent}) may read it "
+                    f"(dokoro_plan_status) and add blockers (dokoro_plan_blocker), not {action} it. Ask "
+                    f"{view.agent_id} to {action} it, or create your own plan with dokoro_plan_create."
+                )
         else:
-            live = [p for p in self._all() if not p.archived and p.status in statuses]
+            live = [
+                p
+                for p in self._all()
+                if not p.archived and p.status in statuses and (not owned or self.may_change(p, agent))
+            ]
             if not live:
                 wanted = " or ".join(statuses)
                 raise NotFoundError(
@@ -217,9 +243,14 @@ class PlanService:
         *,
         agent_id: str | None = None,
         status: str = "active",
+        shared: bool = False,
     ) -> Plan:
         """A new plan with ``items`` (in order), ``active`` unless ``status`` is ``draft`` (an
-        imported plan not started yet); written to the database, then mirrored."""
+        imported plan not started yet); written to the database, then mirrored.
+
+        ``agent_id`` is its creator; only the creator checks and validates it unless ``shared``
+        (a plan created with no identity is shared).
+        """
         if status not in ("draft", "active"):
             raise InvalidArgumentError(f"a new plan is draft or active; got status {status!r}")
         clean_title = _clean(title, "title", required=True)
@@ -237,10 +268,13 @@ class PlanService:
         now = self._clock.now()
         title_part = _title_slug(clean_title)
         base = f"plan-{slug(now)}-{title_part}" if title_part else f"plan-{slug(now)}"
-        plan_id = self._insert(base, clean_title, clean_description, texts, now, agent_id, status)
+        owner = known_agent(agent_id)
+        plan_id = self._insert(
+            base, clean_title, clean_description, texts, now, agent_id, status, shared=shared or owner is None
+        )
         self._sync_mirrors(plan_id)
         numbered = "\n".join(f"   {i}. [ ] {text}" for i, text in enumerate(texts, start=1))
-        self._current.log_line("📋", f"PLAN CREATED: {clean_title}\n{numbered}")
+        self._current.log_line("📋", f"PLAN CREATED: {clean_title}\n{numbered}", agent=agent_id)
         view = self.get(plan_id, heal=False)
         assert view is not None
         return view.result()
@@ -254,6 +288,8 @@ class PlanService:
         now: datetime,
         agent_id: str | None,
         status: str = "active",
+        *,
+        shared: bool = True,
     ) -> str:
         # Two plans with one title in one minute share a base id: number the later ones.
         for attempt in range(20):
@@ -275,6 +311,7 @@ class PlanService:
                             created_at=now,
                             updated_at=now,
                             agent_id=agent_id,
+                            shared=shared,
                         )
                     )
                     session.flush()
@@ -313,8 +350,10 @@ class PlanService:
         plan_id: str | None = None,
         notes: str | None = None,
         uncheck: bool = False,
+        agent: str | None = None,
     ) -> PlanItemChecked:
-        """Mark item ``item_index`` (1-based) done, or not done with ``uncheck``.
+        """Mark item ``item_index`` (1-based) done, or not done with ``uncheck``; ``agent`` (who
+        calls) must own the plan or the plan be shared.
 
         Completing the last item completes the plan; unchecking an item of a completed plan
         reopens it (status back to active). The default plan is the newest live active one (or
@@ -322,7 +361,7 @@ class PlanService:
         """
         clean_notes = _clean(notes, "notes")
         # Unchecking is how a finished plan is reopened, so its default target may be a completed plan.
-        target = self._resolve(plan_id, ("active", "completed") if uncheck else ("active",), "check")
+        target = self._resolve(plan_id, ("active", "completed") if uncheck else ("active",), "check", agent, owned=True)
         now = self._clock.now()
         reopened = finished = False
         with self._db.write() as session:
@@ -351,16 +390,19 @@ class PlanService:
         checked = plan.items[item_index - 1]
         note = f"\n   Note: {clean_notes}" if clean_notes else ""
         if uncheck:
-            self._current.log_line("↩️", f"UNCHECKED: {checked.text}{note}")
+            self._current.log_line("↩️", f"UNCHECKED: {checked.text}{note}", agent=agent)
         else:
-            self._current.log_line("✅", f"COMPLETED: {checked.text}{note}")
+            self._current.log_line("✅", f"COMPLETED: {checked.text}{note}", agent=agent)
         return PlanItemChecked(plan=plan, item=checked, unchecked=uncheck, reopened=reopened, finished=finished)
 
-    def add_blocker(self, item_index: int, blocker: str, *, plan_id: str | None = None) -> PlanBlockerAdded:
-        """Record what blocks item ``item_index`` (1-based)."""
+    def add_blocker(
+        self, item_index: int, blocker: str, *, plan_id: str | None = None, agent: str | None = None
+    ) -> PlanBlockerAdded:
+        """Record what blocks item ``item_index`` (1-based). Any agent may report a blocker on any
+        live plan: it adds to the plan and changes no one's progress."""
         clean = _clean(blocker, "blocker", required=True)
         assert clean is not None
-        target = self._resolve(plan_id, ("active",), "block")
+        target = self._resolve(plan_id, ("active",), "block", agent, owned=False)
         now = self._clock.now()
         with self._db.write() as session:
             row, items = self._locked(session, target)
@@ -374,7 +416,7 @@ class PlanService:
         assert view is not None
         plan = view.result()
         blocked = plan.items[item_index - 1]
-        self._current.log_line("⛔", f'BLOCKER on "{blocked.text}": {clean}')
+        self._current.log_line("⛔", f'BLOCKER on "{blocked.text}": {clean}', agent=agent)
         return PlanBlockerAdded(plan=plan, item=blocked, blocker=clean)
 
     def validate(
@@ -383,6 +425,7 @@ class PlanService:
         plan_id: str | None = None,
         notes: str | None = None,
         require_complete: bool = False,
+        agent: str | None = None,
     ) -> PlanValidated:
         """Validate a plan: write the report to daily/, and archive it when validated.
 
@@ -390,7 +433,7 @@ class PlanService:
         ``require_complete``, else ``validated``.
         """
         clean_notes = _clean(notes, "notes")
-        target = self._resolve(plan_id, ("active", "completed"), "validate")
+        target = self._resolve(plan_id, ("active", "completed"), "validate", agent, owned=True)
         now = self._clock.now()
         with self._db.write() as session:
             row, items = self._locked(session, target)
@@ -407,7 +450,9 @@ class PlanService:
         report = write_report(self._paths, view, table, now)
         relative = self._paths.relative(report)
         result = f"{view.status.upper()} ({view.completion}%)"
-        self._current.log_line("🏁", f"PLAN VALIDATED: {view.title}\n   Result: {result}\n   Report: {relative}")
+        self._current.log_line(
+            "🏁", f"PLAN VALIDATED: {view.title}\n   Result: {result}\n   Report: {relative}", agent=agent
+        )
         outcome = self.archive(view.id) if view.status == "validated" else None
         final = self.get(view.id, heal=False) or view
         return PlanValidated(final, report, relative, table, outcome)
@@ -467,7 +512,7 @@ class PlanService:
             if live.exists():
                 raise ConflictError(f"{live} already exists; move it away before restoring plan {view.id}")
             restored = dataclasses.replace(view, archived_at=None, archive_path=None)
-            atomic_write_text(live, dump_json(restored.to_json()))
+            atomic_write_text(live, dump_json(restored.to_json()), within=self._paths.root)
             with self._db.write() as session:
                 row = session.get(PlanRow, view.id, with_for_update=True)
                 if row is not None:

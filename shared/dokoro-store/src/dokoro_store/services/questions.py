@@ -75,10 +75,11 @@ class QuestionService:
             session.add(row)
             added = _public(row)
         suffix = f" (Context: {added.context})" if added.context else ""
-        self._current.log_line(_ICONS[priority], f"QUESTION: {question}{suffix}")
+        self._current.log_line(_ICONS[priority], f"QUESTION: {question}{suffix}", agent=agent_id)
         return QuestionAdded(question=added, counts=self.counts())
 
-    def answer(self, answer: str, question_id: str | None = None) -> QuestionAnswered:
+    def answer(self, answer: str, question_id: str | None = None, *, agent: str | None = None) -> QuestionAnswered:
+        """Answer a question (any agent may answer any open one); ``agent`` is who answers."""
         answer = answer.strip()
         if not answer:
             raise InvalidArgumentError("answer must not be empty")
@@ -111,7 +112,7 @@ class QuestionService:
             row.answered_at = now
             session.add(row)
             answered = _public(row)
-        self._current.log_line("✅", f"ANSWERED: {answered.question}\n   → {answer}")
+        self._current.log_line("✅", f"ANSWERED: {answered.question}\n   → {answer}", agent=agent)
         return QuestionAnswered(
             question=answered, open_for_seconds=(now - answered.created_at).total_seconds(), counts=self.counts()
         )

@@ -62,10 +62,12 @@ class DumpWriter:
     def unique_daily_path(self, stem: str) -> Path:
         """A daily file name free both here and in the database: on a team database another
         developer's dump of the same task in the same minute has the same name (and doc id)."""
+        self._paths.inside(self._paths.daily_dir, what="daily folder")
         self._paths.daily_dir.mkdir(parents=True, exist_ok=True)
+        self._paths.inside(self._paths.daily_dir, what="daily folder")
         candidate = self._paths.daily_dir / f"{stem}.md"
         counter = 2
-        while candidate.exists() or self._taken_in_database(candidate.stem):
+        while candidate.is_symlink() or candidate.exists() or self._taken_in_database(candidate.stem):
             candidate = self._paths.daily_dir / f"{stem}-{counter}.md"
             counter += 1
         return candidate

@@ -60,7 +60,7 @@ class SessionTime:
         self._paths = paths
 
     def read(self) -> dict[str, Any] | None:
-        text = read_text_or_none(self._paths.session_json)
+        text = read_text_or_none(self._paths.session_json, within=self._paths.root)
         if text is None:
             return None
         try:
@@ -70,7 +70,9 @@ class SessionTime:
         return data if isinstance(data, dict) else None
 
     def _write(self, data: dict[str, Any]) -> None:
-        atomic_write_text(self._paths.session_json, json.dumps(data, indent=2, ensure_ascii=False))
+        atomic_write_text(
+            self._paths.session_json, json.dumps(data, indent=2, ensure_ascii=False), within=self._paths.root
+        )
 
     def start(self, lock: LockInfo) -> None:
         """Begin tracking the session ``lock`` was just taken for (replaces any previous one)."""

@@ -24,8 +24,9 @@ from sqlalchemy.exc import SQLAlchemyError
 from dokoro_store import frontmatter
 from dokoro_store.clock import Clock, iso, parse_iso, slug
 from dokoro_store.db.engine import Database
-from dokoro_store.errors import ConflictError, DokoroError, InvalidArgumentError, NoWorkspaceError
+from dokoro_store.errors import DokoroError, InvalidArgumentError, NotOwnerError, NoWorkspaceError
 from dokoro_store.files import atomic_write_text
+from dokoro_store.ownership import known_agent, owned_by_another
 from dokoro_store.paths import StorePaths
 from dokoro_store.results.working import LogEntry, SessionDump, WorkspaceClaim, WorkspaceStatus
 from dokoro_store.secrets import redact
@@ -134,8 +135,9 @@ class WorkspaceService:
     ) -> ClaimResult:
         """Take the workspace lock and start a session.
 
-        ``agent_id`` names the claimant (an authenticated agent); without it the reference's
-        time-based id ``agent-YYMMDDHHMMSS`` is generated. ``claim_root`` is the folder file
+        ``agent_id`` names the claimant (an authenticated agent, or ``DOKORO_AGENT_ID``); without it
+        the reference's time-based id ``agent-YYMMDDHHMMSS`` is generated. A named agent's live lock
+        is never taken over, not even with ``force`` (:mod:`.workspace_lock`). ``claim_root`` is the folder file
         claims are keyed from, for the archive sweep that follows a claim.
         """
         cleaned_task = redact(task.strip())
@@ -145,6 +147,7 @@ class WorkspaceService:
         self._require_folder()
         self.flush_tool_uses()
         now = self._clock.now()
+        agent_id = known_agent(agent_id)
         named = agent_id is not None
         agent_id = agent_id or f"agent-{now:%y%m%d%H%M%S}"
         current = self._current.read()
@@ -155,7 +158,7 @@ class WorkspaceService:
                 counter = int(suffix[1:]) + 1 if suffix.startswith("-") and suffix[1:].isdigit() else 2
                 agent_id = f"{agent_id}-{counter}"
         session_id = f"session-{now:%Y-%m-%dT%H-%M-%S}-{now.microsecond // 1000:03d}Z-{agent_id}"
-        lock = LockInfo(agent_id, session_id, now, now + LOCK_TTL, now, os.getpid())
+        lock = LockInfo(agent_id, session_id, now, now + LOCK_TTL, now, os.getpid(), named)
         took_over = self._lock.take(lock, force=force, named=named)
         try:
             if took_over is not None:
@@ -166,6 +169,7 @@ class WorkspaceService:
             self._lock.remove()
             raise
         self._claimed_session = session_id
+        self._current.claimed_by = agent_id
         note = self._after_claim(claim_root) if self._after_claim is not None else None
         return ClaimResult(agent_id, session_id, task, lock.expires_at, took_over, note, cleaned_task.kinds)
 
@@ -180,7 +184,7 @@ class WorkspaceService:
             if not data.get("session_id"):
                 return
             path = self._dumps.unique_daily_path(f"{slug(now)}-abandoned-{topic(str(data.get('task') or 'session'))}")
-            atomic_write_text(path, text)
+            atomic_write_text(path, text, within=self._paths.root)
 
     def _write_claimed_current(
         self, agent_id: str, session_id: str, task: str, tags: dict[str, Any], now: datetime
@@ -268,7 +272,9 @@ class WorkspaceService:
         )
 
     # ------------------------------------------------------------------ session log
-    def log(self, entry: str, entry_type: str = "progress") -> LogEntry:
+    def log(self, entry: str, entry_type: str = "progress", *, agent: str | None = None) -> LogEntry:
+        """Append a line to the workspace log; ``agent`` (who calls) may not write to a workspace
+        another agent holds."""
         entry = entry.strip()
         if not entry:
             raise InvalidArgumentError("entry must not be empty: write what happened")
@@ -277,7 +283,8 @@ class WorkspaceService:
         self._require_folder()
         now = self._clock.now()
         cleaned = redact(entry)
-        if not self._current.log_line(LOG_ICONS[entry_type], cleaned.text):
+        self._current.require_writable(agent, "log to it")
+        if not self._current.log_line(LOG_ICONS[entry_type], cleaned.text, agent=agent):
             raise NoWorkspaceError("No active workspace. Use dokoro_workspace_claim first.")
         return LogEntry(type=entry_type, time=now, redacted=cleaned.kinds)
 
@@ -293,8 +300,8 @@ class WorkspaceService:
     ) -> SessionDump:
         """Save the workspace to a daily file and a document; optionally end the session.
 
-        ``acting_agent`` is the authenticated caller: only the agent holding the workspace may
-        dump it (and so release its lock).
+        ``acting_agent`` is the caller (authenticated, or ``DOKORO_AGENT_ID``): only the agent
+        holding the workspace may dump it (and so release its lock).
         """
         if status not in DUMP_STATUSES:
             raise InvalidArgumentError(f"status must be one of {', '.join(DUMP_STATUSES)}; got {status!r}")
@@ -314,10 +321,11 @@ class WorkspaceService:
             task = str(data.get("task") or "session")
             agent_id = str(data.get("agent_id") or "unknown")
             session_id = str(data.get("session_id") or "")
-            if acting_agent is not None and acting_agent != agent_id:
-                raise ConflictError(
+            if owned_by_another(agent_id, acting_agent):
+                raise NotOwnerError(
                     f"The workspace is held by {agent_id}; you are {acting_agent}. Only the holder can dump "
-                    "or release it — claim it yourself with dokoro_workspace_claim(force=true) if it is abandoned."
+                    "or release it. Leave them a dokoro_handoff_write, or claim the workspace with "
+                    "dokoro_workspace_claim once their lock is stale (then dump your own session)."
                 )
             meta = self._time.finalise(now, close=not keep_active)
             start = _parse_optional(data.get("session_start"))
@@ -325,7 +333,7 @@ class WorkspaceService:
 
             path = self._dumps.unique_daily_path(f"{slug(now)}-session-{topic(task)}")
             content = render_dump(now, task, agent_id, reason, status, doc_type, data, text, meta, duration)
-            atomic_write_text(path, content)
+            atomic_write_text(path, content, within=self._paths.root)
             relative = self._paths.relative(path)
 
             released = False
@@ -338,6 +346,7 @@ class WorkspaceService:
                 self._current.remove()
                 if session_id == self._claimed_session:
                     self._claimed_session = None
+                    self._current.claimed_by = None
 
         doc_indexed = self._dumps.save_document(path.stem, relative, f"Session: {task}", content, doc_type, status)
         claims_released = 0 if keep_active else self._release_session_claims(session_id)

@@ -4,6 +4,11 @@ A lock lives 30 minutes, renewed by its holder's tool calls; one whose holder ha
 for an hour is stale even before it expires, and a stale lock is taken over without ``force``.
 Every writer of the file holds the sidecar lock ``workspace-lock``, so deciding that a lock is
 stale and replacing it is one step: two agents cannot both take over the same stale lock.
+
+``force`` takes over a live lock only from an anonymous holder (a stdio session without
+``DOKORO_AGENT_ID``, whose restarted process gets a new time-based id, as in the reference). A
+named agent's live lock (an authenticated agent, or ``DOKORO_AGENT_ID``) is taken over only once
+it is stale: force does not shorten another agent's lease (docs/team.md).
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from dokoro_store.clock import iso, parse_iso
-from dokoro_store.errors import WorkspaceLockedError
+from dokoro_store.errors import NotOwnerError, WorkspaceLockedError
 from dokoro_store.files import atomic_write_text, file_lock, read_text_or_none
 from dokoro_store.paths import StorePaths
 
@@ -32,9 +37,15 @@ class LockInfo:
     expires_at: datetime
     last_heartbeat: datetime
     pid: int
+    named: bool = False  # the holder has an identity (token or DOKORO_AGENT_ID), not a generated id
 
     def is_stale(self, now: datetime) -> bool:
         return now > self.expires_at or now - self.last_heartbeat > HEARTBEAT_STALE
+
+    @property
+    def stale_at(self) -> datetime:
+        """When the lock goes stale if its holder does nothing more."""
+        return min(self.expires_at, self.last_heartbeat + HEARTBEAT_STALE)
 
     def to_json(self) -> str:
         return json.dumps(
@@ -45,6 +56,7 @@ class LockInfo:
                 "expires_at": iso(self.expires_at),
                 "last_heartbeat": iso(self.last_heartbeat),
                 "pid": self.pid,
+                "named": self.named,
             },
             indent=2,
         )
@@ -59,6 +71,7 @@ class LockInfo:
             expires_at=parse_iso(data["expires_at"]),
             last_heartbeat=parse_iso(data["last_heartbeat"]),
             pid=int(data.get("pid", 0)),
+            named=bool(data.get("named", False)),
         )
 
 
@@ -69,7 +82,7 @@ class WorkspaceLock:
         self._paths = paths
 
     def read(self) -> LockInfo | None:
-        text = read_text_or_none(self._paths.workspace_lock)
+        text = read_text_or_none(self._paths.workspace_lock, within=self._paths.root)
         if text is None:
             return None
         try:
@@ -97,14 +110,23 @@ class WorkspaceLock:
             existing = self.read()
             if existing is not None:
                 own = named and existing.agent_id == lock.agent_id
-                if not existing.is_stale(now) and not force and not own:
+                if not existing.is_stale(now) and not own:
                     minutes = max(0, int((existing.expires_at - now).total_seconds() // 60))
-                    raise WorkspaceLockedError(
-                        f"Workspace is locked by {existing.agent_id}. Expires in {minutes} minutes. "
-                        "Use force=true to override."
-                    )
+                    if existing.named:
+                        # A named holder's live lease is never cut short, force or not.
+                        raise (NotOwnerError if force else WorkspaceLockedError)(
+                            f"Workspace is locked by {existing.agent_id}, whose lock is live (expires in {minutes} "
+                            f"minutes, stale at {iso(existing.stale_at)} unless they keep working). force=true takes "
+                            "over only a stale lock of a named agent: leave them a dokoro_handoff_write, or wait "
+                            "until the lock is stale and claim again."
+                        )
+                    if not force:
+                        raise WorkspaceLockedError(
+                            f"Workspace is locked by {existing.agent_id}. Expires in {minutes} minutes. "
+                            "Use force=true to override."
+                        )
                 took_over = None if own else existing.agent_id
-            atomic_write_text(self._paths.workspace_lock, lock.to_json())
+            atomic_write_text(self._paths.workspace_lock, lock.to_json(), within=self._paths.root)
             return took_over
 
     def _create(self, info: LockInfo) -> bool:
@@ -113,7 +135,7 @@ class WorkspaceLock:
         empty lock file."""
         if self._paths.workspace_lock.exists():
             return False
-        atomic_write_text(self._paths.workspace_lock, info.to_json())
+        atomic_write_text(self._paths.workspace_lock, info.to_json(), within=self._paths.root)
         return True
 
     def renew(self, session_id: str, now: datetime) -> None:
@@ -122,8 +144,10 @@ class WorkspaceLock:
             lock = self.read()
             if lock is None or lock.session_id != session_id:
                 return
-            renewed = LockInfo(lock.agent_id, lock.session_id, lock.acquired_at, now + LOCK_TTL, now, lock.pid)
-            atomic_write_text(self._paths.workspace_lock, renewed.to_json())
+            renewed = LockInfo(
+                lock.agent_id, lock.session_id, lock.acquired_at, now + LOCK_TTL, now, lock.pid, lock.named
+            )
+            atomic_write_text(self._paths.workspace_lock, renewed.to_json(), within=self._paths.root)
 
     def release(self, session_id: str) -> bool:
         """Remove ``session_id``'s lock; False when the lock is another session's (or gone)."""

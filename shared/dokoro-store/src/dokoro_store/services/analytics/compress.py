@@ -23,11 +23,11 @@ from typing import Any
 from sqlalchemy.exc import SQLAlchemyError
 from sqlmodel import col, select
 
-from dokoro_store import frontmatter
+from dokoro_store import frontmatter, walls
 from dokoro_store.clock import Clock, format_duration
 from dokoro_store.db.engine import Database
 from dokoro_store.errors import DokoroError
-from dokoro_store.files import atomic_write_text, file_lock
+from dokoro_store.files import atomic_write_text, file_lock, read_text_or_none
 from dokoro_store.models import ConversationSummary, TaskTimer
 from dokoro_store.paths import StorePaths
 from dokoro_store.results.analytics import CompressWeek, DailyFileDigest, Figure, MovedFile
@@ -133,10 +133,11 @@ class WeekCompressor:
         label = f"{year}-W{number:02d}"
         week = _Week(year, number, monday, sunday, label)
         found: dict[str, Path] = {}
+        # Top-level plain files only: symlinks are skipped with a warning, never followed (walls).
         if self._paths.daily_dir.is_dir():
-            for path in self._paths.daily_dir.glob("*.md"):
+            for path in walls.scan(self._paths.root, self._paths.daily_dir, skip_dir=lambda _name: True):
                 dated = _DATED.match(path.name)
-                if dated and path.is_file():
+                if dated:
                     try:
                         day = date.fromisoformat(dated.group(1))
                     except ValueError:
@@ -145,11 +146,11 @@ class WeekCompressor:
                         found[path.name] = path
         archived = self.daily_archive / label
         if archived.is_dir():
-            for path in archived.glob("*.md"):
+            for path in walls.scan(self._paths.root, archived, skip_dir=lambda _name: True):
                 found.setdefault(path.name, path)  # archived by an earlier (interrupted) run or the sweep
         for name in sorted(found):
             path = found[name]
-            text = path.read_text(encoding="utf-8", errors="replace")
+            text = read_text_or_none(path, within=self._paths.root, errors="replace") or ""
             week.dailies.append((path, digest_daily(self._paths.relative(path), text)))
         start = datetime.combine(monday, time(), UTC)
         end = start + timedelta(days=7)
@@ -210,7 +211,7 @@ class WeekCompressor:
                     **result, summary_path=relative, doc_id=None, indexed=False, moved=[], preview=text[:500], notes=[]
                 )
             notes: list[str] = [cleaned.notice()] if cleaned.kinds else []
-            atomic_write_text(self._paths.root / relative, text)
+            atomic_write_text(self._paths.root / relative, text, within=self._paths.root)
             doc_id, indexed = self._index(relative, text, label, notes)
             pending = [path for path, _ in week.dailies if path.parent == self._paths.daily_dir]
             moved = self._move_dailies(pending, self.daily_archive / label)
@@ -243,13 +244,16 @@ class WeekCompressor:
     def _move_dailies(self, files: list[Path], target_dir: Path) -> list[MovedFile]:
         """Move each daily file into the week's archive folder (never over a different file)."""
         moved: list[MovedFile] = []
+        self._paths.inside(target_dir, what="archive folder")
         target_dir.mkdir(parents=True, exist_ok=True)
+        self._paths.inside(target_dir, what="archive folder")
         for source in files:
+            self._paths.inside(source, what="daily file")
             target = target_dir / source.name
             outcome = "moved"
             counter = 2
-            while target.exists():
-                if target.read_bytes() == source.read_bytes():
+            while target.is_symlink() or target.exists():
+                if not target.is_symlink() and target.read_bytes() == source.read_bytes():
                     source.unlink()
                     outcome = "already_archived"
                     break

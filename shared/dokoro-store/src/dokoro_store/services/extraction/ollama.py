@@ -1,7 +1,10 @@
 """Deep extraction through a local Ollama chat model (reference §4.7), with a timeout.
 
 :class:`OllamaChat` is configured by explicit arguments (the entry point reads ``OLLAMA_URL``,
-``OLLAMA_INFERENCE_MODEL`` and the timeouts). The HTTP client is imported on first use.
+``OLLAMA_INFERENCE_MODEL`` and the timeouts). It talks through the store's one Ollama client
+(:mod:`dokoro_store.ollama_client`, the official ``ollama`` package, imported on first use), so it
+matches model names as the embedder does (exact or with a tag: ``llama3.2`` is never
+``llama3.2-vision``), shares the process's cached health check and bounds every call by a timeout.
 """
 
 from __future__ import annotations
@@ -9,7 +12,8 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass
-from typing import Any, cast
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, cast
 
 from dokoro_store.errors import DokoroError
 from dokoro_store.services.extraction.records import (
@@ -20,6 +24,9 @@ from dokoro_store.services.extraction.records import (
     Extraction,
     canonicalise,
 )
+
+if TYPE_CHECKING:
+    from dokoro_store.ollama_client import OllamaClient
 
 __all__ = [
     "DEFAULT_CHAT_TIMEOUT_S",
@@ -78,7 +85,8 @@ class OllamaChat:
     """A chat model served by Ollama at ``base_url``.
 
     ``health_timeout_s`` bounds the availability check; ``chat_timeout_s`` bounds generation.
-    ``transport`` replaces the network (an ``httpx`` transport, e.g. ``MockTransport`` in tests).
+    ``transport`` replaces the network (an ``httpx`` transport); without it the process's shared
+    client for this address and these timeouts is used, with its cached health check.
     """
 
     base_url: str = DEFAULT_OLLAMA_URL
@@ -91,33 +99,30 @@ class OllamaChat:
     def pull_hint(self) -> str:
         return f"`ollama pull {self.model}`"
 
-    def _client(self, timeout: float) -> Any:
-        import httpx
+    @cached_property
+    def client(self) -> OllamaClient:
+        from dokoro_store.ollama_client import OllamaClient, shared_client
 
-        return httpx.Client(base_url=self.base_url.rstrip("/"), timeout=timeout, transport=self.transport)
+        if self.transport is not None:
+            return OllamaClient(
+                self.base_url,
+                timeout_s=self.chat_timeout_s,
+                health_timeout_s=self.health_timeout_s,
+                transport=self.transport,
+            )
+        return shared_client(self.base_url, timeout_s=self.chat_timeout_s, health_timeout_s=self.health_timeout_s)
 
     def check(self) -> None:
         """Raise :class:`OllamaUnavailableError`, saying what to do, unless the model is available."""
-        import httpx
+        from dokoro_store.ollama_client import model_matches
 
-        try:
-            with self._client(self.health_timeout_s) as client:
-                response = client.get("/api/tags")
-                response.raise_for_status()
-                listed = response.json().get("models", [])
-        except httpx.TimeoutException:
+        reachable, why, names = self.client.models()
+        if not reachable:
             raise OllamaUnavailableError(
-                f"Ollama at {self.base_url} did not answer within {self.health_timeout_s:g}s. "
-                f"Check that `ollama serve` is running and has the model: {self.pull_hint}"
-            ) from None
-        except (httpx.HTTPError, ValueError, AttributeError) as exc:
-            raise OllamaUnavailableError(
-                f"Ollama is not reachable at {self.base_url} ({type(exc).__name__}: {exc}). "
-                f"Start it with `ollama serve` (https://ollama.com) and pull the model: {self.pull_hint}; "
+                f"{why}. Start it with `ollama serve` (https://ollama.com) and pull the model: {self.pull_hint}; "
                 "set OLLAMA_URL if it runs elsewhere"
-            ) from None
-        names = [str(m.get("name", "")) for m in listed if isinstance(m, dict)] if isinstance(listed, list) else []
-        if not any(self.model in name for name in names):
+            )
+        if not any(model_matches(name, self.model) for name in names):
             have = ", ".join(names) or "none"
             raise OllamaUnavailableError(
                 f"Ollama at {self.base_url} does not have the model {self.model!r} (it has: {have}). "
@@ -126,31 +131,20 @@ class OllamaChat:
 
     def chat(self, text: str) -> str:
         """The model's raw JSON answer for ``text`` (raises :class:`ChatFailedError`)."""
-        import httpx
+        from dokoro_store.ollama_client import OllamaCallError
 
-        body = {
-            "model": self.model,
-            "messages": [
-                {"role": "system", "content": SYSTEM_PROMPT},
-                {"role": "user", "content": USER_PROMPT + text},
-            ],
-            "format": "json",
-            "stream": False,
-        }
+        messages = [
+            {"role": "system", "content": SYSTEM_PROMPT},
+            {"role": "user", "content": USER_PROMPT + text},
+        ]
         try:
-            with self._client(self.chat_timeout_s) as client:
-                response = client.post("/api/chat", json=body)
-                response.raise_for_status()
-                content = response.json()["message"]["content"]
-        except httpx.TimeoutException:
-            raise ChatFailedError(
-                f"{self.model} did not answer within {self.chat_timeout_s:g}s (raise OLLAMA_CHAT_TIMEOUT_MS)"
-            ) from None
-        except (httpx.HTTPError, ValueError, KeyError, TypeError) as exc:
-            raise ChatFailedError(f"the chat call to {self.model} failed: {type(exc).__name__}: {exc}") from None
-        if not isinstance(content, str):
-            raise ChatFailedError(f"{self.model} answered no text")
-        return content
+            return self.client.chat(self.model, messages, json_format=True)
+        except OllamaCallError as exc:
+            if exc.timed_out:
+                raise ChatFailedError(
+                    f"{self.model} did not answer within {self.chat_timeout_s:g}s (raise OLLAMA_CHAT_TIMEOUT_MS)"
+                ) from None
+            raise ChatFailedError(f"the chat call to {self.model} failed: {exc}") from None
 
     def extract(self, text: str) -> Extraction:
         """Entities and relations of ``text`` according to the model (source ``llm``)."""

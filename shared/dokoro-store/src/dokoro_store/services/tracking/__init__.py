@@ -53,7 +53,7 @@ class TrackingService:
         clock: Clock,
         *,
         session_id: Callable[[], str | None] = lambda: None,
-        log_line: Callable[[str, str], bool] | None = None,
+        log_line: Callable[..., bool] | None = None,  # CurrentFile.log_line(icon, text, agent=...)
         search: Any = None,
     ) -> None:
         self._paths = paths
@@ -277,7 +277,10 @@ class TrackingService:
         logged = False
         if self._log_line is not None:
             try:
-                logged = self._log_line(icons[action], f"TASK {action.upper()}: {task.title} ({task.id})")
+                # Left out of current.md when another agent holds the workspace (ownership).
+                logged = self._log_line(
+                    icons[action], f"TASK {action.upper()}: {task.title} ({task.id})", agent=agent_id
+                )
             except OSError:
                 log.warning("dokoro: could not log the task change to current.md", exc_info=True)
         return TaskTracked(

@@ -10,6 +10,8 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime, time, timedelta
 
+from dokoro_store import walls
+from dokoro_store.files import read_text_or_none
 from dokoro_store.results.tracking import (
     BackupVerify,
     HealthProblem,
@@ -250,7 +252,7 @@ class UpkeepDesk:
             )
         conflicts = self._keeper.abs(CONFLICTS)
         if conflicts.is_dir():
-            for path in sorted(conflicts.glob("*.md")):
+            for path in walls.scan(self._keeper.abs(""), conflicts, skip_dir=lambda _name: True):
                 problems.append(
                     HealthProblem(
                         kind="conflict_copy",
@@ -273,7 +275,8 @@ class UpkeepDesk:
         week = self._weekly.this_week()
         if not self._weekly.items(week) and not self._weekly.carried(week):
             return False
-        text = self._keeper.abs(WEEK_FILE)
-        if not text.exists():
+        path = self._keeper.abs(WEEK_FILE)
+        text = read_text_or_none(path, within=self._keeper.abs(""), errors="replace")
+        if text is None:
             return True
-        return split_section(text.read_text(encoding="utf-8", errors="replace")) is None
+        return split_section(text) is None

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dokoro_store import walls
 from dokoro_store.clock import Clock
 from dokoro_store.files import atomic_write_text, file_lock, read_text_or_none
 from dokoro_store.paths import StorePaths
@@ -122,7 +123,7 @@ class RenderKeeper:
                 self._save(current.cache)
 
     def _load(self) -> dict[str, Entry]:
-        text = read_text_or_none(self.cache_file)
+        text = read_text_or_none(self.cache_file, within=self._paths.root)
         if text is None:
             return {}
         try:
@@ -136,7 +137,9 @@ class RenderKeeper:
 
     def _save(self, cache: dict[str, Entry]) -> None:
         data = {"version": _CACHE_VERSION, "files": {rel: e.to_json() for rel, e in sorted(cache.items())}}
-        atomic_write_text(self.cache_file, json.dumps(data, ensure_ascii=False, separators=(",", ":")))
+        atomic_write_text(
+            self.cache_file, json.dumps(data, ensure_ascii=False, separators=(",", ":")), within=self._paths.root
+        )
 
     # ------------------------------------------------------------------ files
     def abs(self, rel: str) -> Path:
@@ -144,7 +147,7 @@ class RenderKeeper:
 
     def write(self, current: Pass, rel: str, key: str, version: int, text: str) -> None:
         path = self.abs(rel)
-        atomic_write_text(path, text)
+        atomic_write_text(path, text, within=self._paths.root)
         self.record(current, rel, key, version, text)
 
     def record(self, current: Pass, rel: str, key: str, version: int, text: str) -> None:
@@ -157,13 +160,17 @@ class RenderKeeper:
         A missing file is reported as ``""``.
         """
         entry = current.cache.get(rel)
+        path = self.abs(rel)
+        if path.is_symlink():  # never followed (dokoro_store.walls): as if missing, rendered again
+            log.warning("dokoro: %s is a symlink; it is not read and is rendered again", path)
+            return ""
         try:
-            stat = self.abs(rel).stat()
+            stat = path.stat()
         except FileNotFoundError:
             return ""
         if entry is not None and (stat.st_mtime_ns, stat.st_size) == (entry.mtime_ns, entry.size):
             return None
-        text = self.abs(rel).read_text(encoding="utf-8", errors="replace")
+        text = read_text_or_none(path, within=self._paths.root, errors="replace") or ""
         if entry is not None and sha256(text) == entry.sha:
             entry.mtime_ns, entry.size = stat.st_mtime_ns, stat.st_size
             return None
@@ -172,7 +179,7 @@ class RenderKeeper:
     def remove_if_ours(self, current: Pass, rel: str) -> None:
         """Delete a rendering that moved elsewhere, unless it holds text dokoro did not write."""
         entry = current.cache.pop(rel, None)
-        text = read_text_or_none(self.abs(rel))
+        text = read_text_or_none(self.abs(rel), within=self._paths.root)
         if text is None:
             return
         if entry is not None and sha256(text) == entry.sha:
@@ -190,7 +197,7 @@ class RenderKeeper:
         while self.abs(target).exists():
             target = f"{CONFLICTS}/{stem}-{stamp}-{counter}.md"
             counter += 1
-        atomic_write_text(self.abs(target), text)
+        atomic_write_text(self.abs(target), text, within=self._paths.root)
         current.note(rel, "kept", f"{reason}; your text is kept at {target}")
         return target
 
@@ -200,12 +207,11 @@ class RenderKeeper:
         for root, kind in ((ISSUE_ROOT, "issue"), (FEATURE_ROOT, "feature")):
             for status in STATUSES[kind]:
                 folder = self.abs(f"{root}/{status}")
-                if folder.is_dir():
-                    found += [
-                        f"{root}/{status}/{name}"
-                        for name in sorted(p.name for p in folder.iterdir())
-                        if name.endswith(".md") and not name.startswith(".")
-                    ]
+                # Symlinks and special files are skipped with a warning, never followed.
+                files = walls.scan(
+                    self._paths.root, folder, skip_dir=lambda _name: True, skip_file=lambda n: n.startswith(".")
+                )
+                found += [f"{root}/{status}/{path.name}" for path in files]
         return found
 
     @staticmethod
@@ -246,7 +252,7 @@ class RenderKeeper:
 
     def _adopt(self, current: Pass, rel: str, missing: dict[str, str], agent_id: str | None) -> None:
         """A file in a status folder that this machine did not write there."""
-        text = self.abs(rel).read_text(encoding="utf-8", errors="replace")
+        text = read_text_or_none(self.abs(rel), within=self._paths.root, errors="replace") or ""
         parsed = parse_item(text)
         row = self._items.get(parsed.item_id) if parsed.item_id else None
         if row is None:
@@ -345,7 +351,7 @@ class RenderKeeper:
                 if item_id not in own and before != -1:  # -1: re-rendered after a hand edit was read back
                     current.rerendered.append(rel)
             if not plan_fresh and row.plan_path and row.plan_markdown is not None:
-                if read_text_or_none(self.abs(row.plan_path)) != row.plan_markdown:
+                if read_text_or_none(self.abs(row.plan_path), within=self._paths.root) != row.plan_markdown:
                     self.write(current, row.plan_path, plan_key, row.version, row.plan_markdown)
                 else:
                     self.record(current, row.plan_path, plan_key, row.version, row.plan_markdown)

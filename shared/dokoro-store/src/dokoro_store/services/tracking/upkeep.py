@@ -18,6 +18,7 @@ from typing import Any
 
 from sqlalchemy import Table
 
+from dokoro_store import walls
 from dokoro_store.backup import BACKUP_FORMAT, BACKUP_VERSION
 from dokoro_store.clock import Clock, iso, parse_iso
 from dokoro_store.db.engine import Database
@@ -102,7 +103,7 @@ class TrackingBackups:
         while path.exists():
             path = self.folder / f"backup-{now:%Y%m%d-%H%M%S}-{counter}.json"
             counter += 1
-        atomic_write_text(path, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+        atomic_write_text(path, json.dumps(document, indent=2, ensure_ascii=False) + "\n", within=self._paths.root)
         rows = {name: len(document["tables"][name]) for name in TRACKING_TABLES}  # type: ignore[index]
         return BackupInfo(path=self._paths.relative(path), created_at=now, rows=rows, age_seconds=0.0)
 
@@ -110,7 +111,8 @@ class TrackingBackups:
         """The newest readable backup and its document (unreadable ones are skipped)."""
         if not self.folder.is_dir():
             return None
-        for path in sorted((p for p in self.folder.iterdir() if _NAME.match(p.name)), reverse=True):
+        files = walls.scan(self._paths.root, self.folder, suffix=".json", skip_dir=lambda _name: True)
+        for path in sorted((p for p in files if _NAME.match(p.name)), reverse=True):
             try:
                 document = json.loads(path.read_text(encoding="utf-8"))
             except (OSError, ValueError):

@@ -259,7 +259,7 @@ class WeeklyService:
         if not items and not carried and not self._keeper.abs(WEEK_FILE).exists():
             return False
         section = render_section(week, items, carried)
-        text = read_text_or_none(self._keeper.abs(WEEK_FILE))
+        text = read_text_or_none(self._keeper.abs(WEEK_FILE), within=self._paths.root)
         parts = split_section(text) if text is not None else None
         if parts is not None and parts[1] == section:
             if current.cache.get(WEEK_FILE) is None or current.cache[WEEK_FILE].text != text:
@@ -273,7 +273,7 @@ class WeeklyService:
     # ------------------------------------------------------------------ sync and status
     def candidates(self) -> list[WeekCandidate]:
         """Unchecked ``- [ ]`` items of current.md's Progress / Active Task sections."""
-        text = read_text_or_none(self._paths.current_md) or ""
+        text = read_text_or_none(self._paths.current_md, within=self._paths.root) or ""
         found: list[WeekCandidate] = []
         headings = list(re.finditer(r"^##?(?!#)[^\n]*$", text, re.MULTILINE))
         for match in _SYNC_SECTIONS.finditer(text):
@@ -288,11 +288,11 @@ class WeeklyService:
         return found
 
     def outside(self) -> str | None:
-        text = read_text_or_none(self._keeper.abs(WEEK_FILE))
+        text = read_text_or_none(self._keeper.abs(WEEK_FILE), within=self._paths.root)
         return outside_text(text) if text is not None else None
 
     def parsed_lines(self) -> int:
-        text = read_text_or_none(self._keeper.abs(WEEK_FILE)) or ""
+        text = read_text_or_none(self._keeper.abs(WEEK_FILE), within=self._paths.root) or ""
         parts = split_section(text)
         return len(parse_section(parts[1])) if parts else 0
 

@@ -11,7 +11,7 @@
   Existing vectors move to their typed column.
 
 Revision ID: 0018
-Revises: 0016
+Revises: 0019
 Create Date: 2026-11-30
 """
 
@@ -23,7 +23,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0018"
-down_revision = "0016"
+down_revision = "0019"
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,162 @@
+"""Filters inside the search: which documents one search may return, as conditions of its legs.
+
+A filter applied to a global top-k after the search loses what it asks for as soon as enough other
+documents outrank it: a memory among a thousand workspace pages, an entity's facts among a
+hundred thousand others. So a :class:`DocScope` becomes a condition of every leg:
+
+- full text: an SQL ``WHERE`` next to the FTS5 ``MATCH`` or the tsvector ``@@``
+  (:meth:`DocScope.sql`);
+- vectors: pgvector adds the same ``WHERE``; LanceDB and the exact scan look at their plain
+  nearest-neighbour list first (when the scope allows most documents the answer is in it), then
+  take the allowed documents as a prefilter when there are few of them (:meth:`DocScope.doc_ids`
+  with a cap), and otherwise widen the list until enough allowed documents are in it
+  (:func:`scoped_nearest`) — many allowed documents are a large share of the store, so the list
+  grows little;
+- the fused candidates are checked once more (:meth:`DocScope.keep`): thread neighbours join the
+  candidates after the legs ran.
+
+The memory conditions (type, state, entity, time window) read the ``memories`` row of a memory
+document ``memory:<id>`` in SQL: its document carries neither the type nor the entities.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, TypeVar
+
+from sqlalchemy import bindparam, text
+from sqlalchemy.sql.elements import BindParameter
+
+from dokoro_store.db.types import UtcDateTime
+
+if TYPE_CHECKING:
+    from dokoro_store.db.engine import Database
+
+__all__ = ["MEMORY_DOC_PREFIX", "PREFILTER_CAP", "DocScope", "MemoryScope", "scoped_nearest"]
+
+# The document of memory ``<id>`` is ``memory:<id>`` (services.memory_rows.DOC_PREFIX).
+MEMORY_DOC_PREFIX = "memory:"
+# Up to this many allowed documents, vector engines prefilter on the list itself.
+PREFILTER_CAP = 2_000
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class MemoryScope:
+    """Conditions on the memory behind a memory document (empty = any)."""
+
+    types: tuple[str, ...] = ()
+    states: tuple[str, ...] = ()
+    entity: str | None = None  # canonical (lower-case) entity name
+    since: datetime | None = None  # created at or after
+    until: datetime | None = None  # created at or before
+
+
+@dataclass(frozen=True)
+class DocScope:
+    """The documents a search may return (empty fields = no condition)."""
+
+    doc_types: tuple[str, ...] = ()
+    statuses: tuple[str, ...] = ()
+    memory: MemoryScope | None = None
+
+    def sql(self, doc: str, dialect: str) -> tuple[str, list[BindParameter[object]]]:
+        """A condition on the ``docs`` row aliased ``doc`` and its bound parameters (names ``scope_*``)."""
+        parts: list[str] = []
+        binds: list[BindParameter[object]] = []
+        if self.doc_types:
+            parts.append(f"{doc}.doc_type IN :scope_doc_types")
+            binds.append(bindparam("scope_doc_types", list(self.doc_types), expanding=True))
+        if self.statuses:
+            parts.append(f"{doc}.status IN :scope_statuses")
+            binds.append(bindparam("scope_statuses", list(self.statuses), expanding=True))
+        memory = self.memory
+        if memory is not None:
+            inner = [f"sm.id = substr({doc}.id, {len(MEMORY_DOC_PREFIX) + 1})"]
+            if memory.types:
+                inner.append("sm.type IN :scope_memory_types")
+                binds.append(bindparam("scope_memory_types", list(memory.types), expanding=True))
+            if memory.states:
+                inner.append("sm.state IN :scope_memory_states")
+                binds.append(bindparam("scope_memory_states", list(memory.states), expanding=True))
+            if memory.entity:
+                if dialect == "postgresql":
+                    inner.append("CAST(sm.entities AS jsonb) @> jsonb_build_array(CAST(:scope_entity AS text))")
+                else:
+                    inner.append("EXISTS (SELECT 1 FROM json_each(sm.entities) je WHERE je.value = :scope_entity)")
+                binds.append(bindparam("scope_entity", memory.entity))
+            if memory.since is not None:
+                inner.append("sm.created_at >= :scope_since")
+                binds.append(bindparam("scope_since", memory.since, type_=UtcDateTime()))
+            if memory.until is not None:
+                inner.append("sm.created_at <= :scope_until")
+                binds.append(bindparam("scope_until", memory.until, type_=UtcDateTime()))
+            parts.append(
+                f"{doc}.id LIKE '{MEMORY_DOC_PREFIX}%' AND EXISTS (SELECT 1 FROM memories sm WHERE "
+                + " AND ".join(inner)
+                + ")"
+            )
+        return (" AND ".join(parts) or "1 = 1"), binds
+
+    def doc_ids(self, db: Database, cap: int) -> list[str] | None:
+        """The allowed documents, or None when there are more than ``cap`` of them."""
+        condition, binds = self.sql("d", db.dialect)
+        statement = text(f"SELECT d.id FROM docs d WHERE {condition} LIMIT :scope_cap").bindparams(
+            *binds, scope_cap=cap + 1
+        )
+        with db.read() as session:
+            ids = [str(row[0]) for row in session.execute(statement)]
+        return ids if len(ids) <= cap else None
+
+    def keep(self, db: Database, doc_ids: Sequence[str]) -> set[str]:
+        """Which of ``doc_ids`` the scope allows (one query)."""
+        if not doc_ids:
+            return set()
+        condition, binds = self.sql("d", db.dialect)
+        statement = text(f"SELECT d.id FROM docs d WHERE d.id IN :scope_ids AND {condition}").bindparams(
+            bindparam("scope_ids", list(dict.fromkeys(doc_ids)), expanding=True), *binds
+        )
+        with db.read() as session:
+            return {str(row[0]) for row in session.execute(statement)}
+
+
+def scoped_nearest(
+    db: Database,
+    scope: DocScope,
+    k: int,
+    search: Callable[[int, Sequence[str] | None], list[T]],
+    doc_of: Callable[[T], str],
+    total: int,
+) -> list[T]:
+    """The ``k`` nearest hits among the documents ``scope`` allows.
+
+    ``search(n, allowed)`` returns the ``n`` nearest hits, among the documents ``allowed`` when it is
+    not None (a prefilter). First the plain list, twice as long: when the scope allows most
+    documents (a recall over a store of memories), ``k`` allowed hits are in it — exactly the ``k``
+    nearest allowed ones. Otherwise few allowed documents: one prefiltered search over them. Many
+    (more than :data:`PREFILTER_CAP`): the plain list is widened (×4 each time, up to ``total``
+    hits) until ``k`` of its hits are allowed.
+    """
+    if k <= 0:
+        return []
+
+    def allowed_of(hits: list[T]) -> list[T]:
+        keep = scope.keep(db, [doc_of(h) for h in hits])
+        return [h for h in hits if doc_of(h) in keep]
+
+    wanted = k * 2
+    hits = search(wanted, None)
+    kept = allowed_of(hits)
+    if len(kept) >= k or len(hits) < wanted:
+        return kept[:k]
+    allowed = scope.doc_ids(db, PREFILTER_CAP)
+    if allowed is not None:
+        return search(k, allowed) if allowed else []
+    while len(kept) < k and len(hits) >= wanted and wanted < total:
+        wanted = min(wanted * 4, max(total, k))
+        hits = search(wanted, None)
+        kept = allowed_of(hits)
+    return kept[:k]

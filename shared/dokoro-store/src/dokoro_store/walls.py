@@ -1,0 +1,166 @@
+"""The store's walls: no file access leaves the folder it belongs to, symlinks included.
+
+Every read, write and scan of the store's files goes through here (:mod:`dokoro_store.files`
+takes the folder as ``within``; :class:`~dokoro_store.paths.StorePaths` resolves through
+:func:`inside`; scans walk with :func:`scan`):
+
+- :func:`inside` resolves a path, following every symlink on it, and refuses with
+  :class:`~dokoro_store.errors.OutsideStoreError` one whose real target is not under the folder
+  (``../`` traversal, an absolute path elsewhere, a symlinked file or folder pointing out).
+- :func:`scan` walks a folder without following links: a symlink (file or folder) is skipped with
+  a logged warning, and so is anything that is not a regular file (a FIFO would block a reader),
+  so a link planted in the store can neither leak a file from outside nor make a tool fail.
+- :func:`regular_source` is the rule for files an agent asks the server to read from the project
+  (``dokoro_save_file``, ``dokoro_save_image``): inside the project once resolved, and a regular
+  file (never a device, FIFO, socket or a file of ``/proc``, ``/sys`` or ``/dev``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import stat
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from dokoro_store.errors import InvalidArgumentError, NotFoundError, OutsideStoreError
+
+__all__ = ["inside", "is_inside", "plain_file", "read_source", "regular_source", "scan"]
+
+log = logging.getLogger("dokoro.store")
+
+_SPECIAL_ROOTS = (Path("/proc"), Path("/sys"), Path("/dev"))
+
+
+def _resolve(path: Path, what: str) -> Path:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError) as exc:  # a symlink loop, a name too long
+        raise OutsideStoreError(
+            f"{what} {path} cannot be resolved ({exc}); use a plain path inside the folder"
+        ) from None
+
+
+def is_inside(root: Path, path: Path) -> bool:
+    """Whether ``path``'s real target (symlinks followed) is ``root`` or under it."""
+    try:
+        return path.resolve().is_relative_to(root.resolve())
+    except (OSError, RuntimeError):
+        return False
+
+
+def inside(root: Path, path: Path, *, what: str = "path") -> Path:
+    """``path`` resolved (symlinks followed); refused when its real target leaves ``root``."""
+    if "\0" in str(path):
+        raise InvalidArgumentError(f"{what} contains a NUL character; pass a plain path")
+    resolved = _resolve(path, what)
+    base = _resolve(root, "folder")
+    if not resolved.is_relative_to(base):
+        shown = f"{path} (really {resolved})" if resolved != path else str(path)
+        raise OutsideStoreError(
+            f"{what} {shown} leaves {base}: dokoro reads and writes only inside it, and follows no symlink out. "
+            "Use a path inside it, or replace the symlink by a copy of the file."
+        )
+    return resolved
+
+
+def scan(
+    root: Path,
+    base: Path,
+    *,
+    suffix: str = ".md",
+    skip_dir: Callable[[str], bool] = lambda name: name.startswith("."),
+    skip_file: Callable[[str], bool] = lambda _name: False,
+) -> Iterator[Path]:
+    """The regular files ending in ``suffix`` under ``base`` (a folder of the store ``root``),
+    folders and files sorted by name.
+
+    Links are never followed: a symlinked file or folder is skipped with a warning (its target may
+    be outside the store, or loop back into it), and so is a FIFO, socket or device. A ``base``
+    that is itself a symlink leading out of ``root`` yields nothing (with a warning).
+    """
+    if base.is_symlink() or (base.exists() and not is_inside(root, base)):
+        log.warning("dokoro: skipped the symlinked folder %s (scans never follow links)", base)
+        return
+    yield from _scan(base, suffix, skip_dir, skip_file)
+
+
+def _scan(base: Path, suffix: str, skip_dir: Callable[[str], bool], skip_file: Callable[[str], bool]) -> Iterator[Path]:
+    try:
+        entries = sorted(os.scandir(base), key=lambda entry: entry.name)
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    except OSError as exc:
+        log.warning("dokoro: cannot list %s (%s); skipped", base, exc)
+        return
+    folders: list[Path] = []
+    for entry in entries:
+        try:
+            if entry.is_symlink():
+                log.warning("dokoro: skipped the symlink %s (scans never follow links)", entry.path)
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                if not skip_dir(entry.name):
+                    folders.append(Path(entry.path))
+                continue
+            if not entry.name.endswith(suffix) or skip_file(entry.name):
+                continue
+            if not entry.is_file(follow_symlinks=False):
+                log.warning("dokoro: skipped %s: not a regular file", entry.path)
+                continue
+        except OSError as exc:
+            log.warning("dokoro: skipped %s (%s)", entry.path, exc)
+            continue
+        yield Path(entry.path)
+    for folder in folders:
+        yield from _scan(folder, suffix, skip_dir, skip_file)
+
+
+def regular_source(path: Path, project: Path, *, what: str = "source") -> Path:
+    """A file an agent asks the server to read: inside ``project`` once every symlink is
+    followed, and a regular file; the resolved path."""
+    if "\0" in str(path):
+        raise InvalidArgumentError(f"{what} contains a NUL character; pass a plain file path")
+    resolved = _resolve(path, what)
+    if any(resolved.is_relative_to(special) for special in _SPECIAL_ROOTS):
+        raise OutsideStoreError(f"{what} {path} is a system file ({resolved}); only files of the project are read")
+    if not resolved.is_relative_to(_resolve(project, "project")):
+        raise OutsideStoreError(
+            f"{what} {path} is outside the project {project}"
+            + (f" (the symlink leads to {resolved})" if resolved != path.absolute() else "")
+            + ": only files of the project the server was started for are read; copy the file into it first"
+        )
+    try:
+        mode = resolved.stat().st_mode
+    except FileNotFoundError:
+        raise NotFoundError(f"{what} not found: {path}. Pass an existing file of the project {project}.") from None
+    except OSError as exc:
+        raise NotFoundError(f"{what} {path} cannot be read ({exc.strerror or exc}).") from None
+    if not stat.S_ISREG(mode):
+        kind = "a folder" if stat.S_ISDIR(mode) else "not a regular file (a device, FIFO or socket)"
+        raise InvalidArgumentError(f"{what} {path} is {kind}; pass a regular file")
+    return resolved
+
+
+def read_source(path: Path, project: Path, *, what: str = "source") -> tuple[Path, bytes]:
+    """:func:`regular_source`, then its bytes, read without following a link swapped in since
+    (``O_NOFOLLOW``) and without blocking on a FIFO (``O_NONBLOCK``)."""
+    resolved = regular_source(path, project, what=what)
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(resolved, flags)
+    except OSError as exc:
+        raise NotFoundError(f"{what} {path} cannot be read ({exc.strerror or exc}).") from None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise InvalidArgumentError(f"{what} {path} is not a regular file; pass a regular file")
+        return resolved, handle.read()
+
+
+def plain_file(root: Path, path: Path) -> bool:
+    """Whether ``path`` is a regular file of ``root`` that is no symlink (what a scan would yield);
+    a symlink is logged and refused."""
+    if path.is_symlink():
+        log.warning("dokoro: skipped the symlink %s (never followed)", path)
+        return False
+    return path.is_file() and is_inside(root, path)
