@@ -47,7 +47,12 @@ async def test_the_conflict_gate_surfaces_a_close_neighbour_once_and_overwrites_
     assert conflict["memory"]["id"] == old["id"]
     assert conflict["shared_entities"] == ["auth/session.ts"]
     assert conflict["latest_wins_eligible"] is True
-    assert "nothing was overwritten" in outcome.content[0].text
+    text = outcome.content[0].text
+    assert "nothing was overwritten" in text
+    # Both memories in full, so the agent can judge the pair from this answer alone.
+    assert JWT["body"] in text and COOKIES["body"] in text
+    assert f"{old['id']} [fact, agent-inferred, created " in text
+    assert conflict["semantic"] is not None and conflict["lexical"] > 0
     assert store.memories.get(old["id"]).state == "active"  # no verdict, no change
 
     status = (await call("dokoro_memory_status")).structured_content

@@ -67,7 +67,7 @@ def test_an_archived_daily_file_moves_back_and_its_document_follows(any_store, r
 
         assert [d.filepath for d in session.exec(select(Doc))] == [f"daily/{OLD}"]
     assert any_store.archive.unarchive_daily_file(moved.target).outcome == "missing"
-    with pytest.raises(InvalidArgumentError, match="leaves .*: dokoro reads and writes only inside it"):
+    with pytest.raises(InvalidArgumentError, match=r"leaves .*: dokoro reads and writes only inside it"):
         any_store.archive.unarchive_daily_file("../../etc/passwd")
     with pytest.raises(InvalidArgumentError, match="not a file under archive/daily"):
         any_store.archive.unarchive_daily_file("daily/notes.md")

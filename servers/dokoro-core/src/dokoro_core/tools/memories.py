@@ -10,6 +10,7 @@ from dokoro_store.results.memories import (
     BriefingSummary,
     FilesSync,
     Forgotten,
+    Memory,
     MemoryStatus,
     MemoryVerdict,
     Recall,
@@ -91,14 +92,16 @@ def dokoro_remember(
     lines += [f"note: {note}" for note in done.notes]
     if done.conflicts:
         lines += ["", f"⚖️ {len(done.conflicts)} close memory(ies) — nothing was overwritten; judge each pair:"]
+        lines += ["new: " + _in_full(memory)]
         for c in done.conflicts:
             advice = (
                 "latest-wins looks safe" if c.latest_wins_eligible else f"latest-wins NOT safe: {c.why_not_latest_wins}"
             )
             shared = ", ".join(c.shared_entities) or "none"
+            signals = f"meaning {c.semantic}, words {c.lexical}" if c.semantic is not None else f"words {c.lexical}"
             lines.append(
-                f"- {c.memory.id} [{c.memory.type}, {c.memory.trust}] {c.memory.title} — similarity {c.similarity}, "
-                f"shared entities: {shared}, {c.gap_days} days apart; {advice}"
+                f"- old: {_in_full(c.memory)}\n  similarity {c.similarity} ({signals}), shared entities: {shared}, "
+                f"{c.gap_days} days apart; {advice}"
             )
         lines.append(
             f"Verdict: dokoro_memory_verdict(new_id='{memory.id}', old_id=..., "
@@ -106,6 +109,17 @@ def dokoro_remember(
         )
     lines += _files_lines(done.files)
     return result("\n".join(lines), done)
+
+
+def _in_full(memory: Memory) -> str:
+    """A memory as the gate shows it: everything needed to judge it without another call."""
+    dates = f"created {memory.created_at:%Y-%m-%dT%H:%M:%SZ}"
+    if memory.updated_at != memory.created_at:
+        dates += f", updated {memory.updated_at:%Y-%m-%dT%H:%M:%SZ}"
+    if memory.valid_until is not None:
+        dates += f", valid until {memory.valid_until:%Y-%m-%dT%H:%M:%SZ}"
+    body = "\n".join("  " + line for line in memory.body.splitlines())
+    return f"{memory.id} [{memory.type}, {memory.trust}, {dates}] {memory.title}\n{body}"
 
 
 def dokoro_memory_verdict(

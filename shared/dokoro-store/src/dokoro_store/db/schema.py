@@ -44,11 +44,15 @@ _RAW_COLUMNS = {
     ("docs", "fts"),
     # a pgvector column, added only when CREATE EXTENSION vector succeeded (retrieval/pgvector.py).
     ("chunks", "embedding_pgv"),
+    # typed pgvector columns with an HNSW index each, one per embedder dimension (0018, same condition).
+    *{("chunks", f"embedding_v{dim}") for dim in (384, 512, 768, 1024)},
 }
 _RAW_INDEXES = {
     "ix_docs_fts",  # GIN over the tsvector column above
     "ix_docs_trgm",  # GIN expression index (pg_trgm), only when the extension could be enabled
     "ix_summaries_fts",  # GIN expression index over to_tsvector('english', summary) (0020)
+    # HNSW indexes (pgvector) on the typed vector columns above (0018)
+    *{f"ix_chunks_v{dim}_hnsw" for dim in (384, 512, 768, 1024)},
 }
 
 # The search index's tables reference documents in the database (migration 0005, ON DELETE
@@ -110,7 +114,7 @@ def schema_drift(connection: Connection) -> list[Any]:
         # SQLAlchemy does not know pgvector's type; the column is left out by include_name, but
         # reflecting its table still warns about it.
         warnings.filterwarnings(
-            "ignore", message="Did not recognize type 'vector' of column 'embedding_pgv'", category=SAWarning
+            "ignore", message="Did not recognize type 'vector' of column 'embedding_", category=SAWarning
         )
         return list(compare_metadata(context, expected_metadata()))
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import JSON, BigInteger, Column, Index, String, Text
+from sqlalchemy import JSON, BigInteger, Column, ForeignKey, Index, String, Text
 from sqlmodel import Field, SQLModel
 
 from dokoro_store.db.types import UtcDateTime, stored_default
 
-__all__ = ["Memory", "MemoryConflict"]
+__all__ = ["Memory", "MemoryConflict", "MemoryEntity"]
 
 
 class Memory(SQLModel, table=True):
@@ -62,3 +62,14 @@ class MemoryConflict(SQLModel, table=True):
     verdict: str | None = None
     decided_at: datetime | None = Field(default=None, sa_type=UtcDateTime)
     decided_by: str | None = None
+
+
+class MemoryEntity(SQLModel, table=True):
+    """One entity a memory is about: the conflict gate finds the memories sharing an entity with
+    a new one by this index, not by reading every memory's ``entities`` list."""
+
+    __tablename__ = "memory_entities"
+    __table_args__ = (Index("ix_memory_entities_entity", "entity", "memory_id"),)
+
+    memory_id: str = Field(sa_column=Column(String, ForeignKey("memories.id", ondelete="CASCADE"), primary_key=True))
+    entity: str = Field(sa_column=Column(String, primary_key=True))

@@ -54,11 +54,17 @@ class Memory(Result):
 
 
 class CloseMemory(Result):
-    """A close neighbour of a new memory, with what an agent needs to judge the pair."""
+    """A close neighbour of a new memory, with what an agent needs to judge the pair.
+
+    ``similarity`` is the cosine of the two memories' vectors (``semantic``) when both have one,
+    else the overlap of their words (``lexical``, Jaccard, always given).
+    """
 
     memory: Memory
     shared_entities: list[str]
     similarity: float
+    semantic: float | None = None
+    lexical: float = 0.0
     gap_days: float
     latest_wins_eligible: bool
     why_not_latest_wins: str | None

@@ -80,6 +80,7 @@ __all__ = [
 
 log = logging.getLogger("dokoro.store")
 _DOC_BATCH = 64
+_OPTIMISE_AFTER = 1_000  # vectors written by one indexing pass from which the engine's index is refreshed
 
 
 class DocumentService:
@@ -259,6 +260,10 @@ class DocumentService:
         self._vectors().after_commit([doc_id], [])
         return True
 
+    def vector_index(self) -> VectorIndex:
+        """The vector engine of this store (nearest-neighbour queries of its own, e.g. the conflict gate)."""
+        return self._vectors()
+
     def get(self, doc_id: str) -> Doc:
         with self._db.read() as session:
             row = session.get(Doc, doc_id)
@@ -313,6 +318,10 @@ class DocumentService:
                 self._notify(indexed)
             if progress is not None:
                 progress(min(start + _DOC_BATCH, len(ids)), len(ids), "documents")
+        if report.vectors >= _OPTIMISE_AFTER:
+            # A bulk write (an import, a reindex, a re-embed): build or refresh the vector engine's
+            # ANN index now, once, rather than leave the new rows to an exact scan.
+            log.info("dokoro: vector index after indexing %d vectors: %s", report.vectors, self._vectors().optimise())
         return report
 
     def pending(self) -> list[str]:
@@ -364,6 +373,7 @@ class DocumentService:
         self.clear_index()
         report = self.index_docs(None, force=True, progress=progress, notify=False)
         report.embedder = embedder.id
+        log.info("dokoro: vector index after the re-embed: %s", self._vectors().optimise(rebuild=True))
         return report
 
     # ------------------------------------------------------------------ stamp

@@ -182,7 +182,8 @@ class Indexer:
                 engine.write_in_transaction(session, chunk_vectors)
                 bump_generation(session, self._clock)
         if touched:
-            engine.after_commit(touched, chunk_vectors)
+            # New documents have no vectors in the engine yet: only the others need deleting there.
+            engine.after_commit([d for d in touched if d in previous], chunk_vectors)
         report.indexed += len(todo)
         report.chunks += len(chunk_rows)
         report.tokens += sum(int(r["token_count"]) for r in state_rows)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import bindparam, select, text
 
 from dokoro_store.db.engine import Database
-from dokoro_store.retrieval.tables import chunks
+from dokoro_store.retrieval.tables import chunks, stamped_with
 
 if TYPE_CHECKING:
     import numpy as np
@@ -137,7 +137,7 @@ def load_doc_vectors(db: Database, doc_ids: Iterable[str], embedder: str, query:
                 for r in session.execute(
                     select(chunks.c.chunk_id, chunks.c.doc_id, chunks.c.embedding).where(
                         chunks.c.doc_id.in_(ids[start : start + 500]),
-                        chunks.c.embedder == embedder,
+                        stamped_with(embedder),
                         chunks.c.embedding.is_not(None),
                     )
                 ).all()

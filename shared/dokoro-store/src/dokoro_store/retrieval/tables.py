@@ -14,12 +14,20 @@ from __future__ import annotations
 
 from typing import cast
 
-from sqlalchemy import BigInteger, Column, Integer, LargeBinary, MetaData, String, Table, Text
+from sqlalchemy import BigInteger, Column, ColumnElement, Integer, LargeBinary, MetaData, String, Table, Text, func
 
 from dokoro_store.db.types import UtcDateTime
 from dokoro_store.models import Doc
 
-__all__ = ["INDEX_METADATA", "chunks", "doc_vectors", "docs_table", "index_state", "summary_vectors"]
+__all__ = [
+    "INDEX_METADATA",
+    "chunks",
+    "doc_vectors",
+    "docs_table",
+    "index_state",
+    "stamped_with",
+    "summary_vectors",
+]
 
 # The documents table (owned by the models), as a typed Core table for the index's queries.
 docs_table = cast(Table, Doc.__table__)  # type: ignore[attr-defined]
@@ -77,3 +85,13 @@ summary_vectors = Table(
     Column("embedding", LargeBinary, nullable=True),
     Column("embedder", String, nullable=True),
 )
+
+
+def stamped_with(embedder: str) -> ColumnElement[bool]:
+    """``chunks.embedder = embedder`` for a query that already names its chunks (by id or document).
+
+    Written so the database cannot use the index on ``chunks.embedder`` for it: every chunk of a
+    store shares one embedder, so that index would walk (and read the vectors of) every chunk
+    instead of the few the ids select. Measured: 70–100 ms per query at 20k chunks.
+    """
+    return func.coalesce(chunks.c.embedder, "") == embedder

@@ -77,6 +77,11 @@ class VectorIndex(Protocol):
         """Vectors the engine holds."""
         ...
 
+    def optimise(self, rebuild: bool = False) -> str:
+        """Build or refresh the engine's nearest-neighbour index now (after a bulk write);
+        ``rebuild`` trains it again from scratch (after a re-embed). Says what it did."""
+        ...
+
 
 def current_generation(session: Session) -> int:
     value = session.execute(select(index_state.c.generation).where(index_state.c.id == 1)).scalar()
@@ -171,6 +176,9 @@ class ExactScanIndex:
                 select(func.count()).select_from(chunks).where(chunks.c.embedding.is_not(None))
             ).scalar()
         return int(value or 0)
+
+    def optimise(self, rebuild: bool = False) -> str:
+        return "exact scan: no index to build"
 
 
 def lancedb_installed() -> bool:

@@ -55,7 +55,7 @@ from dokoro_store.results.memories import (
 from dokoro_store.results.memory_files import MemoryReindex, Reviewed
 from dokoro_store.secrets import redact_all
 from dokoro_store.services.memory_files import DEFAULT_RENDER_BATCH, DEFAULT_SWEEP, MemoryFiles
-from dokoro_store.services.memory_gate import ConflictGate, pair_hash, text_similarity
+from dokoro_store.services.memory_gate import ConflictGate, pair_hash, sync_entities, text_similarity
 from dokoro_store.services.memory_recall import MemoryRecall
 from dokoro_store.services.memory_review import PROPOSED, MemoryReview, initial_state
 from dokoro_store.services.memory_rows import (
@@ -134,7 +134,7 @@ class MemoryService:
         self._clock = clock
         self._docs = docs
         self._review = review
-        self._gate = ConflictGate(db, clock, search)
+        self._gate = ConflictGate(db, clock, docs, search)
         self._files = (
             MemoryFiles(paths, db, clock, gate=self._gate, index=self._index, sweep=sweep, render_batch=render_batch)
             if paths
@@ -281,6 +281,8 @@ class MemoryService:
                     self._save_doc(session, old)
                     superseded = old
             session.add(memory)
+            session.flush()  # the memory row exists before its entity rows point at it
+            sync_entities(session, [memory])
             self._save_doc(session, memory)
         # Committed: from here on nothing fails the call (the agent would retry and store it twice).
         notes: list[str] = []
@@ -338,6 +340,8 @@ class MemoryService:
             )
         with self._db.write() as session:
             session.add_all(rows)
+            session.flush()  # the memory rows exist before their entity rows point at them
+            sync_entities(session, rows)
         self._index_many(rows, threads=[(d.thread, d.thread_pos) for d in drafts], progress=progress)
         # Their files come with this and the next calls (at most a batch per call), not all at once.
         self._rendered()

@@ -66,7 +66,7 @@ from dokoro_store.results.memories import CloseMemory, FileChange, FileProblem, 
 from dokoro_store.results.memory_files import MemoryReindex
 from dokoro_store.secrets import redact_all
 from dokoro_store.services.memory_dictionary import DICTIONARY_FILE, EntityDictionary
-from dokoro_store.services.memory_gate import pair_hash, text_similarity
+from dokoro_store.services.memory_gate import pair_hash, replace_entities, sync_entities, text_similarity
 from dokoro_store.services.memory_manifest import FileEntry, Manifest
 from dokoro_store.services.memory_markdown import (
     MEMORIES_DIR,
@@ -309,6 +309,8 @@ class MemoryFiles:
                 current.updated_at = now
                 session.add(current)
             session.add(new)
+            session.flush()  # the memory row exists before its entity rows point at it
+            sync_entities(session, [new])
         if current is not None:
             self._index(current)
         return new, self._gate_check(new)
@@ -330,6 +332,8 @@ class MemoryFiles:
     def _insert(self, row: MemoryRow) -> MemoryRow:
         with self._db.write() as session:
             session.add(row)
+            session.flush()
+            sync_entities(session, [row])
         return row
 
     # ------------------------------------------------------------------ scan (files → rows)
@@ -957,4 +961,5 @@ class MemoryFiles:
             if row.state != "active":
                 row.state_changed_at = row.state_changed_at or row.updated_at
             session.add(row)
+            replace_entities(session, row)
         return row

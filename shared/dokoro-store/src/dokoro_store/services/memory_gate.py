@@ -1,38 +1,106 @@
 """The conflict gate: the close neighbours of a new memory, each shown once with what an agent
 needs to judge the pair.
 
-A neighbour shares an entity and has similar text, or has very similar text alone. Nothing is
-overwritten: each pair is written to the ``memory_conflicts`` ledger (so it is shown once) and
-the agent gives a verdict with :meth:`MemoryService.verdict`.
+Candidates, in O(k) whatever the size of the store:
+
+- the nearest active memories by vector: a nearest-neighbour query of the vector engine (ANN on
+  large stores), seeded with the new memory's own stored vector, widened until enough memory
+  documents are among the hits (the store holds other documents too); on a store of few active
+  memories, simply all of them;
+- the memories sharing an entity with it: a join on ``memory_entities`` (indexed by entity), the
+  most recent ones first, a bounded number per entity.
+
+Each candidate is judged on two signals: the cosine of the two memories' vectors (meaning: a
+restatement scores high in other words) and the overlap of their words (the lexical signal: it
+also catches a contradiction that changes one value in the same sentence, and it is all there is
+without an embedder). A neighbour shares an entity and is similar, or is very similar alone.
+The cosine thresholds depend on the embedder (a transformer's cosines sit higher than a static
+model's, the hashing floor's cosine is a word overlap); they are calibrated on the pairs written
+down in ``tests/test_memory_gate.py`` (same fact restated, contradicting facts, unrelated facts).
+
+Nothing is overwritten: each pair is written to the ``memory_conflicts`` ledger (so it is shown
+once) and the agent gives a verdict with :meth:`MemoryService.verdict`.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import bindparam, text
+from sqlalchemy import func
+from sqlalchemy import select as core_select
+from sqlalchemy.exc import SQLAlchemyError
 from sqlmodel import col, select
 
 from dokoro_store.clock import Clock
 from dokoro_store.db.engine import Database
+from dokoro_store.errors import DokoroError
 from dokoro_store.models.memories import Memory as MemoryRow
-from dokoro_store.models.memories import MemoryConflict
+from dokoro_store.models.memories import MemoryConflict, MemoryEntity
 from dokoro_store.results.memories import CloseMemory
 from dokoro_store.services.memory_rows import DOC_PREFIX, days, memory_result
 
 if TYPE_CHECKING:
+    from dokoro_store.retrieval.documents import DocumentService
     from dokoro_store.retrieval.search import SearchService
 
-__all__ = ["SIMILAR_ALONE", "SIMILAR_WITH_ENTITY", "ConflictGate", "pair_hash", "text_similarity"]
+__all__ = [
+    "LEXICAL_ALONE",
+    "LEXICAL_WEIGHT",
+    "LEXICAL_WITH_ENTITY",
+    "MAX_SHOWN",
+    "THRESHOLDS",
+    "ConflictGate",
+    "GateThresholds",
+    "is_close",
+    "pair_hash",
+    "replace_entities",
+    "sync_entities",
+    "text_similarity",
+    "thresholds_for",
+]
 
-# Neighbours: similar text with a shared entity, or very similar text alone.
-SIMILAR_WITH_ENTITY = 0.25
-SIMILAR_ALONE = 0.6
-_CANDIDATES = 30
-# Memories sharing an entity compared at most (the most recently updated ones).
-_SHARING_LIMIT = 500
+log = logging.getLogger("dokoro.store")
+
+# The lexical signal (Jaccard of the words): similar text with a shared entity, or very similar alone.
+LEXICAL_WITH_ENTITY = 0.25
+LEXICAL_ALONE = 0.6
+
+
+# With vectors, a pair is judged on one score: the cosine plus this share of the word overlap (a
+# contradiction that changes one value keeps most words; a restatement keeps the meaning).
+LEXICAL_WEIGHT = 0.5
+
+
+@dataclass(frozen=True)
+class GateThresholds:
+    """Thresholds of ``cosine + LEXICAL_WEIGHT × lexical`` for one kind of embedder: with a shared
+    entity, and alone."""
+
+    with_entity: float
+    alone: float
+
+
+# Calibrated on the pairs of tests/test_memory_gate.py: every restatement and contradiction above,
+# every unrelated pair below, for each embedder (the hashing floor's cosine is a word overlap too,
+# so its margins are the narrowest).
+THRESHOLDS: dict[str, GateThresholds] = {
+    "onnx": GateThresholds(with_entity=0.8, alone=0.85),
+    "static": GateThresholds(with_entity=0.92, alone=0.9),
+    "hashing": GateThresholds(with_entity=0.66, alone=0.6),
+    "ollama": GateThresholds(with_entity=0.8, alone=0.85),
+}
+
+MAX_SHOWN = 5  # close memories one answer shows (the closest); the others stay unshown, not lost
+_KNN = 16  # nearest memories wanted from the vector engine
+_KNN_MAX = 512  # the widest nearest-neighbour list asked for
+_ALL_BELOW = 200  # with this many active memories or fewer, compare with every one
+_PER_ENTITY = 20  # most recent memories sharing one entity
+_MAX_ENTITIES = 8
 # "Latest wins" is only offered for kinds of memory that describe the current state of things.
 _LATEST_WINS_TYPES = frozenset({"fact", "preference", "decision", "reference"})
 _TRUST_RANK = {"imported": 0, "agent-inferred": 1, "user-stated": 2}
@@ -43,12 +111,20 @@ def _tokens(text: str) -> set[str]:
     return {w for w in (m.group(0).lower() for m in _WORD.finditer(text)) if len(w) > 2}
 
 
-def text_similarity(a: str, b: str) -> float:
-    """Jaccard overlap of the words (3+ letters) of two texts, 0..1."""
-    left, right = _tokens(a), _tokens(b)
+def _jaccard(left: set[str], right: set[str]) -> float:
     if not left or not right:
         return 0.0
     return len(left & right) / len(left | right)
+
+
+def text_similarity(a: str, b: str) -> float:
+    """Jaccard overlap of the words (3+ letters) of two texts, 0..1."""
+    return _jaccard(_tokens(a), _tokens(b))
+
+
+def _strength(signals: tuple[list[str], float, float | None]) -> float:
+    _shared, lexical, cosine = signals
+    return lexical if cosine is None else cosine + LEXICAL_WEIGHT * lexical
 
 
 def pair_hash(a: str, b: str) -> str:
@@ -57,97 +133,215 @@ def pair_hash(a: str, b: str) -> str:
     return hashlib.sha256(f"{first}|{second}".encode()).hexdigest()
 
 
+def thresholds_for(embedder_id: str | None) -> GateThresholds | None:
+    """The cosine thresholds for vectors stamped ``embedder_id`` (None: no vectors)."""
+    if not embedder_id:
+        return None
+    return THRESHOLDS.get(embedder_id.split(":", 1)[0], THRESHOLDS["ollama"])
+
+
+def is_close(shared: bool, lexical: float, cosine: float | None, thresholds: GateThresholds | None) -> bool:
+    """The gate's rule: similar with a shared entity, or very similar alone.
+
+    With vectors: ``cosine + LEXICAL_WEIGHT × lexical`` against the embedder's thresholds. Without
+    (no embedder, or the memory could not be embedded): the word overlap alone.
+    """
+    if cosine is None or thresholds is None:
+        return (shared and lexical >= LEXICAL_WITH_ENTITY) or lexical >= LEXICAL_ALONE
+    score = cosine + LEXICAL_WEIGHT * lexical
+    return (shared and score >= thresholds.with_entity) or score >= thresholds.alone
+
+
+@dataclass
+class _Candidate:
+    row: MemoryRow
+    shared: list[str]
+    lexical: float
+    cosine: float | None
+
+
 class ConflictGate:
     """Finds a new memory's close neighbours and records each pair in the ledger once."""
 
-    def __init__(self, db: Database, clock: Clock, search: SearchService) -> None:
+    def __init__(self, db: Database, clock: Clock, docs: DocumentService, search: SearchService) -> None:
         self._db = db
         self._clock = clock
+        self._docs = docs
         self._search = search
 
     def check(self, memory: MemoryRow) -> list[CloseMemory]:
         """The neighbours of ``memory`` not shown before, each now written to the ledger."""
-        materials: list[CloseMemory] = []
+        found = self._neighbours(memory)
+        if not found:
+            return []
         now = self._clock.now()
-        for other, shared, similarity in self._neighbours(memory):
-            pair = pair_hash(memory.id, other.id)
-            with self._db.write() as session:
-                if session.get(MemoryConflict, pair) is not None:
+        materials: list[CloseMemory] = []
+        with self._db.write() as session:
+            hashes = {pair_hash(memory.id, c.row.id): c for c in found}
+            shown = set(
+                session.execute(
+                    select(MemoryConflict.pair_hash).where(col(MemoryConflict.pair_hash).in_(list(hashes)))
+                ).scalars()
+            )
+            for pair, candidate in hashes.items():
+                if pair in shown:
                     continue  # shown once already
+                similarity = candidate.cosine if candidate.cosine is not None else candidate.lexical
                 session.add(
                     MemoryConflict(
                         pair_hash=pair,
                         new_id=memory.id,
-                        old_id=other.id,
-                        shared_entities=shared,
+                        old_id=candidate.row.id,
+                        shared_entities=candidate.shared,
                         similarity=round(similarity, 4),
                         shown_at=now,
                     )
                 )
-            eligible, why_not = _latest_wins(memory, other)
-            materials.append(
-                CloseMemory(
-                    memory=memory_result(other),
-                    shared_entities=shared,
-                    similarity=round(similarity, 3),
-                    gap_days=round(days(memory.created_at - other.created_at), 2),
-                    latest_wins_eligible=eligible,
-                    why_not_latest_wins=why_not,
+                eligible, why_not = _latest_wins(memory, candidate.row)
+                materials.append(
+                    CloseMemory(
+                        memory=memory_result(candidate.row),
+                        shared_entities=candidate.shared,
+                        similarity=round(similarity, 3),
+                        semantic=None if candidate.cosine is None else round(candidate.cosine, 3),
+                        lexical=round(candidate.lexical, 3),
+                        gap_days=round(days(memory.created_at - candidate.row.created_at), 2),
+                        latest_wins_eligible=eligible,
+                        why_not_latest_wins=why_not,
+                    )
                 )
-            )
         return materials
 
-    def _sharing(self, memory: MemoryRow) -> list[MemoryRow]:
-        """Active memories that share an entity with ``memory``, found by the database (never every
-        row read): the most recently updated ``_SHARING_LIMIT`` of them."""
-        names = sorted(set(memory.entities))
-        if not names:
-            return []
-        if self._db.dialect == "postgresql":
-            element = "SELECT 1 FROM json_array_elements_text(memories.entities) AS e(v) WHERE e.v IN :names"
+    # ------------------------------------------------------------------ candidates
+    def _neighbours(self, memory: MemoryRow) -> list[_Candidate]:
+        embedder, query = self._own_vector(memory)
+        shared_by_id = self._sharing_entities(memory)
+        ids = set(shared_by_id)
+        if query is not None and embedder is not None:
+            ids |= self._nearest(memory, embedder, query)
         else:
-            element = "SELECT 1 FROM json_each(memories.entities) WHERE json_each.value IN :names"
-        shares = text(f"EXISTS ({element})").bindparams(bindparam("names", value=names, expanding=True))
+            ids |= self._keyword(memory)
+        ids.discard(memory.id)
+        if not ids:
+            return []
+        # Score on the few columns the signals need; load whole rows only for the close ones.
+        table = MemoryRow.__table__  # type: ignore[attr-defined]
         with self._db.read() as session:
-            return list(
-                session.exec(
-                    select(MemoryRow)
-                    .where(MemoryRow.state == "active", MemoryRow.id != memory.id, shares)
-                    .order_by(col(MemoryRow.updated_at).desc(), col(MemoryRow.id))
-                    .limit(_SHARING_LIMIT)
-                )
-            )
-
-    def _neighbours(self, memory: MemoryRow) -> list[tuple[MemoryRow, list[str], float]]:
-        candidates: dict[str, MemoryRow] = {other.id: other for other in self._sharing(memory)}
-        mine = set(memory.entities)
-        try:
-            result = self._search.universal(f"{memory.title} {memory.body}"[:2000], limit=_CANDIDATES)
-        except Exception:  # the gate must never fail a remember; shared entities still work
-            result = None
-        if result is not None:
-            hit_ids = [
-                hit.doc_id[len(DOC_PREFIX) :]
-                for hit in result.hits
-                if hit.doc_id.startswith(DOC_PREFIX) and hit.doc_id[len(DOC_PREFIX) :] not in candidates
+            # The state is checked here, not in SQL: a condition on it would let the database
+            # walk its index on state (every active memory) instead of the ids.
+            light = [
+                (r[0], r[1], r[2], r[3])
+                for r in session.execute(
+                    core_select(table.c.id, table.c.title, table.c.body, table.c.entities, table.c.state).where(
+                        table.c.id.in_(sorted(ids))
+                    )
+                ).all()
+                if r[4] == "active"
             ]
-            if hit_ids:
-                with self._db.read() as session:
-                    for other in session.exec(
-                        select(MemoryRow).where(
-                            MemoryRow.state == "active", MemoryRow.id != memory.id, col(MemoryRow.id).in_(hit_ids)
-                        )
-                    ):
-                        candidates.setdefault(other.id, other)
-        mine_text = f"{memory.title} {memory.body}"
-        found: list[tuple[MemoryRow, list[str], float]] = []
-        for other in candidates.values():
-            shared = sorted(mine & set(other.entities))
-            similarity = text_similarity(mine_text, f"{other.title} {other.body}")
-            if (shared and similarity >= SIMILAR_WITH_ENTITY) or similarity >= SIMILAR_ALONE:
-                found.append((other, shared, similarity))
-        found.sort(key=lambda item: (-item[2], item[0].id))
+        cosines: dict[str, float] = {}
+        if query is not None and embedder is not None:
+            from dokoro_store.retrieval.neighbours import load_doc_vectors
+
+            vectors = load_doc_vectors(self._db, [f"{DOC_PREFIX}{r[0]}" for r in light], embedder, query)
+            cosines = {doc[len(DOC_PREFIX) :]: float(vector @ query) for doc, vector in vectors.mean.items()}
+        thresholds = thresholds_for(embedder)
+        mine_words = _tokens(f"{memory.title} {memory.body}")
+        mine = set(memory.entities)
+        # The word overlap adds at most LEXICAL_WEIGHT: a cosine too low to reach the threshold
+        # with it is not worth tokenising the candidate for.
+        floor = None if thresholds is None else min(thresholds.with_entity, thresholds.alone) - LEXICAL_WEIGHT
+        close: dict[str, tuple[list[str], float, float | None]] = {}
+        for other_id, title, body, entities in light:
+            cosine = cosines.get(str(other_id))
+            if floor is not None and cosine is not None and cosine < floor:
+                continue
+            shared = sorted(mine & set(entities or []))
+            lexical = _jaccard(mine_words, _tokens(f"{title} {body}"))
+            if is_close(bool(shared), lexical, cosine, thresholds):
+                close[str(other_id)] = (shared, lexical, cosine)
+        close = dict(sorted(close.items(), key=lambda item: -_strength(item[1]))[:MAX_SHOWN])
+        if not close:
+            return []
+        with self._db.read() as session:
+            rows = session.exec(select(MemoryRow).where(col(MemoryRow.id).in_(list(close)))).all()
+        found = [_Candidate(row, *close[row.id]) for row in rows]
+        found.sort(key=lambda c: (-_strength((c.shared, c.lexical, c.cosine)), c.row.id))
         return found
+
+    def _own_vector(self, memory: MemoryRow) -> tuple[str | None, Any]:
+        """The embedder and the (mean, unit) vector the index stored for the new memory, if any."""
+        from dokoro_store.retrieval.tables import chunks
+
+        with self._db.read() as session:
+            rows = session.execute(
+                select(chunks.c.embedder, chunks.c.embedding).where(
+                    chunks.c.doc_id == f"{DOC_PREFIX}{memory.id}", chunks.c.embedding.is_not(None)
+                )
+            ).all()
+        if not rows:
+            return None, None
+        import numpy as np
+
+        from dokoro_store.retrieval.embedders import from_bytes
+
+        embedder = str(rows[0][0])
+        total = np.sum([from_bytes(r[1]) for r in rows if r[0] == embedder], axis=0)
+        norm = float(np.linalg.norm(total))
+        return embedder, (total / norm if norm else total).astype(np.float32)
+
+    def _sharing_entities(self, memory: MemoryRow) -> dict[str, None]:
+        """Active memories sharing an entity with ``memory``: the most recent few per entity, by index."""
+        found: dict[str, None] = {}
+        with self._db.read() as session:
+            for entity in memory.entities[:_MAX_ENTITIES]:
+                statement = (
+                    select(MemoryEntity.memory_id)
+                    .join(MemoryRow, col(MemoryRow.id) == col(MemoryEntity.memory_id))
+                    .where(
+                        col(MemoryEntity.entity) == entity,
+                        # coalesce: walk the entity's index, not the index on state
+                        func.coalesce(col(MemoryRow.state), "") == "active",
+                        col(MemoryEntity.memory_id) != memory.id,
+                    )
+                    .order_by(col(MemoryEntity.memory_id).desc())
+                    .limit(_PER_ENTITY)
+                )
+                for memory_id in session.execute(statement).scalars():
+                    found.setdefault(str(memory_id), None)
+        return found
+
+    def _nearest(self, memory: MemoryRow, embedder: str, query: Any) -> set[str]:
+        """The active memories nearest ``query``: all of them on a small store, else from the
+        vector engine's nearest-neighbour list, widened until enough memories are in it."""
+        with self._db.read() as session:
+            # How many active memories, up to one past the limit (a count of them all reads them all).
+            few = select(MemoryRow.id).where(col(MemoryRow.state) == "active").limit(_ALL_BELOW + 1).subquery()
+            active = int(session.execute(select(func.count()).select_from(few)).scalar() or 0)
+            if active <= _ALL_BELOW:
+                return {
+                    str(x)
+                    for x in session.execute(
+                        select(MemoryRow.id).where(col(MemoryRow.state) == "active", col(MemoryRow.id) != memory.id)
+                    ).scalars()
+                }
+        index = self._docs.vector_index()
+        wanted = _KNN * 2
+        while True:
+            hits = index.search(query, embedder, wanted)
+            ids = {h.doc_id[len(DOC_PREFIX) :] for h in hits if h.doc_id.startswith(DOC_PREFIX)}
+            ids.discard(memory.id)
+            if len(ids) >= _KNN or len(hits) < wanted or wanted >= _KNN_MAX:
+                return ids
+            wanted *= 4
+
+    def _keyword(self, memory: MemoryRow) -> set[str]:
+        """Without vectors: the memories the full-text index finds for the new one's words."""
+        try:
+            result = self._search.universal(f"{memory.title} {memory.body}"[:2000], limit=30, mode="keyword")
+        except (SQLAlchemyError, DokoroError):  # never fail a remember for it; shared entities still work
+            log.warning("dokoro: the conflict gate's full-text search failed", exc_info=True)
+            return set()
+        return {h.doc_id[len(DOC_PREFIX) :] for h in result.hits if h.doc_id.startswith(DOC_PREFIX)}
 
 
 def _latest_wins(new: MemoryRow, old: MemoryRow) -> tuple[bool, str | None]:
@@ -158,3 +352,18 @@ def _latest_wins(new: MemoryRow, old: MemoryRow) -> tuple[bool, str | None]:
     if _TRUST_RANK[new.trust] < _TRUST_RANK[old.trust]:
         return False, f"the new memory is {new.trust}, the old one {old.trust}"
     return True, None
+
+
+def replace_entities(session: Any, memory: MemoryRow) -> None:
+    """Make a memory's ``memory_entities`` rows match its ``entities`` (its row was rewritten)."""
+    from sqlalchemy import delete
+
+    session.execute(delete(MemoryEntity).where(col(MemoryEntity.memory_id) == memory.id))
+    sync_entities(session, [memory])
+
+
+def sync_entities(session: Any, memories: Sequence[MemoryRow]) -> None:
+    """Write the ``memory_entities`` rows of new memories (in the transaction that adds them)."""
+    rows = [MemoryEntity(memory_id=m.id, entity=e) for m in memories for e in dict.fromkeys(m.entities)]
+    if rows:
+        session.add_all(rows)

@@ -13,8 +13,8 @@ A number handed out must never be committed after a higher one (a folder would s
 PostgreSQL the trigger takes a transaction-scoped advisory lock before reading ``max(rev)``, so
 memory writes commit in ``rev`` order; SQLite's one write lock already serialises them.
 
-Revision ID: 0017
-Revises: 0019
+Revision ID: 0019
+Revises: 0018
 Create Date: 2026-11-30
 """
 
@@ -23,8 +23,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0017"
-down_revision = "0019"
+revision = "0019"
+down_revision = "0018"
 branch_labels = None
 depends_on = None
 

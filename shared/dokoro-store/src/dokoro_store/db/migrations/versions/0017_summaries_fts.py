@@ -4,7 +4,7 @@ SQLite: an external-content FTS5 index ``summaries_fts`` (``porter unicode61``) 
 ``conversation_summaries.summary``, kept in step by triggers. PostgreSQL: a GIN expression index
 on ``to_tsvector('english', summary)`` (no new column; the recall query repeats the expression).
 
-Revision ID: 0020
+Revision ID: 0017
 Revises: 0016
 Create Date: 2026-11-30
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from alembic import op
 
-revision = "0020"
+revision = "0017"
 down_revision = "0016"
 branch_labels = None
 depends_on = None

@@ -6,8 +6,8 @@ under the old rule (every agent shares every plan), so they are marked shared; n
 their creator's unless created shared. ``memories.state_changed_by`` records the agent whose call last
 changed the memory's state (a deprecation by another agent is allowed, and says who did it).
 
-Revision ID: 0019
-Revises: 0020
+Revision ID: 0018
+Revises: 0017
 Create Date: 2026-11-30
 """
 
@@ -16,8 +16,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0019"
-down_revision = "0020"
+revision = "0018"
+down_revision = "0017"
 branch_labels = None
 depends_on = None
 

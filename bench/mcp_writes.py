@@ -1,0 +1,120 @@
+"""Write rate over real stdio on a store that already holds 10k items: one agent, sequential calls.
+
+Fills a fresh store in process (``remember_many``: 10k memories, their embeddings from the cache
+``bench/scale.py`` keeps; and 10k documents through ``index_docs``; without the entity-graph
+listener, as ``bench/scale.py``'s fill), then spawns the unified
+``dokoro`` server on it and times, one call at a time as an agent makes them:
+
+- ``dokoro_remember`` (through the conflict gate): new memories written like the fill's;
+- ``search_index_content``: new documents of a few sentences each.
+
+Printed per tool: writes per second (from the mean), p50 and p95 latency, and the server's CPU
+per call (from /proc). The SDK's floor for one call is in ``bench/mcp_calls.py``.
+
+    uv run python bench/mcp_writes.py [--items 10000] [--writes 300] [--embedder auto]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from mcp_calls import _child, _cpu_ms, _env
+from scale import CACHE, _CachedEmbedder, _fill
+
+
+def _prepare(store_dir: Path, items: int, embedder: str) -> None:
+    from dokoro_store import Store
+    from dokoro_store.retrieval import RetrievalConfig
+    from dokoro_store.retrieval.documents import NewDocument
+    from dokoro_store.services.memories import MemoryDraft
+
+    rng = random.Random(items)
+    fill = _fill(items - 50, rng)  # the texts bench/scale.py embeds for a store of this size
+    with Store.open(store_dir, retrieval=RetrievalConfig(embedder=embedder)) as store:
+        handle = store.embedder
+        inner = handle.get()
+        CACHE.mkdir(parents=True, exist_ok=True)
+        cached = _CachedEmbedder(inner, CACHE / f"{inner.id.replace(':', '_')}-{items}.npy")
+        handle._resolved = cached  # the bench's cache in front of the real model (fill only)
+        store.docs._listeners.clear()  # the fill skips entity extraction (as bench/scale.py does)
+        store.memories.remember_many([MemoryDraft(type=k, title=t, body=b, entities=e) for k, t, b, e in fill])
+        store.docs.save_many(
+            [
+                NewDocument(id=f"note-{i}", content=f"{b}\n\n{fill[-i - 1][2]}", title=t)
+                for i, (_k, t, b, _e) in enumerate(fill)
+            ]
+        )
+        store.docs.index_docs()
+        cached.save()
+
+
+async def _rate(client: Client, tool: str, make: Any, count: int) -> tuple[list[float], float]:
+    pid = _child()
+    for i in range(5):  # warm up (models load on the first write)
+        outcome = await client.call_tool(tool, make(10_000_000 + i))
+        assert not outcome.is_error, outcome.content
+    before = _cpu_ms(pid)
+    samples = []
+    for i in range(count):
+        arguments = make(i)
+        started = time.perf_counter()
+        outcome = await client.call_tool(tool, arguments)
+        samples.append((time.perf_counter() - started) * 1000)
+        assert not outcome.is_error, outcome.content
+    return samples, _cpu_ms(pid) - before
+
+
+def _row(tool: str, samples: list[float], cpu_ms: float) -> str:
+    ordered = sorted(samples)
+    p95 = ordered[int(len(ordered) * 0.95) - 1]
+    return (
+        f"{tool:<24} {1000 / statistics.mean(ordered):>9.1f} {statistics.median(ordered):>9.1f} {p95:>9.1f}"
+        f" {cpu_ms / len(samples):>9.1f}"
+    )
+
+
+async def main(items: int, writes: int, embedder: str) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        store_dir = Path(tmp) / "dokoro"
+        started = time.perf_counter()
+        _prepare(store_dir, items, embedder)
+        print(f"store of {items:,} memories + {items:,} documents filled in {time.perf_counter() - started:.0f} s")
+        env = _env(store_dir)
+        env["DOKORO_EMBEDDER"] = embedder
+        params = StdioServerParameters(command=sys.executable, args=["-m", "dokoro"], env=env)
+        print(f"sequential writes over stdio, one agent; latency and server CPU in ms per call ({writes} calls)")
+        print(f"{'tool':<24} {'writes/s':>9} {'p50':>9} {'p95':>9} {'cpu/call':>9}")
+        async with Client(params) as client:
+
+            def memory(i: int) -> dict[str, Any]:
+                kind, title, body, entities = _fill(1, random.Random(20_000_000 + i))[0]
+                return {"type": kind, "title": title, "body": f"{body} (write {i})", "entities": entities}
+
+            def document(i: int) -> dict[str, Any]:
+                kind, title, body, _entities = _fill(1, random.Random(30_000_000 + i))[0]
+                return {"doc_id": f"bench-{i}", "title": title, "content": f"{body}\n\nWritten by call {i} ({kind})."}
+
+            print(_row("dokoro_remember", *await _rate(client, "dokoro_remember", memory, writes)), flush=True)
+            print(_row("search_index_content", *await _rate(client, "search_index_content", document, writes)))
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--items", type=int, default=10_000)
+    parser.add_argument("--writes", type=int, default=300)
+    parser.add_argument("--embedder", default="auto")
+    args = parser.parse_args()
+    anyio.run(main, args.items, args.writes, args.embedder)
