@@ -50,7 +50,14 @@ class CurrentFile:
         lock = self._lock.read()
         if lock is None or lock.is_stale(self._clock.now()) or lock.agent_id == writer:
             return None
+        if not lock.named:
+            return None  # an anonymous holder (a generated id) is the person who runs the store: no wall
         return lock
+
+    def holder_is_anonymous(self) -> bool:
+        """Whether the workspace's lock was taken by a session without an identity (a generated id)."""
+        lock = self._lock.read()
+        return lock is not None and not lock.named
 
     def require_writable(self, agent: str | None, action: str) -> None:
         """Refuse ``action`` on current.md when another agent holds the workspace (see :meth:`held_against`)."""
