@@ -1,8 +1,9 @@
-"""Fixtures of the bridge tool tests: the core and bridge tools (as the unified server has) on one
-store with the bundled static embedder, shared by every client, with capture off.
+"""Fixtures of the bridge tool tests: the bridge tools on one store with the bundled static
+embedder, shared by every client, with capture off.
 
 Clock, store folder, clients, ``call``/``fail`` come from the kit's pytest plugin
-(:mod:`dokoro_server.testing`). Composing another server's tools happens here, in tests only.
+(:mod:`dokoro_server.testing`). The bridge composed with the other servers is tested by
+``tests/test_composition.py``.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from pathlib import Path
 
 import pytest
 from dokoro_bridge.server import register as register_bridge
-from dokoro_core.server import register as register_core
 from dokoro_server import DokoroSettings, Register
 from dokoro_store import FrozenClock, Store
 from dokoro_store.retrieval import RetrievalConfig
@@ -20,7 +20,7 @@ from dokoro_store.retrieval import RetrievalConfig
 
 @pytest.fixture
 def registers() -> list[Register]:
-    return [register_core, register_bridge]
+    return [register_bridge]
 
 
 @pytest.fixture

