@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -37,15 +38,20 @@ EXPECTED = {
     "tracking": ["Login fails after a token refresh", "Offline mode"],
 }
 
+# Only a hang reaches this: no screen of a loaded machine takes ten minutes to draw.
+HANG_SECONDS = 600
+
 
 async def until(pilot, condition) -> None:
     """Let the app run until ``condition()`` holds, on the app's own state, however long a loaded
     machine takes: no wall-clock budget. Each round the app handles what it has queued (a worker's
     result, a key, a toast); then the test waits one of the app's poll intervals, the pace at which
     the app itself looks for changes, before looking again."""
+    hang = time.monotonic() + HANG_SECONDS
     while not condition():
         await pilot.pause()
         if not condition():
+            assert time.monotonic() < hang, f"the app never reached the awaited state in {HANG_SECONDS} s: a hang"
             await pilot.pause(pilot.app.poll_seconds)
 
 
