@@ -196,10 +196,10 @@ def test_the_answer_carries_both_memories_in_full_with_both_signals(any_store: S
     assert 0.5 < close.lexical < 1.0
 
 
-def test_the_gate_finds_its_neighbours_among_many_memories_by_their_words_and_entities(
+def test_the_gate_finds_its_neighbours_among_many_memories_by_nearest_neighbour_search(
     tmp_path: Path, clock, database_url: str | None
 ) -> None:
-    # More active memories than the gate compares one by one: it asks the full-text index.
+    # More active memories than the gate compares one by one: it asks the vector engine.
     with Store.open(
         tmp_path / "dokoro", database_url=database_url, clock=clock, retrieval=RetrievalConfig(embedder="hashing")
     ) as store:

@@ -3,12 +3,10 @@ needs to judge the pair.
 
 Candidates, in O(k) whatever the size of the store:
 
-- the active memories whose words best match the new one's: one full-text query (terms OR'ed,
-  bm25) restricted to active memory documents in SQL; on a store of few active memories, simply
-  all of them. Until 2026-11-30 this was a nearest-neighbour query of the vector engine; on the
-  embedded backend it was a LanceDB round trip (10-15 ms of fixed overhead, a third of a remember's
-  CPU), and a pair close enough for the gate shares words (the lexical signal is half of its
-  score): measured on the calibration pairs and ``bench/scale.py``'s restatements;
+- the nearest active memories by vector: a nearest-neighbour query of the vector engine (ANN on
+  large stores), seeded with the new memory's own stored vector, widened until enough memory
+  documents are among the hits (the store holds other documents too); on a store of few active
+  memories, simply all of them;
 - the memories sharing an entity with it: a join on ``memory_entities`` (indexed by entity), the
   most recent ones first, a bounded number per entity.
 
@@ -40,11 +38,11 @@ from sqlmodel import col, select
 
 from dokoro_store.clock import Clock
 from dokoro_store.db.engine import Database
+from dokoro_store.errors import DokoroError
 from dokoro_store.models.memories import Memory as MemoryRow
 from dokoro_store.models.memories import MemoryConflict, MemoryEntity
 from dokoro_store.results.memories import CloseMemory
-from dokoro_store.retrieval.scope import DocScope
-from dokoro_store.services.memory_rows import DOC_PREFIX, DOC_TYPE, days, memory_result
+from dokoro_store.services.memory_rows import DOC_PREFIX, days, memory_result
 
 if TYPE_CHECKING:
     from dokoro_store.retrieval.documents import DocumentService
@@ -98,9 +96,9 @@ THRESHOLDS: dict[str, GateThresholds] = {
 }
 
 MAX_SHOWN = 5  # close memories one answer shows (the closest); the others stay unshown, not lost
-_KNN = 16  # memories wanted from the full-text index
+_KNN = 16  # nearest memories wanted from the vector engine
+_KNN_MAX = 512  # the widest nearest-neighbour list asked for
 _ALL_BELOW = 200  # with this many active memories or fewer, compare with every one
-_ACTIVE_MEMORIES = DocScope(doc_types=(DOC_TYPE,), statuses=("active",))
 _PER_ENTITY = 20  # most recent memories sharing one entity
 _MAX_ENTITIES = 8
 # "Latest wins" is only offered for kinds of memory that describe the current state of things.
@@ -218,7 +216,11 @@ class ConflictGate:
     def _neighbours(self, memory: MemoryRow) -> list[_Candidate]:
         embedder, query = self._own_vector(memory)
         shared_by_id = self._sharing_entities(memory)
-        ids = set(shared_by_id) | self._similar(memory)
+        ids = set(shared_by_id)
+        if query is not None and embedder is not None:
+            ids |= self._nearest(memory, embedder, query)
+        else:
+            ids |= self._keyword(memory)
         ids.discard(memory.id)
         if not ids:
             return []
@@ -308,12 +310,9 @@ class ConflictGate:
                     found.setdefault(str(memory_id), None)
         return found
 
-    def _similar(self, memory: MemoryRow) -> set[str]:
-        """The active memories most like ``memory``: all of them on a small store, else those the
-        full-text index ranks best for its words (a condition on the memory documents in SQL)."""
-        from dokoro_store.retrieval.fulltext import full_text_for
-        from dokoro_store.retrieval.planner import plan_query
-
+    def _nearest(self, memory: MemoryRow, embedder: str, query: Any) -> set[str]:
+        """The active memories nearest ``query``: all of them on a small store, else from the
+        vector engine's nearest-neighbour list, widened until enough memories are in it."""
         with self._db.read() as session:
             # How many active memories, up to one past the limit (a count of them all reads them all).
             few = select(MemoryRow.id).where(col(MemoryRow.state) == "active").limit(_ALL_BELOW + 1).subquery()
@@ -325,15 +324,24 @@ class ConflictGate:
                         select(MemoryRow.id).where(col(MemoryRow.state) == "active", col(MemoryRow.id) != memory.id)
                     ).scalars()
                 }
-            planned = plan_query(f"{memory.title} {memory.body}"[:2000])
-            if planned.empty:
-                return set()
-            try:
-                hits = full_text_for(self._db.dialect).search(session, planned, _KNN + 1, _ACTIVE_MEMORIES)
-            except SQLAlchemyError:  # never fail a remember for it; shared entities still work
-                log.warning("dokoro: the conflict gate's full-text search failed", exc_info=True)
-                return set()
-        return {h.doc_id[len(DOC_PREFIX) :] for h in hits if h.doc_id.startswith(DOC_PREFIX)}
+        index = self._docs.vector_index()
+        wanted = _KNN * 2
+        while True:
+            hits = index.search(query, embedder, wanted)
+            ids = {h.doc_id[len(DOC_PREFIX) :] for h in hits if h.doc_id.startswith(DOC_PREFIX)}
+            ids.discard(memory.id)
+            if len(ids) >= _KNN or len(hits) < wanted or wanted >= _KNN_MAX:
+                return ids
+            wanted *= 4
+
+    def _keyword(self, memory: MemoryRow) -> set[str]:
+        """Without vectors: the memories the full-text index finds for the new one's words."""
+        try:
+            result = self._search.universal(f"{memory.title} {memory.body}"[:2000], limit=30, mode="keyword")
+        except (SQLAlchemyError, DokoroError):  # never fail a remember for it; shared entities still work
+            log.warning("dokoro: the conflict gate's full-text search failed", exc_info=True)
+            return set()
+        return {h.doc_id[len(DOC_PREFIX) :] for h in result.hits if h.doc_id.startswith(DOC_PREFIX)}
 
 
 def _latest_wins(new: MemoryRow, old: MemoryRow) -> tuple[bool, str | None]:
