@@ -34,7 +34,7 @@ from dokoro_store import Store
 from dokoro_store.retrieval import RetrievalConfig
 from dokoro_store.retrieval.fusion import DEFAULT_FUSION
 from dokoro_store.retrieval.rerank import FEATURES, RERANK_DEPTH, WEIGHTS, features
-from locomo_retrieval import DATA, FOLDS, _ingest, doc_id_of, evidence_of, score_list, turns_of
+from locomo_retrieval import DATA, FOLDS, _ingest, doc_id_of, evidence_of, turns_of
 
 # conversation, category, gold ids, question, planned query, candidates (Scored), their texts
 Raw = tuple[int, int, list[str], str, Any, list[Any], dict[str, str]]
@@ -87,17 +87,41 @@ def describe(raw: list[Raw], depth: int) -> list[Question]:
 GRID = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0)
 
 
+class Matrix:
+    """The questions as padded arrays, so one evaluation of a weight vector is a few numpy calls."""
+
+    def __init__(self, questions: list[Question]) -> None:
+        depth = max((len(q[2]) for q in questions), default=1) or 1
+        n = len(questions)
+        self.rows = np.zeros((n, depth, len(FEATURES)))
+        self.fused = np.full((n, depth), -1e9)
+        self.gold = np.zeros((n, depth), dtype=bool)
+        self.total = np.ones(n)
+        for i, (_conv, gold, ids, rows, fused) in enumerate(questions):
+            self.rows[i, : len(ids)] = rows
+            self.fused[i, : len(ids)] = fused
+            self.gold[i, : len(ids)] = [d in gold for d in ids]
+            self.total[i] = len(gold)
+
+    def evaluate(self, w: Any | None) -> tuple[float, float]:
+        values = self.fused if w is None else self.fused + self.rows @ w
+        # Stable order, best first; ties keep the fused order (as the search's sort by id nearly does).
+        order = np.argsort(-values, axis=1, kind="stable")[:, :10]
+        hit = np.take_along_axis(self.gold, order, axis=1)
+        recall = hit.sum(axis=1) / self.total
+        first = np.where(hit.any(axis=1), hit.argmax(axis=1), -1)
+        rr = np.where(first >= 0, 1.0 / (np.maximum(first, 0) + 1.0), 0.0)
+        return float(recall.mean()), float(rr.mean())
+
+
+_MATRICES: dict[int, tuple[list[Question], Matrix]] = {}  # the list is held, so its id is never reused
+
+
 def evaluate(questions: list[Question], w: Any | None) -> tuple[float, float]:
-    r10, mrr = [], []
-    for _conv, gold, ids, rows, fused in questions:
-        order = list(range(len(ids)))
-        if w is not None and len(ids):
-            values = fused + rows @ w
-            order = sorted(order, key=lambda i: -values[i])
-        _r5, r, rr = score_list(gold, [ids[i] for i in order])  # type: ignore[arg-type]
-        r10.append(r)
-        mrr.append(rr)
-    return float(np.mean(r10)), float(np.mean(mrr))
+    key = id(questions)
+    if key not in _MATRICES:
+        _MATRICES[key] = (questions, Matrix(questions))
+    return _MATRICES[key][1].evaluate(w)
 
 
 def objective(found: tuple[float, float]) -> float:
@@ -135,6 +159,19 @@ def loco(questions: list[Question], searched: list[str]) -> tuple[float, float]:
     return sum(h[0] * h[1] for h in held) / n, sum(h[0] * h[2] for h in held) / n
 
 
+def select(tune: list[Question], searched: list[str]) -> list[str]:
+    """Backward elimination: drop the feature whose absence helps leaving one conversation out most."""
+    best = objective(loco(tune, searched))
+    while len(searched) > 1:
+        trials = [(objective(loco(tune, [f for f in searched if f != name])), name) for name in searched]
+        score, name = max(trials)
+        if score <= best + 1e-9:
+            break
+        best, searched = score, [f for f in searched if f != name]
+        print(f"  dropped {name}: LOCO R@10 + MRR {best:.3f}")
+    return searched
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--store-cache", type=Path, default=None)
@@ -142,6 +179,9 @@ def main() -> None:
     parser.add_argument("--depth", type=int, default=RERANK_DEPTH, help="Candidates re-ordered per question.")
     parser.add_argument("--features", default="", help="Comma-separated features to search (default: every one).")
     parser.add_argument("--ablate", action="store_true", help="Also fit with each feature left out (LOCO).")
+    parser.add_argument(
+        "--select", action="store_true", help="Drop features one at a time while leaving one out improves (LOCO)."
+    )
     args = parser.parse_args()
     if args.reuse and DUMP.is_file():
         raw = pickle.loads(DUMP.read_bytes())
@@ -168,6 +208,11 @@ def main() -> None:
         for name in searched:
             rest = [f for f in searched if f != name]
             print(f"  without {name:<10} LOCO R@10 {{:.3f}} MRR {{:.3f}}".format(*loco(tune, rest)))
+    if args.select:
+        searched = select(tune, searched)
+        w = fit(tune, searched)
+        print(f"selected: {', '.join(searched)}")
+        print(line("fitted on the selected features", w))
     print("WEIGHTS = (" + ", ".join(f"{v:.2f}" for v in w) + ")  # " + ", ".join(FEATURES))
 
 

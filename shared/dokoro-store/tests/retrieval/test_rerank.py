@@ -50,12 +50,22 @@ def test_a_clear_lead_in_the_fused_score_is_kept():
     assert [c.doc_id for c in ranked][:2] == ["noise", "answer"]
 
 
-def test_without_vectors_the_static_model_is_not_consulted_and_the_fused_order_stays():
+def test_without_vectors_the_static_model_is_not_consulted(monkeypatch):
+    import dokoro_store.retrieval.static as static
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the static model was loaded although vectors are off")
+
+    monkeypatch.setattr(static, "StaticEmbedder", refuse)
     candidates = [Scored("noise", score=1.0, text=0.5), Scored("answer", score=0.9, text=0.4), *FILLER]
 
+    rows = features(plan_query(QUERY), QUERY, candidates, _texts([c.doc_id for c in candidates]), vectors=False)
     ranked = rerank(plan_query(QUERY), QUERY, candidates, _texts, vectors=False)
 
-    assert [c.doc_id for c in ranked][:2] == ["noise", "answer"]
+    named = [dict(zip(FEATURES, row, strict=True)) for row in rows]
+    assert all(n["static"] == 0.0 and n["lifter_static"] == 0.0 for n in named)
+    # The text-only features still speak: the answer holds the rare query terms and names Ana.
+    assert [c.doc_id for c in ranked][:2] == ["answer", "noise"]
 
 
 def test_the_reordered_block_keeps_its_scores_above_the_rest():

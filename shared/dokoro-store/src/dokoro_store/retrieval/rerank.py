@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING
 
 from dokoro_store.retrieval.planner import PlannedQuery, is_cjk
@@ -30,10 +30,12 @@ if TYPE_CHECKING:
     from dokoro_store.retrieval.hybrid import Scored
 
 __all__ = [
+    "DEPTH_BEFORE",
     "FEATURES",
     "RERANKER_LABEL",
     "RERANK_DEPTH",
     "WEIGHTS",
+    "WEIGHTS_BEFORE",
     "coverage",
     "features",
     "is_temporal_question",
@@ -43,7 +45,7 @@ __all__ = [
     "rerank",
 ]
 
-RERANK_DEPTH = 30  # candidates re-ordered (at least the page asked for)
+RERANK_DEPTH = 50  # candidates re-ordered (at least the page asked for)
 FEATURES = (
     "text",
     "vector",
@@ -62,7 +64,10 @@ FEATURES = (
     "cosine",
 )
 # Added to the fused score, one per FEATURES entry (bench/fit_reranker.py, LoCoMo conversations 0-3).
-WEIGHTS: tuple[float, ...] = (0.0, 0.0, 0.2, 0.0, 0.75, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+WEIGHTS: tuple[float, ...] = (-0.3, 0.05, 0.0, 0.0, 0.5, 0.0, 1.0, 0.0, 1.0, 2.0, 0.0, 2.0, 1.0, 0.0, 0.0)
+# The first re-ranker (2026-11-30 morning): 30 candidates, static cosine and neighbour lift only.
+WEIGHTS_BEFORE: tuple[float, ...] = (0.0, 0.0, 0.2, 0.0, 0.75, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+DEPTH_BEFORE = 30
 RERANKER_LABEL = "linear re-ranker over fused candidates (text, vector, neighbours, graph, static cosine, coverage)"
 
 Texts = Callable[[Sequence[str]], dict[str, str]]
@@ -74,6 +79,15 @@ def _present(term: str, text: str) -> bool:
         return term in text
     stem = term[: max(3, len(term) - 2)] if len(term) > 4 else term
     return re.search(r"(?<!\w)" + re.escape(stem), text) is not None
+
+
+def _matcher(term: str) -> Callable[[str], bool]:
+    """:func:`_present` for one term, its pattern compiled once."""
+    if is_cjk(term) or " " in term:
+        return lambda text: term in text
+    stem = term[: max(3, len(term) - 2)] if len(term) > 4 else term
+    pattern = re.compile(r"(?<!\w)" + re.escape(stem))
+    return lambda text: pattern.search(text) is not None
 
 
 def _terms(planned: PlannedQuery) -> list[str]:
@@ -136,7 +150,8 @@ def local_idf_coverage(planned: PlannedQuery, bodies: Sequence[str]) -> list[flo
     if not terms or not bodies:
         return [0.0] * len(bodies)
     lowered = [b.lower() for b in bodies]
-    present = [[_present(t, body) for t in terms] for body in lowered]
+    matchers = [_matcher(t) for t in terms]
+    present = [[match(body) for match in matchers] for body in lowered]
     n = len(bodies)
     weights = [math.log((n + 1) / (sum(row[j] for row in present) + 0.5)) for j in range(len(terms))]
     total = sum(weights) or 1.0
@@ -176,15 +191,30 @@ def _static_cosines(query: str, texts: list[str]) -> list[float] | None:
 
 
 def features(
-    planned: PlannedQuery, query: str, candidates: Sequence[Scored], texts: dict[str, str], *, vectors: bool = True
+    planned: PlannedQuery,
+    query: str,
+    candidates: Sequence[Scored],
+    texts: dict[str, str],
+    *,
+    vectors: bool = True,
+    wanted: Collection[str] | None = None,
 ) -> list[list[float]]:
-    """One row of :data:`FEATURES` per candidate (``vectors=False``: no embedding at all)."""
+    """One row of :data:`FEATURES` per candidate (``vectors=False``: no embedding at all).
+
+    ``wanted``: the features to compute (the rest are 0; None: every one) — the search computes
+    only those its weights use.
+    """
+
+    def on(*names: str) -> bool:
+        return wanted is None or any(name in wanted for name in names)
+
+    n = len(candidates)
     bodies = [texts.get(c.doc_id, "") for c in candidates]
-    static = (_static_cosines(query, bodies) if vectors else None) or [0.0] * len(candidates)
-    rare = local_idf_coverage(planned, bodies)
-    temporal = is_temporal_question(query)
+    static = (_static_cosines(query, bodies) if vectors and on("static", "lifter_static") else None) or [0.0] * n
+    rare = local_idf_coverage(planned, bodies) if on("rare", "lifter_rare") else [0.0] * n
+    temporal = on("temporal") and is_temporal_question(query)
+    named = named_speakers(query, bodies) if on("speaker") else [False] * n
     place = {c.doc_id: i for i, c in enumerate(candidates)}
-    named = named_speakers(query, bodies)
     rows = []
     for rank, (candidate, body, static_cosine, rarity) in enumerate(zip(candidates, bodies, static, rare, strict=True)):
         lifter = place.get(candidate.lifted_by or "") if candidate.lift > 0 else None
@@ -195,9 +225,9 @@ def features(
                 candidate.lift,
                 1.0 if candidate.graph else 0.0,
                 static_cosine,
-                coverage(planned, body),
+                coverage(planned, body) if on("coverage") else 0.0,
                 rarity,
-                proximity(planned, body),
+                proximity(planned, body) if on("proximity") else 0.0,
                 1.0 if temporal and _TEMPORAL_TEXT.search(body.split("\n", 1)[-1]) else 0.0,
                 min(1.0, math.log1p(len(body)) / 8.0),
                 1.0 / (1.0 + rank),
@@ -233,7 +263,8 @@ def rerank(
     head, tail = candidates[:depth], candidates[depth:]
     if len(head) < 2:
         return candidates
-    rows = features(planned, query, head, texts([c.doc_id for c in head]), vectors=vectors)
+    wanted = {name for name, weight in zip(FEATURES, weights, strict=True) if weight}
+    rows = features(planned, query, head, texts([c.doc_id for c in head]), vectors=vectors, wanted=wanted)
     values = [
         c.score + sum(w * x for w, x in zip(weights, row, strict=True) if w) for c, row in zip(head, rows, strict=True)
     ]
