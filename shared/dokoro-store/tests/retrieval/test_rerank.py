@@ -151,7 +151,13 @@ def test_temporal_questions_and_speakers_are_recognised():
     assert is_temporal_question("When did Ana go to Lisbon?")
     assert is_temporal_question("How long ago was the release?")
     assert not is_temporal_question("Which city did Ana visit?")
-    bodies = ["2023-05-08\nAna: I flew to Lisbon", "Ben: hi", "TODO: ship it", "no speaker here", "Ana Maria: hello"]
+    bodies = [
+        "2023-05-08\nAna: I flew to Lisbon",
+        "\nBen: hi",
+        "\nTODO: ship it",
+        "\nno speaker here",
+        "t\nAna Maria: hello",
+    ]
     assert named_speakers("What did Ana do in Lisbon?", bodies) == [True, False, False, False, False]
     assert named_speakers("Did Ana Maria say hello?", bodies)[4]
 
@@ -198,3 +204,19 @@ def test_weights_must_match_the_features():
     candidates = [Scored("noise", score=1.0), Scored("answer", score=0.9)]
     with pytest.raises(ValueError, match="weights"):
         rerank(plan_query(QUERY), QUERY, candidates, _texts, weights=[1.0])
+
+
+def test_a_date_title_repeated_in_the_content_neither_looks_temporal_nor_hides_the_speaker():
+    # A memory's document: its title, then the content repeating the title, the body, its entities.
+    title = "8 May 2023 (D1:3)"
+    memory = f"{title}\n{title}\n\nAna: I flew to Lisbon!\n\nEntities: Ana"
+    dated = f"{title}\n{title}\n\nAna: we went last weekend"
+    candidates = [Scored("m", score=1.0), Scored("d", score=0.9), *FILLER]
+    texts = {"m": memory, "d": dated, **FILLER_TEXTS}
+
+    rows = features(plan_query("When did Ana fly?"), "When did Ana fly?", candidates, texts)
+    named = [dict(zip(FEATURES, row, strict=True)) for row in rows]
+
+    assert named[0]["speaker"] == 1.0 and named[1]["speaker"] == 1.0
+    assert named[0]["temporal"] == 0.0 and named[1]["temporal"] == 1.0
+    assert named_speakers("What did Ben say?", [memory]) == [False]

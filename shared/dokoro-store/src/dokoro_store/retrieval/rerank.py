@@ -158,16 +158,30 @@ def local_idf_coverage(planned: PlannedQuery, bodies: Sequence[str]) -> list[flo
     return [sum(w for w, hit in zip(weights, row, strict=True) if hit) / total for row in present]
 
 
-_SPEAKER = re.compile(r"^\s*([^:\n]{1,40}):\s")
+_SPEAKER = re.compile(r"^\s*([^:\n]{1,40}):\s", re.MULTILINE)
+
+
+def _content(text: str) -> str:
+    """A candidate's text (``"<title>\\n<content>"``) without its title, wherever the content repeats it.
+
+    Titles are often dates (a session's, a memory's): left in, every text would look temporal.
+    """
+    title, _, content = text.partition("\n")
+    return content.replace(title, " ") if title.strip() else content
 
 
 def named_speakers(query: str, bodies: Sequence[str]) -> list[bool]:
-    """Per body written as ``"<speaker>: <text>"`` (a chat turn), whether the query names its speaker."""
+    """Per body holding a line ``"<speaker>: <text>"`` (a chat turn), whether the query names that speaker."""
     words = {w.lower() for w in _WORD.findall(query)}
     out = []
     for body in bodies:
-        match = _SPEAKER.match(body.split("\n", 1)[-1])
-        out.append(bool(match) and all(w.lower() in words for w in _WORD.findall(match.group(1))))  # type: ignore[union-attr]
+        found = False
+        for match in _SPEAKER.finditer(_content(body)):
+            names = _WORD.findall(match.group(1))
+            if names and all(w.lower() in words for w in names):
+                found = True
+                break
+        out.append(found)
     return out
 
 
@@ -228,7 +242,7 @@ def features(
                 coverage(planned, body) if on("coverage") else 0.0,
                 rarity,
                 proximity(planned, body) if on("proximity") else 0.0,
-                1.0 if temporal and _TEMPORAL_TEXT.search(body.split("\n", 1)[-1]) else 0.0,
+                1.0 if temporal and _TEMPORAL_TEXT.search(_content(body)) else 0.0,
                 min(1.0, math.log1p(len(body)) / 8.0),
                 1.0 / (1.0 + rank),
                 1.0 if named[rank] else 0.0,
