@@ -9,12 +9,19 @@ the score fusion (:mod:`.hybrid`) are re-ordered by a linear model over features
   here for the candidates only: a different view of meaning than the transformer's), rescaled
   over the candidates — only when vectors are in use (``DOKORO_EMBEDDER=none`` means none) and
   there are at least :data:`_MIN_FOR_SCALE` candidates to rescale over;
-- ``coverage``: the share of the query's content terms the document contains.
+- ``coverage``: the share of the query's content terms the document contains; ``rare``: the same,
+  each term weighted by its rarity among the candidates (a term every candidate holds — a chat's
+  speakers, a project's name — counts for little); ``proximity``: 1 / the smallest gap between two
+  query terms; ``temporal``: a *when* question and a text that places something in time;
+  ``length``: the text's length (log); ``rank``: the fused rank; ``speaker``: a chat line
+  ``"<name>: …"`` whose name the query names; ``lifter_rare`` / ``lifter_static``: those features
+  of the neighbour that lifted the candidate; ``cosine``: the raw cosine.
 
-The new score is the fused score plus a weighted sum of these features. The weights were chosen
-once by ``bench/fit_reranker.py`` — a grid search maximising R@10 on LoCoMo conversations 0-3 only,
-checked leaving one conversation out — and are fixed here; the figures reported for conversations
-4-6 are unseen by the fit (docs/benchmarks.md).
+The new score is the fused score plus a weighted sum of these features (only those with a weight
+are computed). The weights were chosen once by ``bench/fit_reranker.py`` — coordinate ascent
+maximising R@10 + MRR@10 of the rankings on LoCoMo conversations 0-3 only, the feature set chosen
+leaving one conversation out — and are fixed here; the figures reported for conversations 4-6 are
+unseen by the fit (docs/benchmarks.md, "Second stage fitted for ranking").
 """
 
 from __future__ import annotations
@@ -68,7 +75,10 @@ WEIGHTS: tuple[float, ...] = (-0.3, 0.05, 0.0, 0.0, 0.5, 0.0, 1.0, 0.0, 1.0, 2.0
 # The first re-ranker (2026-11-30 morning): 30 candidates, static cosine and neighbour lift only.
 WEIGHTS_BEFORE: tuple[float, ...] = (0.0, 0.0, 0.2, 0.0, 0.75, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 DEPTH_BEFORE = 30
-RERANKER_LABEL = "linear re-ranker over fused candidates (text, vector, neighbours, graph, static cosine, coverage)"
+RERANKER_LABEL = (
+    "linear re-ranker over the 50 best fused candidates (static cosine, rare-term coverage, temporal, speaker,"
+    " length, neighbours)"
+)
 
 Texts = Callable[[Sequence[str]], dict[str, str]]
 _MIN_FOR_SCALE = 5
