@@ -82,7 +82,7 @@ def _cpu_ms(pid: int) -> float:
 
 
 def _env(store: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "TMPDIR")}
+    env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "TMPDIR", "PYTHONPATH")}
     env.update(DOKORO_PATH=str(store), DOKORO_AGENT_ID="bench")
     return env
 

@@ -11,13 +11,14 @@ listener, as ``bench/scale.py``'s fill), then spawns the unified
 Printed per tool: writes per second (from the mean), p50 and p95 latency, and the server's CPU
 per call (from /proc). The SDK's floor for one call is in ``bench/mcp_calls.py``.
 
-    uv run python bench/mcp_writes.py [--items 10000] [--writes 300] [--embedder auto]
+    uv run python bench/mcp_writes.py [--items 10000] [--writes 300] [--embedder auto] [--store-cache DIR]
 """
 
 from __future__ import annotations
 
 import argparse
 import random
+import shutil
 import statistics
 import sys
 import tempfile
@@ -59,6 +60,10 @@ def _prepare(store_dir: Path, items: int, embedder: str) -> None:
         )
         store.docs.index_docs()
         cached.save()
+        # A store of 10k memories has their files: render them now, not over the timed calls
+        # (500 per call, each written and fsync-ed, was most of the first calls' time).
+        while store.memories.sync_files().rendered:
+            pass
 
 
 async def _rate(client: Client, tool: str, make: Any, count: int) -> tuple[list[float], float]:
@@ -86,12 +91,17 @@ def _row(tool: str, samples: list[float], cpu_ms: float) -> str:
     )
 
 
-async def main(items: int, writes: int, embedder: str) -> None:
+async def main(items: int, writes: int, embedder: str, cache: Path | None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         store_dir = Path(tmp) / "dokoro"
         started = time.perf_counter()
-        _prepare(store_dir, items, embedder)
-        print(f"store of {items:,} memories + {items:,} documents filled in {time.perf_counter() - started:.0f} s")
+        if cache is not None and cache.exists():
+            shutil.copytree(cache, store_dir)  # a store this script filled before (same items, embedder)
+        else:
+            _prepare(store_dir, items, embedder)
+            if cache is not None:
+                shutil.copytree(store_dir, cache)
+        print(f"store of {items:,} memories + {items:,} documents ready in {time.perf_counter() - started:.0f} s")
         env = _env(store_dir)
         env["DOKORO_EMBEDDER"] = embedder
         params = StdioServerParameters(command=sys.executable, args=["-m", "dokoro"], env=env)
@@ -116,5 +126,6 @@ if __name__ == "__main__":
     parser.add_argument("--items", type=int, default=10_000)
     parser.add_argument("--writes", type=int, default=300)
     parser.add_argument("--embedder", default="auto")
+    parser.add_argument("--store-cache", type=Path, default=None, help="keep the filled store here and reuse it")
     args = parser.parse_args()
-    anyio.run(main, args.items, args.writes, args.embedder)
+    anyio.run(main, args.items, args.writes, args.embedder, args.store_cache)

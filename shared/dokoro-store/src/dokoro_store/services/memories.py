@@ -153,7 +153,7 @@ class MemoryService:
     # ------------------------------------------------------------------ files (hooks)
     def _sync(self) -> FilesSync | None:
         """Pick up what a person changed in the memory files (and render rows changed elsewhere)."""
-        return self._files.sync() if self._files is not None else None
+        return self._files.sync(sweep=False) if self._files is not None else None
 
     def _rendered(self, *memory_ids: str | None) -> None:
         """Render the memories a write just changed."""

@@ -17,9 +17,11 @@ counts are not in the files, so recall never writes a file.
 its type folders; a folder whose modification time moved (a file created, deleted, renamed, or
 saved by an editor that writes a new file and renames it) has its files stat-ed against the
 manifest. Editors that rewrite a file in place do not move the folder's time: a rolling sweep
-stats the next ``sweep`` files of the manifest on every call (all of them while there are no
-more than ``sweep``), so such an edit is seen on the next call in a small folder and within
-``files / sweep`` calls in a large one. Only a file whose stat changed is read; only a file
+stats the next ``sweep`` files of the manifest (all of them while there are no more than
+``sweep``): on every call in a folder of at most :data:`SWEEP_ALWAYS` files, else at most once a
+second per process (:data:`SWEEP_INTERVAL`; an explicit :meth:`MemoryFiles.sync` always sweeps), so
+such an edit is seen on the next call in a small folder and within ``files / sweep`` seconds in a
+large one. Only a file whose stat changed is read; only a file
 whose fields changed is acted on:
 
 - an edit of a memory's content makes a new version: a new memory (trust ``user-stated``,
@@ -46,6 +48,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -90,6 +93,12 @@ DEFAULT_SWEEP = 2000
 PURGE_WINDOW = 250
 # Rows changed elsewhere rendered per call at most (the rest on the next calls).
 DEFAULT_RENDER_BATCH = 500
+# A memory call's own reconcile runs the rolling sweep (stats of files edited in place) at most once
+# per this many seconds in a folder of more than SWEEP_ALWAYS files: stating 2,000 files was two
+# thirds of a remember's CPU on a 10k store (``docs/benchmarks.md``, writes over MCP). A person's
+# in-place edit is still seen within seconds; an explicit ``sync_files`` always sweeps.
+SWEEP_INTERVAL = 1.0
+SWEEP_ALWAYS = 100
 FILE_DELETED = "file deleted"
 # A manifest ``rev`` no row has: the file is rendered again on this sync.
 _RERENDER = -1
@@ -163,6 +172,7 @@ class MemoryFiles:
         self._render_batch = max(1, render_batch)
         # Where the rolling windows go on (this process's: a quiet call writes nothing).
         self._cursors: dict[str, int] = {}
+        self._swept_at: float | None = None  # time.monotonic() of this process's last sweep
         self.dictionary = EntityDictionary(self.root / DICTIONARY_FILE)
 
     @property
@@ -177,21 +187,28 @@ class MemoryFiles:
         return self._db.url.render_as_string(hide_password=True)
 
     # ------------------------------------------------------------------ public
-    def sync(self, render: Iterable[str] = (), *, scan: bool = True) -> FilesSync:
-        """Bring files and rows in step (module doc); ``render`` names memories just written."""
+    def sync(self, render: Iterable[str] = (), *, scan: bool = True, sweep: bool = True) -> FilesSync:
+        """Bring files and rows in step (module doc); ``render`` names memories just written.
+        ``sweep=False``: the rolling sweep runs only when due (:data:`SWEEP_INTERVAL`)."""
         self.dictionary.refresh()
-        with file_lock(self._paths.locks_dir, "memory-files"), Manifest.open(self.manifest_file, self._database()) as m:
+        with (
+            file_lock(self._paths.locks_dir, "memory-files", within=self._paths.root),
+            Manifest.open(self.manifest_file, self._database()) as m,
+        ):
             run = _Run(m)
             run.render.update(render)
             if scan:
-                self._scan(run)
+                self._scan(run, sweep=sweep or self._sweep_due(m))
             self._render_changed(run, limit=self._render_batch)
             return run.result()
 
     def file_of(self, memory_id: str) -> Path:
         """The file of a memory, after a sync; written again when a person had deleted it."""
         self.sync(render=[memory_id])
-        with file_lock(self._paths.locks_dir, "memory-files"), Manifest.open(self.manifest_file, self._database()) as m:
+        with (
+            file_lock(self._paths.locks_dir, "memory-files", within=self._paths.root),
+            Manifest.open(self.manifest_file, self._database()) as m,
+        ):
             entry = m.of_memory(memory_id)
             if entry is None or entry.tombstone:
                 row = self._row(memory_id)
@@ -205,7 +222,10 @@ class MemoryFiles:
     def remove(self, memory_id: str) -> None:
         """A purged memory's file goes too (unless a person edited it since; then it stays, and
         the next sync brings the memory back from it: an edit is never lost)."""
-        with file_lock(self._paths.locks_dir, "memory-files"), Manifest.open(self.manifest_file, self._database()) as m:
+        with (
+            file_lock(self._paths.locks_dir, "memory-files", within=self._paths.root),
+            Manifest.open(self.manifest_file, self._database()) as m,
+        ):
             entry = m.of_memory(memory_id)
             if entry is None:
                 return
@@ -337,7 +357,12 @@ class MemoryFiles:
         return row
 
     # ------------------------------------------------------------------ scan (files → rows)
-    def _scan(self, run: _Run) -> None:
+    def _sweep_due(self, m: Manifest) -> bool:
+        if self._swept_at is None or time.monotonic() - self._swept_at >= SWEEP_INTERVAL:
+            return True
+        return m.count() <= SWEEP_ALWAYS
+
+    def _scan(self, run: _Run, *, sweep: bool = True) -> None:
         m = run.manifest
         subdirs = self._folders(run)
         if subdirs is None:
@@ -350,7 +375,23 @@ class MemoryFiles:
                 # The stat taken before the listing is recorded: a change during it shows next time.
                 m.set_dir(folder, folder_stat.st_mtime_ns)
                 self._list_folder(m, folder, found)
-        # The rolling sweep: in-place edits do not move a folder's time.
+        if sweep:
+            self._swept_at = time.monotonic()
+            self._sweep_files(run, subdirs, found)
+        # New files first: a moved file takes its memory's entry before the old path counts as deleted.
+        for path, stat in sorted(found.new):
+            self._on_new_file(run, path, stat)
+        for path, (entry, stat) in sorted(found.changed.items()):
+            if m.get(path) == entry:  # not taken over by a moved file above
+                self._on_changed_file(run, entry, stat)
+        for path in sorted(found.missing):
+            current = m.get(path)
+            if current is not None and not current.tombstone and _stat(self._paths.root / path) is None:
+                self._on_deleted_file(run, current)
+
+    def _sweep_files(self, run: _Run, subdirs: list[str], found: _Found) -> None:
+        """The rolling sweep: in-place edits do not move a folder's time."""
+        m = run.manifest
         base = f"{self._paths.root}{os.sep}"
         window, self._cursors["sweep"] = m.window(self._sweep, self._cursors.get("sweep", 0))
         for entry in window:
@@ -371,16 +412,6 @@ class MemoryFiles:
             if e.memory_id and not e.tombstone and e.path not in found.changed and e.path not in found.missing
         ]
         self._drop_purged(run, untouched)
-        # New files first: a moved file takes its memory's entry before the old path counts as deleted.
-        for path, stat in sorted(found.new):
-            self._on_new_file(run, path, stat)
-        for path, (entry, stat) in sorted(found.changed.items()):
-            if m.get(path) == entry:  # not taken over by a moved file above
-                self._on_changed_file(run, entry, stat)
-        for path in sorted(found.missing):
-            current = m.get(path)
-            if current is not None and not current.tombstone and _stat(self._paths.root / path) is None:
-                self._on_deleted_file(run, current)
 
     def _folders(self, run: _Run) -> list[str] | None:
         """The type folders under ``memories/`` (listed again only when its time moved), or None
@@ -841,7 +872,10 @@ class MemoryFiles:
         new memory). Rows without a file are left as they are and rendered again. The manifest is
         rebuilt. Returns the report (``indexed`` still 0) and the ids whose documents to index."""
         self.dictionary.refresh()
-        with file_lock(self._paths.locks_dir, "memory-files"), Manifest.open(self.manifest_file, self._database()) as m:
+        with (
+            file_lock(self._paths.locks_dir, "memory-files", within=self._paths.root),
+            Manifest.open(self.manifest_file, self._database()) as m,
+        ):
             m.reset()
             m.set_meta("database", self._database())
             m.set_meta("version", "1")
