@@ -66,6 +66,25 @@ def rows_for(base: FusionSettings) -> list[Row]:
     changes: list[tuple[str, dict[str, Any], str]] = []
     if base.rerank:
         changes.append(("-rerank", {"rerank": False}, "without the second stage (re-ranker)"))
+    if base.rerank:
+        from dokoro_store.retrieval.rerank import DEPTH_BEFORE, FEATURES, WEIGHTS, WEIGHTS_BEFORE
+
+        changes.append(
+            (
+                "rerank-before",
+                {"rerank_weights": WEIGHTS_BEFORE, "rerank_depth": DEPTH_BEFORE},
+                "the first re-ranker (static cosine + lift, 30 candidates)",
+            )
+        )
+        weights = base.rerank_weights or WEIGHTS
+        for label, names, what in (
+            ("-speaker", ("speaker",), "re-ranker without the speaker-named feature"),
+            ("-temporal", ("temporal",), "re-ranker without the temporal feature"),
+            ("-rare", ("rare", "lifter_rare"), "re-ranker without rare-term coverage (own and lifter's)"),
+            ("-length", ("length",), "re-ranker without the length feature"),
+        ):
+            off = tuple(0.0 if f in names else w for f, w in zip(FEATURES, weights, strict=True))
+            changes.append((label, {"rerank_weights": off}, what))
     if base.neighbour_weight > 0:
         changes.append(("-neighbours", {"neighbour_weight": 0.0}, "without the lift from thread neighbours"))
     if base.feedback_weight > 0:

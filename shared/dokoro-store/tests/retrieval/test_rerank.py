@@ -4,7 +4,18 @@ from __future__ import annotations
 
 from dokoro_store.retrieval.hybrid import Scored
 from dokoro_store.retrieval.planner import plan_query
-from dokoro_store.retrieval.rerank import FEATURES, RERANK_DEPTH, WEIGHTS, coverage, features, rerank
+from dokoro_store.retrieval.rerank import (
+    FEATURES,
+    RERANK_DEPTH,
+    WEIGHTS,
+    coverage,
+    features,
+    is_temporal_question,
+    local_idf_coverage,
+    named_speakers,
+    proximity,
+    rerank,
+)
 
 QUERY = "Which city is Ana travelling to for the pottery workshop?"
 TEXTS = {
@@ -39,12 +50,22 @@ def test_a_clear_lead_in_the_fused_score_is_kept():
     assert [c.doc_id for c in ranked][:2] == ["noise", "answer"]
 
 
-def test_without_vectors_the_static_model_is_not_consulted_and_the_fused_order_stays():
+def test_without_vectors_the_static_model_is_not_consulted(monkeypatch):
+    import dokoro_store.retrieval.static as static
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the static model was loaded although vectors are off")
+
+    monkeypatch.setattr(static, "StaticEmbedder", refuse)
     candidates = [Scored("noise", score=1.0, text=0.5), Scored("answer", score=0.9, text=0.4), *FILLER]
 
+    rows = features(plan_query(QUERY), QUERY, candidates, _texts([c.doc_id for c in candidates]), vectors=False)
     ranked = rerank(plan_query(QUERY), QUERY, candidates, _texts, vectors=False)
 
-    assert [c.doc_id for c in ranked][:2] == ["noise", "answer"]
+    named = [dict(zip(FEATURES, row, strict=True)) for row in rows]
+    assert all(n["static"] == 0.0 and n["lifter_static"] == 0.0 for n in named)
+    # The text-only features still speak: the answer holds the rare query terms and names Ana.
+    assert [c.doc_id for c in ranked][:2] == ["answer", "noise"]
 
 
 def test_the_reordered_block_keeps_its_scores_above_the_rest():
@@ -76,3 +97,126 @@ def test_coverage_counts_query_terms_in_any_script_and_never_raises():
     assert coverage(plan_query("陶芸 ワークショップ"), "週末に陶芸のワークショップへ行った") == 1.0
     assert coverage(plan_query('"; DROP TABLE docs; -- NEAR(*'), "drop table docs") > 0
     assert coverage(plan_query("the of and"), "") == 0.0
+
+
+HOSTILE = [
+    '"; DROP TABLE docs; -- NEAR(*',
+    "\x00\x01 ^^^ :::",
+    "a" * 5000,
+    "",
+    "   ",
+    "陶芸 ワークショップ",
+    "도자기를 배웠어요",
+]
+
+
+def test_rare_terms_weigh_more_than_terms_every_candidate_holds():
+    planned = plan_query("Did Ana enjoy the pottery class?")
+    bodies = [
+        "Ana: the pottery class was wonderful",
+        "Ana: I went shopping today",
+        "Ana: my class starts on Monday",
+        "Ana: I enjoy long walks",
+    ]
+
+    rare = local_idf_coverage(planned, bodies)
+
+    # "ana" is in every body: the body holding the rare "pottery" beats one holding "enjoy" + "ana".
+    assert rare[0] == max(rare) and rare[0] > rare[3] > rare[1]
+    assert all(0.0 <= value <= 1.0 for value in rare)
+
+
+def test_query_weighting_never_raises_on_hostile_or_cjk_text_and_stays_in_range():
+    bodies = [*HOSTILE, "週末に陶芸のワークショップへ行った", "drop table docs"]
+    for query in HOSTILE:
+        planned = plan_query(query)
+        rare = local_idf_coverage(planned, bodies)
+        assert len(rare) == len(bodies) and all(0.0 <= v <= 1.0 for v in rare)
+        assert all(0.0 <= proximity(planned, body) <= 1.0 for body in bodies)
+        assert len(named_speakers(query, bodies)) == len(bodies)
+    cjk = local_idf_coverage(plan_query("陶芸 ワークショップ"), bodies)
+    assert cjk[bodies.index("週末に陶芸のワークショップへ行った")] == 1.0
+    assert local_idf_coverage(plan_query("the of and"), []) == []
+
+
+def test_proximity_is_the_inverse_gap_between_two_query_terms():
+    planned = plan_query("pottery workshop")
+    assert proximity(planned, "a pottery workshop in Lisbon") == 1.0
+    assert proximity(planned, "pottery, then lunch, then a workshop") == 1 / 5
+    assert proximity(planned, "only pottery here") == 0.0
+    assert proximity(plan_query("pottery"), "pottery pottery") == 0.0  # one term: no pair
+
+
+def test_temporal_questions_and_speakers_are_recognised():
+    assert is_temporal_question("When did Ana go to Lisbon?")
+    assert is_temporal_question("How long ago was the release?")
+    assert not is_temporal_question("Which city did Ana visit?")
+    bodies = [
+        "2023-05-08\nAna: I flew to Lisbon",
+        "\nBen: hi",
+        "\nTODO: ship it",
+        "\nno speaker here",
+        "t\nAna Maria: hello",
+    ]
+    assert named_speakers("What did Ana do in Lisbon?", bodies) == [True, False, False, False, False]
+    assert named_speakers("Did Ana Maria say hello?", bodies)[4]
+
+
+def test_the_temporal_and_speaker_features_lift_the_turn_that_answers_when():
+    query = "When did Ana fly to Lisbon?"
+    texts = {
+        "plan": "8 May 2023\nBen: Ana said she wants to fly to Lisbon someday, maybe to see the ceramics.",
+        "answer": "8 May 2023\nAna: I flew to Lisbon last weekend!",
+        **FILLER_TEXTS,
+    }
+    only = {"temporal": 1.0, "speaker": 1.0}
+
+    def order(weights: list[float]) -> list[str]:
+        candidates = [
+            Scored("plan", score=1.0, text=0.5),
+            Scored("answer", score=0.95, text=0.45),
+            *(Scored(f"f{i}", score=0.1) for i in range(4)),
+        ]
+        ranked = rerank(plan_query(query), query, candidates, lambda ids: {i: texts[i] for i in ids}, weights=weights)
+        return [c.doc_id for c in ranked][:2]
+
+    assert order([only.get(name, 0.0) for name in FEATURES]) == ["answer", "plan"]
+    assert order([0.0] * len(FEATURES)) == ["plan", "answer"]
+
+
+def test_the_lifter_features_describe_the_neighbour_that_lifted_a_candidate():
+    candidates = [
+        Scored("answer", score=1.0, lift=0.3, lifted_by="noise"),
+        Scored("noise", score=0.9),
+        Scored("tail", score=0.8, lift=0.2, lifted_by="elsewhere"),  # lifted by a non-candidate
+        *FILLER,
+    ]
+    rows = features(plan_query(QUERY), QUERY, candidates, _texts([c.doc_id for c in candidates]))
+    named = [dict(zip(FEATURES, row, strict=True)) for row in rows]
+
+    assert named[0]["lifter_static"] == named[1]["static"] and named[0]["lifter_rare"] == named[1]["rare"]
+    assert named[1]["lifter_rare"] == 0.0 and named[2]["lifter_rare"] == 0.0
+
+
+def test_weights_must_match_the_features():
+    import pytest
+
+    candidates = [Scored("noise", score=1.0), Scored("answer", score=0.9)]
+    with pytest.raises(ValueError, match="weights"):
+        rerank(plan_query(QUERY), QUERY, candidates, _texts, weights=[1.0])
+
+
+def test_a_date_title_repeated_in_the_content_neither_looks_temporal_nor_hides_the_speaker():
+    # A memory's document: its title, then the content repeating the title, the body, its entities.
+    title = "8 May 2023 (D1:3)"
+    memory = f"{title}\n{title}\n\nAna: I flew to Lisbon!\n\nEntities: Ana"
+    dated = f"{title}\n{title}\n\nAna: we went last weekend"
+    candidates = [Scored("m", score=1.0), Scored("d", score=0.9), *FILLER]
+    texts = {"m": memory, "d": dated, **FILLER_TEXTS}
+
+    rows = features(plan_query("When did Ana fly?"), "When did Ana fly?", candidates, texts)
+    named = [dict(zip(FEATURES, row, strict=True)) for row in rows]
+
+    assert named[0]["speaker"] == 1.0 and named[1]["speaker"] == 1.0
+    assert named[0]["temporal"] == 0.0 and named[1]["temporal"] == 1.0
+    assert named_speakers("What did Ben say?", [memory]) == [False]

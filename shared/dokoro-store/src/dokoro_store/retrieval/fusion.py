@@ -84,6 +84,8 @@ class FusionSettings:
     drop_ubiquitous: bool = False  # query terms found in most documents leave the full-text leg (no gain: bm25's
     # idf already weighs them down; measured as an ablation row)
     rerank: bool = True  # the second stage (:mod:`.rerank`)
+    rerank_weights: tuple[float, ...] | None = None  # None: the fitted ``rerank.WEIGHTS`` (ablation rows only)
+    rerank_depth: int | None = None  # None: ``rerank.RERANK_DEPTH`` candidates re-ordered
 
 
 DEFAULT_FUSION = FusionSettings()

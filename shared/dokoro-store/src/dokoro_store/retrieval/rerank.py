@@ -9,18 +9,26 @@ the score fusion (:mod:`.hybrid`) are re-ordered by a linear model over features
   here for the candidates only: a different view of meaning than the transformer's), rescaled
   over the candidates — only when vectors are in use (``DOKORO_EMBEDDER=none`` means none) and
   there are at least :data:`_MIN_FOR_SCALE` candidates to rescale over;
-- ``coverage``: the share of the query's content terms the document contains.
+- ``coverage``: the share of the query's content terms the document contains; ``rare``: the same,
+  each term weighted by its rarity among the candidates (a term every candidate holds — a chat's
+  speakers, a project's name — counts for little); ``proximity``: 1 / the smallest gap between two
+  query terms; ``temporal``: a *when* question and a text that places something in time;
+  ``length``: the text's length (log); ``rank``: the fused rank; ``speaker``: a chat line
+  ``"<name>: …"`` whose name the query names; ``lifter_rare`` / ``lifter_static``: those features
+  of the neighbour that lifted the candidate; ``cosine``: the raw cosine.
 
-The new score is the fused score plus a weighted sum of these features. The weights were chosen
-once by ``bench/fit_reranker.py`` — a grid search maximising R@10 on LoCoMo conversations 0-3 only,
-checked leaving one conversation out — and are fixed here; the figures reported for conversations
-4-6 are unseen by the fit (docs/benchmarks.md).
+The new score is the fused score plus a weighted sum of these features (only those with a weight
+are computed). The weights were chosen once by ``bench/fit_reranker.py`` — coordinate ascent
+maximising R@10 + MRR@10 of the rankings on LoCoMo conversations 0-3 only, the feature set chosen
+leaving one conversation out — and are fixed here; the figures reported for conversations 4-6 are
+unseen by the fit (docs/benchmarks.md, "Second stage fitted for ranking").
 """
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING
 
 from dokoro_store.retrieval.planner import PlannedQuery, is_cjk
@@ -28,13 +36,49 @@ from dokoro_store.retrieval.planner import PlannedQuery, is_cjk
 if TYPE_CHECKING:
     from dokoro_store.retrieval.hybrid import Scored
 
-__all__ = ["FEATURES", "RERANKER_LABEL", "RERANK_DEPTH", "WEIGHTS", "features", "rerank"]
+__all__ = [
+    "DEPTH_BEFORE",
+    "FEATURES",
+    "RERANKER_LABEL",
+    "RERANK_DEPTH",
+    "WEIGHTS",
+    "WEIGHTS_BEFORE",
+    "coverage",
+    "features",
+    "is_temporal_question",
+    "local_idf_coverage",
+    "named_speakers",
+    "proximity",
+    "rerank",
+]
 
-RERANK_DEPTH = 30  # candidates re-ordered (at least the page asked for)
-FEATURES = ("text", "vector", "lift", "graph", "static", "coverage")
+RERANK_DEPTH = 50  # candidates re-ordered (at least the page asked for)
+FEATURES = (
+    "text",
+    "vector",
+    "lift",
+    "graph",
+    "static",
+    "coverage",
+    "rare",
+    "proximity",
+    "temporal",
+    "length",
+    "rank",
+    "speaker",
+    "lifter_rare",
+    "lifter_static",
+    "cosine",
+)
 # Added to the fused score, one per FEATURES entry (bench/fit_reranker.py, LoCoMo conversations 0-3).
-WEIGHTS: tuple[float, ...] = (0.0, 0.0, 0.2, 0.0, 0.75, 0.0)
-RERANKER_LABEL = "linear re-ranker over fused candidates (text, vector, neighbours, graph, static cosine, coverage)"
+WEIGHTS: tuple[float, ...] = (-0.3, 0.05, 0.0, 0.0, 0.5, 0.0, 1.0, 0.0, 1.0, 2.0, 0.0, 2.0, 1.0, 0.0, 0.0)
+# The first re-ranker (2026-11-30 morning): 30 candidates, static cosine and neighbour lift only.
+WEIGHTS_BEFORE: tuple[float, ...] = (0.0, 0.0, 0.2, 0.0, 0.75, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+DEPTH_BEFORE = 30
+RERANKER_LABEL = (
+    "linear re-ranker over the 50 best fused candidates (static cosine, rare-term coverage, temporal, speaker,"
+    " length, neighbours)"
+)
 
 Texts = Callable[[Sequence[str]], dict[str, str]]
 _MIN_FOR_SCALE = 5
@@ -47,13 +91,108 @@ def _present(term: str, text: str) -> bool:
     return re.search(r"(?<!\w)" + re.escape(stem), text) is not None
 
 
+def _matcher(term: str) -> Callable[[str], bool]:
+    """:func:`_present` for one term, its pattern compiled once."""
+    if is_cjk(term) or " " in term:
+        return lambda text: term in text
+    stem = term[: max(3, len(term) - 2)] if len(term) > 4 else term
+    pattern = re.compile(r"(?<!\w)" + re.escape(stem))
+    return lambda text: pattern.search(text) is not None
+
+
+def _terms(planned: PlannedQuery) -> list[str]:
+    return [*planned.terms, *planned.phrases, *planned.cjk]
+
+
 def coverage(planned: PlannedQuery, text: str) -> float:
     """The share of the query's content terms found in ``text`` (0 when the query has none)."""
-    terms = [*planned.terms, *planned.phrases, *planned.cjk]
+    terms = _terms(planned)
     if not terms:
         return 0.0
     lowered = text.lower()
     return sum(1 for term in terms if _present(term, lowered)) / len(terms)
+
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+# A question about time: when, what date / year / month / day, how long ago / since.
+_TEMPORAL_QUESTION = re.compile(
+    r"\b(when|how long|what (date|year|month|day|time|week))\b|\b(ago|since|before|after)\b", re.IGNORECASE
+)
+# A text that places something in time: a relative day or period, a weekday, a month, a year.
+_TEMPORAL_TEXT = re.compile(
+    r"\b(yesterday|today|tonight|tomorrow|last|next|ago|recently|weekend|week|month|year|morning|evening|"
+    r"night|monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april|may|june|"
+    r"july|august|september|october|november|december|(19|20)\d\d)\b",
+    re.IGNORECASE,
+)
+
+
+def is_temporal_question(query: str) -> bool:
+    """The query asks when something happened (English question words; other languages: no)."""
+    return _TEMPORAL_QUESTION.search(query) is not None
+
+
+def _positions(term: str, words: list[str]) -> list[int]:
+    stem = term[: max(3, len(term) - 2)] if len(term) > 4 else term
+    return [i for i, word in enumerate(words) if word.startswith(stem)]
+
+
+def proximity(planned: PlannedQuery, text: str) -> float:
+    """1 / the smallest gap in words between two different query terms in ``text`` (0: fewer than two match)."""
+    words = [w.lower() for w in _WORD.findall(text)]
+    found = [p for p in (_positions(t, words) for t in planned.terms if " " not in t) if p]
+    if len(found) < 2:
+        return 0.0
+    best = len(words) + 1
+    for i, left in enumerate(found):
+        for right in found[i + 1 :]:
+            best = min(best, min(abs(a - b) for a in left for b in right))
+    return 1.0 / max(1, best)
+
+
+def local_idf_coverage(planned: PlannedQuery, bodies: Sequence[str]) -> list[float]:
+    """Per body, the share of the query's terms it holds, each term weighted by its rarity among ``bodies``.
+
+    A term found in most candidates (a speaker's name in a chat, a project's name) tells them apart
+    less than a rare one: its weight is ``log((n + 1) / (found + 0.5))`` over the n candidates.
+    """
+    terms = _terms(planned)
+    if not terms or not bodies:
+        return [0.0] * len(bodies)
+    lowered = [b.lower() for b in bodies]
+    matchers = [_matcher(t) for t in terms]
+    present = [[match(body) for match in matchers] for body in lowered]
+    n = len(bodies)
+    weights = [math.log((n + 1) / (sum(row[j] for row in present) + 0.5)) for j in range(len(terms))]
+    total = sum(weights) or 1.0
+    return [sum(w for w, hit in zip(weights, row, strict=True) if hit) / total for row in present]
+
+
+_SPEAKER = re.compile(r"^\s*([^:\n]{1,40}):\s", re.MULTILINE)
+
+
+def _content(text: str) -> str:
+    """A candidate's text (``"<title>\\n<content>"``) without its title, wherever the content repeats it.
+
+    Titles are often dates (a session's, a memory's): left in, every text would look temporal.
+    """
+    title, _, content = text.partition("\n")
+    return content.replace(title, " ") if title.strip() else content
+
+
+def named_speakers(query: str, bodies: Sequence[str]) -> list[bool]:
+    """Per body holding a line ``"<speaker>: <text>"`` (a chat turn), whether the query names that speaker."""
+    words = {w.lower() for w in _WORD.findall(query)}
+    out = []
+    for body in bodies:
+        found = False
+        for match in _SPEAKER.finditer(_content(body)):
+            names = _WORD.findall(match.group(1))
+            if names and all(w.lower() in words for w in names):
+                found = True
+                break
+        out.append(found)
+    return out
 
 
 def _static_cosines(query: str, texts: list[str]) -> list[float] | None:
@@ -76,13 +215,33 @@ def _static_cosines(query: str, texts: list[str]) -> list[float] | None:
 
 
 def features(
-    planned: PlannedQuery, query: str, candidates: Sequence[Scored], texts: dict[str, str], *, vectors: bool = True
+    planned: PlannedQuery,
+    query: str,
+    candidates: Sequence[Scored],
+    texts: dict[str, str],
+    *,
+    vectors: bool = True,
+    wanted: Collection[str] | None = None,
 ) -> list[list[float]]:
-    """One row of :data:`FEATURES` per candidate (``vectors=False``: no embedding at all)."""
+    """One row of :data:`FEATURES` per candidate (``vectors=False``: no embedding at all).
+
+    ``wanted``: the features to compute (the rest are 0; None: every one) — the search computes
+    only those its weights use.
+    """
+
+    def on(*names: str) -> bool:
+        return wanted is None or any(name in wanted for name in names)
+
+    n = len(candidates)
     bodies = [texts.get(c.doc_id, "") for c in candidates]
-    static = (_static_cosines(query, bodies) if vectors else None) or [0.0] * len(candidates)
+    static = (_static_cosines(query, bodies) if vectors and on("static", "lifter_static") else None) or [0.0] * n
+    rare = local_idf_coverage(planned, bodies) if on("rare", "lifter_rare") else [0.0] * n
+    temporal = on("temporal") and is_temporal_question(query)
+    named = named_speakers(query, bodies) if on("speaker") else [False] * n
+    place = {c.doc_id: i for i, c in enumerate(candidates)}
     rows = []
-    for candidate, body, static_cosine in zip(candidates, bodies, static, strict=True):
+    for rank, (candidate, body, static_cosine, rarity) in enumerate(zip(candidates, bodies, static, rare, strict=True)):
+        lifter = place.get(candidate.lifted_by or "") if candidate.lift > 0 else None
         rows.append(
             [
                 candidate.text,
@@ -90,7 +249,16 @@ def features(
                 candidate.lift,
                 1.0 if candidate.graph else 0.0,
                 static_cosine,
-                coverage(planned, body),
+                coverage(planned, body) if on("coverage") else 0.0,
+                rarity,
+                proximity(planned, body) if on("proximity") else 0.0,
+                1.0 if temporal and _TEMPORAL_TEXT.search(_content(body)) else 0.0,
+                min(1.0, math.log1p(len(body)) / 8.0),
+                1.0 / (1.0 + rank),
+                1.0 if named[rank] else 0.0,
+                rare[lifter] if lifter is not None else 0.0,
+                static[lifter] if lifter is not None else 0.0,
+                candidate.cosine or 0.0,
             ]
         )
     return rows
@@ -104,18 +272,25 @@ def rerank(
     limit: int = 10,
     *,
     vectors: bool = True,
+    weights: Sequence[float] | None = None,
+    depth: int | None = None,
 ) -> list[Scored]:
     """The candidates with the best :data:`RERANK_DEPTH` (or ``limit``) re-ordered by the fitted model.
 
+    ``weights`` (one per :data:`FEATURES`) and ``depth`` override the fitted ones (benchmarks only).
     The re-ordered block keeps scores above the rest, so scores still fall with rank.
     """
-    depth = max(RERANK_DEPTH, limit)
+    weights = WEIGHTS if weights is None else tuple(weights)
+    if len(weights) != len(FEATURES):
+        raise ValueError(f"the re-ranker takes {len(FEATURES)} weights ({', '.join(FEATURES)}); got {len(weights)}")
+    depth = max(depth or RERANK_DEPTH, limit)
     head, tail = candidates[:depth], candidates[depth:]
     if len(head) < 2:
         return candidates
-    rows = features(planned, query, head, texts([c.doc_id for c in head]), vectors=vectors)
+    wanted = {name for name, weight in zip(FEATURES, weights, strict=True) if weight}
+    rows = features(planned, query, head, texts([c.doc_id for c in head]), vectors=vectors, wanted=wanted)
     values = [
-        c.score + sum(w * x for w, x in zip(WEIGHTS, row, strict=True)) for c, row in zip(head, rows, strict=True)
+        c.score + sum(w * x for w, x in zip(weights, row, strict=True) if w) for c, row in zip(head, rows, strict=True)
     ]
     floor = min(values)
     tail_top = max((c.score for c in tail), default=0.0)

@@ -161,7 +161,14 @@ class SearchService:
             fused_docs = self._fuse(legs, settings, scope)
             if settings.rerank:
                 fused_docs = rerank(
-                    legs.planned, query, fused_docs, self._texts, limit, vectors=legs.embedder_id is not None
+                    legs.planned,
+                    query,
+                    fused_docs,
+                    self._texts,
+                    limit,
+                    vectors=legs.embedder_id is not None,
+                    weights=settings.rerank_weights,
+                    depth=settings.rerank_depth,
                 )
             top = [
                 Fused(s.doc_id, s.score, (s.text_rank, s.vector_rank, None if not s.graph else 0))
