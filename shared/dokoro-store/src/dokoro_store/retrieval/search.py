@@ -152,7 +152,7 @@ class SearchService:
             log.warning("dokoro: workspace reconcile failed", exc_info=True)
             report.notes.append(f"workspace reconcile failed: {exc}")
         try:
-            pending = self._docs.pending()
+            pending = self._docs.pending_changed()  # not every document on every call
             if pending:
                 report.index = self._docs.index_docs(pending)
                 report.notes += report.index.notes
