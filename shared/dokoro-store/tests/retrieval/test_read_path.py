@@ -106,6 +106,7 @@ def test_scoped_full_text_gives_the_scoped_ranking(open_store: OpenStore, databa
     )
     planned = plan_query("harbour ferry timetable")
     match = planned.fts5()
+    assert match is not None
     scopes = [
         DocScope(doc_types=("memory",)),
         DocScope(doc_types=("memory",), memory=MemoryScope(types=("fact",), states=("active",))),
