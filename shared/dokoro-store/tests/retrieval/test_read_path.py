@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -23,7 +23,7 @@ from dokoro_store.retrieval.scope import DocScope, MemoryScope
 from dokoro_store.services.memories import MemoryDraft
 from sqlalchemy import event, text
 
-from .conftest import OpenStore
+OpenStore = Callable[..., Store]
 
 
 class _Statements:
