@@ -489,8 +489,10 @@ class DocumentService:
                 .select_from(docs_table.join(doc_vectors, doc_vectors.c.doc_id == docs_table.c.id))
                 .where(doc_vectors.c.content_hash == docs_table.c.content_hash)
             ).scalar()
+            # A chunk is stamped with an embedder only when it has a vector: counted on the stamp's
+            # index, not by reading every chunk's vector.
             chunk_count, vector_count = session.execute(
-                select(func.count(), func.count(chunks.c.embedding)).select_from(chunks)
+                select(func.count(), func.count(chunks.c.embedder)).select_from(chunks)
             ).one()
             tokens = session.execute(select(func.coalesce(func.sum(doc_vectors.c.token_count), 0))).scalar()
             stamp = session.execute(select(index_state.c.embedder, index_state.c.dimension)).first()
