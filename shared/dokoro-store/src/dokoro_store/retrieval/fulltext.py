@@ -164,7 +164,7 @@ def _sqlite_scoped_words(session: Session, match: str, limit: int, scope: DocSco
     fetched one — every match that ranks better is then among the fetched, so the answer is exact.
     """
     condition, binds = scope.sql("d", "sqlite", by_id=True)
-    wanted = max(limit * 2, 20)
+    wanted = max(limit * 4, 40)
     while wanted <= _SCOPED_WIDEST:
         ranked = _run(
             session,
