@@ -12,7 +12,6 @@ import os
 import re
 from pathlib import Path
 
-import anyio
 import pytest
 from dokoro.browse import data
 from dokoro.browse.app import BrowseApp
@@ -49,11 +48,15 @@ def footer_ready(app) -> bool:
 
 
 async def settle(pilot, condition) -> None:
-    with anyio.fail_after(20):
-        while not (condition() and footer_ready(pilot.app)):
-            await pilot.pause(0.05)
+    """Wait until ``condition()`` holds and the footer has drawn, on the app's own state and with no
+    wall-clock budget (see ``until`` in test_browse.py); then let every animation end and the app
+    handle what the last change queued (its layout and refresh), as Textual's own snapshot tests do."""
+    while not (condition() and footer_ready(pilot.app)):
+        await pilot.pause()
+        if not (condition() and footer_ready(pilot.app)):
+            await pilot.pause(pilot.app.poll_seconds)
     await pilot.wait_for_scheduled_animations()
-    await pilot.pause(0.2)  # let the last render land
+    await pilot.pause()
 
 
 def items_ready(app) -> bool:
