@@ -20,6 +20,7 @@ class Doc(SQLModel, table=True):
     __table_args__ = (
         Index("ix_docs_type_status", "doc_type", "status"),
         Index("ix_docs_thread", "thread", "thread_pos"),
+        Index("ix_docs_updated_at", "updated_at"),
     )
 
     id: str = Field(primary_key=True)

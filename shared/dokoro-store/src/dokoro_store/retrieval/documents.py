@@ -30,7 +30,9 @@ indexing process, synchronously: keep them quick or hand the work off.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from sqlalchemy import delete, func, or_, select, update
@@ -81,6 +83,8 @@ __all__ = [
 log = logging.getLogger("dokoro.store")
 _DOC_BATCH = 64
 _OPTIMISE_AFTER = 1_000  # vectors written by one indexing pass from which the engine's index is refreshed
+FULL_SCAN_EVERY = 300.0  # seconds between the full scans of pending_changed
+CHANGE_MARGIN = timedelta(minutes=2)  # pending_changed looks this far before its last scan
 
 
 class DocumentService:
@@ -100,6 +104,10 @@ class DocumentService:
         self._listeners: list[OnIndexed] = []
         self._batch_listeners: list[OnIndexedBatch] = []
         self._indexer = Indexer(db, clock, vectors)
+        # pending_changed: (monotonic time of the last full scan, clock time of the last scan, the
+        # embedder it wanted) and the documents it left pending.
+        self._pending_scan: tuple[float, datetime, str | None] | None = None
+        self._pending_left: set[str] = set()
 
     # ------------------------------------------------------------------ listeners
     @overload
@@ -324,9 +332,41 @@ class DocumentService:
             log.info("dokoro: vector index after indexing %d vectors: %s", report.vectors, self._vectors().optimise())
         return report
 
-    def pending(self) -> list[str]:
-        """Documents whose index is missing or stale (content changed, or vectors missing)."""
+    def pending_changed(self) -> list[str]:
+        """:meth:`pending` for a refresh on every call, without reading every document each time.
+
+        The first call in a process, and one every :data:`FULL_SCAN_EVERY` seconds, scans every
+        document. In between, only the documents saved since the last scan began (less
+        :data:`CHANGE_MARGIN`, for clocks and transactions that commit late) are looked at — an
+        index range on ``docs.updated_at`` — plus those the last refresh left pending (an indexing
+        that failed is tried again on the next call, as before). A change of the embedder wanted
+        starts a full scan.
+        """
+        started = time.monotonic()
+        now = self._clock.now()
         want = self._wanted_embedder()
+        last = self._pending_scan
+        if last is None or last[2] != want or started - last[0] >= FULL_SCAN_EVERY:
+            found = self.pending(want=want)
+            self._pending_scan = (started, now, want)
+        else:
+            found = self.pending(since=last[1] - CHANGE_MARGIN, want=want)
+            if self._pending_left:
+                found = sorted(set(found) | set(self.pending(only=sorted(self._pending_left), want=want)))
+            self._pending_scan = (last[0], now, want)
+        self._pending_left = set(found)
+        return found
+
+    def pending(
+        self,
+        *,
+        since: datetime | None = None,
+        only: Sequence[str] | None = None,
+        want: str | Literal[False] | None = False,
+    ) -> list[str]:
+        """Documents whose index is missing or stale (content changed, or vectors missing); ``since``:
+        among those saved at or after it; ``only``: among these ids."""
+        want = self._wanted_embedder() if want is False else want
         stale = [
             doc_vectors.c.doc_id.is_(None),
             docs_table.c.content_hash.is_(None),
@@ -340,6 +380,15 @@ class DocumentService:
             .where(docs_table.c.content.is_not(None), docs_table.c.content != "", or_(*stale))
             .order_by(docs_table.c.id)
         )
+        if since is not None:
+            statement = statement.where(docs_table.c.updated_at >= since)
+        if only is not None:
+            found: list[str] = []
+            with self._db.read() as session:
+                for start in range(0, len(only), 500):
+                    batch = statement.where(docs_table.c.id.in_(list(only[start : start + 500])))
+                    found += [str(x) for x in session.execute(batch).scalars()]
+            return sorted(found)
         with self._db.read() as session:
             return [str(x) for x in session.execute(statement).scalars()]
 
@@ -440,8 +489,10 @@ class DocumentService:
                 .select_from(docs_table.join(doc_vectors, doc_vectors.c.doc_id == docs_table.c.id))
                 .where(doc_vectors.c.content_hash == docs_table.c.content_hash)
             ).scalar()
+            # A chunk is stamped with an embedder only when it has a vector: counted on the stamp's
+            # index, not by reading every chunk's vector.
             chunk_count, vector_count = session.execute(
-                select(func.count(), func.count(chunks.c.embedding)).select_from(chunks)
+                select(func.count(), func.count(chunks.c.embedder)).select_from(chunks)
             ).one()
             tokens = session.execute(select(func.coalesce(func.sum(doc_vectors.c.token_count), 0))).scalar()
             stamp = session.execute(select(index_state.c.embedder, index_state.c.dimension)).first()

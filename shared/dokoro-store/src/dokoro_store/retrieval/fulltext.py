@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from sqlalchemy import text
+from sqlalchemy import bindparam, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.sql.elements import BindParameter
 from sqlmodel import Session
@@ -116,13 +116,22 @@ def _quote_term(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
+def _count_documents(session: Session) -> int:
+    total_row = _run(session, "SELECT count(*) FROM docs WHERE content IS NOT NULL", {}, "document count")
+    return int(total_row[0][0]) if total_row else 0
+
+
 def _ubiquitous(
-    session: Session, planned: PlannedQuery, share: float, sql: str, quote: Callable[[str], str]
+    session: Session,
+    planned: PlannedQuery,
+    share: float,
+    sql: str,
+    quote: Callable[[str], str],
+    count: Callable[[Session], int] = _count_documents,
 ) -> tuple[str, ...]:
     if len(planned.terms) < 2:
         return ()
-    total_row = _run(session, "SELECT count(*) FROM docs WHERE content IS NOT NULL", {}, "document count")
-    total = int(total_row[0][0]) if total_row else 0
+    total = count(session)
     if total < _MIN_DOCS_FOR_UBIQUITY:
         return ()
     cap = int(total * share) + 1
@@ -141,8 +150,73 @@ def _scoped(scope: DocScope | None, dialect: str) -> tuple[str, list[BindParamet
     return f" AND {condition}", list(binds)
 
 
+_SCOPED_WIDEST = 20_000  # past this many ranked matches, the scope joins the ranking query instead
+
+
+def _sqlite_scoped_words(session: Session, match: str, limit: int, scope: DocScope) -> list[tuple[str, float]] | None:
+    """The best ``limit`` word hits among the documents ``scope`` allows, in the order of the scoped
+    query (bm25, then id), or None when the ranked list would have to grow past :data:`_SCOPED_WIDEST`.
+
+    Ranking with the scope in the query checks the scope (a join to ``docs`` and ``memories``) for
+    every matching document: on a store of 100k memories a common word matches tens of thousands.
+    Instead FTS5 ranks its matches alone (top ``n``), the scope is checked on those ``n`` rows by
+    rowid, and ``n`` grows ×4 until ``limit`` allowed hits rank strictly better than the last
+    fetched one — every match that ranks better is then among the fetched, so the answer is exact.
+    """
+    condition, binds = scope.sql("d", "sqlite", by_id=True)
+    wanted = max(limit * 4, 40)
+    while wanted <= _SCOPED_WIDEST:
+        ranked = _run(
+            session,
+            "SELECT rowid, bm25(docs_fts, 5.0, 1.0) AS score FROM docs_fts WHERE docs_fts MATCH :q "
+            "ORDER BY score LIMIT :n",
+            {"q": match, "n": wanted},
+            "full-text",
+        )
+        if not ranked:
+            return []
+        score_of = {int(row[0]): float(row[1]) for row in ranked}
+        allowed = _run(
+            session,
+            f"SELECT d.rowid, d.id FROM docs d WHERE d.rowid IN :scope_rowids AND {condition}",
+            {},
+            "full-text scope",
+            [bindparam("scope_rowids", list(score_of), expanding=True), *binds],
+        )
+        hits = sorted(((str(row[1]), score_of[int(row[0])]) for row in allowed), key=lambda h: (h[1], h[0]))
+        if len(ranked) < wanted:  # every match was fetched
+            return hits[:limit]
+        cut = float(ranked[-1][1])
+        better = [hit for hit in hits if hit[1] < cut]
+        if len(better) >= limit:
+            return better[:limit]
+        wanted *= 4
+    return None
+
+
 class SqliteFullText:
     engine = "sqlite-fts5"
+
+    def __init__(self) -> None:
+        # (index generation, highest docs rowid) → documents with content: counting them reads every
+        # row of ``docs`` (its content pages too), so the count is kept until either key moves —
+        # indexing and deleting bump the generation, a new document takes a higher rowid.
+        self._documents: tuple[tuple[int, int], int] | None = None
+
+    def _count_documents(self, session: Session) -> int:
+        key_row = _run(
+            session,
+            "SELECT (SELECT generation FROM index_state WHERE id = 1), (SELECT max(rowid) FROM docs)",
+            {},
+            "document count key",
+        )
+        key = (int(key_row[0][0] or 0), int(key_row[0][1] or 0)) if key_row else None
+        if key is not None and self._documents is not None and self._documents[0] == key:
+            return self._documents[1]
+        total = _count_documents(session)
+        if key is not None:
+            self._documents = (key, total)
+        return total
 
     def search(
         self, session: Session, planned: PlannedQuery, limit: int, scope: DocScope | None = None
@@ -151,15 +225,20 @@ class SqliteFullText:
         where, binds = _scoped(scope, "sqlite")
         match = planned.fts5()
         if match:
-            rows = _run(
-                session,
-                "SELECT d.id, bm25(docs_fts, 5.0, 1.0) AS rank FROM docs_fts JOIN docs d ON d.rowid = docs_fts.rowid "
-                f"WHERE docs_fts MATCH :q{where} ORDER BY rank, d.id LIMIT :k",
-                {"q": match, "k": limit},
-                "full-text",
-                binds,
-            )
-            words = [(str(row[0]), float(row[1])) for row in rows]
+            scoped = None if scope is None else _sqlite_scoped_words(session, match, limit, scope)
+            if scoped is not None:
+                words = scoped
+            else:
+                rows = _run(
+                    session,
+                    "SELECT d.id, bm25(docs_fts, 5.0, 1.0) AS rank FROM docs_fts "
+                    "JOIN docs d ON d.rowid = docs_fts.rowid "
+                    f"WHERE docs_fts MATCH :q{where} ORDER BY rank, d.id LIMIT :k",
+                    {"q": match, "k": limit},
+                    "full-text",
+                    binds,
+                )
+                words = [(str(row[0]), float(row[1])) for row in rows]
         terms = planned.substrings(include_words=len(words) < limit)
         matches: dict[str, list[str]] = {}
         for term in terms:
@@ -201,6 +280,7 @@ class SqliteFullText:
             share,
             "SELECT count(*) FROM (SELECT 1 FROM docs_fts WHERE docs_fts MATCH :q LIMIT :cap)",
             _quote_term,
+            self._count_documents,
         )
 
     def rebuild(self, session: Session) -> None:

@@ -312,8 +312,10 @@ class LanceIndex:
             if allowed is not None:
                 # A LanceDB prefilter: the nearest among the allowed documents, not a filter of the top n.
                 search = search.where(f"doc_id IN ({', '.join(_quote(d) for d in allowed)})", prefilter=True)
-            found = search.limit(n).select(["id", "doc_id", "_distance"]).to_list()
-            return [VectorHit(str(r["id"]), str(r["doc_id"]), 1.0 - float(r["_distance"])) for r in found]
+            # Arrow columns, not a dict per row (a recall reads 400 rows per query).
+            found = search.limit(n).select(["id", "doc_id", "_distance"]).to_arrow()
+            ids, docs, distances = (found.column(c).to_pylist() for c in ("id", "doc_id", "_distance"))
+            return [VectorHit(str(i), str(d), 1.0 - float(x)) for i, d, x in zip(ids, docs, distances, strict=True)]
 
         if scope is None:
             hits = nearest(k, None)

@@ -63,15 +63,21 @@ class DocScope:
     statuses: tuple[str, ...] = ()
     memory: MemoryScope | None = None
 
-    def sql(self, doc: str, dialect: str) -> tuple[str, list[BindParameter[object]]]:
-        """A condition on the ``docs`` row aliased ``doc`` and its bound parameters (names ``scope_*``)."""
+    def sql(self, doc: str, dialect: str, *, by_id: bool = False) -> tuple[str, list[BindParameter[object]]]:
+        """A condition on the ``docs`` row aliased ``doc`` and its bound parameters (names ``scope_*``).
+
+        ``by_id``: the query names its rows by id (or rowid). SQLite would otherwise choose the index on
+        ``(doc_type, status)`` over the ids and walk every document of the type (every memory, for a
+        recall): the columns are then written ``+column``, a form no index matches.
+        """
         parts: list[str] = []
         binds: list[BindParameter[object]] = []
+        plain = "+" if by_id and dialect != "postgresql" else ""
         if self.doc_types:
-            parts.append(f"{doc}.doc_type IN :scope_doc_types")
+            parts.append(f"{plain}{doc}.doc_type IN :scope_doc_types")
             binds.append(bindparam("scope_doc_types", list(self.doc_types), expanding=True))
         if self.statuses:
-            parts.append(f"{doc}.status IN :scope_statuses")
+            parts.append(f"{plain}{doc}.status IN :scope_statuses")
             binds.append(bindparam("scope_statuses", list(self.statuses), expanding=True))
         memory = self.memory
         if memory is not None:
@@ -115,7 +121,7 @@ class DocScope:
         """Which of ``doc_ids`` the scope allows (one query)."""
         if not doc_ids:
             return set()
-        condition, binds = self.sql("d", db.dialect)
+        condition, binds = self.sql("d", db.dialect, by_id=True)
         statement = text(f"SELECT d.id FROM docs d WHERE d.id IN :scope_ids AND {condition}").bindparams(
             bindparam("scope_ids", list(dict.fromkeys(doc_ids)), expanding=True), *binds
         )

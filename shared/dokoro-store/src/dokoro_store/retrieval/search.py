@@ -92,6 +92,37 @@ class _Legs:
     query_vector: Any = None
 
 
+@dataclass
+class Ranked:
+    """A search's best documents in order (:meth:`SearchService.ranked`), their hits built on demand."""
+
+    _db: Database
+    legs: _Legs
+    top: list[Fused]
+    _text_by_doc: dict[str, TextHit]
+    _vector_by_doc: dict[str, VectorHit]
+    _graph_by_doc: dict[str, Any]
+    _lifted: dict[str, str] | None
+
+    @property
+    def scores(self) -> list[tuple[str, float]]:
+        """(document id, score) best first, the score as the hit shows it."""
+        return [(f.key, round(f.score, 6)) for f in self.top]
+
+    def hits(self, doc_ids: Sequence[str] | None = None) -> list[SearchHit]:
+        """The hits of ``doc_ids`` (default: all) in ranking order (ranks counted among them)."""
+        top = self.top if doc_ids is None else [f for f in self.top if f.key in set(doc_ids)]
+        return build_hits(
+            self._db,
+            top,
+            self.legs.planned,
+            self._text_by_doc,
+            self._vector_by_doc,
+            self._graph_by_doc,
+            self._lifted,
+        )
+
+
 class SearchService:
     def __init__(
         self,
@@ -121,7 +152,7 @@ class SearchService:
             log.warning("dokoro: workspace reconcile failed", exc_info=True)
             report.notes.append(f"workspace reconcile failed: {exc}")
         try:
-            pending = self._docs.pending()
+            pending = self._docs.pending_changed()  # not every document on every call
             if pending:
                 report.index = self._docs.index_docs(pending)
                 report.notes += report.index.notes
@@ -151,12 +182,37 @@ class SearchService:
         the tuned settings (benchmarks only). ``scope`` restricts the documents: a condition of every
         leg (:mod:`.scope`), so a match is found however many other documents outrank it.
         """
+        ranked = self.ranked(query, limit, mode, depth, graph, fusion, scope)
+        hits = ranked.hits()
+        return SearchResults(
+            query=query,
+            mode=mode,
+            embedder=ranked.legs.embedder_id,
+            vector_engine=ranked.legs.engine,
+            notes=ranked.legs.notes,
+            results=hits,
+        )
+
+    def ranked(
+        self,
+        query: str,
+        limit: int = 10,
+        mode: SearchMode = "hybrid",
+        depth: int | None = None,
+        graph: bool = True,
+        fusion: FusionSettings | None = None,
+        scope: DocScope | None = None,
+    ) -> Ranked:
+        """The ranking of :meth:`universal` before its hits are built: the best ``limit`` documents and
+        their scores, with :meth:`Ranked.hits` building the hits of those the caller keeps (a recall
+        weathers a hundred and shows ten)."""
         if not 1 <= limit <= MAX_LIMIT:
             raise InvalidArgumentError(f"limit must be between 1 and {MAX_LIMIT}; got {limit}")
         settings = fusion or DEFAULT_FUSION
         legs = self._legs(query, mode, depth, graph, settings, limit, scope)
         graph_by_doc = {g.doc_id: g for g in legs.graph_hits}
         text_by_doc = {h.doc_id: h for h in legs.text_hits}
+        lifted: dict[str, str] | None = None
         if legs.scored:
             fused_docs = self._fuse(legs, settings, scope)
             if settings.rerank:
@@ -180,7 +236,6 @@ class SearchService:
                 if s.cosine is not None and s.chunk_id is not None and (s.vector > 0 or s.vector_rank is not None)
             }
             lifted = {s.doc_id: s.lifted_by for s in fused_docs[:limit] if s.lifted_by and s.lift > 0}
-            hits = build_hits(self._db, top, legs.planned, text_by_doc, vector_by_doc, graph_by_doc, lifted)
         else:
             ranked = [
                 [h.doc_id for h in legs.text_hits],
@@ -189,15 +244,7 @@ class SearchService:
             ]
             top = reciprocal_rank_fusion(ranked, RRF_K)[:limit]
             vector_by_doc = {h.doc_id: h for h in legs.vector_hits}
-            hits = build_hits(self._db, top, legs.planned, text_by_doc, vector_by_doc, graph_by_doc)
-        return SearchResults(
-            query=query,
-            mode=mode,
-            embedder=legs.embedder_id,
-            vector_engine=legs.engine,
-            notes=legs.notes,
-            results=hits,
-        )
+        return Ranked(self._db, legs, top, text_by_doc, vector_by_doc, graph_by_doc, lifted)
 
     def candidates(self, query: str, fusion: FusionSettings | None = None) -> tuple[PlannedQuery, list[Scored]]:
         """The fused hybrid candidates before the second stage, best first (fitting the re-ranker)."""

@@ -393,16 +393,21 @@ class MemoryFiles:
         """The rolling sweep: in-place edits do not move a folder's time."""
         m = run.manifest
         base = f"{self._paths.root}{os.sep}"
-        window, self._cursors["sweep"] = m.window(self._sweep, self._cursors.get("sweep", 0))
-        for entry in window:
-            if entry.tombstone or entry.path in found.changed or entry.path in found.missing:
+        window, self._cursors["sweep"] = m.stat_window(self._sweep, self._cursors.get("sweep", 0))
+        for path, mtime_ns, size in window:
+            if path in found.changed or path in found.missing:
                 continue
-            stat = _stat(base + entry.path)
+            stat = _stat(base + path)
+            if stat is not None and stat.st_mtime_ns == mtime_ns and stat.st_size == size:
+                continue
+            entry = m.get(path)  # the few that moved: their whole entry
+            if entry is None or entry.tombstone:
+                continue
             if stat is None:
-                if entry.path.rsplit("/", 1)[0] in subdirs:
-                    found.missing[entry.path] = entry
+                if path.rsplit("/", 1)[0] in subdirs:
+                    found.missing[path] = entry
             elif not entry.same_stat(stat.st_mtime_ns, stat.st_size):
-                found.changed[entry.path] = (entry, stat)
+                found.changed[path] = (entry, stat)
         # Memories purged elsewhere, looked up for a smaller rolling window of files (a purge is rare
         # and explicit; its file goes within ``files / PURGE_WINDOW`` calls).
         purge_window, self._cursors["purge"] = m.window(PURGE_WINDOW, self._cursors.get("purge", 0))

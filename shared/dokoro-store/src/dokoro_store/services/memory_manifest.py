@@ -20,6 +20,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 __all__ = ["FileEntry", "Manifest"]
 
@@ -59,17 +60,13 @@ class FileEntry:
         return self.mtime_ns == mtime_ns and self.size == size
 
 
+_Row = tuple[str, str | None, int | None, int | None, str | None, int, str | None]
+
+
 def _entry(row: sqlite3.Row | tuple[object, ...]) -> FileEntry:
-    path, memory_id, mtime_ns, size, digest, rev, note = row
-    return FileEntry(
-        str(path),
-        None if memory_id is None else str(memory_id),
-        None if mtime_ns is None else int(str(mtime_ns)),
-        None if size is None else int(str(size)),
-        None if digest is None else str(digest),
-        int(str(rev)),
-        None if note is None else str(note),
-    )
+    # The columns' types (TEXT, INTEGER) are what sqlite3 returns: no conversion (the rolling sweep
+    # reads thousands of entries per call).
+    return FileEntry(*cast(_Row, tuple(row)))
 
 
 class Manifest:
@@ -224,6 +221,18 @@ class Manifest:
                 (after, limit - len(rows)),
             ).fetchall()
         return [_entry(tuple(row[1:])) for row in rows], (int(rows[-1][0]) if rows else after)
+
+    def stat_window(self, limit: int, after: int) -> tuple[list[tuple[str, int, int]], int]:
+        """:meth:`window` for the rolling sweep: the path and stat of each file (tombstones left out),
+        read as plain rows — the sweep compares thousands per call and needs only these."""
+        sql = (
+            "SELECT rowid, path, mtime_ns, size FROM files WHERE rowid {} ? AND mtime_ns IS NOT NULL "
+            "ORDER BY rowid LIMIT ?"
+        )
+        rows = self._db.execute(sql.format(">"), (after, limit)).fetchall()
+        if len(rows) < limit:
+            rows += self._db.execute(sql.format("<="), (after, limit - len(rows))).fetchall()
+        return [(str(r[1]), int(r[2]), int(r[3] or 0)) for r in rows], (int(rows[-1][0]) if rows else after)
 
     # ------------------------------------------------------------------ directories
     def dirs(self) -> dict[str, int]:

@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from sqlalchemy import update
 from sqlmodel import col, select
 
 from dokoro_store.clock import Clock
@@ -121,11 +122,9 @@ class MemoryRecall:
                 until=end,
             ),
         )
-        result = self._search.universal(self._expand(query), limit=100, scope=scope)
-        ranked: list[tuple[str, float, SearchHit]] = []
-        for found in result.hits:
-            if found.doc_type == DOC_TYPE and found.doc_id.startswith(DOC_PREFIX):
-                ranked.append((found.doc_id[len(DOC_PREFIX) :], found.score, found))
+        # The search's hundred best are weathered; hits (excerpts, reasons) are built for the kept ones.
+        search = self._search.ranked(self._expand(query), limit=100, scope=scope)
+        ranked = [(d[len(DOC_PREFIX) :], score) for d, score in search.scores if d.startswith(DOC_PREFIX)]
         if not ranked:
             return []
         with self._db.read() as session:
@@ -133,9 +132,9 @@ class MemoryRecall:
                 m.id: m for m in session.exec(select(MemoryRow).where(col(MemoryRow.id).in_([r[0] for r in ranked])))
             }
         now = self._clock.now()
-        top = max(score for _id, score, _hit in ranked)
-        hits: list[RecallHit] = []
-        for memory_id, fused, found in ranked:
+        top = max(score for _id, score in ranked)
+        kept: list[tuple[float, float, MemoryRow, dict[str, float]]] = []
+        for memory_id, fused in ranked:
             memory = rows.get(memory_id)
             if memory is None or memory.state not in states:
                 continue
@@ -149,24 +148,27 @@ class MemoryRecall:
                 continue
             relevance = fused / top if top else 0.0
             score, parts = weather(memory, relevance, now)
-            hits.append(
-                RecallHit(
-                    memory=memory_result(memory),
-                    score=score,
-                    relevance=relevance,
-                    reason=_reason(found, memory, parts),
-                )
+            kept.append((score, relevance, memory, parts))
+        kept.sort(key=lambda k: (-k[0], k[2].id))
+        kept = kept[:limit]
+        found = {h.doc_id: h for h in search.hits([f"{DOC_PREFIX}{memory.id}" for _s, _r, memory, _p in kept])}
+        hits = [
+            RecallHit(
+                memory=memory_result(memory),
+                score=score,
+                relevance=relevance,
+                reason=_reason(found.get(f"{DOC_PREFIX}{memory.id}"), memory, parts),
             )
-        hits.sort(key=lambda h: (-h.score, h.memory.id))
-        hits = hits[:limit]
+            for score, relevance, memory, parts in kept
+        ]
         if count_use and hits:
+            # One statement: the count is incremented in SQL (no read, no lost update between processes).
             with self._db.write() as session:
-                for hit in hits:
-                    row = session.get(MemoryRow, hit.memory.id, with_for_update=True)
-                    if row is not None:
-                        row.recall_count += 1
-                        row.last_recalled_at = now
-                        session.add(row)
+                session.execute(
+                    update(MemoryRow)
+                    .where(col(MemoryRow.id).in_([hit.memory.id for hit in hits]))
+                    .values(recall_count=col(MemoryRow.recall_count) + 1, last_recalled_at=now)
+                )
         return hits
 
 
@@ -184,8 +186,8 @@ def weather(memory: MemoryRow, relevance: float, now: datetime) -> tuple[float, 
     return score, {"age": age, "freshness": freshness, "heat": heat}
 
 
-def _reason(hit: SearchHit, memory: MemoryRow, parts: dict[str, float]) -> str:
-    bits = [hit.why] if getattr(hit, "why", "") else []
+def _reason(hit: SearchHit | None, memory: MemoryRow, parts: dict[str, float]) -> str:
+    bits = [hit.why] if hit is not None and hit.why else []
     bits.append(memory.trust)
     if memory.state != "active":
         bits.append(memory.state + (f" ({memory.state_reason})" if memory.state_reason else ""))
