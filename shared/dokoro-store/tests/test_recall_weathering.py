@@ -6,9 +6,12 @@ from __future__ import annotations
 import itertools
 from datetime import timedelta
 
+import pytest
 from dokoro_store import FrozenClock, Store
 from dokoro_store.models.memories import Memory as MemoryRow
-from dokoro_store.services.memory_recall import NEAR_TIE, weather
+from dokoro_store.retrieval.rerank import RERANK_DEPTH
+from dokoro_store.services import memory_recall
+from dokoro_store.services.memory_recall import CHECKED_DEPTH, NEAR_TIE, weather
 
 
 def _row(clock: FrozenClock, *, age_days: float, recalls: int, last_use_days: float, trust: str) -> MemoryRow:
@@ -77,3 +80,41 @@ def test_recalling_a_memory_again_and_again_does_not_lift_it_above_the_answer(
     # The dashboard matches the query too, less well: fresh and recalled 20 times, it stays second.
     assert [h.memory.id for h in hits[:2]] == [answer.id, other.id], [(h.relevance, h.score) for h in hits]
     assert any_store.memories.get(other.id).recall_count >= 20
+
+
+def test_recall_asks_the_search_for_the_rerankers_block_and_a_page_is_a_prefix_of_a_longer_one(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # More memories match than recall asks the search for, each sharing words with the queries.
+    words = [
+        "deploy",
+        "pipeline",
+        "nightly",
+        "rollback",
+        "canary",
+        "cluster",
+        "staging",
+        "release",
+        "schedule",
+        "failover",
+    ]
+    for i in range(80):
+        body = " ".join(words[(i * j + j) % len(words)] for j in range(3 + i % 13))
+        store.memories.remember(type="fact", title=f"Ops note {i}", body=f"Note {i}: {body}.")
+    asked: list[int] = []
+    depth_of = memory_recall.recall_depth
+
+    def spy(limit: int, checked_on_answer: bool = False) -> int:
+        asked.append(depth_of(limit, checked_on_answer))
+        return asked[-1]
+
+    monkeypatch.setattr(memory_recall, "recall_depth", spy)
+    for query in ("nightly deploy pipeline", "canary rollback on staging", "release schedule failover"):
+        longest = [h.memory.id for h in store.memories.recall(query, limit=50, count_use=False)]
+        assert len(longest) == 50
+        for k in (1, 5, 10, 25):
+            assert [h.memory.id for h in store.memories.recall(query, limit=k, count_use=False)] == longest[:k]
+    # Every page is weathered from the re-ranker's block, however short.
+    assert set(asked) == {RERANK_DEPTH}
+    # A filter checked on the answer (an entity with synonyms) keeps the deeper search.
+    assert memory_recall.recall_depth(10, True) == CHECKED_DEPTH > RERANK_DEPTH

@@ -51,7 +51,10 @@ _OPTIMISE_EVERY = 64  # writes between compactions (and index upkeep) of the Lan
 # Vectors from which the table gets an ANN index (below it, an exact scan is as fast).
 ANN_THRESHOLD = 10_000
 NPROBES = 20  # IVF partitions searched per query (at least; more on a large index)
-REFINE_FACTOR = 5  # candidates re-ranked on the full vectors: k × this
+# Candidates re-ranked on the full vectors: k × this. 1 re-scores the k fetched exactly; at 100k
+# (50 needle queries) the top 10/50/100 of 200 equal an exact scan's, as with 5, at ~60% of the cost
+# (``docs/benchmarks.md``, "Recall depth"); the legs already ask for twice the depth they keep.
+REFINE_FACTOR = 1
 _INDEX_PREFIX = "vector_ivf_sq_p"  # index name: prefix + the number of partitions it was trained with
 
 

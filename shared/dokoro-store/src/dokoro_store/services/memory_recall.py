@@ -47,7 +47,15 @@ from dokoro_store.services.memory_rows import (
 if TYPE_CHECKING:
     from dokoro_store.retrieval.search import SearchHit, SearchService
 
-__all__ = ["FRESHNESS_HALF_LIFE_DAYS", "HEAT_HALF_LIFE_DAYS", "NEAR_TIE", "MemoryRecall", "weather"]
+__all__ = [
+    "CHECKED_DEPTH",
+    "FRESHNESS_HALF_LIFE_DAYS",
+    "HEAT_HALF_LIFE_DAYS",
+    "NEAR_TIE",
+    "MemoryRecall",
+    "recall_depth",
+    "weather",
+]
 
 _TRUST_WEIGHT = {"user-stated": 1.0, "agent-inferred": 0.8, "imported": 0.7}
 _STATE_WEIGHT = {"active": 1.0, "proposed": 0.8, "archived": 0.35, "deprecated": 0.1}
@@ -56,6 +64,8 @@ FRESHNESS_HALF_LIFE_DAYS = 90.0
 HEAT_HALF_LIFE_DAYS = 30.0
 # Freshness and heat together move a memory by at most this much of relevance × trust × state.
 NEAR_TIE = 0.05
+# Search depth when a filter is checked on recall's answer rather than in the search's legs.
+CHECKED_DEPTH = 100
 
 
 class MemoryRecall:
@@ -108,6 +118,9 @@ class MemoryRecall:
         wanted_entity = named[0] if named else None
         from dokoro_store.retrieval.scope import DocScope, MemoryScope
 
+        # An entity with synonyms is checked on the answer (below), so the search looks deeper.
+        checked_entity = bool(wanted_entity and self._aliases(wanted_entity))
+
         # The filters are conditions of the search's legs, not of its answer: a memory is found
         # however many other documents (workspace pages, indexed content) outrank it.
         scope = DocScope(
@@ -117,13 +130,12 @@ class MemoryRecall:
                 states=tuple(states),
                 # A name with synonyms in the dictionary: memories stored under a synonym before it
                 # was listed match too, so the entity is checked on the answer (below) instead.
-                entity=wanted_entity if wanted_entity and not self._aliases(wanted_entity) else None,
+                entity=wanted_entity if wanted_entity and not checked_entity else None,
                 since=start,
                 until=end,
             ),
         )
-        # The search's hundred best are weathered; hits (excerpts, reasons) are built for the kept ones.
-        search = self._search.ranked(self._expand(query), limit=100, scope=scope)
+        search = self._search.ranked(self._expand(query), limit=recall_depth(limit, checked_entity), scope=scope)
         ranked = [(d[len(DOC_PREFIX) :], score) for d, score in search.scores if d.startswith(DOC_PREFIX)]
         if not ranked:
             return []
@@ -170,6 +182,22 @@ class MemoryRecall:
                     .values(recall_count=col(MemoryRow.recall_count) + 1, last_recalled_at=now)
                 )
         return hits
+
+
+def recall_depth(limit: int, checked_on_answer: bool = False) -> int:
+    """How many of the search's best a recall weathers: the page, and at least the re-ranker's block.
+
+    The re-ranker re-orders the search's best :data:`~dokoro_store.retrieval.rerank.RERANK_DEPTH`
+    and lifts them above the rest, and every filter of recall but an entity with synonyms is a
+    condition of the search's legs, so a deeper list only adds candidates scored below that block.
+    Asking for a hundred made each leg look a hundred deep (a LanceDB query for 400 neighbours, an
+    FTS5 ranking of every match) for candidates that almost never made the page (measured:
+    ``docs/benchmarks.md``, "Recall depth"). A filter checked on the answer (``checked_on_answer``)
+    keeps :data:`CHECKED_DEPTH` so enough candidates survive it.
+    """
+    from dokoro_store.retrieval.rerank import RERANK_DEPTH
+
+    return max(limit, CHECKED_DEPTH if checked_on_answer else RERANK_DEPTH)
 
 
 def weather(memory: MemoryRow, relevance: float, now: datetime) -> tuple[float, dict[str, float]]:
