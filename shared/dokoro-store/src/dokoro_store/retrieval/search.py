@@ -205,7 +205,7 @@ class SearchService:
     ) -> Ranked:
         """The ranking of :meth:`universal` before its hits are built: the best ``limit`` documents and
         their scores, with :meth:`Ranked.hits` building the hits of those the caller keeps (a recall
-        weathers a hundred and shows ten)."""
+        weathers the re-ranked fifty and shows ten)."""
         if not 1 <= limit <= MAX_LIMIT:
             raise InvalidArgumentError(f"limit must be between 1 and {MAX_LIMIT}; got {limit}")
         settings = fusion or DEFAULT_FUSION
