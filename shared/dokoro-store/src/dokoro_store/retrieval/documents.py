@@ -220,13 +220,14 @@ class DocumentService:
         if not docs:
             return 0
         now = self._clock.now()
+        contents = [redact(doc.content).text for doc in docs]
         rows = [
             {
                 "id": validate_doc_id(doc.id),
                 "filepath": doc.filepath or f"{CONTENT_PREFIX}{doc.id.strip()}",
                 "title": doc.title or "Untitled",
-                "content": redact(doc.content).text,
-                "content_hash": content_hash(redact(doc.content).text),
+                "content": content,
+                "content_hash": content_hash(content),
                 "doc_type": doc.doc_type,
                 "status": doc.status,
                 "priority": "medium",
@@ -236,7 +237,7 @@ class DocumentService:
                 "created_at": now,
                 "updated_at": now,
             }
-            for doc in docs
+            for doc, content in zip(docs, contents, strict=True)
         ]
         with self._db.write() as session:
             for start in range(0, len(rows), 500):
