@@ -30,7 +30,9 @@ indexing process, synchronously: keep them quick or hand the work off.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from sqlalchemy import delete, func, or_, select, update
@@ -54,7 +56,7 @@ from dokoro_store.retrieval.doc_records import (
     validate_doc_id,
 )
 from dokoro_store.retrieval.embedders import EmbedderHandle
-from dokoro_store.retrieval.indexing import Indexer, bump_generation
+from dokoro_store.retrieval.indexing import BatchPlan, Indexer, bump_generation
 from dokoro_store.retrieval.markdown_docs import content_hash
 from dokoro_store.retrieval.tables import chunks, doc_vectors, docs_table, index_state
 from dokoro_store.retrieval.vectors import VectorIndex
@@ -81,6 +83,19 @@ __all__ = [
 log = logging.getLogger("dokoro.store")
 _DOC_BATCH = 64
 _OPTIMISE_AFTER = 1_000  # vectors written by one indexing pass from which the engine's index is refreshed
+
+
+_pool_lock = threading.Lock()
+_pool: ThreadPoolExecutor | None = None
+
+
+def _embed_pool() -> ThreadPoolExecutor:
+    """The thread that embeds the next indexing batch while the current one is written (made once)."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dokoro-index")
+        return _pool
 
 
 class DocumentService:
@@ -312,13 +327,23 @@ class DocumentService:
         if embedder is not None and ids:
             embedder = self.check_search_stamp(embedder)  # refuse before embedding anything
         report.embedder = embedder.id if embedder is not None else None
-        for start in range(0, len(ids), _DOC_BATCH):
-            batch = ids[start : start + _DOC_BATCH]
-            embedder, indexed = self._indexer.index_batch(batch, force, embedder, report)
-            if notify:
-                self._notify(indexed)
-            if progress is not None:
-                progress(min(start + _DOC_BATCH, len(ids)), len(ids), "documents")
+        # A pipeline: the next batch is embedded (on another thread: the embedder releases the GIL)
+        # while this one is written and its listeners run, so both cores stay busy on a bulk write.
+        starts = list(range(0, len(ids), _DOC_BATCH))
+        pending: tuple[int, BatchPlan, Future[tuple[Any, str | None]]] | None = None
+        for start in [*starts, None]:
+            upcoming = None
+            if start is not None:
+                plan = self._indexer.plan(ids[start : start + _DOC_BATCH], force, embedder, report)
+                upcoming = (start, plan, _embed_pool().submit(self._indexer.embed_plan, plan))
+            if pending is not None:
+                done_start, done_plan, vectors = pending
+                embedder, indexed = self._indexer.write(done_plan, vectors.result(), report)
+                if notify:
+                    self._notify(indexed)
+                if progress is not None:
+                    progress(min(done_start + _DOC_BATCH, len(ids)), len(ids), "documents")
+            pending = upcoming
         if report.vectors >= _OPTIMISE_AFTER:
             # A bulk write (an import, a reindex, a re-embed): build or refresh the vector engine's
             # ANN index now, once, rather than leave the new rows to an exact scan.
