@@ -13,8 +13,11 @@ thread counted):
 - *write*: the rest of ``index_docs`` (chunk rows, full text, vector engine, stamps).
 
     uv run python bench/ingest_speed.py                     # all 7 conversations
-    uv run python bench/ingest_speed.py --convs 0 --repeat 3  # one conversation, best of 3
+    uv run python bench/ingest_speed.py --convs 0 --repeat 3  # one conversation, three times
+    uv run python bench/ingest_speed.py --stages              # CPU by stage, batches one after another
 
+``index_docs`` embeds the next batch on a thread while it writes the current one, so the stages
+overlap; ``--stages`` runs the embedding inline (no overlap, the same work) to time each stage apart.
 CPU per turn is the steadier figure on a shared machine; wall time counts the other processes too.
 """
 
@@ -28,6 +31,7 @@ import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -68,9 +72,21 @@ def wrap(owner: Any, name: str, stage: str) -> None:
     setattr(owner, name, wrapper)
 
 
+class _Inline(ThreadPoolExecutor):
+    """An executor that runs each task on the caller's thread (no overlap between the stages)."""
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+        future.set_result(fn(*args, **kwargs))
+        return future
+
+
 def instrument() -> None:
-    from dokoro_store.retrieval import indexing
+    from dokoro_store.retrieval import documents, indexing
     from dokoro_store.services.graph_extraction import GraphExtraction
+
+    inline = _Inline(max_workers=1)
+    documents._embed_pool = lambda: inline
 
     wrap(indexing, "chunk_text", "chunk")
     wrap(indexing.Indexer, "embed", "embed")
@@ -105,6 +121,7 @@ def main() -> None:
     parser.add_argument("--convs", default="0-6", help="Conversations: '0-6', '0,2'.")
     parser.add_argument("--embedder", default="auto", choices=["auto", "onnx", "static", "hashing", "none"])
     parser.add_argument("--repeat", type=int, default=1, help="Ingest each conversation this many times.")
+    parser.add_argument("--stages", action="store_true", help="Time each stage (embedding inline, no overlap).")
     args = parser.parse_args()
     data = json.loads(Path(args.data).read_text(encoding="utf-8"))
     if "-" in args.convs:
@@ -115,7 +132,8 @@ def main() -> None:
     config = RetrievalConfig(embedder=args.embedder)
     # Warm up: load the model and the code paths on a few turns, outside the figures.
     ingest(turns_of(data[convs[0]])[:20], config)
-    instrument()
+    if args.stages:
+        instrument()
     _times.clear()
     turns_total, wall_total, cpu_total = 0, 0.0, 0.0
     load_start = os.getloadavg()
@@ -132,20 +150,23 @@ def main() -> None:
                 file=sys.stderr,
             )
     load_end = os.getloadavg()
-    index_wall, index_cpu = _times.pop("index")
-    inner_wall = sum(_times[s][0] for s in STAGES if s not in ("save", "write"))
-    inner_cpu = sum(_times[s][1] for s in STAGES if s not in ("save", "write"))
-    _times["write"] = [index_wall - inner_wall, index_cpu - inner_cpu]
     print(
         f"{turns_total} turns: {turns_total / wall_total:.0f} turns/s wall, "
         f"{cpu_total / turns_total * 1000:.2f} ms CPU per turn"
+        + (" (stages timed one after another)" if args.stages else "")
     )
-    print("| stage | wall ms/turn | CPU ms/turn | share of CPU |")
-    print("|---|---|---|---|")
-    for stage in STAGES:
-        wall, cpu = _times[stage]
-        print(f"| {stage} | {wall / turns_total * 1000:.2f} | {cpu / turns_total * 1000:.2f} | {cpu / cpu_total:.0%} |")
-    print(f"| all | {wall_total / turns_total * 1000:.2f} | {cpu_total / turns_total * 1000:.2f} | |")
+    if args.stages:
+        index_wall, index_cpu = _times.pop("index")
+        inner_wall = sum(_times[s][0] for s in STAGES if s not in ("save", "write"))
+        inner_cpu = sum(_times[s][1] for s in STAGES if s not in ("save", "write"))
+        _times["write"] = [index_wall - inner_wall, index_cpu - inner_cpu]
+        print("| stage | wall ms/turn | CPU ms/turn | share of CPU |")
+        print("|---|---|---|---|")
+        for stage in STAGES:
+            wall, cpu = _times[stage]
+            share = cpu / cpu_total
+            print(f"| {stage} | {wall / turns_total * 1000:.2f} | {cpu / turns_total * 1000:.2f} | {share:.0%} |")
+        print(f"| all | {wall_total / turns_total * 1000:.2f} | {cpu_total / turns_total * 1000:.2f} | |")
     print(
         f"load average: start {' '.join(f'{v:.1f}' for v in load_start)}, "
         f"end {' '.join(f'{v:.1f}' for v in load_end)} (2 cores)"
