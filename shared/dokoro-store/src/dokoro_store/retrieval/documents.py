@@ -335,7 +335,12 @@ class DocumentService:
             upcoming = None
             if start is not None:
                 plan = self._indexer.plan(ids[start : start + _DOC_BATCH], force, embedder, report)
-                upcoming = (start, plan, _embed_pool().submit(self._indexer.embed_plan, plan))
+                if len(starts) > 1:
+                    vectors = _embed_pool().submit(self._indexer.embed_plan, plan)
+                else:  # one batch (a single document's write): nothing to overlap, no thread hop
+                    vectors = Future()
+                    vectors.set_result(self._indexer.embed_plan(plan))
+                upcoming = (start, plan, vectors)
             if pending is not None:
                 done_start, done_plan, vectors = pending
                 embedder, indexed = self._indexer.write(done_plan, vectors.result(), report)
