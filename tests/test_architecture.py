@@ -133,6 +133,52 @@ def test_no_server_imports_another_server() -> None:
     assert breaches == []
 
 
+def test_no_server_test_package_imports_another_server() -> None:
+    # A server's tests serve its own tools alone; data another server's tools would write is set up
+    # through the store's services. Servers composed are tested here, in tests/ (test_composition.py).
+    servers = _server_packages()
+    breaches = []
+    scanned = 0
+    for own, src in servers.items():
+        for path in (src.parents[1] / "tests").rglob("*.py"):
+            scanned += 1
+            breaches += [
+                f"{path.relative_to(ROOT)} imports {other}"
+                for other in sorted((_imported_roots(path) & set(servers)) - {own})
+            ]
+    assert scanned >= len(servers)  # guard: the scan found the test packages
+    assert breaches == []
+
+
+def test_no_server_depends_on_another_server_even_for_its_tests() -> None:
+    import tomllib
+
+    dists = {path.name for path in (ROOT / "servers").iterdir() if (path / "pyproject.toml").exists()}
+    assert {"dokoro-core", "dokoro-search", "dokoro-planning"} <= dists
+    breaches = []
+    for dist in sorted(dists):
+        project = tomllib.loads((ROOT / "servers" / dist / "pyproject.toml").read_text(encoding="utf-8"))
+        requirements = list(project["project"].get("dependencies", []))
+        for extra in project["project"].get("optional-dependencies", {}).values():
+            requirements += extra
+        for group in project.get("dependency-groups", {}).values():
+            requirements += [r for r in group if isinstance(r, str)]  # {include-group = …} names a group
+        for requirement in requirements:
+            name = _requirement_name(requirement)
+            if name in dists - {dist}:
+                breaches.append(f"servers/{dist}/pyproject.toml requires {name}")
+    assert breaches == []
+
+
+def _requirement_name(requirement: str) -> str:
+    """The distribution a PEP 508 requirement names, normalised (``dokoro-store[onnx]>=1`` → ``dokoro-store``)."""
+    import re
+
+    match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", requirement)
+    assert match is not None, f"not a requirement: {requirement!r}"
+    return re.sub(r"[-_.]+", "-", match.group(1)).lower()
+
+
 def test_using_the_tracking_and_analytics_servers_imports_no_heavy_library() -> None:
     tracking = [("dokoro_issue_add", {"title": "probe"}), ("dokoro_task_track", {"action": "start", "title": "p"})]
     assert _heavy_modules_loaded("dokoro_tracking.server", "create_server", tracking) == []

@@ -27,6 +27,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import anyio
 import anyio.from_thread
@@ -36,7 +37,8 @@ from dokoro_server import Register
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from mcp import Client
-from mcp_types import CallToolResult, Tool
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS, CallToolResult, Tool
 
 CALL_BOUND = 30.0  # seconds; generous, the machine may be loaded: a hang, not slowness, fails
 # Examples led by each tool (the first is the tool's simplest valid call), each followed by up to
@@ -284,6 +286,98 @@ def test_every_tool_answers_hostile_arguments_with_a_result_or_a_message(make_cl
 def test_every_tool_answers_hostile_arguments_on_postgresql(make_client, root: Path, store_url: str | None) -> None:
     seen = _fuzz(make_client, store_url, root, POSTGRES_EXAMPLES)
     _report("postgresql", seen)
+
+
+# ----------------------------------------------------------------------------- resource templates
+# Hostile values of a URI variable (``dokoro://plans/{id}``), sent as written and percent-encoded.
+# Lone surrogates are left out: the client cannot encode them into a URI at all.
+HOSTILE_URI_VALUES = [
+    "",
+    " ",
+    "plan-nope",
+    "../../etc/passwd",
+    "..%2F..%2Fetc%2Fpasswd",
+    "%2e%2e/%2e%2e/etc/passwd",
+    "/etc/passwd",
+    "a/b",
+    "a\x00b",
+    "%00",
+    "%ZZ",
+    "?x=1",
+    "#fragment",
+    "{id}",
+    "x" * 100_001,
+    "'; DROP TABLE plans; --",
+    '"a" OR NOT *',
+    "emoji \U0001f680 \u202e\u200b",
+    "日本語",
+]
+
+
+def _uri_value() -> st.SearchStrategy[str]:
+    plain = st.one_of(
+        st.sampled_from(HOSTILE_URI_VALUES), st.text(st.characters(exclude_categories=["Cs"]), max_size=40)
+    )
+    return st.tuples(plain, st.booleans()).map(lambda drawn: quote(drawn[0], safe="") if drawn[1] else drawn[0])
+
+
+async def _read_hostile(client: Client, uri: str, seen: collections.Counter[str]) -> None:
+    """A read of a URI naming nothing: an invalid-params error whose message says what is wrong."""
+    with anyio.fail_after(CALL_BOUND):
+        try:
+            contents = (await client.read_resource(uri)).contents
+        except MCPError as exc:
+            message = exc.error.message
+            assert message.strip(), f"{uri!r:.200} failed without a message"
+            assert not _TRACEBACK.search(message), f"{uri!r:.200} leaked a traceback: {message[:500]}"
+            # Unknown or malformed: the client's fault, said as such (never an internal error).
+            assert exc.error.code == INVALID_PARAMS, f"{uri!r:.200}: {exc.error.code} {message[:300]}"
+            seen["resource errors"] += 1
+            return
+    raise AssertionError(f"{uri!r:.200} names no resource, yet read: {contents!r:.300}")
+
+
+def _fuzz_template(portal: Any, client: Client, uri_template: str, seen: collections.Counter[str]) -> None:
+    variables = re.findall(r"{([^}]+)}", uri_template)
+    for value in HOSTILE_URI_VALUES:  # each listed value, as written and percent-encoded, then drawn ones
+        for sent in (value, quote(value, safe="")):
+            portal.call(_read_hostile, client, _expand(uri_template, dict.fromkeys(variables, sent)), seen)
+
+    @settings(max_examples=30, deadline=None, database=None, derandomize=DERANDOMIZE, print_blob=True)
+    @given(st.fixed_dictionaries({name: _uri_value() for name in variables}))
+    def fuzz(values: dict[str, str]) -> None:
+        portal.call(_read_hostile, client, _expand(uri_template, values), seen)
+
+    fuzz()
+
+
+def _expand(uri_template: str, values: dict[str, str]) -> str:
+    uri = uri_template
+    for name, value in values.items():
+        uri = uri.replace(f"{{{name}}}", value)
+    return uri
+
+
+def test_every_resource_template_answers_hostile_ids_with_a_resource_or_a_clear_error(make_client, root: Path) -> None:
+    seen: collections.Counter[str] = collections.Counter()
+    with (
+        anyio.from_thread.start_blocking_portal() as portal,
+        portal.wrap_async_context_manager(make_client()) as client,
+    ):
+        templates = portal.call(client.list_resource_templates).resource_templates
+        assert "dokoro://plans/{id}" in [t.uri_template for t in templates]
+        plan = portal.call(client.call_tool, "dokoro_plan_create", {"title": "Kept", "items": ["one", "two"]})
+        plan_uri = f"dokoro://plans/{plan.structured_content['id']}"  # type: ignore[index]
+        before = portal.call(client.read_resource, plan_uri).contents
+
+        for template in templates:  # every template, so one added later is fuzzed too
+            _fuzz_template(portal, client, template.uri_template, seen)
+
+        # The store is intact: the plan reads as before, the server still answers a tool.
+        assert portal.call(client.read_resource, plan_uri).contents == before
+        portal.call(_still_answers, client)
+    _integrity(None, root)
+    assert seen["resource errors"] >= 2 * len(HOSTILE_URI_VALUES)
 
 
 def _report(backend: str, seen: collections.Counter[str]) -> None:

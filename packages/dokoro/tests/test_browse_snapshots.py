@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from pathlib import Path
 
-import anyio
 import pytest
 from dokoro.browse import data
 from dokoro.browse.app import BrowseApp
@@ -23,6 +23,9 @@ pytestmark = pytest.mark.anyio
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 SIZE = (100, 30)
+
+# Only a hang reaches this: no screen of a loaded machine takes ten minutes to draw.
+HANG_SECONDS = 600
 
 
 def normalise(svg: str) -> str:
@@ -49,11 +52,17 @@ def footer_ready(app) -> bool:
 
 
 async def settle(pilot, condition) -> None:
-    with anyio.fail_after(20):
-        while not (condition() and footer_ready(pilot.app)):
-            await pilot.pause(0.05)
+    """Wait until ``condition()`` holds and the footer has drawn, on the app's own state and with no
+    wall-clock budget (see ``until`` in test_browse.py); then let every animation end and the app
+    handle what the last change queued (its layout and refresh), as Textual's own snapshot tests do."""
+    hang = time.monotonic() + HANG_SECONDS
+    while not (condition() and footer_ready(pilot.app)):
+        await pilot.pause()
+        if not (condition() and footer_ready(pilot.app)):
+            assert time.monotonic() < hang, f"the app never reached the awaited state in {HANG_SECONDS} s: a hang"
+            await pilot.pause(pilot.app.poll_seconds)
     await pilot.wait_for_scheduled_animations()
-    await pilot.pause(0.2)  # let the last render land
+    await pilot.pause()
 
 
 def items_ready(app) -> bool:

@@ -1,29 +1,20 @@
 """Fixtures of the analytics tool tests: the analytics tools served by the kit's test server, over one
 store on each backend in turn (SQLite, then PostgreSQL) with the dependency-free embedder.
 
-``call``/``fail``/``make_client`` come from the kit's pytest plugin (:mod:`dokoro_server.testing`);
-``connect(agent)`` is a client acting for another agent over the same store.
+``call``/``fail``/``make_client``/``connect(agent)`` come from the kit's pytest plugin
+(:mod:`dokoro_server.testing`); the default ``client`` acts for ``alice``, with capture off.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from datetime import UTC, datetime
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from dokoro_analytics.server import register
-from dokoro_server import Register
-from dokoro_server.testing import MakeClient
+from dokoro_server import DokoroSettings, Register
 from dokoro_store import FrozenClock, Store
 from dokoro_store.retrieval import RetrievalConfig
-from mcp import Client
-
-# A Wednesday evening in UTC: ISO week 2026-W24.
-START = datetime(2026, 6, 10, 22, 23, 15, tzinfo=UTC)
-
-Connect = Callable[[str], AbstractAsyncContextManager[Client]]
 
 
 @pytest.fixture
@@ -32,8 +23,9 @@ def registers() -> list[Register]:
 
 
 @pytest.fixture
-def clock() -> FrozenClock:
-    return FrozenClock(START)
+def settings(settings: DokoroSettings) -> DokoroSettings:
+    """The kit's settings acting for ``alice`` (``connect("bob")`` acts for another), capture off."""
+    return settings.model_copy(update={"agent_id": "alice", "auto_feedback": False})
 
 
 @pytest.fixture
@@ -48,21 +40,3 @@ def store(root: Path, clock: FrozenClock, database_url: str | None) -> Iterator[
 def server_store(store: Store) -> Store:
     """Every test server shares the store above."""
     return store
-
-
-@pytest.fixture
-def connect(make_client: MakeClient) -> Connect:
-    """``async with connect("alice") as client``: a client of a analytics server acting for that agent."""
-
-    @asynccontextmanager
-    async def open_client(agent_id: str) -> AsyncIterator[Client]:
-        async with make_client(agent_id=agent_id, auto_feedback=False) as connected:
-            yield connected
-
-    return open_client
-
-
-@pytest.fixture
-async def client(connect: Connect) -> AsyncIterator[Client]:
-    async with connect("alice") as connected:
-        yield connected

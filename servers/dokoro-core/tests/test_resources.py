@@ -13,6 +13,7 @@ from dokoro_server import DokoroSettings, StoreOpener, build_server
 from dokoro_server.resources import resource_updates
 from mcp import Client
 from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS
 
 pytestmark = pytest.mark.anyio
 
@@ -74,6 +75,15 @@ async def test_each_resource_shows_what_its_tool_shows(client, call):
 async def test_an_unknown_plan_is_an_error_that_says_how_to_find_one(client):
     with pytest.raises(MCPError, match="List plans with dokoro_plan_list"):
         await client.read_resource("dokoro://plans/plan-nope")
+
+
+async def test_a_plan_uri_without_an_id_is_an_error_not_the_newest_plan(client, call):
+    await call("dokoro_plan_create", title="Fix login", items=["Reproduce"])
+
+    with pytest.raises(MCPError, match="needs a plan id") as refused:
+        await client.read_resource("dokoro://plans/")
+
+    assert refused.value.error.code == INVALID_PARAMS  # the client's fault, not an internal error
 
 
 async def test_the_prompts_carry_the_briefing_and_the_workspace_and_name_the_tools(client, call):

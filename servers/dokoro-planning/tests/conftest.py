@@ -1,8 +1,10 @@
-"""Fixtures of the planning tool tests: the core and planning tools (as the unified server has) on
-one store with the bundled static embedder, shared by every client, with capture off.
+"""Fixtures of the planning tool tests: the planning tools on one store with the bundled static
+embedder, shared by every client, with capture off.
 
 Clock, store folder, clients, ``call``/``fail`` come from the kit's pytest plugin
-(:mod:`dokoro_server.testing`). Composing another server's tools happens here, in tests only.
+(:mod:`dokoro_server.testing`). Plans and questions the planning tools read are written through the
+store's services (``store.plans``, ``store.working.questions``); the planning tools composed with the
+other servers are tested by ``tests/test_composition.py``.
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from dokoro_core.server import register as register_core
 from dokoro_planning.server import register as register_planning
 from dokoro_server import DokoroSettings, Register
 from dokoro_store import FrozenClock, Store
@@ -20,7 +21,7 @@ from dokoro_store.retrieval import RetrievalConfig
 
 @pytest.fixture
 def registers() -> list[Register]:
-    return [register_core, register_planning]
+    return [register_planning]
 
 
 @pytest.fixture

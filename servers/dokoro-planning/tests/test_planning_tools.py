@@ -94,11 +94,12 @@ async def test_check_duplicate_flags_finished_features(call, root):
     assert "No Duplicates" in empty.content[0].text
 
 
-async def test_whats_next_reads_plans_blockers_and_research(call):
-    await call("dokoro_plan_create", title="Live updates", items=["pick a transport", "fan out events"])
-    await call("dokoro_plan_check", itemIndex=1)
-    await call("dokoro_plan_blocker", itemIndex=2, blocker="waiting for the infra budget")
-    await call("dokoro_question_add", question="Which broker do we run?", priority="blocker")
+async def test_whats_next_reads_plans_blockers_and_research(call, store):
+    # The plan and question services (what the core server's plan and question tools call) write them.
+    plan = store.plans.create("Live updates", ["pick a transport", "fan out events"])
+    store.plans.check(1, plan_id=plan.id)
+    store.plans.add_blocker(2, "waiting for the infra budget", plan_id=plan.id)
+    store.working.questions.add("Which broker do we run?", priority="blocker")
     captured = await call("dokoro_capture_research", topic="Redis pub/sub", findings=REDIS)
 
     done = await call("dokoro_whats_next", context="real-time events for subscribers")

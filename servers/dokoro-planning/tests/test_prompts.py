@@ -17,11 +17,10 @@ async def test_plan_feature_takes_a_feature_and_optional_context(client):
     ]
 
 
-async def test_plan_feature_lists_a_similar_plan_in_flight_and_the_steps(client, call):
-    plan = await call(
-        "dokoro_plan_create",
-        title="Session refresh under an advisory lock",
-        items=["Take a PostgreSQL advisory lock in the refresh worker", "Release it at commit"],
+async def test_plan_feature_lists_a_similar_plan_in_flight_and_the_steps(client, store):
+    plan = store.plans.create(
+        "Session refresh under an advisory lock",
+        ["Take a PostgreSQL advisory lock in the refresh worker", "Release it at commit"],
     )
 
     prompt = await client.get_prompt(
@@ -31,7 +30,7 @@ async def test_plan_feature_lists_a_similar_plan_in_flight_and_the_steps(client,
     text = prompt.messages[0].content.text
     assert text.startswith("Plan this feature: refresh sessions with an advisory lock")
     assert "Context: PostgreSQL only" in text
-    assert f"`{plan.structured_content['id']}` (active, 0%" in text
+    assert f"`{plan.id}` (active, 0%" in text
     for tool in ("dokoro_check_duplicate", "dokoro_detect_conflicts", "dokoro_plan_feature", "dokoro_plan_create"):
         assert tool in text
 

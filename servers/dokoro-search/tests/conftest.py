@@ -1,18 +1,18 @@
-"""Fixtures of the search tool tests: the search tools, beside the core tools as in the unified
-server (some tests write through core tools, e.g. a workspace dump, and search what they wrote).
+"""Fixtures of the search tool tests: the search tools alone, as the search server serves them.
 
 Clock, store folder, clients, ``call``/``fail`` come from the kit's pytest plugin
-(:mod:`dokoro_server.testing`). Composing another server's tools happens here, in tests only.
+(:mod:`dokoro_server.testing`). Data another server's tools would write (a dumped session, session
+summaries) is written through the store's services (the kit's ``store`` fixture); the search tools
+composed with the other servers are tested by ``tests/test_composition.py``.
 """
 
 from __future__ import annotations
 
 import pytest
-from dokoro_core.server import register as register_core
-from dokoro_search.server import register as register_search
+from dokoro_search.server import register
 from dokoro_server import Register
 
 
 @pytest.fixture
 def registers() -> list[Register]:
-    return [register_core, register_search]
+    return [register]

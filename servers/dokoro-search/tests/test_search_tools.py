@@ -114,15 +114,18 @@ async def test_a_file_edited_by_hand_is_found_by_the_next_search(call, root):
     assert [r["doc_id"] for r in outcome.structured_content["results"]] == ["perf"]
 
 
-async def test_a_dumped_session_is_searchable(call):
-    await call("dokoro_workspace_claim", task="migrate the billing export")
-    await call("dokoro_session_log", entry="switched the export to streaming CSV")
-    dump = await call("dokoro_workspace_dump", reason="done", keepActive=False)
+async def test_a_dumped_session_is_searchable(call, store):
+    # The workspace service (what dokoro_workspace_claim/session_log/workspace_dump call) writes the
+    # session; the search server finds its daily note.
+    workspace = store.working.workspace
+    workspace.claim("migrate the billing export")
+    workspace.log("switched the export to streaming CSV")
+    dump = workspace.dump("done", keep_active=False)
 
     outcome = await call("search_universal", query="streaming CSV export")
 
-    assert outcome.structured_content["results"][0]["filepath"].startswith("daily/")
-    assert dump.structured_content is not None
+    assert outcome.structured_content["results"][0]["filepath"] == dump.relative
+    assert dump.relative.startswith("daily/")
 
 
 async def test_search_with_another_embedder_refuses_and_names_dokoro_reembed(make_client):
@@ -182,14 +185,16 @@ async def test_ambient_context_outside_a_repository_is_an_error(fail, cwd):
     assert "not a git repository" in await fail("dokoro_ambient_context", projectPath=str(cwd))
 
 
-async def test_session_recall_says_it_ranked_by_similarity(call):
-    await call("dokoro_session_summary_add", session_id="s-1", ai_model="m", summary="login bug: expired cookie")
-    await call("dokoro_session_summary_add", session_id="s-2", ai_model="m", summary="billing login link moved")
+async def test_recall_in_a_search_install_ranks_by_the_bundled_transformer(store):
+    # The search package brings the onnx extra, so the episodic service (what dokoro_session_recall
+    # calls, in the unified server) ranks past sessions by meaning with the bundled transformer.
+    store.episodic.add_summary("s-1", "m", "login bug: expired cookie")
+    store.episodic.add_summary("s-2", "m", "billing login link moved")
 
-    outcome = await call("dokoro_session_recall", query="login")
+    recalled = store.episodic.recall_ranked(query="login").result()
 
-    assert outcome.structured_content["ranking"].startswith("relevance (similarity by onnx:")
-    assert "(ranked by relevance (similarity by onnx:" in outcome.content[0].text
+    assert recalled.ranking.startswith("relevance (similarity by onnx:")
+    assert {e.session_id for e in recalled.episodes} == {"s-1", "s-2"}
 
 
 @pytest.mark.anyio

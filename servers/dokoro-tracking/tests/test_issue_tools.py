@@ -165,3 +165,21 @@ async def test_secrets_in_what_an_agent_writes_are_redacted_before_storing(call,
     assert added.structured_content["redacted"] == ["password"]
     assert "redacted 1 secret" in added.content[0].text
     assert "hunter2" not in (root / added.structured_content["path"]).read_text(encoding="utf-8")
+
+
+async def test_issues_are_team_wide_another_agent_works_and_resolves_one_under_its_own_name(connect):
+    # docs/team.md: tracking rows carry no owner wall; every step is recorded under the caller.
+    async with connect("alice") as alice, connect("bob") as bob:
+        added = await alice.call_tool("dokoro_issue_add", {"title": "Export times out on big accounts"})
+        issue_id = added.structured_content["item"]["id"]
+        worked = await bob.call_tool("dokoro_issue_work", {"issue_id": issue_id})
+        done = await bob.call_tool("dokoro_issue_complete", {"issue_id": issue_id, "solution": "Stream the rows."})
+
+    assert not worked.is_error and not done.is_error
+    item = done.structured_content["item"]
+    assert (item["agent_id"], item["status"]) == ("alice", "resolved")  # the reporter stays the reporter
+    assert [(e["action"], e["agent_id"]) for e in item["history"]] == [
+        ("added", "alice"),
+        ("started", "bob"),
+        ("resolved", "bob"),
+    ]

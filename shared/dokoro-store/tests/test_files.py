@@ -51,7 +51,7 @@ def test_read_text_or_none_tells_a_missing_file_from_an_empty_one(tmp_path):
 def test_file_lock_creates_its_folder_and_can_be_taken_again_after_release(tmp_path):
     locks = tmp_path / ".mcp" / "locks"
 
-    with file_lock(locks, "current-md"):
+    with file_lock(locks, "current-md", within=tmp_path):
         assert (locks / "current-md.lock").exists()
-    with file_lock(locks, "current-md"):
+    with file_lock(locks, "current-md", within=tmp_path):
         pass

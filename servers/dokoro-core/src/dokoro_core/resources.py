@@ -55,6 +55,10 @@ def plan(
     id: Annotated[str, Field(description="Plan id (plan-...), as dokoro_plan_list shows it.")],
 ) -> str:
     """A plan: status, progress, items with completion times, blockers and notes (dokoro_plan_status)."""
+    if not id:  # ``dokoro://plans/``: the service would answer with the newest plan, which was not asked for
+        from dokoro_store.errors import InvalidArgumentError
+
+        raise InvalidArgumentError("dokoro://plans/{id} needs a plan id (plan-…): list plans with dokoro_plan_list")
     view = state(ctx).store.plans.status(id)  # an unknown id raises NotFoundError: the client gets its message
     return plan_text(view) if view is not None else "_No plans yet._\n"
 

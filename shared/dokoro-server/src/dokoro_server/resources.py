@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import anyio
-from dokoro_store.errors import DokoroError, NotFoundError
+from dokoro_store.errors import DokoroError, InvalidArgumentError, NotFoundError
 from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.server.mcpserver.prompts.base import Prompt, PromptArgument
@@ -147,8 +147,13 @@ class _StoreResource(Resource):
             raise _resource_error(exc) from exc
 
 
-def _resource_error(exc: DokoroError) -> ResourceError:
-    return ResourceNotFoundError(str(exc)) if isinstance(exc, NotFoundError) else ResourceError(str(exc))
+def _resource_error(exc: DokoroError) -> Exception:
+    # The client's fault (an unknown or malformed id) is invalid params, as a missing resource is.
+    if isinstance(exc, NotFoundError):
+        return ResourceNotFoundError(str(exc))
+    if isinstance(exc, InvalidArgumentError):
+        return MCPError(INVALID_PARAMS, str(exc))
+    return ResourceError(str(exc))
 
 
 def _guarded_template(fn: Callable[..., str]) -> Callable[..., str]:
@@ -254,7 +259,8 @@ def _guarded_prompt(fn: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return fn(*args, **kwargs)
         except DokoroError as exc:
-            raise MCPError(INVALID_PARAMS if isinstance(exc, NotFoundError) else INTERNAL_ERROR, str(exc)) from exc
+            client_fault = isinstance(exc, NotFoundError | InvalidArgumentError)
+            raise MCPError(INVALID_PARAMS if client_fault else INTERNAL_ERROR, str(exc)) from exc
 
     return wrapper
 

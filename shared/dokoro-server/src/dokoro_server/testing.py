@@ -10,6 +10,8 @@ functions of the packages its test server serves. Everything else is here:
 - ``settings``, ``server_store``: what each test server is built from;
 - ``make_client(**setting_overrides)``, ``client``, ``call``, ``fail``: in-memory MCP clients, each of
   a fresh server over the same store, as another agent's process would be;
+- ``connect(agent_id, **setting_overrides)``: such a client acting for a named agent
+  (``async with connect("alice") as alice, connect("bob") as bob``), to test who may change what;
 - ``store``: the same store opened directly, to look at what the tools wrote;
 - ``snapshot``, ``read_current``, ``read_json``: the store folder's files.
 
@@ -38,7 +40,7 @@ if TYPE_CHECKING:
     from dokoro_server.server import Register
     from dokoro_server.settings import DokoroSettings
 
-__all__ = ["START", "Call", "Fail", "MakeClient", "Snapshot"]
+__all__ = ["START", "Call", "Connect", "Fail", "MakeClient", "Snapshot"]
 
 # A Wednesday evening, so slugs read 2026-06-10-22h23-wednesday.
 START = datetime(2026, 6, 10, 22, 23, 15, tzinfo=UTC)
@@ -46,6 +48,7 @@ START = datetime(2026, 6, 10, 22, 23, 15, tzinfo=UTC)
 Call = Callable[..., Awaitable["CallToolResult"]]
 Fail = Callable[..., Awaitable[str]]
 MakeClient = Callable[..., AbstractAsyncContextManager["Client"]]
+Connect = Callable[..., AbstractAsyncContextManager["Client"]]
 Snapshot = Callable[[], dict[str, bytes]]
 
 # What changes on any tool call by design: the database, time tracking and lock sidecars.
@@ -173,6 +176,20 @@ def make_client(
                 await anyio.to_thread.run_sync(opener.close)
 
     return connect
+
+
+@pytest.fixture
+def connect(make_client: MakeClient) -> Connect:
+    """Factory: ``async with connect("alice") as client``, a client of a fresh server over the same
+    store acting for agent ``alice`` (its ``DOKORO_AGENT_ID``), as that agent's own server process
+    would; keyword arguments override further settings, as ``make_client``'s do."""
+
+    @asynccontextmanager
+    async def open_client(agent_id: str, /, **overrides: Any) -> AsyncIterator[Client]:
+        async with make_client(agent_id=agent_id, **overrides) as connected:
+            yield connected
+
+    return open_client
 
 
 @pytest.fixture

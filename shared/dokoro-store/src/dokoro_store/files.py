@@ -24,7 +24,7 @@ from pathlib import Path
 from filelock import FileLock
 
 from dokoro_store.secrets import redact
-from dokoro_store.walls import inside
+from dokoro_store.walls import inside, lock_file
 
 __all__ = ["append_text", "atomic_write_bytes", "atomic_write_text", "file_lock", "read_text_or_none", "redact_bytes"]
 
@@ -103,8 +103,12 @@ def read_text_or_none(path: Path, *, within: Path | None, errors: str = "strict"
 
 
 @contextlib.contextmanager
-def file_lock(lock_dir: Path, name: str) -> Iterator[None]:
-    """Hold the cross-process lock ``<lock_dir>/<name>.lock`` for the duration of the block."""
-    lock_dir.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(lock_dir / f"{name}.lock"), timeout=_LOCK_TIMEOUT_S):
+def file_lock(lock_dir: Path, name: str, *, within: Path) -> Iterator[None]:
+    """Hold the cross-process lock ``<lock_dir>/<name>.lock`` for the duration of the block.
+
+    The lock file is placed by :func:`dokoro_store.walls.lock_file`: ``name`` a plain name, the
+    lock folder inside ``within`` (the store folder) once resolved, the lock file no symlink.
+    """
+    path = lock_file(within, lock_dir, name)
+    with FileLock(str(path), timeout=_LOCK_TIMEOUT_S):
         yield

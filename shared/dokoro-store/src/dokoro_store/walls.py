@@ -10,6 +10,8 @@ takes the folder as ``within``; :class:`~dokoro_store.paths.StorePaths` resolves
 - :func:`scan` walks a folder without following links: a symlink (file or folder) is skipped with
   a logged warning, and so is anything that is not a regular file (a FIFO would block a reader),
   so a link planted in the store can neither leak a file from outside nor make a tool fail.
+- :func:`lock_file` is where a sidecar lock lives (``.mcp/locks/<name>.lock``): a plain name, a
+  lock folder inside the store once resolved, and never a symlink as the lock file itself.
 - :func:`regular_source` is the rule for files an agent asks the server to read from the project
   (``dokoro_save_file``, ``dokoro_save_image``): inside the project once resolved, and a regular
   file (never a device, FIFO, socket or a file of ``/proc``, ``/sys`` or ``/dev``).
@@ -19,17 +21,21 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from dokoro_store.errors import InvalidArgumentError, NotFoundError, OutsideStoreError
 
-__all__ = ["inside", "is_inside", "plain_file", "read_source", "regular_source", "scan"]
+__all__ = ["inside", "is_inside", "lock_file", "plain_file", "read_source", "regular_source", "scan"]
 
 log = logging.getLogger("dokoro.store")
 
 _SPECIAL_ROOTS = (Path("/proc"), Path("/sys"), Path("/dev"))
+
+# A lock is named, never pathed: no separator, no leading dot (so neither ``.`` nor ``..``).
+_LOCK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
 
 def _resolve(path: Path, what: str) -> Path:
@@ -62,6 +68,35 @@ def inside(root: Path, path: Path, *, what: str = "path") -> Path:
             "Use a path inside it, or replace the symlink by a copy of the file."
         )
     return resolved
+
+
+def lock_file(root: Path, lock_dir: Path, name: str) -> Path:
+    """The sidecar lock file ``<lock_dir>/<name>.lock`` of the folder ``root``, its folder created.
+
+    ``name`` is a plain name (letters, digits, ``.``, ``_``, ``-``; no path); the lock folder must
+    stay inside ``root`` once resolved (a symlinked ``.mcp`` or ``locks`` folder leading out is
+    refused, checked before and after it is created); the lock file must not be a symlink: a lock
+    is opened for writing, and it is never opened through a link, wherever the link points.
+    """
+    if not _LOCK_NAME.fullmatch(name):
+        raise InvalidArgumentError(
+            f"lock name {name!r} is not a plain name: use letters, digits, '.', '_' or '-' "
+            "(no path, no leading dot, at most 100 characters)"
+        )
+    inside(root, lock_dir, what="lock folder")
+    lock_dir.mkdir(parents=True, exist_ok=True)
+    folder = inside(root, lock_dir, what="lock folder")  # created now: check what it really is
+    path = folder / f"{name}.lock"
+    if path.is_symlink():
+        raise OutsideStoreError(
+            f"lock file {path} is a symlink (to {path.readlink()}): dokoro opens no lock through a link. "
+            "Remove the symlink; the next call recreates the lock file."
+        )
+    if path.exists() and not path.is_file():
+        raise InvalidArgumentError(
+            f"lock file {path} is not a regular file: remove it; the next call recreates the lock file."
+        )
+    return path
 
 
 def scan(

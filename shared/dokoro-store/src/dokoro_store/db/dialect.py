@@ -154,7 +154,7 @@ class SqliteOps(_Upserts):
 
     @contextlib.contextmanager
     def migration_lock(self, connection: Connection) -> Iterator[None]:
-        with file_lock(self._lock_dir, "migrate"):
+        with file_lock(self._lock_dir, "migrate", within=self._lock_dir):
             yield
 
 

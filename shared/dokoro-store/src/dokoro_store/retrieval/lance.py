@@ -224,7 +224,7 @@ class LanceIndex:
 
     def optimise(self, rebuild: bool = False) -> str:
         """Build or refresh the ANN index now (after a bulk import); ``rebuild`` trains it again."""
-        with self._lock, file_lock(self._paths.locks_dir, "lance"):
+        with self._lock, file_lock(self._paths.locks_dir, "lance", within=self._paths.root):
             return self._maintain(rebuild)
 
     # ------------------------------------------------------------------ protocol
@@ -232,11 +232,11 @@ class LanceIndex:
         return None
 
     def after_commit(self, doc_ids: Sequence[str], rows: Sequence[ChunkVector]) -> None:
-        with self._lock, file_lock(self._paths.locks_dir, "lance"):
+        with self._lock, file_lock(self._paths.locks_dir, "lance", within=self._paths.root):
             self._write(doc_ids, rows)
 
     def clear(self) -> None:
-        with self._lock, file_lock(self._paths.locks_dir, "lance"):
+        with self._lock, file_lock(self._paths.locks_dir, "lance", within=self._paths.root):
             self._checked = None
             self._drop()
 
@@ -287,7 +287,7 @@ class LanceIndex:
             self._handle = None
             in_step = False
         if not in_step:
-            with file_lock(self._paths.locks_dir, "lance"):
+            with file_lock(self._paths.locks_dir, "lance", within=self._paths.root):
                 if not self._in_step(embedder):
                     self._rebuild(embedder)
         self._checked = (generation, embedder)

@@ -161,7 +161,7 @@ class WorkspaceIndex:
         report = ReconcileReport()
         if not self._paths.root.is_dir():
             return report
-        with file_lock(self._paths.locks_dir, "reconcile"):
+        with file_lock(self._paths.locks_dir, "reconcile", within=self._paths.root):
             cache = self._load_cache()
             seen: set[str] = set()
             for path in self._watched():

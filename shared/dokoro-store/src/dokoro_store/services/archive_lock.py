@@ -43,7 +43,7 @@ class SweepLock:
         owner = secrets.token_hex(8)
         now = self._clock.now()
         body = json.dumps({"pid": os.getpid(), "started_at": iso(now), "owner": owner})
-        with file_lock(self._paths.locks_dir, _SIDECAR):
+        with file_lock(self._paths.locks_dir, _SIDECAR, within=self._paths.root):
             for _attempt in range(2):
                 if _create_exclusive(self.path, body):
                     return owner
@@ -65,7 +65,7 @@ class SweepLock:
 
     def release(self, owner: str) -> None:
         """Remove the lock if ``owner`` still holds it (a lock taken over since is left alone)."""
-        with file_lock(self._paths.locks_dir, _SIDECAR):
+        with file_lock(self._paths.locks_dir, _SIDECAR, within=self._paths.root):
             text = read_text_or_none(self.path, within=self._paths.root)
             try:
                 mine = text is not None and json.loads(text).get("owner") == owner

@@ -105,7 +105,7 @@ class CleanupService:
         if dry_run or not report.moves:
             return report.model_copy(update={"dry_run": dry_run})
         now = self._clock.now()
-        with file_lock(self._paths.locks_dir, "cleanup"):
+        with file_lock(self._paths.locks_dir, "cleanup", within=self._paths.root):
             self.backup_dir.mkdir(parents=True, exist_ok=True)
             backup, _counts = export_store(self._db, self.backup_dir, now)
             done: list[CleanupMove] = []
@@ -150,7 +150,7 @@ class CleanupService:
             raise InvalidArgumentError(f"{manifest} is not a cleanup manifest (written by `dokoro cleanup`)")
         back: list[CleanupMove] = []
         errors: list[str] = []
-        with file_lock(self._paths.locks_dir, "cleanup"):
+        with file_lock(self._paths.locks_dir, "cleanup", within=self._paths.root):
             for item in reversed(record.get("moves") or []):
                 move = CleanupMove.model_validate(item)
                 source, target = self._paths.root / move.target, self._paths.root / move.source

@@ -142,7 +142,7 @@ class ContextService:
                 f"the event is larger than {MAX_EVENT_BYTES} bytes once snippets are cut; log fewer layers"
             )
         path = self.folder / f"{day}.jsonl"
-        with file_lock(self._paths.locks_dir, "context-inspect"):
+        with file_lock(self._paths.locks_dir, "context-inspect", within=self._paths.root):
             self._paths.inside(self.folder, what="context folder")
             self.folder.mkdir(parents=True, exist_ok=True)
             if path.is_symlink():  # appended to in place: a link would take the write elsewhere

@@ -124,7 +124,7 @@ class CurrentService:
                 tags.setdefault(tag, None)
         completed.sort(key=lambda item: item.day, reverse=True)
 
-        with file_lock(self._paths.locks_dir, CURRENT_LOCK):
+        with file_lock(self._paths.locks_dir, CURRENT_LOCK, within=self._paths.root):
             old = read_text_or_none(self._paths.current_md, within=self._paths.root) or ""
             old_front, old_body = frontmatter.parse(old)
             front: dict[str, Any] = {
@@ -190,7 +190,7 @@ class CurrentService:
         if not name:
             raise InvalidArgumentError("section must name a heading, e.g. 'Next Steps'")
         self._current.require_writable(agent, "edit its current.md")
-        with file_lock(self._paths.locks_dir, CURRENT_LOCK):
+        with file_lock(self._paths.locks_dir, CURRENT_LOCK, within=self._paths.root):
             text = read_text_or_none(self._paths.current_md, within=self._paths.root)
             if text is None:
                 raise NoWorkspaceError(

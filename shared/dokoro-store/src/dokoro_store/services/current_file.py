@@ -75,7 +75,7 @@ class CurrentFile:
     @contextmanager
     def locked(self) -> Iterator[None]:
         """Hold the current.md lock: read-modify-write inside the block is one step."""
-        with file_lock(self._paths.locks_dir, CURRENT_LOCK):
+        with file_lock(self._paths.locks_dir, CURRENT_LOCK, within=self._paths.root):
             yield
 
     def read_text(self) -> str | None:

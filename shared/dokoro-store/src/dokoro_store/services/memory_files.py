@@ -180,7 +180,10 @@ class MemoryFiles:
     def sync(self, render: Iterable[str] = (), *, scan: bool = True) -> FilesSync:
         """Bring files and rows in step (module doc); ``render`` names memories just written."""
         self.dictionary.refresh()
-        with file_lock(self._paths.locks_dir, "memory-files"), Manifest.open(self.manifest_file, self._database()) as m:
+        with (
+            file_lock(self._paths.locks_dir, "memory-files", within=self._paths.root),
+            Manifest.open(self.manifest_file, self._database()) as m,
+        ):
             run = _Run(m)
             run.render.update(render)
             if scan:
@@ -191,7 +194,10 @@ class MemoryFiles:
     def file_of(self, memory_id: str) -> Path:
         """The file of a memory, after a sync; written again when a person had deleted it."""
         self.sync(render=[memory_id])
-        with file_lock(self._paths.locks_dir, "memory-files"), Manifest.open(self.manifest_file, self._database()) as m:
+        with (
+            file_lock(self._paths.locks_dir, "memory-files", within=self._paths.root),
+            Manifest.open(self.manifest_file, self._database()) as m,
+        ):
             entry = m.of_memory(memory_id)
             if entry is None or entry.tombstone:
                 row = self._row(memory_id)
@@ -205,7 +211,10 @@ class MemoryFiles:
     def remove(self, memory_id: str) -> None:
         """A purged memory's file goes too (unless a person edited it since; then it stays, and
         the next sync brings the memory back from it: an edit is never lost)."""
-        with file_lock(self._paths.locks_dir, "memory-files"), Manifest.open(self.manifest_file, self._database()) as m:
+        with (
+            file_lock(self._paths.locks_dir, "memory-files", within=self._paths.root),
+            Manifest.open(self.manifest_file, self._database()) as m,
+        ):
             entry = m.of_memory(memory_id)
             if entry is None:
                 return
@@ -841,7 +850,10 @@ class MemoryFiles:
         new memory). Rows without a file are left as they are and rendered again. The manifest is
         rebuilt. Returns the report (``indexed`` still 0) and the ids whose documents to index."""
         self.dictionary.refresh()
-        with file_lock(self._paths.locks_dir, "memory-files"), Manifest.open(self.manifest_file, self._database()) as m:
+        with (
+            file_lock(self._paths.locks_dir, "memory-files", within=self._paths.root),
+            Manifest.open(self.manifest_file, self._database()) as m,
+        ):
             m.reset()
             m.set_meta("database", self._database())
             m.set_meta("version", "1")

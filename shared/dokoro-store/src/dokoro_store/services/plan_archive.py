@@ -51,7 +51,7 @@ class PlanArchiver:
             return ArchiveOutcome(False, plan_id, error=f"{plan_id!r} is not a plan id")
         now = self._clock.now()
         try:
-            with file_lock(self._paths.locks_dir, MIRROR_LOCK):
+            with file_lock(self._paths.locks_dir, MIRROR_LOCK, within=self._paths.root):
                 outcome = self._archive_locked(plan_id, now)
                 if outcome.ok and not outcome.already:
                     self._files.write_index(self._db)

@@ -131,7 +131,7 @@ class PlanService:
         cannot be written is logged, never turned into a failed call.
         """
         try:
-            with file_lock(self._paths.locks_dir, MIRROR_LOCK):
+            with file_lock(self._paths.locks_dir, MIRROR_LOCK, within=self._paths.root):
                 self.files.write_index(self._db)
                 if plan_id is not None:
                     view = self.get(plan_id, heal=False)
@@ -508,7 +508,7 @@ class PlanService:
         if not view.archived or view.archive_path is None:
             return view
         archived = self.files.archived(view.archive_path)
-        with file_lock(self._paths.locks_dir, MIRROR_LOCK):
+        with file_lock(self._paths.locks_dir, MIRROR_LOCK, within=self._paths.root):
             live = self.files.live(view.id)
             if live.exists():
                 raise ConflictError(f"{live} already exists; move it away before restoring plan {view.id}")

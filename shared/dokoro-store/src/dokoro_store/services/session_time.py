@@ -92,7 +92,7 @@ class SessionTime:
             "tool_usage": {},
             "activity_breakdown": dict.fromkeys(_ACTIVITY_KEYS, 0),
         }
-        with file_lock(self._paths.locks_dir, _LOCK):
+        with file_lock(self._paths.locks_dir, _LOCK, within=self._paths.root):
             self._write(meta)
 
     def record(self, uses: Sequence[tuple[str, str, datetime]]) -> tuple[int, tuple[str, datetime] | None]:
@@ -106,7 +106,7 @@ class SessionTime:
             return 0, None
         counted = 0
         heartbeat: tuple[str, datetime] | None = None
-        with file_lock(self._paths.locks_dir, _LOCK):
+        with file_lock(self._paths.locks_dir, _LOCK, within=self._paths.root):
             meta = self.read()
             if meta is None or meta.get("session", {}).get("end"):
                 return 0, None
@@ -143,7 +143,7 @@ class SessionTime:
 
     def finalise(self, now: datetime, *, close: bool) -> dict[str, Any] | None:
         """The session metadata with its total time as of ``now``; ``close`` ends the session (saved)."""
-        with file_lock(self._paths.locks_dir, _LOCK):
+        with file_lock(self._paths.locks_dir, _LOCK, within=self._paths.root):
             meta = self.read()
             if meta is None:
                 return None

@@ -103,7 +103,7 @@ class WorkspaceLock:
         agent re-claiming its own workspace renews it rather than locking itself out.
         """
         now = lock.acquired_at
-        with file_lock(self._paths.locks_dir, _SIDECAR):
+        with file_lock(self._paths.locks_dir, _SIDECAR, within=self._paths.root):
             if self._create(lock):
                 return None
             took_over: str | None = None
@@ -140,7 +140,7 @@ class WorkspaceLock:
 
     def renew(self, session_id: str, now: datetime) -> None:
         """Push the expiry of ``session_id``'s lock to ``now`` + TTL (nothing when another holds it)."""
-        with file_lock(self._paths.locks_dir, _SIDECAR):
+        with file_lock(self._paths.locks_dir, _SIDECAR, within=self._paths.root):
             lock = self.read()
             if lock is None or lock.session_id != session_id:
                 return
@@ -151,7 +151,7 @@ class WorkspaceLock:
 
     def release(self, session_id: str) -> bool:
         """Remove ``session_id``'s lock; False when the lock is another session's (or gone)."""
-        with file_lock(self._paths.locks_dir, _SIDECAR):
+        with file_lock(self._paths.locks_dir, _SIDECAR, within=self._paths.root):
             lock = self.read()
             if lock is None or lock.session_id != session_id:
                 return False

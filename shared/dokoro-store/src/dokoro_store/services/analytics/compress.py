@@ -179,7 +179,7 @@ class WeekCompressor:
         year, number = self.resolve_week(week_number, year)
         monday, _ = week_bounds(year, number)  # refuses a week the year does not have, before anything else
         label = f"{year}-W{number:02d}"
-        with file_lock(self._paths.locks_dir, f"compress-{label}"):
+        with file_lock(self._paths.locks_dir, f"compress-{label}", within=self._paths.root):
             week = self._gather(year, number)
             text, figures = render_summary(week)
             cleaned = redact(text)  # what the dailies said is summarised, their secrets are not

@@ -115,7 +115,7 @@ class RenderKeeper:
     @contextlib.contextmanager
     def locked(self) -> Iterator[Pass]:
         """Hold the tracking folder lock for one pass; the cache is saved at the end, whatever happens."""
-        with file_lock(self._paths.locks_dir, LOCK):
+        with file_lock(self._paths.locks_dir, LOCK, within=self._paths.root):
             current = Pass(self._load())
             try:
                 yield current
