@@ -81,10 +81,13 @@ def rows_for(base: FusionSettings) -> list[Row]:
             ("-speaker", ("speaker",), "re-ranker without the speaker-named feature"),
             ("-temporal", ("temporal",), "re-ranker without the temporal feature"),
             ("-rare", ("rare", "lifter_rare"), "re-ranker without rare-term coverage (own and lifter's)"),
-            ("-length", ("length",), "re-ranker without the length feature"),
         ):
             off = tuple(0.0 if f in names else w for f, w in zip(FEATURES, weights, strict=True))
             changes.append((label, {"rerank_weights": off}, what))
+        # Fitted at 2.0 on the tune fold and set to 0 (LoCoMo's turns are all short: it would lift
+        # any long document over a short memory in a real store); the row shows what it was worth.
+        fitted = tuple(2.0 if f == "length" else w for f, w in zip(FEATURES, weights, strict=True))
+        changes.append(("+length", {"rerank_weights": fitted}, "re-ranker with the fitted length feature (not kept)"))
     if base.neighbour_weight > 0:
         changes.append(("-neighbours", {"neighbour_weight": 0.0}, "without the lift from thread neighbours"))
     if base.feedback_weight > 0:

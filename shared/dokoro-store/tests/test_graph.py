@@ -370,6 +370,45 @@ def test_indexing_a_batch_reads_and_writes_the_hashes_once_and_skips_what_did_no
     assert {r.doc_id for r in _rows(any_store, EntityContentHash)} == {"doc-1", "doc-2"}
 
 
+SAMPLE = [
+    ("t-1", "Caroline: I loved 'Becoming Nicole' by Amy Ellis Nutt, said @carol."),
+    ("t-2", "Melanie: Thanks, Caroline! We both helped with the painting."),
+    ("t-3", "src/app.ts depends on redis; src/db.ts uses postgres."),
+    ("t-4", "ok, see you soon"),
+    ("t-5", "The AuthService calls the SessionStore, see docs/auth.md."),
+]
+
+
+def _graph_of(store):
+    names = {e.id: (e.type, e.canonical_name) for e in _rows(store, Entity)}
+    links = {(d.doc_id, names[d.entity_id], d.relation_type) for d in _rows(store, DocEntity)}
+    relations = {(names[r.source_id], r.relation_type, names[r.target_id]) for r in _rows(store, EntityRelation)}
+    return set(names.values()), links, relations
+
+
+def test_a_batch_writes_the_same_graph_as_each_document_alone(tmp_path, any_store):
+    alone = Store.open(tmp_path / "alone")
+    try:
+        for doc_id, text in SAMPLE:
+            alone.graph.extract_text(doc_id, text)
+        any_store.graph.index_documents([(doc_id, text, False) for doc_id, text in SAMPLE])
+        expected = _graph_of(alone)
+    finally:
+        alone.close()
+
+    assert _graph_of(any_store) == expected
+    assert {doc_id for doc_id, _e, _r in expected[1]} == {"t-1", "t-3", "t-5"}  # the others name no entity
+
+
+def test_a_document_that_no_longer_names_an_entity_loses_its_links(any_store):
+    any_store.graph.index_documents([("doc-1", "src/app.ts uses redis.", False), ("doc-2", "src/b.ts", False)])
+    done = any_store.graph.index_documents([("doc-1", "nothing to see here", False), ("doc-2", "src/b.ts", False)])
+
+    assert [(p.doc_id, p.links) for p in done] == [("doc-1", 0)]
+    assert {d.doc_id for d in _rows(any_store, DocEntity)} == {"doc-2"}
+    assert len(_rows(any_store, EntityRelation)) == 1  # history stays
+
+
 def test_one_document_failing_in_a_batch_costs_only_itself(any_store, monkeypatch, caplog):
     persist = any_store.graph.storage.persist
 

@@ -82,6 +82,44 @@ def test_a_batch_listener_hears_each_indexing_batch_in_one_call(open_store):
     assert batches == [["a", "b"]]
 
 
+def test_a_bulk_index_embeds_the_next_batch_while_writing_this_one_and_keeps_the_order(open_store, embed_calls):
+    store = open_store(embedder="hashing")
+    batches, steps = [], []
+    store.docs.on_indexed(lambda docs: batches.append([d.doc_id for d in docs]), batch=True)
+    ids = [f"d{n:03d}" for n in range(150)]  # three indexing batches
+    store.docs.save_many([NewDocument(i, f"text number {i}") for i in ids])
+
+    report = store.docs.index_docs(ids, progress=lambda done, total, _what: steps.append((done, total)))
+
+    assert report.indexed == 150 and report.vectors == 150
+    assert embed_calls == [f"Untitled\ntext number {i}" for i in ids]  # every text once, in order
+    assert [i for batch in batches for i in batch] == ids and len(batches) == 3
+    assert steps == [(64, 150), (128, 150), (150, 150)]
+    assert store.docs.pending() == []
+
+
+def test_an_embedder_failing_mid_run_leaves_the_rest_of_the_run_to_full_text(open_store, monkeypatch):
+    from dokoro_store.errors import EmbedderUnavailableError
+
+    store = open_store(embedder="hashing")
+    ids = [f"d{n:03d}" for n in range(150)]
+    store.docs.save_many([NewDocument(i, f"text number {i}") for i in ids])
+    original, calls = HashingEmbedder.embed, []
+
+    def failing_after_the_first_batch(self, texts, *, query=False):
+        calls.append(len(texts))
+        if len(calls) > 1:
+            raise EmbedderUnavailableError("the model went away")
+        return original(self, texts, query=query)
+
+    monkeypatch.setattr(HashingEmbedder, "embed", failing_after_the_first_batch)
+    report = store.docs.index_docs(ids)
+
+    assert report.indexed == 150 and report.vectors == 64  # the first batch only
+    assert report.notes == ["vectors skipped: the model went away"]
+    assert len(store.docs.pending()) == 150 - 64  # their vectors are still to make
+
+
 def test_a_failing_listener_never_breaks_indexing_or_the_other_listeners(open_store):
     store = open_store(embedder="hashing")
     heard = []

@@ -30,8 +30,10 @@ indexing process, synchronously: keep them quick or hand the work off.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal, overload
 
@@ -56,7 +58,7 @@ from dokoro_store.retrieval.doc_records import (
     validate_doc_id,
 )
 from dokoro_store.retrieval.embedders import EmbedderHandle
-from dokoro_store.retrieval.indexing import Indexer, bump_generation
+from dokoro_store.retrieval.indexing import BatchPlan, Indexer, bump_generation
 from dokoro_store.retrieval.markdown_docs import content_hash
 from dokoro_store.retrieval.tables import chunks, doc_vectors, docs_table, index_state
 from dokoro_store.retrieval.vectors import VectorIndex
@@ -85,6 +87,19 @@ _DOC_BATCH = 64
 _OPTIMISE_AFTER = 1_000  # vectors written by one indexing pass from which the engine's index is refreshed
 FULL_SCAN_EVERY = 300.0  # seconds between the full scans of pending_changed
 CHANGE_MARGIN = timedelta(minutes=2)  # pending_changed looks this far before its last scan
+
+
+_pool_lock = threading.Lock()
+_pool: ThreadPoolExecutor | None = None
+
+
+def _embed_pool() -> ThreadPoolExecutor:
+    """The thread that embeds the next indexing batch while the current one is written (made once)."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dokoro-index")
+        return _pool
 
 
 class DocumentService:
@@ -228,13 +243,14 @@ class DocumentService:
         if not docs:
             return 0
         now = self._clock.now()
+        contents = [redact(doc.content).text for doc in docs]
         rows = [
             {
                 "id": validate_doc_id(doc.id),
                 "filepath": doc.filepath or f"{CONTENT_PREFIX}{doc.id.strip()}",
                 "title": doc.title or "Untitled",
-                "content": redact(doc.content).text,
-                "content_hash": content_hash(redact(doc.content).text),
+                "content": content,
+                "content_hash": content_hash(content),
                 "doc_type": doc.doc_type,
                 "status": doc.status,
                 "priority": "medium",
@@ -244,7 +260,7 @@ class DocumentService:
                 "created_at": now,
                 "updated_at": now,
             }
-            for doc in docs
+            for doc, content in zip(docs, contents, strict=True)
         ]
         with self._db.write() as session:
             for start in range(0, len(rows), 500):
@@ -319,13 +335,28 @@ class DocumentService:
         if embedder is not None and ids:
             embedder = self.check_search_stamp(embedder)  # refuse before embedding anything
         report.embedder = embedder.id if embedder is not None else None
-        for start in range(0, len(ids), _DOC_BATCH):
-            batch = ids[start : start + _DOC_BATCH]
-            embedder, indexed = self._indexer.index_batch(batch, force, embedder, report)
-            if notify:
-                self._notify(indexed)
-            if progress is not None:
-                progress(min(start + _DOC_BATCH, len(ids)), len(ids), "documents")
+        # A pipeline: the next batch is embedded (on another thread: the embedder releases the GIL)
+        # while this one is written and its listeners run, so both cores stay busy on a bulk write.
+        starts = list(range(0, len(ids), _DOC_BATCH))
+        pending: tuple[int, BatchPlan, Future[tuple[Any, str | None]]] | None = None
+        for start in [*starts, None]:
+            upcoming = None
+            if start is not None:
+                plan = self._indexer.plan(ids[start : start + _DOC_BATCH], force, embedder, report)
+                if len(starts) > 1:
+                    vectors = _embed_pool().submit(self._indexer.embed_plan, plan)
+                else:  # one batch (a single document's write): nothing to overlap, no thread hop
+                    vectors = Future()
+                    vectors.set_result(self._indexer.embed_plan(plan))
+                upcoming = (start, plan, vectors)
+            if pending is not None:
+                done_start, done_plan, vectors = pending
+                embedder, indexed = self._indexer.write(done_plan, vectors.result(), report)
+                if notify:
+                    self._notify(indexed)
+                if progress is not None:
+                    progress(min(done_start + _DOC_BATCH, len(ids)), len(ids), "documents")
+            pending = upcoming
         if report.vectors >= _OPTIMISE_AFTER:
             # A bulk write (an import, a reindex, a re-embed): build or refresh the vector engine's
             # ANN index now, once, rather than leave the new rows to an exact scan.

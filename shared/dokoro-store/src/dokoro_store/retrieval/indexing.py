@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import delete, func, insert, select, update
@@ -25,10 +26,20 @@ from dokoro_store.retrieval.vectors import ChunkVector, VectorIndex
 if TYPE_CHECKING:
     from dokoro_store.retrieval.embedders import Embedder
 
-__all__ = ["Indexer", "bump_generation"]
+__all__ = ["BatchPlan", "Indexer", "bump_generation"]
 
 _EMBED_BATCH = 256
 _STATE_UPDATE = ["content_hash", "token_count", "chunk_count", "embedder", "last_indexed"]
+
+
+@dataclass
+class BatchPlan:
+    """One indexing batch read and chunked, waiting for its vectors (see :meth:`Indexer.plan`)."""
+
+    embedder: Embedder | None
+    previous: dict[str, Any]
+    todo: list[tuple[DocRow, str, str, list[Chunk]]]
+    fix_hash: list[tuple[str, str]]
 
 
 def bump_generation(session: Session, clock: Clock) -> None:
@@ -97,6 +108,11 @@ class Indexer:
     ) -> tuple[Embedder | None, list[IndexedDocument]]:
         """Index one batch; returns the embedder for the next batch (None once it failed) and the
         documents whose content was (re)indexed, for the listeners."""
+        plan = self.plan(ids, force, embedder, report)
+        return self.write(plan, self.embed_plan(plan), report)
+
+    def plan(self, ids: Sequence[str], force: bool, embedder: Embedder | None, report: IndexReport) -> BatchPlan:
+        """What indexing this batch means: the documents to (re)chunk, and their chunks."""
         docs, previous = self.load(ids)
         report.considered += len(docs)
         todo: list[tuple[DocRow, str, str, list[Chunk]]] = []
@@ -119,15 +135,28 @@ class Indexer:
             else:
                 reason = "vectors"
             todo.append((doc, digest, reason, chunk_text(doc.content, doc.title)))
+        return BatchPlan(embedder, previous, todo, fix_hash)
 
-        vectors = None
-        if embedder is not None and todo:
-            texts = [embedding_text(doc.title, chunk) for doc, _d, _r, pieces in todo for chunk in pieces]
-            try:
-                vectors = self.embed(embedder, texts)
-            except EmbedderUnavailableError as exc:
-                report.note(f"vectors skipped: {exc}")
-                embedder = None  # the rest of this run indexes full text only
+    def embed_plan(self, plan: BatchPlan) -> tuple[Any, str | None]:
+        """The vectors of the plan's chunks (None without an embedder), and why the embedder could
+        not run (None when it did). Touches no database: it may run on another thread."""
+        if plan.embedder is None or not plan.todo:
+            return None, None
+        texts = [embedding_text(doc.title, chunk) for doc, _d, _r, pieces in plan.todo for chunk in pieces]
+        try:
+            return self.embed(plan.embedder, texts), None
+        except EmbedderUnavailableError as exc:
+            return None, str(exc)
+
+    def write(
+        self, plan: BatchPlan, embedded: tuple[Any, str | None], report: IndexReport
+    ) -> tuple[Embedder | None, list[IndexedDocument]]:
+        """Write a planned batch with its vectors (see :meth:`index_batch`)."""
+        embedder, previous, todo, fix_hash = plan.embedder, plan.previous, plan.todo, plan.fix_hash
+        vectors, failed = embedded
+        if failed is not None:
+            report.note(f"vectors skipped: {failed}")
+            embedder = None  # the rest of this run indexes full text only
         now = self._clock.now()
         chunk_rows: list[dict[str, Any]] = []
         chunk_vectors: list[ChunkVector] = []

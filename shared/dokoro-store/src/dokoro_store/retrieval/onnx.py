@@ -40,7 +40,10 @@ _MAX_CHARS = 4_000
 # One text per run: the int8 graph quantises activations with a range taken over the whole batch, so a
 # text's vector would depend on the texts batched with it (cosine 0.98 between the two). Alone, a text
 # always gets the same vector, and batching saves little CPU time anyway (measured: 196 vs 173 texts per
-# CPU second, batches of 16 sorted by length). Speed comes from running texts side by side instead:
+# CPU second, batches of 16 sorted by length). A graph quantising each text over its own tokens (the
+# same vectors, batched or not) was measured too: its extra element-wise steps cost more than batching
+# saves (6.5 vs 6.4 ms of CPU per LoCoMo turn, batches of 8; docs/benchmarks.md, "Ingest pass").
+# Speed comes from running texts side by side instead:
 # each run is single-threaded (a 40-token text is too small to split across cores: two intra-op
 # threads cost 20 % more CPU for the same text), and up to _WORKERS texts run at once.
 _WORKERS = max(1, min(2, os.cpu_count() or 1))

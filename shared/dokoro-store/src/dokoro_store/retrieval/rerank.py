@@ -71,13 +71,16 @@ FEATURES = (
     "cosine",
 )
 # Added to the fused score, one per FEATURES entry (bench/fit_reranker.py, LoCoMo conversations 0-3).
-WEIGHTS: tuple[float, ...] = (-0.3, 0.05, 0.0, 0.0, 0.5, 0.0, 1.0, 0.0, 1.0, 2.0, 0.0, 2.0, 1.0, 0.0, 0.0)
+# Fitted on the tune fold (bench/fit_reranker.py --select), then the length weight (2.0 there) set to 0
+# at merge: LoCoMo's turns are all short, so what it learnt (+0.003 R@10, +0.007 MRR@10) says nothing of
+# a store of notes and documents, where it would lift any long text over a short, exact memory.
+WEIGHTS: tuple[float, ...] = (-0.3, 0.05, 0.0, 0.0, 0.5, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0, 2.0, 1.0, 0.0, 0.0)
 # The first re-ranker (2026-11-30 morning): 30 candidates, static cosine and neighbour lift only.
 WEIGHTS_BEFORE: tuple[float, ...] = (0.0, 0.0, 0.2, 0.0, 0.75, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 DEPTH_BEFORE = 30
 RERANKER_LABEL = (
     "linear re-ranker over the 50 best fused candidates (static cosine, rare-term coverage, temporal, speaker,"
-    " length, neighbours)"
+    " neighbours)"
 )
 
 Texts = Callable[[Sequence[str]], dict[str, str]]

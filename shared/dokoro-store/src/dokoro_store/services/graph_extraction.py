@@ -114,9 +114,10 @@ class GraphExtraction:
 
     def index_documents(self, docs: Sequence[tuple[str, str | None, bool]]) -> list[Persisted]:
         """:meth:`index_document` for several ``(doc_id, text, force)`` at once: their extraction
-        hashes are read in one query and written in one statement; each document's graph is written
-        in its own transaction (as :meth:`extract_text`), so a document that fails (logged) costs only
-        itself. Returns what was written, for the documents not skipped."""
+        hashes are read in one query and written in one statement; each document that names entities
+        has its graph written in its own transaction (as :meth:`extract_text`), so a document that
+        fails (logged) costs only itself; the old links of the documents that name none are dropped
+        with the hashes. Returns what was written, for the documents not skipped."""
         wanted: dict[str, tuple[str, str, bool]] = {}
         for doc_id, text, force in docs:
             if text and text.strip():
@@ -136,21 +137,32 @@ class GraphExtraction:
                 seen.update((str(doc_id), str(digest)) for doc_id, digest in rows)
         persisted: list[Persisted] = []
         written: list[dict[str, Any]] = []
+        # Most texts name no entity (a chat turn, a short note): persisting their empty extraction
+        # only drops the document's old links, which one statement does for all of them below
+        # instead of a write transaction each.
+        unlinked: list[str] = []
         for doc_id in ids:
             text, digest, force = wanted[doc_id]
             if not force and seen.get(doc_id) == digest:
                 continue
-            if len(ids) == 1:  # one document: its failure is the caller's to see
-                persisted.append(self.extract_text(doc_id, text).persisted)
-            else:
-                try:
-                    persisted.append(self.extract_text(doc_id, text).persisted)
-                except Exception:  # as indexing listeners: one document's failure never stops the others
-                    log.exception("dokoro: entity extraction failed on %s", doc_id)
-                    continue
+            try:
+                extraction = extract_regex(redact(text).text)
+                if extraction.entities:
+                    persisted.append(self._storage.persist(doc_id, extraction))
+                else:
+                    unlinked.append(doc_id)
+                    persisted.append(Persisted(doc_id, {}, 0, 0, 0))
+            except Exception:  # as indexing listeners: one document's failure never stops the others
+                if len(ids) == 1:  # one document: its failure is the caller's to see
+                    raise
+                log.exception("dokoro: entity extraction failed on %s", doc_id)
+                continue
             written.append({"doc_id": doc_id, "content_hash": digest, "last_extracted": self._clock.now()})
         if written:
+            links = DocEntity.__table__  # type: ignore[attr-defined]
             with self._db.write() as session:
+                for start in range(0, len(unlinked), _IN_BATCH):
+                    session.execute(delete(links).where(links.c.doc_id.in_(unlinked[start : start + _IN_BATCH])))
                 for start in range(0, len(written), _IN_BATCH):
                     session.execute(
                         self._db.ops.upsert_many(
