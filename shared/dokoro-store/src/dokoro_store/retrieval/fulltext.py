@@ -116,22 +116,17 @@ def _quote_term(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
-def _count_documents(session: Session) -> int:
-    total_row = _run(session, "SELECT count(*) FROM docs WHERE content IS NOT NULL", {}, "document count")
-    return int(total_row[0][0]) if total_row else 0
-
-
 def _ubiquitous(
     session: Session,
     planned: PlannedQuery,
     share: float,
     sql: str,
     quote: Callable[[str], str],
-    count: Callable[[Session], int] = _count_documents,
 ) -> tuple[str, ...]:
     if len(planned.terms) < 2:
         return ()
-    total = count(session)
+    total_row = _run(session, "SELECT count(*) FROM docs WHERE content IS NOT NULL", {}, "document count")
+    total = int(total_row[0][0]) if total_row else 0
     if total < _MIN_DOCS_FOR_UBIQUITY:
         return ()
     cap = int(total * share) + 1
@@ -148,6 +143,18 @@ def _scoped(scope: DocScope | None, dialect: str) -> tuple[str, list[BindParamet
         return "", []
     condition, binds = scope.sql("d", dialect)
     return f" AND {condition}", list(binds)
+
+
+def _merged(words: list[tuple[str, float]], matches: dict[str, list[str]], cjk: bool, limit: int) -> list[TextHit]:
+    """The leg's hits from its word hits and the substring terms each document matched. Without CJK
+    the substrings only backfill (the word hits keep their order, what substrings found beyond
+    them follows); with CJK, where word tokens fail, both are fused."""
+    substrings = _score_substrings(matches)
+    if not cjk:
+        seen = {doc for doc, _ in words}
+        extra = [doc for doc, _ in substrings if doc not in seen]
+        return (_normalised(words, "words") + [TextHit(doc, 0.0, "substrings") for doc in extra])[:limit]
+    return _fuse(words, substrings, limit)
 
 
 _SCOPED_WIDEST = 20_000  # past this many ranked matches, the scope joins the ranking query instead
@@ -197,27 +204,6 @@ def _sqlite_scoped_words(session: Session, match: str, limit: int, scope: DocSco
 class SqliteFullText:
     engine = "sqlite-fts5"
 
-    def __init__(self) -> None:
-        # (index generation, highest docs rowid) → documents with content: counting them reads every
-        # row of ``docs`` (its content pages too), so the count is kept until either key moves —
-        # indexing and deleting bump the generation, a new document takes a higher rowid.
-        self._documents: tuple[tuple[int, int], int] | None = None
-
-    def _count_documents(self, session: Session) -> int:
-        key_row = _run(
-            session,
-            "SELECT (SELECT generation FROM index_state WHERE id = 1), (SELECT max(rowid) FROM docs)",
-            {},
-            "document count key",
-        )
-        key = (int(key_row[0][0] or 0), int(key_row[0][1] or 0)) if key_row else None
-        if key is not None and self._documents is not None and self._documents[0] == key:
-            return self._documents[1]
-        total = _count_documents(session)
-        if key is not None:
-            self._documents = (key, total)
-        return total
-
     def search(
         self, session: Session, planned: PlannedQuery, limit: int, scope: DocScope | None = None
     ) -> list[TextHit]:
@@ -263,14 +249,7 @@ class SqliteFullText:
                 )
             for row in rows:
                 matches.setdefault(str(row[0]), []).append(term)
-        substrings = _score_substrings(matches)
-        if not planned.cjk:
-            # Only a backfill: keep the word hits' order and add what substrings found beyond them.
-            seen = {doc for doc, _ in words}
-            extra = [(doc, 0.0) for doc, _ in substrings if doc not in seen]
-            hits = _normalised(words, "words") + [TextHit(doc, 0.0, "substrings") for doc, _ in extra]
-            return hits[:limit]
-        return _fuse(words, substrings, limit)
+        return _merged(words, matches, bool(planned.cjk), limit)
 
     def ubiquitous(self, session: Session, planned: PlannedQuery, share: float) -> tuple[str, ...]:
         # Counting stops at the threshold: a term is ubiquitous or not, its exact count is never needed.
@@ -280,7 +259,6 @@ class SqliteFullText:
             share,
             "SELECT count(*) FROM (SELECT 1 FROM docs_fts WHERE docs_fts MATCH :q LIMIT :cap)",
             _quote_term,
-            self._count_documents,
         )
 
     def rebuild(self, session: Session) -> None:
@@ -334,12 +312,7 @@ class PostgresFullText:
             )
             for row in rows:
                 matches.setdefault(str(row[0]), []).append(term)
-        substrings = _score_substrings(matches)
-        if not planned.cjk:
-            seen = {doc for doc, _ in words}
-            extra = [doc for doc, _ in substrings if doc not in seen]
-            return (_normalised(words, "words") + [TextHit(doc, 0.0, "substrings") for doc in extra])[:limit]
-        return _fuse(words, substrings, limit)
+        return _merged(words, matches, bool(planned.cjk), limit)
 
     def ubiquitous(self, session: Session, planned: PlannedQuery, share: float) -> tuple[str, ...]:
         return _ubiquitous(
