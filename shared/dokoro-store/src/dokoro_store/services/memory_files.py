@@ -712,21 +712,7 @@ class MemoryFiles:
             return
         fields = self._normalise(fields)
         if fields.id is None:
-            new = self._insert(self._new_row(fields))
-            conflicts = self._gate_check(new)
-            m.put(FileEntry(path, new.id, stat.st_mtime_ns, stat.st_size, None, _RERENDER))
-            run.render.add(new.id)
-            run.changes.append(
-                FileChange(
-                    path=path,
-                    memory_id=new.id,
-                    action="created",
-                    new_id=new.id,
-                    state="active",
-                    message=f"new file: remembered as {new.id} (user-stated)",
-                    conflicts=conflicts,
-                )
-            )
+            self._remember_file(run, path, stat, fields, "new file")
             return
         row = self._row(fields.id)
         if row is None:
@@ -756,21 +742,7 @@ class MemoryFiles:
             if not stored.content_differs(replace(fields.over(stored), id=row.id)):
                 m.put(FileEntry(path, None, stat.st_mtime_ns, stat.st_size, None, 0, note=f"a copy of {other.path}"))
                 return
-            new = self._insert(self._new_row(fields.over(stored)))
-            conflicts = self._gate_check(new)
-            m.put(FileEntry(path, new.id, stat.st_mtime_ns, stat.st_size, None, _RERENDER))
-            run.render.add(new.id)
-            run.changes.append(
-                FileChange(
-                    path=path,
-                    memory_id=new.id,
-                    action="created",
-                    new_id=new.id,
-                    state="active",
-                    message=f"a changed copy of {other.path}: remembered as {new.id} (user-stated)",
-                    conflicts=conflicts,
-                )
-            )
+            self._remember_file(run, path, stat, fields.over(stored), f"a changed copy of {other.path}")
             return
         # The memory's own file, moved here (or met again after the manifest was lost).
         if other is not None:
@@ -778,6 +750,24 @@ class MemoryFiles:
         entry = FileEntry(path, row.id, None, None, other.digest if other else None, other.rev if other else _RERENDER)
         m.put(entry)
         self._on_changed_file(run, entry, stat)
+
+    def _remember_file(self, run: _Run, path: str, stat: os.stat_result, fields: MemoryFields, what: str) -> None:
+        """A file that is no memory's yet: remembered as a new user-stated memory, through the gate."""
+        new = self._insert(self._new_row(fields))
+        conflicts = self._gate_check(new)
+        run.manifest.put(FileEntry(path, new.id, stat.st_mtime_ns, stat.st_size, None, _RERENDER))
+        run.render.add(new.id)
+        run.changes.append(
+            FileChange(
+                path=path,
+                memory_id=new.id,
+                action="created",
+                new_id=new.id,
+                state="active",
+                message=f"{what}: remembered as {new.id} (user-stated)",
+                conflicts=conflicts,
+            )
+        )
 
     # ------------------------------------------------------------------ render (rows → files)
     def _render_changed(self, run: _Run, *, limit: int | None = None) -> None:
