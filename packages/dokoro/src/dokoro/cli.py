@@ -17,7 +17,7 @@ from dokoro.commands import docs as _docs
 from dokoro.commands import memory as _memory
 from dokoro.commands import work as _work
 from dokoro.commands._group import LoudGroup, group
-from dokoro.commands._output import JsonOption, PathOption
+from dokoro.commands._output import EditorOption, JsonOption, PathOption
 
 __all__ = ["app", "run"]
 
@@ -96,12 +96,7 @@ def browse(
     category: Annotated[
         str | None, typer.Option(help="Open this category (current, daily, plans, claims, memories, ...).")
     ] = None,
-    editor: Annotated[
-        str,
-        typer.Option(
-            "--editor", envvar=["VISUAL", "EDITOR"], help="The editor `e` opens a memory's file in (default: vi)."
-        ),
-    ] = "vi",
+    editor: EditorOption = "vi",
     json: JsonOption = False,
     path: PathOption = None,
 ) -> None:

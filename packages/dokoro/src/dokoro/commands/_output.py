@@ -25,6 +25,14 @@ PathOption = Annotated[
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON (for scripts) instead of text.")]
+EditorOption = Annotated[
+    str,
+    typer.Option(
+        "--editor",
+        envvar=["VISUAL", "EDITOR"],
+        help="The editor a memory's file opens in (default: $VISUAL, $EDITOR, else vi).",
+    ),
+]
 
 
 def console() -> Console:

@@ -18,7 +18,7 @@ from rich.table import Table
 
 from dokoro.commands._group import group
 from dokoro.commands._open import open_for_command
-from dokoro.commands._output import JsonOption, PathOption, console, emit_json, short_time
+from dokoro.commands._output import EditorOption, JsonOption, PathOption, console, emit_json, short_time
 
 if TYPE_CHECKING:
     from dokoro_store.results.memories import FilesSync, Memory
@@ -145,12 +145,7 @@ def _print_sync(synced: FilesSync, quiet_message: str) -> None:
 @memory_app.command("edit")
 def memory_edit(
     memory_id: Annotated[str, typer.Argument(help="The memory id (see `dokoro memory list`).")],
-    editor: Annotated[
-        str,
-        typer.Option(
-            "--editor", envvar=["VISUAL", "EDITOR"], help="The editor to run (default: $VISUAL, $EDITOR, else vi)."
-        ),
-    ] = "vi",
+    editor: EditorOption = "vi",
     json: JsonOption = False,
     path: PathOption = None,
 ) -> None:
