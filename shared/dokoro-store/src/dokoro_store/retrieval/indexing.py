@@ -103,16 +103,10 @@ class Indexer:
         parts = [embedder.embed(texts[i : i + _EMBED_BATCH]) for i in range(0, len(texts), _EMBED_BATCH)]
         return np.concatenate(parts) if parts else np.zeros((0, embedder.dimension), dtype=np.float32)
 
-    def index_batch(
-        self, ids: Sequence[str], force: bool, embedder: Embedder | None, report: IndexReport
-    ) -> tuple[Embedder | None, list[IndexedDocument]]:
-        """Index one batch; returns the embedder for the next batch (None once it failed) and the
-        documents whose content was (re)indexed, for the listeners."""
-        plan = self.plan(ids, force, embedder, report)
-        return self.write(plan, self.embed_plan(plan), report)
-
     def plan(self, ids: Sequence[str], force: bool, embedder: Embedder | None, report: IndexReport) -> BatchPlan:
-        """What indexing this batch means: the documents to (re)chunk, and their chunks."""
+        """What indexing this batch means: the documents to (re)chunk, and their chunks. A batch is
+        planned, embedded (:meth:`embed_plan`, on another thread when batches overlap) and written
+        (:meth:`write`)."""
         docs, previous = self.load(ids)
         report.considered += len(docs)
         todo: list[tuple[DocRow, str, str, list[Chunk]]] = []
@@ -151,7 +145,8 @@ class Indexer:
     def write(
         self, plan: BatchPlan, embedded: tuple[Any, str | None], report: IndexReport
     ) -> tuple[Embedder | None, list[IndexedDocument]]:
-        """Write a planned batch with its vectors (see :meth:`index_batch`)."""
+        """Write a planned batch with its vectors; returns the embedder for the next batch (None once
+        it failed) and the documents whose content was (re)indexed, for the listeners."""
         embedder, previous, todo, fix_hash = plan.embedder, plan.previous, plan.todo, plan.fix_hash
         vectors, failed = embedded
         if failed is not None:
