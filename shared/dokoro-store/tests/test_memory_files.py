@@ -333,6 +333,32 @@ def test_an_in_place_edit_is_found_by_the_rolling_sweep_in_a_large_folder(any_st
     assert [c.memory_id for batch in changes for c in batch] == [ids[0]]
 
 
+def test_a_memory_call_sweeps_a_large_folder_when_due_and_an_explicit_sync_always(
+    any_store: Store, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dokoro_store.services import memory_files
+    from dokoro_store.services.memories import MemoryService
+
+    ids = [_fact(any_store, f"Note {i}", f"Note number {i} of a large folder.").id for i in range(6)]
+    # A "large" folder (more than SWEEP_ALWAYS files) whose sweep is never due again in this test.
+    monkeypatch.setattr(memory_files, "SWEEP_ALWAYS", 2)
+    monkeypatch.setattr(memory_files, "SWEEP_INTERVAL", 10_000.0)
+    service = MemoryService(any_store.db, any_store.clock, any_store.docs, any_store.search, paths=any_store.paths)
+    service.sync_files()  # swept just now
+    path = _file(root, ids[0])
+    with path.open("r+", encoding="utf-8") as handle:  # in place: the folder's time does not move
+        content = handle.read().replace("Note number 0", "Note number zero")
+        handle.seek(0)
+        handle.write(content)
+        handle.truncate()
+
+    # A memory call's own reconcile does not sweep again before it is due: the edit waits.
+    service.remember(type="fact", title="Unrelated", body="Something else entirely.")
+    assert "Note number 0 of" in service.get(ids[0]).body
+    # An explicit sync always sweeps.
+    assert [c.memory_id for c in service.sync_files().changes] == [ids[0]]
+
+
 # ---------------------------------------------------------------------- dictionary
 def test_the_dictionary_names_entities_on_every_write_and_query(any_store: Store, root: Path) -> None:
     before = _fact(any_store, "Backups", "Nightly backups of the pg cluster.", ["PG"])
