@@ -128,9 +128,10 @@ def objective(found: tuple[float, float]) -> float:
     return found[0] + found[1]
 
 
-def fit(questions: list[Question], searched: list[str], passes: int = 3) -> Any:
-    """Coordinate ascent over the grid (negative weights too), from all-zero weights (= the fused order)."""
-    w = np.zeros(len(FEATURES))
+def fit(questions: list[Question], searched: list[str], passes: int = 3, start: Any | None = None) -> Any:
+    """Coordinate ascent over the grid (negative weights too), from ``start`` (None: all-zero weights,
+    the fused order)."""
+    w = np.zeros(len(FEATURES)) if start is None else np.asarray(start, dtype=np.float64).copy()
     best = objective(evaluate(questions, w))
     grid = sorted({*GRID, *(-g for g in GRID)})
     for _ in range(passes):
@@ -148,13 +149,13 @@ def fit(questions: list[Question], searched: list[str], passes: int = 3) -> Any:
     return w
 
 
-def loco(questions: list[Question], searched: list[str]) -> tuple[float, float]:
+def loco(questions: list[Question], searched: list[str], start: Any | None = None) -> tuple[float, float]:
     """Leave one tuning conversation out: fit on three, score the fourth; weighted by questions."""
     held = []
     for conv in FOLDS["tune"]:
         train = [q for q in questions if q[0] != conv]
         test = [q for q in questions if q[0] == conv]
-        held.append((len(test), *evaluate(test, fit(train, searched))))
+        held.append((len(test), *evaluate(test, fit(train, searched, start=start))))
     n = sum(h[0] for h in held)
     return sum(h[0] * h[1] for h in held) / n, sum(h[0] * h[2] for h in held) / n
 
@@ -176,6 +177,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--store-cache", type=Path, default=None)
     parser.add_argument("--reuse", action="store_true", help="Reuse the candidates collected by the last run.")
+    parser.add_argument(
+        "--from-committed",
+        action="store_true",
+        help="Start the ascent from the committed WEIGHTS (fit only --features on top of them).",
+    )
+    parser.add_argument("--dump", type=Path, default=DUMP, help="Where the collected candidates are kept.")
     parser.add_argument("--depth", type=int, default=RERANK_DEPTH, help="Candidates re-ordered per question.")
     parser.add_argument("--features", default="", help="Comma-separated features to search (default: every one).")
     parser.add_argument("--ablate", action="store_true", help="Also fit with each feature left out (LOCO).")
@@ -183,11 +190,11 @@ def main() -> None:
         "--select", action="store_true", help="Drop features one at a time while leaving one out improves (LOCO)."
     )
     args = parser.parse_args()
-    if args.reuse and DUMP.is_file():
-        raw = pickle.loads(DUMP.read_bytes())
+    if args.reuse and args.dump.is_file():
+        raw = pickle.loads(args.dump.read_bytes())
     else:
         raw = collect(args.store_cache)
-        DUMP.write_bytes(pickle.dumps(raw))
+        args.dump.write_bytes(pickle.dumps(raw))
     questions = describe(raw, args.depth)
     tune = [q for q in questions if q[0] in FOLDS["tune"]]
     held_out = [q for q in questions if q[0] in FOLDS["report"]]
@@ -201,9 +208,12 @@ def main() -> None:
     print(f"depth {args.depth}; searched: {', '.join(searched)}")
     print(line("fused order (no second stage)", None))
     print(line("committed WEIGHTS", current))
-    w = fit(tune, searched)
+    start = current if args.from_committed else None
+    w = fit(tune, searched, start=start)
     print(line("fitted on the tuning fold", w))
-    print("leave one conversation out (tune): R@10 {:.3f} MRR {:.3f}".format(*loco(tune, searched)))
+    if start is not None:
+        print("leave one conversation out (tune), committed: R@10 {:.3f} MRR {:.3f}".format(*loco(tune, [], start)))
+    print("leave one conversation out (tune): R@10 {:.3f} MRR {:.3f}".format(*loco(tune, searched, start)))
     if args.ablate:
         for name in searched:
             rest = [f for f in searched if f != name]

@@ -37,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from dokoro_store import Store
 from dokoro_store.retrieval import RetrievalConfig
 from dokoro_store.retrieval.fusion import DEFAULT_FUSION
+from dokoro_store.retrieval.rerank import FEATURES, WEIGHTS
 from dokoro_store.services import memory_recall
 from dokoro_store.services.memories import MemoryDraft
 from locomo_retrieval import DATA, FOLDS, Row, Scores, evidence_of, report, score_list, turns_of
@@ -58,7 +59,22 @@ def rows_for() -> list[Row]:
         ),
         Row("-rerank", "hybrid", True, dataclasses.replace(base, rerank=False), "without the second stage"),
         Row("-neighbours", "hybrid", True, dataclasses.replace(base, neighbour_weight=0.0), "without neighbours"),
+        *(
+            Row(label, "hybrid", True, dataclasses.replace(base, rerank_weights=_without(names)), what)
+            for label, names, what in (
+                ("-speaker", ("speaker",), "re-ranker without the speaker-named feature"),
+                ("-temporal", ("temporal",), "re-ranker without the temporal feature"),
+                ("-rare", ("rare", "lifter_rare"), "re-ranker without rare-term coverage (own and lifter's)"),
+                ("-static", ("static",), "re-ranker without the static model's cosine"),
+                ("-date", ("date",), "re-ranker without the query's period matched to the candidates' dates"),
+            )
+        ),
     ]
+
+
+def _without(names: tuple[str, ...]) -> tuple[float, ...]:
+    """The fitted re-ranker's weights with these features' set to 0 (no refit)."""
+    return tuple(0.0 if f in names else w for f, w in zip(FEATURES, WEIGHTS, strict=True))
 
 
 def _ingest(store: Store, turns: list[dict[str, Any]], threads: bool) -> dict[str, str | None]:

@@ -81,6 +81,7 @@ def rows_for(base: FusionSettings) -> list[Row]:
             ("-speaker", ("speaker",), "re-ranker without the speaker-named feature"),
             ("-temporal", ("temporal",), "re-ranker without the temporal feature"),
             ("-rare", ("rare", "lifter_rare"), "re-ranker without rare-term coverage (own and lifter's)"),
+            ("-date", ("date",), "re-ranker without the query's period matched to the candidates' dates"),
         ):
             off = tuple(0.0 if f in names else w for f, w in zip(FEATURES, weights, strict=True))
             changes.append((label, {"rerank_weights": off}, what))
@@ -88,6 +89,14 @@ def rows_for(base: FusionSettings) -> list[Row]:
         # any long document over a short memory in a real store); the row shows what it was worth.
         fitted = tuple(2.0 if f == "length" else w for f, w in zip(FEATURES, weights, strict=True))
         changes.append(("+length", {"rerank_weights": fitted}, "re-ranker with the fitted length feature (not kept)"))
+    if base.text_feedback_weight == 0:
+        changes.append(
+            (
+                "+text-feedback",
+                {"text_feedback_weight": 0.3},
+                "pseudo-relevance feedback on full text, RM3-style (opt-in)",
+            )
+        )
     if base.neighbour_weight > 0:
         changes.append(("-neighbours", {"neighbour_weight": 0.0}, "without the lift from thread neighbours"))
     if base.feedback_weight > 0:

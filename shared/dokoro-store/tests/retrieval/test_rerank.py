@@ -220,3 +220,41 @@ def test_a_date_title_repeated_in_the_content_neither_looks_temporal_nor_hides_t
     assert named[0]["speaker"] == 1.0 and named[1]["speaker"] == 1.0
     assert named[0]["temporal"] == 0.0 and named[1]["temporal"] == 1.0
     assert named_speakers("What did Ben say?", [memory]) == [False]
+
+
+def test_only_a_chat_line_opening_with_a_name_counts_as_a_speaker() -> None:
+    # The query names the label in each case: a label is still no speaker.
+    labels = [
+        "\nTODO: fix it",
+        "\nNote: the release moved to Friday",
+        "\nFIXME: the flaky test",
+        "\nSummary: we chose SQLite",
+        "\nQ: when is the release?",
+        "\nhttp: the port is 80",
+        "\nkey: value",
+    ]
+    for body in labels:
+        label = body.strip().split(":")[0]
+        assert named_speakers(f"What does the {label} say about it?", [body]) == [False], body
+    speakers = [
+        "\nAna: I flew to Lisbon",
+        "\nAna Maria: hello",
+        "\nSean O'Neil: see you",
+        "\n陈伟: 我们明天见",
+    ]
+    assert named_speakers("Did Ana, Ana Maria, Sean O'Neil or 陈伟 say it?", speakers) == [True] * 4
+    # Only the first line of the content: a memory's trailing "Entities: Ana" is no speaker line.
+    memory = "8 May 2023\nWe went to the market.\n\nEntities: Ana"
+    assert named_speakers("Which entities did Ana name?", [memory]) == [False]
+
+
+def test_the_speaker_feature_does_not_lift_a_note_whose_label_the_query_names() -> None:
+    query = "What is left to do on the TODO list?"
+    texts = {
+        "todo": "\nTODO: fix it",
+        "list": "\nThe list of what is left to do: the docs and the release notes.",
+        **FILLER_TEXTS,
+    }
+    candidates = [Scored("todo", score=1.0), Scored("list", score=0.99), *FILLER]
+    rows = features(plan_query(query), query, candidates, texts)
+    assert [dict(zip(FEATURES, row, strict=True))["speaker"] for row in rows[:2]] == [0.0, 0.0]

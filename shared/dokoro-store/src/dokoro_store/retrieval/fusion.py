@@ -83,6 +83,8 @@ class FusionSettings:
     graph_weight: float = 1.0  # documents the graph links to entities named in the query (half a top full-text match)
     drop_ubiquitous: bool = False  # query terms found in most documents leave the full-text leg (no gain: bm25's
     # idf already weighs them down; measured as an ablation row)
+    text_feedback_weight: float = 0.0  # pseudo-relevance feedback on full text (:mod:`.text_feedback`): the
+    # expansion's share of the leg's score; off (a second full-text query per search; measured as a row)
     rerank: bool = True  # the second stage (:mod:`.rerank`)
     rerank_weights: tuple[float, ...] | None = None  # None: the fitted ``rerank.WEIGHTS`` (ablation rows only)
     rerank_depth: int | None = None  # None: ``rerank.RERANK_DEPTH`` candidates re-ordered

@@ -300,6 +300,8 @@ class SearchService:
                 common = self._full_text.ubiquitous(session, legs.planned, _UBIQUITOUS_SHARE)
             text_planned = legs.planned.without(common)
         legs.text_hits = self._keyword(text_planned, depth, scope) if mode != "semantic" else []
+        if mode == "hybrid" and settings.text_feedback_weight > 0 and legs.text_hits:
+            legs.text_hits = self._text_feedback(text_planned, legs.text_hits, depth, scope, settings)
         if mode != "keyword":
             embedder = self._embedder.get()
             if embedder is None:
@@ -339,6 +341,26 @@ class SearchService:
             log.warning("dokoro: the graph signal of search failed", exc_info=True)
             notes.append(f"graph signal skipped: {exc}")
             return []
+
+    def _text_feedback(
+        self,
+        planned: PlannedQuery,
+        hits: list[TextHit],
+        depth: int,
+        scope: DocScope | None,
+        settings: FusionSettings,
+    ) -> list[TextHit]:
+        """The full-text hits with those of the query expanded by their best few's words mixed in."""
+        from dataclasses import replace
+
+        from dokoro_store.retrieval.text_feedback import expansion_terms, mix
+
+        texts = self._texts([h.doc_id for h in hits])
+        terms = expansion_terms(planned, [texts.get(h.doc_id, "") for h in hits], [h.score for h in hits])
+        if not terms:
+            return hits
+        expanded = self._keyword(replace(planned, terms=terms, phrases=(), cjk=()), depth, scope)
+        return mix(hits, expanded, settings.text_feedback_weight, depth)
 
     def _keyword(self, planned: PlannedQuery, depth: int, scope: DocScope | None = None) -> list[Any]:
         if planned.empty:
