@@ -133,15 +133,17 @@ def run(data: list[dict[str, Any]], convs: list[int], config: RetrievalConfig, r
                 status = store.search.status()
                 embedder, engine = status.embedder or "none", status.vector_engine_label
                 store.memories.recall("warm up", count_use=False)
-                universal = store.search.universal
+                ranked = store.search.ranked
                 for qa in conversation["qa"]:
                     category = int(qa.get("category", 0))
                     gold = evidence_of(qa, known)
                     if category not in (1, 2, 3, 4) or not gold:
                         continue
                     for row in wanted:
-                        # Ablations only: recall's search runs with this row's fusion settings.
-                        store.search.universal = functools.partial(universal, fusion=row.fusion)  # type: ignore[method-assign]
+                        # Ablations only: recall's search (``SearchService.ranked``) runs with this row's
+                        # fusion settings. (Patching ``universal``, as this bench did, stopped reaching
+                        # recall once recall called ``ranked``: every row printed the default's figures.)
+                        store.search.ranked = functools.partial(ranked, fusion=row.fusion)  # type: ignore[method-assign]
                         started = time.perf_counter()
                         counted = row.name.startswith("+use")
                         weathering = _weather_before if row.name == "+use-before" else _WEATHER_NOW
@@ -150,7 +152,7 @@ def run(data: list[dict[str, Any]], convs: list[int], config: RetrievalConfig, r
                         latency[row.name].append((time.perf_counter() - started) * 1000)
                         found = [dia_of.get(h.memory.id) for h in hits]
                         scores[row.name][index][category].append(score_list(gold, found))
-                store.search.universal = universal  # type: ignore[method-assign]
+                store.search.ranked = ranked  # type: ignore[method-assign]
         print(f"  {conversation['sample_id']}: {len(turns)} memories", file=sys.stderr)
     return {
         "scores": scores,
