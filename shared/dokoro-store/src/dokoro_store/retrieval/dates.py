@@ -88,23 +88,33 @@ def _date(year: str | None, month: str | None, day: str | None) -> dt.date | Non
         return None
 
 
+_ANY_YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
+_FULL = (_ISO, _CJK_DATE, _DAY_MONTH_YEAR, _MONTH_DAY_YEAR, _MONTH_YEAR)
+
+
 def text_dates(text: str, limit: int = 8) -> list[dt.date]:
-    """The full dates (day, month and year; or month and year, read as its first day) in ``text``."""
+    """The full dates (day, month and year; or month and year, read as its first day) in ``text``.
+
+    Every full date holds a year, so only the few characters around each year are read (the month
+    patterns are slow to try at every place of a long text).
+    """
     found: list[dt.date] = []
-    spans: list[tuple[int, int]] = []
-    for pattern in (_ISO, _CJK_DATE, _DAY_MONTH_YEAR, _MONTH_DAY_YEAR, _MONTH_YEAR):
-        for match in pattern.finditer(text):
-            if any(s <= match.start() < e for s, e in spans):
+    for year in _ANY_YEAR.finditer(text):
+        offset = max(0, year.start() - 24)
+        window = text[offset : year.end() + 10]
+        for pattern in _FULL:
+            match = next((m for m in pattern.finditer(window) if m.start("year") + offset == year.start()), None)
+            if match is None:
                 continue
             groups = match.groupdict()
             date = _date(
                 groups.get("year"), groups.get("mm") or groups.get("month"), groups.get("dd") or groups.get("day")
             )
             if date is not None:
-                spans.append(match.span())
                 found.append(date)
-            if len(found) >= limit:
-                return found
+                break
+        if len(found) >= limit:
+            break
     return found
 
 
