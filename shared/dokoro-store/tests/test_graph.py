@@ -410,14 +410,15 @@ def test_a_document_that_no_longer_names_an_entity_loses_its_links(any_store):
 
 
 def test_one_document_failing_in_a_batch_costs_only_itself(any_store, monkeypatch, caplog):
-    persist = any_store.graph.storage.persist
+    persist_many = any_store.graph.storage.persist_many
 
-    def picky(doc_id, extraction, **kwargs):
-        if doc_id == "bad":
-            raise RuntimeError("disk on fire")
-        return persist(doc_id, extraction, **kwargs)
+    def picky(extractions, **kwargs):
+        if any(doc_id == "bad" for doc_id, _ in extractions):
+            raise RuntimeError("disk on fire")  # the batch's transaction rolls back as a whole
+        return persist_many(extractions, **kwargs)
 
-    monkeypatch.setattr(any_store.graph.storage, "persist", picky)
+    # persist goes through persist_many: the batch fails, then each document on its own.
+    monkeypatch.setattr(any_store.graph.storage, "persist_many", picky)
     done = any_store.graph.index_documents(
         [("bad", "src/a.ts uses redis.", False), ("good", "src/b.ts uses kafka.", False)]
     )

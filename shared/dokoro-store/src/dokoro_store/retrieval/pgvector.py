@@ -14,7 +14,7 @@ instead of returning fewer than ``k`` rows.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import text
@@ -135,6 +135,37 @@ class PgVectorIndex:
             )
         for column, values in by_column.items():
             session.execute(text(f"UPDATE chunks SET {column} = CAST(:v AS vector) WHERE chunk_id = :id"), values)
+
+    def insert_chunks(
+        self, session: Session, rows: Sequence[Mapping[str, Any]], vectors: Sequence[ChunkVector]
+    ) -> None:
+        """Insert chunk rows (the columns of :data:`~dokoro_store.retrieval.tables.chunks`) with
+        their vectors already in the pgvector column, in one ``COPY`` inside the session's
+        transaction: a bulk write's chunks cost one round trip per batch instead of an ``INSERT`` and
+        an ``UPDATE`` per chunk (each ``UPDATE`` a second version of the row and its index entries).
+
+        ``COPY`` does not pass the statement hook of :mod:`dokoro_store.db.redaction`: the text
+        columns are redacted here the same way.
+        """
+        if not rows:
+            return
+        from dokoro_store.db.redaction import redact_parameter
+
+        by_chunk = {v.chunk_id: v.vector for v in vectors}
+        names = list(rows[0])
+        groups: dict[tuple[str, ...], list[list[Any]]] = {}
+        for row in rows:
+            values = [redact_parameter(row[n]) if isinstance(row[n], str) else row[n] for n in names]
+            vector = by_chunk.get(str(row["chunk_id"]))
+            if vector is None:
+                groups.setdefault((), []).append(values)
+            else:  # a batch has one embedder, so one vector column: one COPY
+                groups.setdefault((column_for(len(vector)),), []).append([*values, vector_literal(vector)])
+        with session.connection().connection.driver_connection.cursor() as cursor:  # type: ignore[union-attr]
+            for extra, values_list in groups.items():
+                with cursor.copy(f"COPY chunks ({', '.join([*names, *extra])}) FROM STDIN") as copy:
+                    for values in values_list:
+                        copy.write_row(values)
 
     def after_commit(self, doc_ids: Sequence[str], rows: Sequence[ChunkVector]) -> None:
         return None
