@@ -208,7 +208,7 @@ class Indexer:
                     if chunk_rows:
                         session.execute(insert(chunks), chunk_rows)
                     engine.write_in_transaction(session, chunk_vectors)
-                session.execute(self._db.ops.upsert_many(doc_vectors, state_rows, ["doc_id"], _STATE_UPDATE))
+                session.execute(self._db.ops.upsert_each(doc_vectors, ["doc_id"], _STATE_UPDATE), state_rows)
                 bump_generation(session, self._clock)
         if touched:
             # New documents have no vectors in the engine yet: only the others need deleting there.

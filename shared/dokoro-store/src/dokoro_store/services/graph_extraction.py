@@ -184,12 +184,9 @@ class GraphExtraction:
             with self._db.write() as session:
                 for start in range(0, len(unlinked), _IN_BATCH):
                     session.execute(delete(links).where(links.c.doc_id.in_(unlinked[start : start + _IN_BATCH])))
-                for start in range(0, len(written), _IN_BATCH):
-                    session.execute(
-                        self._db.ops.upsert_many(
-                            hashes, written[start : start + _IN_BATCH], ["doc_id"], ["content_hash", "last_extracted"]
-                        )
-                    )
+                session.execute(
+                    self._db.ops.upsert_each(hashes, ["doc_id"], ["content_hash", "last_extracted"]), written
+                )
         return persisted
 
     def on_document_indexed(self, doc: IndexedText) -> None:

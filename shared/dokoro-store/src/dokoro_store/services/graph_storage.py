@@ -381,14 +381,12 @@ class GraphStorage:
                     ]
                 )
             rows = list(links.values())
-            for first in range(0, len(rows), _UPSERT_BATCH):
+            if rows:
                 session.execute(
-                    self._db.ops.upsert_many(
-                        links_table,
-                        rows[first : first + _UPSERT_BATCH],
-                        ["doc_id", "entity_id", "relation_type"],
-                        ["context", "confidence", "created_at"],
-                    )
+                    self._db.ops.upsert_each(
+                        links_table, ["doc_id", "entity_id", "relation_type"], ["context", "confidence", "created_at"]
+                    ),
+                    rows,
                 )
             open_facts = self._open_facts(session, sorted({source for edges in all_edges for source, _, _ in edges}))
             done: list[Persisted] = []
