@@ -44,6 +44,7 @@ from dokoro_store.clock import Clock
 from dokoro_store.db.engine import Database
 from dokoro_store.errors import EmbedderMismatchError, InvalidArgumentError, NotFoundError
 from dokoro_store.models import Doc
+from dokoro_store.retrieval import pgvector
 from dokoro_store.retrieval.doc_records import (
     CONTENT_PREFIX,
     IndexedDocument,
@@ -60,7 +61,6 @@ from dokoro_store.retrieval.doc_records import (
 from dokoro_store.retrieval.embedders import EmbedderHandle
 from dokoro_store.retrieval.indexing import BatchPlan, Indexer, bump_generation
 from dokoro_store.retrieval.markdown_docs import content_hash
-from dokoro_store.retrieval import pgvector
 from dokoro_store.retrieval.tables import chunks, doc_vectors, docs_table, index_state
 from dokoro_store.retrieval.vectors import VectorIndex
 from dokoro_store.secrets import redact

@@ -204,6 +204,10 @@ class PgVectorIndex:
             return "no HNSW index: vectors of this dimension are scanned exactly"
         if not self._has_index(dimension):
             with self._db.write() as session:
+                # Two bulk writes ending at once: one builds, the other then finds the index.
+                self._db.ops.lock_keys(session, "pgvector-hnsw", [str(dimension)])
+                if self._index_in(session, dimension):
+                    return f"HNSW index on vector({dimension}) kept up to date by PostgreSQL"
                 # The build sorts the graph in memory: far faster when it fits (pgvector's advice).
                 session.execute(text(f"SET LOCAL maintenance_work_mem = '{BUILD_MEMORY}'"))
                 session.execute(text(hnsw_index_sql(dimension)))
@@ -217,10 +221,14 @@ class PgVectorIndex:
 
     def _has_index(self, dimension: int) -> bool:
         with self._db.read() as session:
-            found = session.execute(
-                text("SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() AND indexname = :name"),
-                {"name": f"ix_chunks_v{dimension}_hnsw"},
-            ).scalar()
+            return self._index_in(session, dimension)
+
+    @staticmethod
+    def _index_in(session: Session, dimension: int) -> bool:
+        found = session.execute(
+            text("SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() AND indexname = :name"),
+            {"name": f"ix_chunks_v{dimension}_hnsw"},
+        ).scalar()
         return found is not None
 
     def before_bulk_write(self, dimension: int, incoming: int) -> bool:
@@ -232,6 +240,7 @@ class PgVectorIndex:
         if dimension not in TYPED_DIMENSIONS or incoming < BULK_DROP_MIN:
             return False
         with self._db.write() as session:
+            self._db.ops.lock_keys(session, "pgvector-hnsw", [str(dimension)])
             held = session.execute(text("SELECT count(*) FROM chunks WHERE embedder IS NOT NULL")).scalar()
             if incoming * BULK_DROP_SHARE < int(held or 0):
                 return False
