@@ -410,14 +410,15 @@ def test_a_document_that_no_longer_names_an_entity_loses_its_links(any_store):
 
 
 def test_one_document_failing_in_a_batch_costs_only_itself(any_store, monkeypatch, caplog):
-    persist = any_store.graph.storage.persist
+    persist_many = any_store.graph.storage.persist_many
 
-    def picky(doc_id, extraction, **kwargs):
-        if doc_id == "bad":
-            raise RuntimeError("disk on fire")
-        return persist(doc_id, extraction, **kwargs)
+    def picky(extractions, **kwargs):
+        if any(doc_id == "bad" for doc_id, _ in extractions):
+            raise RuntimeError("disk on fire")  # the batch's transaction rolls back as a whole
+        return persist_many(extractions, **kwargs)
 
-    monkeypatch.setattr(any_store.graph.storage, "persist", picky)
+    # persist goes through persist_many: the batch fails, then each document on its own.
+    monkeypatch.setattr(any_store.graph.storage, "persist_many", picky)
     done = any_store.graph.index_documents(
         [("bad", "src/a.ts uses redis.", False), ("good", "src/b.ts uses kafka.", False)]
     )
@@ -442,3 +443,33 @@ def test_entities_named_in_a_query_are_found_by_canonical_name(any_store):
     named = {e.canonical_name for e in any_store.graph.entities_named_in("why does ./src/app.ts need Redis?")}
     assert named == {"src/app.ts", "redis"}
     assert any_store.graph.entities_named_in("nothing here") == []
+
+
+def test_a_batch_of_documents_writes_the_graph_one_persist_after_another_would(any_store):
+    texts = [
+        ("doc-a", "src/a.ts uses redis."),
+        ("doc-b", "src/a.ts uses redis; src/b.ts uses kafka."),
+        ("doc-c", "src/c.ts uses redis."),
+    ]
+    done = any_store.graph.index_documents([(doc_id, text, False) for doc_id, text in texts])
+    batch_relations = sorted(
+        (r.source_id, r.target_id, r.relation_type, r.valid_to is None) for r in _rows(any_store, EntityRelation)
+    )
+    batch_links = sorted((link.doc_id, link.entity_id, link.relation_type) for link in _rows(any_store, DocEntity))
+
+    assert [p.doc_id for p in done] == ["doc-a", "doc-b", "doc-c"]
+    assert done[1].relations_created == 1  # a.ts → redis is already open from doc-a: only b.ts → kafka is new
+    # The same documents again, one at a time, with new ids: the same links, no new relation.
+    for doc_id, text in texts:
+        any_store.graph.index_document(doc_id.replace("doc", "one"), text)
+    relations = sorted(
+        (r.source_id, r.target_id, r.relation_type, r.valid_to is None) for r in _rows(any_store, EntityRelation)
+    )
+    links = sorted(
+        (link.doc_id.replace("one", "doc"), link.entity_id, link.relation_type)
+        for link in _rows(any_store, DocEntity)
+        if link.doc_id.startswith("one")
+    )
+    assert relations == batch_relations
+    assert links == batch_links
+    assert {p.entity_ids.keys() == set() for p in done} == {False}

@@ -50,6 +50,12 @@ class DialectOps(Protocol):
         """A multi-row :meth:`upsert`."""
         ...
 
+    def upsert_each(self, table: Table, key: Sequence[str], update: Sequence[str] | None) -> Insert:
+        """:meth:`upsert` without values, to execute with a list of rows (``session.execute(stmt,
+        rows)``): compiled once and sent in batches, where :meth:`upsert_many` compiles a statement
+        with a parameter per value (a bulk write's cost in Python)."""
+        ...
+
     def after_bulk_insert(self, connection: Connection, table: Table) -> None:
         """Repair what explicit ids bypass (PostgreSQL sequences) after copying rows in."""
         ...
@@ -120,6 +126,9 @@ class _Upserts:
         update: Sequence[str] | None,
     ) -> Insert:
         return _on_conflict(self.insert(table).values(list(rows)), key, update)
+
+    def upsert_each(self, table: Table, key: Sequence[str], update: Sequence[str] | None) -> Insert:
+        return _on_conflict(self.insert(table), key, update)
 
 
 class SqliteOps(_Upserts):

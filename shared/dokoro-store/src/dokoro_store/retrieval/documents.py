@@ -44,6 +44,7 @@ from dokoro_store.clock import Clock
 from dokoro_store.db.engine import Database
 from dokoro_store.errors import EmbedderMismatchError, InvalidArgumentError, NotFoundError
 from dokoro_store.models import Doc
+from dokoro_store.retrieval import pgvector
 from dokoro_store.retrieval.doc_records import (
     CONTENT_PREFIX,
     IndexedDocument,
@@ -262,16 +263,11 @@ class DocumentService:
             }
             for doc, content in zip(docs, contents, strict=True)
         ]
+        upsert = self._db.ops.upsert_each(
+            docs_table, ["id"], ["title", "content", "content_hash", "updated_at", "thread", "thread_pos"]
+        )
         with self._db.write() as session:
-            for start in range(0, len(rows), 500):
-                session.execute(
-                    self._db.ops.upsert_many(
-                        docs_table,
-                        rows[start : start + 500],
-                        ["id"],
-                        ["title", "content", "content_hash", "updated_at", "thread", "thread_pos"],
-                    )
-                )
+            session.execute(upsert, rows)
         return len(rows)
 
     def delete(self, doc_id: str) -> bool:
@@ -335,6 +331,38 @@ class DocumentService:
         if embedder is not None and ids:
             embedder = self.check_search_stamp(embedder)  # refuse before embedding anything
         report.embedder = embedder.id if embedder is not None else None
+        rebuild = self._before_bulk_write(ids, force, embedder)
+        try:
+            self._index_batches(ids, force, embedder, report, progress, notify)
+        finally:
+            if rebuild:  # the HNSW index dropped for this write is built again, even after a failure
+                log.info("dokoro: vector index after a bulk write: %s", self._vectors().optimise())
+        if report.vectors >= _OPTIMISE_AFTER and not rebuild:
+            # A bulk write (an import, a reindex, a re-embed): build or refresh the vector engine's
+            # ANN index now, once, rather than leave the new rows to an exact scan.
+            log.info("dokoro: vector index after indexing %d vectors: %s", report.vectors, self._vectors().optimise())
+        return report
+
+    def _before_bulk_write(self, ids: Sequence[str], force: bool, embedder: Embedder | None) -> bool:
+        """PostgreSQL: let pgvector drop its HNSW index before a bulk write it is cheaper to build
+        again after (see :meth:`PgVectorIndex.before_bulk_write`); True when it did."""
+        if embedder is None or len(ids) < pgvector.BULK_DROP_MIN:
+            return False
+        engine = self._vectors()
+        if not isinstance(engine, pgvector.PgVectorIndex):
+            return False
+        incoming = len(ids) if force else len(self.pending(only=ids, want=embedder.id))
+        return engine.before_bulk_write(embedder.dimension, incoming)
+
+    def _index_batches(
+        self,
+        ids: list[str],
+        force: bool,
+        embedder: Embedder | None,
+        report: IndexReport,
+        progress: Progress | None,
+        notify: bool,
+    ) -> None:
         # A pipeline: the next batch is embedded (on another thread: the embedder releases the GIL)
         # while this one is written and its listeners run, so both cores stay busy on a bulk write.
         starts = list(range(0, len(ids), _DOC_BATCH))
@@ -357,11 +385,6 @@ class DocumentService:
                 if progress is not None:
                     progress(min(done_start + _DOC_BATCH, len(ids)), len(ids), "documents")
             pending = upcoming
-        if report.vectors >= _OPTIMISE_AFTER:
-            # A bulk write (an import, a reindex, a re-embed): build or refresh the vector engine's
-            # ANN index now, once, rather than leave the new rows to an exact scan.
-            log.info("dokoro: vector index after indexing %d vectors: %s", report.vectors, self._vectors().optimise())
-        return report
 
     def pending_changed(self) -> list[str]:
         """:meth:`pending` for a refresh on every call, without reading every document each time.

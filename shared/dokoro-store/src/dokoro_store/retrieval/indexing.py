@@ -20,6 +20,7 @@ from dokoro_store.retrieval.chunking import Chunk, chunk_text
 from dokoro_store.retrieval.doc_records import DocRow, IndexedDocument, IndexReport, embedding_text, mismatch_message
 from dokoro_store.retrieval.embedders import to_bytes
 from dokoro_store.retrieval.markdown_docs import content_hash
+from dokoro_store.retrieval.pgvector import PgVectorIndex
 from dokoro_store.retrieval.tables import chunks, doc_vectors, docs_table, index_state
 from dokoro_store.retrieval.vectors import ChunkVector, VectorIndex
 
@@ -200,10 +201,14 @@ class Indexer:
                 session.execute(update(docs_table).where(docs_table.c.id == doc_id).values(content_hash=digest))
             if touched:
                 session.execute(delete(chunks).where(chunks.c.doc_id.in_(touched)))
-                if chunk_rows:
-                    session.execute(insert(chunks), chunk_rows)
-                session.execute(self._db.ops.upsert_many(doc_vectors, state_rows, ["doc_id"], _STATE_UPDATE))
-                engine.write_in_transaction(session, chunk_vectors)
+                if isinstance(engine, PgVectorIndex):
+                    # PostgreSQL: the chunks and their vectors in one COPY (no INSERT then UPDATE).
+                    engine.insert_chunks(session, chunk_rows, chunk_vectors)
+                else:
+                    if chunk_rows:
+                        session.execute(insert(chunks), chunk_rows)
+                    engine.write_in_transaction(session, chunk_vectors)
+                session.execute(self._db.ops.upsert_each(doc_vectors, ["doc_id"], _STATE_UPDATE), state_rows)
                 bump_generation(session, self._clock)
         if touched:
             # New documents have no vectors in the engine yet: only the others need deleting there.

@@ -8,7 +8,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal, Protocol, cast
+from typing import Literal, Protocol, cast
 
 from sqlalchemy import delete, func, select
 
@@ -135,40 +135,58 @@ class GraphExtraction:
                     )
                 )
                 seen.update((str(doc_id), str(digest)) for doc_id, digest in rows)
-        persisted: list[Persisted] = []
-        written: list[dict[str, Any]] = []
+        by_doc: dict[str, Persisted] = {}
         # Most texts name no entity (a chat turn, a short note): persisting their empty extraction
         # only drops the document's old links, which one statement does for all of them below
         # instead of a write transaction each.
         unlinked: list[str] = []
+        linked: list[tuple[str, Extraction]] = []
         for doc_id in ids:
             text, digest, force = wanted[doc_id]
             if not force and seen.get(doc_id) == digest:
                 continue
             try:
                 extraction = extract_regex(redact(text).text)
-                if extraction.entities:
-                    persisted.append(self._storage.persist(doc_id, extraction))
-                else:
-                    unlinked.append(doc_id)
-                    persisted.append(Persisted(doc_id, {}, 0, 0, 0))
             except Exception:  # as indexing listeners: one document's failure never stops the others
                 if len(ids) == 1:  # one document: its failure is the caller's to see
                     raise
                 log.exception("dokoro: entity extraction failed on %s", doc_id)
                 continue
-            written.append({"doc_id": doc_id, "content_hash": digest, "last_extracted": self._clock.now()})
+            if extraction.entities:
+                linked.append((doc_id, extraction))
+            else:
+                unlinked.append(doc_id)
+                by_doc[doc_id] = Persisted(doc_id, {}, 0, 0, 0)
+        if len(linked) > 1:
+            # The documents that name entities in one transaction (a round trip per statement
+            # instead of per document: what a bulk import on PostgreSQL waits on) …
+            try:
+                by_doc.update((done.doc_id, done) for done in self._storage.persist_many(linked))
+                linked = []
+            except Exception:  # … and one by one when that fails, so a bad document costs only itself
+                log.warning("dokoro: entity graph of %d documents failed in one go; one by one", len(linked))
+        for doc_id, extraction in linked:
+            try:
+                by_doc[doc_id] = self._storage.persist(doc_id, extraction)
+            except Exception:
+                if len(ids) == 1:
+                    raise
+                log.exception("dokoro: entity extraction failed on %s", doc_id)
+        persisted = [by_doc[doc_id] for doc_id in ids if doc_id in by_doc]
+        now = self._clock.now()
+        written = [
+            {"doc_id": doc_id, "content_hash": wanted[doc_id][1], "last_extracted": now}
+            for doc_id in ids
+            if doc_id in by_doc
+        ]
         if written:
             links = DocEntity.__table__  # type: ignore[attr-defined]
             with self._db.write() as session:
                 for start in range(0, len(unlinked), _IN_BATCH):
                     session.execute(delete(links).where(links.c.doc_id.in_(unlinked[start : start + _IN_BATCH])))
-                for start in range(0, len(written), _IN_BATCH):
-                    session.execute(
-                        self._db.ops.upsert_many(
-                            hashes, written[start : start + _IN_BATCH], ["doc_id"], ["content_hash", "last_extracted"]
-                        )
-                    )
+                session.execute(
+                    self._db.ops.upsert_each(hashes, ["doc_id"], ["content_hash", "last_extracted"]), written
+                )
         return persisted
 
     def on_document_indexed(self, doc: IndexedText) -> None:

@@ -314,55 +314,93 @@ class GraphStorage:
         of the relations' sources; every relation between two different extracted entities is
         recorded bi-temporally (weight = confidence) from ``valid_from`` (default now).
         """
-        doc_id = doc_id.strip()
-        if not doc_id:
-            raise InvalidArgumentError("docId must not be empty")
+        return self.persist_many([(doc_id, extraction)], valid_from=valid_from)[0]
+
+    def persist_many(
+        self, extractions: Sequence[tuple[str, Extraction]], *, valid_from: datetime | str | None = None
+    ) -> list[Persisted]:
+        """:meth:`persist` for several documents in one transaction (an indexing batch, a bulk
+        import): their entities are upserted together, their links replaced in a few statements and
+        their relations recorded in document order, as one :meth:`persist` after another would.
+
+        Raises on the first failure and writes nothing then (the caller may persist one by one).
+        """
+        cleaned: list[tuple[str, Extraction]] = []
+        for doc_id, extraction in extractions:
+            doc_id = doc_id.strip()
+            if not doc_id:
+                raise InvalidArgumentError("docId must not be empty")
+            cleaned.append((doc_id, extraction))
+        if not cleaned:
+            return []
         start = as_datetime(valid_from, "valid_from")
         now = self._clock.now()
         links_table = DocEntity.__table__  # type: ignore[attr-defined]
+        # One row per entity key; a later document's surface form wins, as a later persist's would.
+        entities: dict[tuple[str, str], tuple[str, str, str | None, str | None, dict[str, Any] | None]] = {}
+        for _doc_id, extraction in cleaned:
+            mine: dict[tuple[str, str], tuple[str, str, str | None, str | None, dict[str, Any] | None]] = {}
+            for e in extraction.entities:
+                mine.setdefault(
+                    e.key,
+                    (e.type, e.name, e.canonical, e.description, {"surfaceForm": redact(e.name).text}),
+                )
+            entities.update(mine)
         with self._db.write() as session:
             # Upserting the entities also locks their rows until commit: writers of one source queue.
-            ids = self._upsert_entities(
-                session,
-                [
-                    (e.type, e.name, e.canonical, e.description, {"surfaceForm": redact(e.name).text})
-                    for e in extraction.entities
-                ],
-            )
-            session.execute(delete(links_table).where(links_table.c.doc_id == doc_id))
-            links: dict[tuple[int, str], dict[str, Any]] = {}
-            for relation in extraction.relations:
-                source = ids.get(relation.source)
-                if source is None or (source, relation.type) in links:
-                    continue
-                links[(source, relation.type)] = {
-                    "doc_id": doc_id,
-                    "entity_id": source,
-                    "relation_type": relation.type,
-                    "context": relation.evidence or None,
-                    "confidence": relation.confidence,
-                    "created_at": now,
-                }
-            if links:
+            ids = self._upsert_entities(session, list(entities.values()))
+            doc_ids = sorted({doc_id for doc_id, _ in cleaned})
+            for first in range(0, len(doc_ids), _UPSERT_BATCH):
                 session.execute(
-                    self._db.ops.upsert_many(
-                        links_table,
-                        list(links.values()),
-                        ["doc_id", "entity_id", "relation_type"],
-                        ["context", "confidence", "created_at"],
+                    delete(links_table).where(links_table.c.doc_id.in_(doc_ids[first : first + _UPSERT_BATCH]))
+                )
+            links: dict[tuple[str, int, str], dict[str, Any]] = {}
+            per_doc_links: list[int] = []
+            all_edges: list[list[tuple[int, int, Any]]] = []
+            for doc_id, extraction in cleaned:
+                count = 0
+                for relation in extraction.relations:
+                    source = ids.get(relation.source)
+                    if source is None or (doc_id, source, relation.type) in links:
+                        continue
+                    links[(doc_id, source, relation.type)] = {
+                        "doc_id": doc_id,
+                        "entity_id": source,
+                        "relation_type": relation.type,
+                        "context": relation.evidence or None,
+                        "confidence": relation.confidence,
+                        "created_at": now,
+                    }
+                    count += 1
+                per_doc_links.append(count)
+                all_edges.append(
+                    [
+                        (ids[r.source], ids[r.target], r)
+                        for r in extraction.relations
+                        if r.type != MENTIONS and r.source in ids and r.target in ids and ids[r.source] != ids[r.target]
+                    ]
+                )
+            rows = list(links.values())
+            if rows:
+                session.execute(
+                    self._db.ops.upsert_each(
+                        links_table, ["doc_id", "entity_id", "relation_type"], ["context", "confidence", "created_at"]
+                    ),
+                    rows,
+                )
+            open_facts = self._open_facts(session, sorted({source for edges in all_edges for source, _, _ in edges}))
+            done: list[Persisted] = []
+            for (doc_id, extraction), edges, link_count in zip(cleaned, all_edges, per_doc_links, strict=True):
+                created = closed = 0
+                for source, target, relation in edges:
+                    written = self._record(
+                        session, open_facts, source, target, relation.type, relation.confidence, start, None, now
                     )
-                )
-            edges = [
-                (ids[r.source], ids[r.target], r)
-                for r in extraction.relations
-                if r.type != MENTIONS and r.source in ids and r.target in ids and ids[r.source] != ids[r.target]
-            ]
-            open_facts = self._open_facts(session, sorted({source for source, _, _ in edges}))
-            created = closed = 0
-            for source, target, relation in edges:
-                written = self._record(
-                    session, open_facts, source, target, relation.type, relation.confidence, start, None, now
-                )
-                created += written.created
-                closed += len(written.closed_rows)
-        return Persisted(doc_id, ids, len(links), created, closed)
+                    created += written.created
+                    closed += len(written.closed_rows)
+                keys: list[tuple[str, str]] = [
+                    (e.type, e.canonical or canonicalise(e.type, e.name.strip())) for e in extraction.entities
+                ]
+                mine_ids = {key: ids[key] for key in keys if key in ids}
+                done.append(Persisted(doc_id, mine_ids, link_count, created, closed))
+        return done
