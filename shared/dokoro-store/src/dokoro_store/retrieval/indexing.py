@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -26,7 +27,7 @@ from dokoro_store.retrieval.vectors import ChunkVector, VectorIndex
 if TYPE_CHECKING:
     from dokoro_store.retrieval.embedders import Embedder
 
-__all__ = ["BatchPlan", "Indexer", "bump_generation"]
+__all__ = ["BatchPlan", "Indexer", "bump_generation", "new_write_token"]
 
 _EMBED_BATCH = 256
 _STATE_UPDATE = ["content_hash", "token_count", "chunk_count", "embedder", "last_indexed"]
@@ -40,6 +41,11 @@ class BatchPlan:
     previous: dict[str, Any]
     todo: list[tuple[DocRow, str, str, list[Chunk]]]
     fix_hash: list[tuple[str, str]]
+
+
+def new_write_token() -> int:
+    """A token marking the vectors of one index write not yet copied by a write-behind engine."""
+    return secrets.randbits(62) + 1
 
 
 def bump_generation(session: Session, clock: Clock) -> None:
@@ -153,6 +159,9 @@ class Indexer:
             report.note(f"vectors skipped: {failed}")
             embedder = None  # the rest of this run indexes full text only
         now = self._clock.now()
+        engine = self._vectors()
+        # Write-behind engines (LanceDB) copy the vectors later: each is marked with this write's token.
+        token = new_write_token() if engine.write_behind else None
         chunk_rows: list[dict[str, Any]] = []
         chunk_vectors: list[ChunkVector] = []
         state_rows: list[dict[str, Any]] = []
@@ -175,6 +184,7 @@ class Indexer:
                         "token_count": chunk.token_count,
                         "embedder": embedder.id if vector is not None and embedder is not None else None,
                         "embedding": to_bytes(vector) if vector is not None else None,
+                        "unmirrored": token if vector is not None and embedder is not None else None,
                     }
                 )
                 if vector is not None and embedder is not None:
@@ -191,7 +201,6 @@ class Indexer:
             )
         if not todo and not fix_hash:
             return embedder, []
-        engine = self._vectors()
         touched = [doc.id for doc, _d, _r, _p in todo]
         with self._db.write() as session:
             if chunk_vectors and embedder is not None:

@@ -97,6 +97,7 @@ def pgvector_column_present(db: Database) -> tuple[bool, str]:
 
 class PgVectorIndex:
     engine = "pgvector"
+    write_behind = False
 
     def __init__(self, db: Database) -> None:
         self._db = db
@@ -140,6 +141,9 @@ class PgVectorIndex:
         return None
 
     def clear(self) -> None:
+        return None
+
+    def close(self) -> None:
         return None
 
     def optimise(self, rebuild: bool = False) -> str:

@@ -53,6 +53,9 @@ class ChunkVector:
 
 class VectorIndex(Protocol):
     engine: str  # "exact" | "lancedb" | "pgvector"
+    # True: the engine keeps a copy written behind the database (LanceDB): the indexer marks each
+    # new vector ``chunks.unmirrored`` and the engine copies the marked ones later.
+    write_behind: bool
 
     def describe(self) -> str: ...
 
@@ -75,6 +78,10 @@ class VectorIndex(Protocol):
 
     def count(self) -> int:
         """Vectors the engine holds."""
+        ...
+
+    def close(self) -> None:
+        """The store is closing: finish what was written behind (nothing for most engines)."""
         ...
 
     def optimise(self, rebuild: bool = False) -> str:
@@ -105,6 +112,7 @@ class ExactScanIndex:
     """Exact cosine search over the vectors kept in the database (cached per index generation)."""
 
     engine = "exact"
+    write_behind = False
 
     def __init__(self, db: Database, reason: str = "") -> None:
         self._db = db
@@ -179,6 +187,9 @@ class ExactScanIndex:
 
     def optimise(self, rebuild: bool = False) -> str:
         return "exact scan: no index to build"
+
+    def close(self) -> None:
+        return None
 
 
 def lancedb_installed() -> bool:
