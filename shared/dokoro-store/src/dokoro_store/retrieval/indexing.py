@@ -160,8 +160,9 @@ class Indexer:
             embedder = None  # the rest of this run indexes full text only
         now = self._clock.now()
         engine = self._vectors()
-        # Write-behind engines (LanceDB) copy the vectors later: each is marked with this write's token.
-        token = new_write_token() if engine.write_behind else None
+        # On the embedded backend LanceDB copies the vectors later, whichever engine this process
+        # uses: each is marked with this write's token until copied (see retrieval/lance.py).
+        token = new_write_token() if self._db.dialect == "sqlite" else None
         chunk_rows: list[dict[str, Any]] = []
         chunk_vectors: list[ChunkVector] = []
         state_rows: list[dict[str, Any]] = []

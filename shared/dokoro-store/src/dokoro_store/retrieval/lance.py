@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 import warnings
 from collections.abc import Sequence
 from datetime import timedelta
@@ -72,6 +73,7 @@ REFINE_FACTOR = 1
 # scored exactly by every search: 512 × 256 floats is a fraction of a millisecond).
 MIRROR_DELAY = 2.0
 MIRROR_TAIL = 512
+RECHECK_AFTER = 5.0  # seconds between two drift checks of the copy (see _ensure_in_step)
 _INDEX_PREFIX = "vector_ivf_sq_p"  # index name: prefix + the number of partitions it was trained with
 
 
@@ -98,7 +100,6 @@ def _quote(value: str) -> str:
 
 class LanceIndex:
     engine = "lancedb"
-    write_behind = True
 
     def __init__(self, db: Database, paths: StorePaths) -> None:
         self._db = db
@@ -109,6 +110,7 @@ class LanceIndex:
         self._writes = 0
         # (generation, embedder) last found in step with the database: no need to count again.
         self._checked: tuple[int, str] | None = None
+        self._checked_at = 0.0  # time.monotonic() of the last count
         self._probes: int | None = None  # partitions to search when the table has an ANN index
         self._handle: Any = None  # the open LanceDB table
         self._timer: threading.Timer | None = None  # the background mirror step, when one is due
@@ -380,8 +382,6 @@ class LanceIndex:
             timer, self._timer = self._timer, None
         if timer is not None:
             timer.cancel()
-        if self._conn is None and not self._dir.exists():
-            return  # LanceDB never used by this process, nothing of its own to copy
         try:
             self.mirror()
         except (OSError, RuntimeError, ValueError):
@@ -434,8 +434,14 @@ class LanceIndex:
 
         with self._db.read() as session:
             generation = current_generation(session)
-        if self._checked == (generation, embedder):
-            return
+        checked = self._checked
+        if checked is not None and checked[1] == embedder:
+            # Every index write on this backend marks its vectors, so the copy cannot lag unseen;
+            # it can only drift when a process without LanceDB deletes vectors. Look for that when
+            # the index changed, at most every RECHECK_AFTER seconds (counting reads an index of
+            # every chunk: 2.5 ms at 20k, each write would pay it).
+            if checked[0] == generation or time.monotonic() - self._checked_at < RECHECK_AFTER:
+                return
         self._probes = None  # another process may have built or rebuilt the index meanwhile
         try:
             in_step = self._in_step(embedder)
@@ -448,6 +454,7 @@ class LanceIndex:
                 if not self._in_step(embedder) and (not self._mirror() or not self._in_step(embedder)):
                     self._rebuild(embedder)
         self._checked = (generation, embedder)
+        self._checked_at = time.monotonic()
 
     def search(self, vector: Any, embedder: str, k: int, scope: DocScope | None = None) -> list[VectorHit]:
         import numpy as np

@@ -97,7 +97,6 @@ def pgvector_column_present(db: Database) -> tuple[bool, str]:
 
 class PgVectorIndex:
     engine = "pgvector"
-    write_behind = False
 
     def __init__(self, db: Database) -> None:
         self._db = db

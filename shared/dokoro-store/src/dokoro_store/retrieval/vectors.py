@@ -53,9 +53,6 @@ class ChunkVector:
 
 class VectorIndex(Protocol):
     engine: str  # "exact" | "lancedb" | "pgvector"
-    # True: the engine keeps a copy written behind the database (LanceDB): the indexer marks each
-    # new vector ``chunks.unmirrored`` and the engine copies the marked ones later.
-    write_behind: bool
 
     def describe(self) -> str: ...
 
@@ -112,7 +109,6 @@ class ExactScanIndex:
     """Exact cosine search over the vectors kept in the database (cached per index generation)."""
 
     engine = "exact"
-    write_behind = False
 
     def __init__(self, db: Database, reason: str = "") -> None:
         self._db = db
