@@ -61,8 +61,8 @@ def _killed_after(process: subprocess.Popen[str], count: int) -> list[str]:
         if len(written) == count:
             process.send_signal(signal.SIGKILL)
             break
-    process.wait(60)
-    assert process.returncode == -signal.SIGKILL, process.stderr.read() if process.stderr else ""
+    _out, err = process.communicate(timeout=60)  # reads and closes the pipes
+    assert process.returncode == -signal.SIGKILL, err
     return written
 
 
