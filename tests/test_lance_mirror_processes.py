@@ -103,6 +103,8 @@ def test_vectors_written_by_several_processes_one_killed_are_all_found(tmp_path:
             vector = embedder.embed([_content(doc_id)], query=True)[0]
             assert index.search(vector, embedder.id, 1)[0].doc_id == doc_id
         with store.db.read() as session:
-            stored = session.execute(select(func.count()).select_from(chunks).where(chunks.c.embedding.is_not(None))).scalar()
+            stored = session.execute(
+                select(func.count()).select_from(chunks).where(chunks.c.embedding.is_not(None))
+            ).scalar()
         assert index.count() == stored
         assert index._table().count_rows() == stored  # every vector copied, none twice

@@ -33,7 +33,10 @@ def _nearest(store, content: str, k: int = 3) -> list[str]:
 
 def _waiting(store) -> int:
     with store.db.read() as session:
-        return int(session.execute(select(func.count()).select_from(chunks).where(chunks.c.unmirrored.is_not(None))).scalar() or 0)
+        return int(
+            session.execute(select(func.count()).select_from(chunks).where(chunks.c.unmirrored.is_not(None))).scalar()
+            or 0
+        )
 
 
 def _copied(store) -> int:
@@ -158,9 +161,9 @@ def engine_rows(store, doc_ids: list[str]):
 
     with store.db.read() as session:
         rows = session.execute(
-            select(chunks.c.chunk_id, chunks.c.doc_id, chunks.c.chunk_index, chunks.c.embedder, chunks.c.embedding).where(
-                chunks.c.doc_id.in_(doc_ids)
-            )
+            select(
+                chunks.c.chunk_id, chunks.c.doc_id, chunks.c.chunk_index, chunks.c.embedder, chunks.c.embedding
+            ).where(chunks.c.doc_id.in_(doc_ids))
         ).all()
     return [ChunkVector(r[0], r[1], r[2], r[3], from_bytes(r[4])) for r in rows]
 

@@ -397,9 +397,7 @@ class LanceIndex:
                 select(func.count()).select_from(chunks).where(chunks.c.embedder == embedder)
             ).scalar()
             waiting = session.execute(
-                select(func.count())
-                .select_from(chunks)
-                .where(chunks.c.unmirrored.is_not(None), stamped_with(embedder))
+                select(func.count()).select_from(chunks).where(chunks.c.unmirrored.is_not(None), stamped_with(embedder))
             ).scalar()
         return int(stamped or 0) - int(waiting or 0)
 
