@@ -26,8 +26,8 @@ exact one. Measured on the development machine (2 cores, shared; ``bench/scale.p
 notes in ``docs/benchmarks.md``): LanceDB's exact scan took 10 ms at 5k vectors, 32 ms at 10k and
 0.9 s at 100k; IVF_SQ answered in 15–35 ms at 10k–100k and built in 1.7 s at 10k, 9.5 s at 100k,
 where IVF_PQ took 100 s to build at 20k and HNSW (IVF_HNSW_SQ) 57 s. Rows written after the index
-was built are scanned exactly until the next maintenance (every :data:`_OPTIMISE_EVERY` writes,
-or :meth:`LanceIndex.optimise` after a bulk import or a re-embed) adds them to it; the index is
+was built are scanned exactly until the next maintenance (every :data:`_OPTIMISE_EVERY` writes to
+the table, or :meth:`LanceIndex.optimise` after a bulk import or a re-embed) adds them to it; the index is
 trained again once the table has grown four-fold since.
 
 ``lancedb`` and ``pyarrow`` are imported on first use, never at server start.
@@ -60,7 +60,7 @@ __all__ = ["MIRROR_DELAY", "MIRROR_TAIL", "TABLE", "LanceIndex"]
 log = logging.getLogger("dokoro.store")
 
 TABLE = "vectors"
-_OPTIMISE_EVERY = 64  # writes between compactions (and index upkeep) of the LanceDB table
+_OPTIMISE_EVERY = 64  # writes to the table (copied batches, deletes) between compactions and index upkeep
 # Vectors from which the table gets an ANN index (below it, an exact scan is as fast).
 ANN_THRESHOLD = 10_000
 NPROBES = 20  # IVF partitions searched per query (at least; more on a large index)
@@ -433,13 +433,16 @@ class LanceIndex:
         with self._db.read() as session:
             generation = current_generation(session)
         checked = self._checked
-        if checked is not None and checked[1] == embedder:
-            # Every index write on this backend marks its vectors, so the copy cannot lag unseen;
-            # it can only drift when a process without LanceDB deletes vectors. Look for that when
-            # the index changed, at most every RECHECK_AFTER seconds (counting reads an index of
-            # every chunk: 2.5 ms at 20k, each write would pay it).
-            if checked[0] == generation or time.monotonic() - self._checked_at < RECHECK_AFTER:
-                return
+        # Every index write on this backend marks its vectors, so the copy cannot lag unseen; it
+        # can only drift when a process without LanceDB deletes vectors. Look for that when the
+        # index changed, at most every RECHECK_AFTER seconds (counting reads an index of every
+        # chunk: 2.5 ms at 20k, each write would pay it).
+        if (
+            checked is not None
+            and checked[1] == embedder
+            and (checked[0] == generation or time.monotonic() - self._checked_at < RECHECK_AFTER)
+        ):
+            return
         self._probes = None  # another process may have built or rebuilt the index meanwhile
         try:
             in_step = self._in_step(embedder)
