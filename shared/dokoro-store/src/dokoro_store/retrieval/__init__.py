@@ -70,4 +70,6 @@ class Retrieval:
         return self.docs.index_docs([doc_id])
 
     def close(self) -> None:
+        if self._vector_index is not None:
+            self._vector_index.close()  # before the database goes: LanceDB copies what waits
         self.embedder.close()

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -27,7 +28,7 @@ from dokoro_store.retrieval.vectors import ChunkVector, VectorIndex
 if TYPE_CHECKING:
     from dokoro_store.retrieval.embedders import Embedder
 
-__all__ = ["BatchPlan", "Indexer", "bump_generation"]
+__all__ = ["BatchPlan", "Indexer", "bump_generation", "new_write_token"]
 
 _EMBED_BATCH = 256
 _STATE_UPDATE = ["content_hash", "token_count", "chunk_count", "embedder", "last_indexed"]
@@ -41,6 +42,11 @@ class BatchPlan:
     previous: dict[str, Any]
     todo: list[tuple[DocRow, str, str, list[Chunk]]]
     fix_hash: list[tuple[str, str]]
+
+
+def new_write_token() -> int:
+    """A token marking the vectors of one index write not yet copied by a write-behind engine."""
+    return secrets.randbits(62) + 1
 
 
 def bump_generation(session: Session, clock: Clock) -> None:
@@ -154,6 +160,10 @@ class Indexer:
             report.note(f"vectors skipped: {failed}")
             embedder = None  # the rest of this run indexes full text only
         now = self._clock.now()
+        engine = self._vectors()
+        # On the embedded backend LanceDB copies the vectors later, whichever engine this process
+        # uses: each is marked with this write's token until copied (see retrieval/lance.py).
+        token = new_write_token() if self._db.dialect == "sqlite" else None
         chunk_rows: list[dict[str, Any]] = []
         chunk_vectors: list[ChunkVector] = []
         state_rows: list[dict[str, Any]] = []
@@ -176,6 +186,7 @@ class Indexer:
                         "token_count": chunk.token_count,
                         "embedder": embedder.id if vector is not None and embedder is not None else None,
                         "embedding": to_bytes(vector) if vector is not None else None,
+                        "unmirrored": token if vector is not None and embedder is not None else None,
                     }
                 )
                 if vector is not None and embedder is not None:
@@ -192,7 +203,6 @@ class Indexer:
             )
         if not todo and not fix_hash:
             return embedder, []
-        engine = self._vectors()
         touched = [doc.id for doc, _d, _r, _p in todo]
         with self._db.write() as session:
             if chunk_vectors and embedder is not None:

@@ -1,11 +1,23 @@
 """LanceDB as the vector engine of the embedded backend (``.dokoro/db/vectors.lance``).
 
 LanceDB holds a copy of the vectors kept in the database, for fast nearest-neighbour search on
-large stores. Writes follow each committed index write (under a file lock shared by every process
-of the store). The copy is checked before each search — same number of vectors as the database
-for this embedder — and rebuilt from the database when it drifted (a crash between the two
-writes, a process without LanceDB writing the database). Hits are filtered against the database,
-so a stale row can never surface a deleted chunk.
+large stores. The copy is written behind: an index write commits its vectors to the database
+only, each marked ``chunks.unmirrored`` with the token of its write (migration 0022), and a mirror
+step appends the marked vectors to LanceDB in one batch and clears their mark — on a background
+thread of the writing process :data:`MIRROR_DELAY` seconds after a write, at once when more than
+:data:`MIRROR_TAIL` are waiting, and when the store closes. A one-row ``table.add`` per write made a
+LanceDB fragment and manifest per write under the file lock (16 ms of each remember, and every
+query slowed by the fragments); a batch makes one. A process killed before its mirror leaves its
+vectors marked in the database, and the next process that searches copies them.
+
+Searches stay complete and read-your-writes: LanceDB's hits leave out the marked chunks (a stale
+copy of a re-indexed chunk may share their id) and the marked tail, small by construction, is
+scored exactly in numpy from the vectors in the database, then merged with them. The copy is
+checked before each search — as many vectors as the database holds *mirrored* for this embedder,
+so a lagging copy is never taken for drift — and rebuilt from the database when it drifted
+(a process without LanceDB writing the database). Hits are filtered against the database, so a
+stale row can never surface a deleted chunk. Vectors of a re-indexed or deleted document leave
+the copy at once (a delete, after the commit), which keeps the two counts equal.
 
 Below :data:`ANN_THRESHOLD` vectors every query is an exact scan. Past it the table gets an ANN
 index: IVF with scalar-quantised vectors (``IVF_SQ``, cosine), searched in :data:`NPROBES`
@@ -14,8 +26,8 @@ exact one. Measured on the development machine (2 cores, shared; ``bench/scale.p
 notes in ``docs/benchmarks.md``): LanceDB's exact scan took 10 ms at 5k vectors, 32 ms at 10k and
 0.9 s at 100k; IVF_SQ answered in 15–35 ms at 10k–100k and built in 1.7 s at 10k, 9.5 s at 100k,
 where IVF_PQ took 100 s to build at 20k and HNSW (IVF_HNSW_SQ) 57 s. Rows written after the index
-was built are scanned exactly until the next maintenance (every :data:`_OPTIMISE_EVERY` writes,
-or :meth:`LanceIndex.optimise` after a bulk import or a re-embed) adds them to it; the index is
+was built are scanned exactly until the next maintenance (every :data:`_OPTIMISE_EVERY` writes to
+the table, or :meth:`LanceIndex.optimise` after a bulk import or a re-embed) adds them to it; the index is
 trained again once the table has grown four-fold since.
 
 ``lancedb`` and ``pyarrow`` are imported on first use, never at server start.
@@ -25,12 +37,13 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 import warnings
 from collections.abc import Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from sqlmodel import Session
 
 from dokoro_store.db.engine import Database
@@ -42,12 +55,12 @@ if TYPE_CHECKING:
     from dokoro_store.paths import StorePaths
     from dokoro_store.retrieval.scope import DocScope
 
-__all__ = ["TABLE", "LanceIndex"]
+__all__ = ["MIRROR_DELAY", "MIRROR_TAIL", "TABLE", "LanceIndex"]
 
 log = logging.getLogger("dokoro.store")
 
 TABLE = "vectors"
-_OPTIMISE_EVERY = 64  # writes between compactions (and index upkeep) of the LanceDB table
+_OPTIMISE_EVERY = 64  # writes to the table (copied batches, deletes) between compactions and index upkeep
 # Vectors from which the table gets an ANN index (below it, an exact scan is as fast).
 ANN_THRESHOLD = 10_000
 NPROBES = 20  # IVF partitions searched per query (at least; more on a large index)
@@ -55,6 +68,12 @@ NPROBES = 20  # IVF partitions searched per query (at least; more on a large ind
 # (50 needle queries) the top 10/50/100 of 200 equal an exact scan's, as with 5, at ~60% of the cost
 # (``docs/benchmarks.md``, "Recall depth"); the legs already ask for twice the depth they keep.
 REFINE_FACTOR = 1
+# Write-behind: seconds after a write before its process copies the new vectors to LanceDB, and
+# the number of vectors waiting past which a write or a search copies them at once (the tail is
+# scored exactly by every search: 512 × 256 floats is a fraction of a millisecond).
+MIRROR_DELAY = 2.0
+MIRROR_TAIL = 512
+RECHECK_AFTER = 5.0  # seconds between two drift checks of the copy (see _ensure_in_step)
 _INDEX_PREFIX = "vector_ivf_sq_p"  # index name: prefix + the number of partitions it was trained with
 
 
@@ -91,27 +110,43 @@ class LanceIndex:
         self._writes = 0
         # (generation, embedder) last found in step with the database: no need to count again.
         self._checked: tuple[int, str] | None = None
+        self._checked_at = 0.0  # time.monotonic() of the last count
         self._probes: int | None = None  # partitions to search when the table has an ANN index
         self._handle: Any = None  # the open LanceDB table
+        self._timer: threading.Timer | None = None  # the background mirror step, when one is due
+        self._timer_lock = threading.Lock()
+        self._closed = False
+        self._written = 0  # vectors this process wrote since its last mirror step
 
     def describe(self) -> str:
         where = f"LanceDB (embedded) at {self._dir}"
+        waiting = self._waiting()
+        behind = f"; {waiting:,} newer vectors scanned exactly until copied" if waiting else ""
+        empty = f"{where}: exact scan (no vectors yet; an IVF_SQ index from {ANN_THRESHOLD:,} vectors){behind}"
         if not self._dir.exists():
-            return f"{where}: exact scan (no vectors yet; an IVF_SQ index from {ANN_THRESHOLD:,} vectors)"
+            return empty
         with self._lock:
             table = self._table()
             if table is None:
-                return f"{where}: exact scan (no vectors yet; an IVF_SQ index from {ANN_THRESHOLD:,} vectors)"
+                return empty
             rows = int(table.count_rows())
             index = _ann_index(table)
         if index is None:
-            return f"{where}: exact scan of {rows:,} vectors (an IVF_SQ index from {ANN_THRESHOLD:,})"
-        unindexed = int(index.num_unindexed_rows or 0)
+            return f"{where}: exact scan of {rows:,} vectors (an IVF_SQ index from {ANN_THRESHOLD:,}){behind}"
+        unindexed = int(index.num_unindexed_rows or 0) + waiting
         return (
             f"{where}: IVF_SQ index ({index.name.removeprefix(_INDEX_PREFIX)} partitions, cosine, "
-            f"nprobes {self._nprobes(index)}, refine ×{REFINE_FACTOR}) over {rows - unindexed:,} vectors"
+            f"nprobes {self._nprobes(index)}, refine ×{REFINE_FACTOR}) over {rows - unindexed + waiting:,} vectors"
             + (f", {unindexed:,} newer ones scanned exactly" if unindexed else "")
         )
+
+    def _waiting(self) -> int:
+        """Vectors marked as not yet copied (every embedder)."""
+        with self._db.read() as session:
+            value = session.execute(
+                select(func.count()).select_from(chunks).where(chunks.c.unmirrored.is_not(None))
+            ).scalar()
+        return int(value or 0)
 
     @staticmethod
     def _nprobes(index: Any) -> int:
@@ -228,6 +263,7 @@ class LanceIndex:
     def optimise(self, rebuild: bool = False) -> str:
         """Build or refresh the ANN index now (after a bulk import); ``rebuild`` trains it again."""
         with self._lock, file_lock(self._paths.locks_dir, "lance", within=self._paths.root):
+            self._mirror()
             return self._maintain(rebuild)
 
     # ------------------------------------------------------------------ protocol
@@ -235,22 +271,135 @@ class LanceIndex:
         return None
 
     def after_commit(self, doc_ids: Sequence[str], rows: Sequence[ChunkVector]) -> None:
-        with self._lock, file_lock(self._paths.locks_dir, "lance", within=self._paths.root):
-            self._write(doc_ids, rows)
+        """The vectors of re-indexed or deleted documents leave the copy now; the new ones
+        (``rows``, committed marked) are copied by the mirror step."""
+        if doc_ids:
+            with self._lock, file_lock(self._paths.locks_dir, "lance", within=self._paths.root):
+                self._write(doc_ids, [])
+        if not rows:
+            return
+        with self._timer_lock:
+            self._written += len(rows)
+            due = self._written > MIRROR_TAIL
+        if due:
+            self.mirror()
+        else:
+            self._schedule()
 
     def clear(self) -> None:
         with self._lock, file_lock(self._paths.locks_dir, "lance", within=self._paths.root):
             self._checked = None
             self._drop()
 
-    def _database_count(self, embedder: str) -> int:
-        # A chunk is stamped with an embedder only when it has a vector: counting the stamp alone
-        # reads the index on ``chunks.embedder``, not the rows and their vectors.
+    # ------------------------------------------------------------------ write-behind
+    def _schedule(self) -> None:
+        """Run the mirror step on a background thread in :data:`MIRROR_DELAY` seconds (once)."""
+        with self._timer_lock:
+            if self._timer is not None or self._closed:
+                return
+            timer = threading.Timer(MIRROR_DELAY, self._background)
+            timer.daemon = True
+            timer.name = "dokoro-lance-mirror"
+            self._timer = timer
+        timer.start()
+
+    def _background(self) -> None:
+        with self._timer_lock:
+            self._timer = None
+            if self._closed:
+                return
+        try:
+            self.mirror()
+        except Exception:  # a background step: the vectors stay marked, the next step copies them
+            log.warning("dokoro: copying new vectors to LanceDB failed; the next step retries", exc_info=True)
+
+    def mirror(self) -> int:
+        """Copy every vector marked unmirrored to LanceDB now; returns how many were copied."""
+        with self._lock, file_lock(self._paths.locks_dir, "lance", within=self._paths.root):
+            return self._mirror()
+
+    def _mirror(self) -> int:
+        """The mirror step (caller holds both locks): append the marked vectors in one batch
+        (after deleting any older copy of their documents), then clear the marks of exactly the
+        writes copied — a document re-indexed meanwhile keeps its new mark."""
+        from dokoro_store.retrieval.embedders import from_bytes
+
+        with self._timer_lock:
+            self._written = 0
         with self._db.read() as session:
-            value = session.execute(
+            rows = session.execute(
+                select(
+                    chunks.c.chunk_id,
+                    chunks.c.doc_id,
+                    chunks.c.chunk_index,
+                    chunks.c.embedder,
+                    chunks.c.embedding,
+                    chunks.c.unmirrored,
+                ).where(chunks.c.unmirrored.is_not(None))
+            ).all()
+        if not rows:
+            return 0
+        vectors = [
+            ChunkVector(str(r[0]), str(r[1]), int(r[2]), str(r[3]), from_bytes(r[4]))
+            for r in rows
+            if r[3] is not None and r[4] is not None
+        ]
+        for start in range(0, len(vectors), 5_000):
+            batch = vectors[start : start + 5_000]
+            self._write(sorted({v.doc_id for v in batch}), batch)
+        by_token: dict[int, list[str]] = {}
+        for r in rows:
+            by_token.setdefault(int(r[5]), []).append(str(r[0]))
+        with self._db.write() as session:
+            for token, ids in by_token.items():
+                for start in range(0, len(ids), 500):
+                    session.execute(
+                        update(chunks)
+                        .where(chunks.c.unmirrored == token, chunks.c.chunk_id.in_(ids[start : start + 500]))
+                        .values(unmirrored=None)
+                    )
+        return len(vectors)
+
+    def _tail(self, embedder: str) -> tuple[list[str], list[str], Any]:
+        """The vectors of ``embedder`` not yet copied: chunk ids, document ids and their matrix."""
+        import numpy as np
+
+        with self._db.read() as session:
+            rows = session.execute(
+                select(chunks.c.chunk_id, chunks.c.doc_id, chunks.c.embedding).where(
+                    chunks.c.unmirrored.is_not(None), stamped_with(embedder), chunks.c.embedding.is_not(None)
+                )
+            ).all()
+        if not rows:
+            return [], [], None
+        matrix = np.frombuffer(b"".join(bytes(r[2]) for r in rows), dtype="<f4").reshape(len(rows), -1)
+        return [str(r[0]) for r in rows], [str(r[1]) for r in rows], matrix
+
+    def close(self) -> None:
+        """Copy what is still waiting (the store is closing) and stop the background step."""
+        with self._timer_lock:
+            self._closed = True
+            timer, self._timer = self._timer, None
+        if timer is not None:
+            timer.cancel()
+        try:
+            self.mirror()
+        except (OSError, RuntimeError, ValueError):
+            log.warning("dokoro: copying new vectors to LanceDB at close failed; the next process does", exc_info=True)
+
+    def _database_count(self, embedder: str) -> int:
+        """Vectors of ``embedder`` the copy should hold: the stamped chunks less the marked ones."""
+        # A chunk is stamped with an embedder only when it has a vector: counting the stamp alone
+        # reads the index on ``chunks.embedder``, not the rows and their vectors; the marked ones
+        # are counted on their partial index.
+        with self._db.read() as session:
+            stamped = session.execute(
                 select(func.count()).select_from(chunks).where(chunks.c.embedder == embedder)
             ).scalar()
-        return int(value or 0)
+            waiting = session.execute(
+                select(func.count()).select_from(chunks).where(chunks.c.unmirrored.is_not(None), stamped_with(embedder))
+            ).scalar()
+        return int(stamped or 0) - int(waiting or 0)
 
     def _rebuild(self, embedder: str) -> None:
         from dokoro_store.retrieval.embedders import from_bytes
@@ -258,7 +407,9 @@ class LanceIndex:
         with self._db.read() as session:
             rows = session.execute(
                 select(chunks.c.chunk_id, chunks.c.doc_id, chunks.c.chunk_index, chunks.c.embedding).where(
-                    chunks.c.embedder == embedder, chunks.c.embedding.is_not(None)
+                    chunks.c.embedder == embedder,
+                    chunks.c.embedding.is_not(None),
+                    chunks.c.unmirrored.is_(None),  # the marked ones are the mirror step's
                 )
             ).all()
         vectors = [ChunkVector(str(r[0]), str(r[1]), int(r[2]), embedder, from_bytes(r[3])) for r in rows]
@@ -281,7 +432,16 @@ class LanceIndex:
 
         with self._db.read() as session:
             generation = current_generation(session)
-        if self._checked == (generation, embedder):
+        checked = self._checked
+        # Every index write on this backend marks its vectors, so the copy cannot lag unseen; it
+        # can only drift when a process without LanceDB deletes vectors. Look for that when the
+        # index changed, at most every RECHECK_AFTER seconds (counting reads an index of every
+        # chunk: 2.5 ms at 20k, each write would pay it).
+        if (
+            checked is not None
+            and checked[1] == embedder
+            and (checked[0] == generation or time.monotonic() - self._checked_at < RECHECK_AFTER)
+        ):
             return
         self._probes = None  # another process may have built or rebuilt the index meanwhile
         try:
@@ -291,9 +451,11 @@ class LanceIndex:
             in_step = False
         if not in_step:
             with file_lock(self._paths.locks_dir, "lance", within=self._paths.root):
-                if not self._in_step(embedder):
+                # A process killed between its copy and clearing the marks: copying again settles it.
+                if not self._in_step(embedder) and (not self._mirror() or not self._in_step(embedder)):
                     self._rebuild(embedder)
         self._checked = (generation, embedder)
+        self._checked_at = time.monotonic()
 
     def search(self, vector: Any, embedder: str, k: int, scope: DocScope | None = None) -> list[VectorHit]:
         import numpy as np
@@ -301,14 +463,29 @@ class LanceIndex:
         with self._lock:
             self._ensure_in_step(embedder)
             table = self._table()
-        if table is None or k <= 0:
+        if k <= 0:
             return []
-        if table.schema.field("vector").type.list_size != len(vector):
+        tail_ids, tail_docs, tail = self._tail(embedder)
+        if len(tail_ids) > MIRROR_TAIL:  # left by other processes (or a killed one): copy them now
+            self.mirror()
+            with self._lock:
+                table = self._table()
+            tail_ids, tail_docs, tail = self._tail(embedder)
+        elif tail_ids:
+            self._schedule()
+        if table is not None and table.schema.field("vector").type.list_size != len(vector):
+            table = None  # vectors of another dimension: none of them answers this query
+        if tail is not None and tail.shape[1] != len(vector):
+            tail_ids, tail_docs, tail = [], [], None
+        if table is None and tail is None:
             return []
         query = np.asarray(vector, dtype=np.float32)
-        probes = self._probes_for(table)
+        probes = self._probes_for(table) if table is not None else 0
+        waiting = set(tail_ids)
 
-        def nearest(n: int, allowed: Sequence[str] | None) -> list[VectorHit]:
+        def copied(n: int, allowed: Sequence[str] | None) -> list[VectorHit]:
+            if table is None:
+                return []
             search = table.search(query, vector_column_name="vector").distance_type("cosine")
             if probes:
                 search = search.nprobes(probes).refine_factor(REFINE_FACTOR)
@@ -320,12 +497,27 @@ class LanceIndex:
             ids, docs, distances = (found.column(c).to_pylist() for c in ("id", "doc_id", "_distance"))
             return [VectorHit(str(i), str(d), 1.0 - float(x)) for i, d, x in zip(ids, docs, distances, strict=True)]
 
+        def nearest(n: int, allowed: Sequence[str] | None) -> list[VectorHit]:
+            if tail is None:
+                return copied(n, allowed)
+            # A marked chunk's id may also name a stale copy in LanceDB: ask for as many more.
+            hits = [h for h in copied(n + len(tail_ids), allowed) if h.chunk_id not in waiting]
+            rows = range(len(tail_ids))
+            if allowed is not None:
+                wanted = set(allowed)
+                rows = [i for i in rows if tail_docs[i] in wanted]  # type: ignore[assignment]
+            scores = tail[list(rows)] @ query
+            hits += [VectorHit(tail_ids[i], tail_docs[i], float(x)) for i, x in zip(rows, scores, strict=True)]
+            hits.sort(key=lambda h: -h.score)
+            return hits[:n]
+
         if scope is None:
             hits = nearest(k, None)
         else:
             from dokoro_store.retrieval.scope import scoped_nearest
 
-            hits = scoped_nearest(self._db, scope, k, nearest, lambda hit: hit.doc_id, int(table.count_rows()))
+            total = (int(table.count_rows()) if table is not None else 0) + len(tail_ids)
+            hits = scoped_nearest(self._db, scope, k, nearest, lambda hit: hit.doc_id, total)
         return self._existing(hits, embedder)
 
     def _probes_for(self, table: Any) -> int:
@@ -349,8 +541,10 @@ class LanceIndex:
         return [h for h in hits if h.chunk_id in live]
 
     def count(self) -> int:
+        """Vectors the engine answers from: those in the copy and those waiting for it."""
+        waiting = self._waiting()
         if not self._dir.exists():
-            return 0  # nothing written yet: no need to load LanceDB to say so
+            return waiting  # nothing copied yet: no need to load LanceDB to say so
         with self._lock:
             table = self._table()
-            return 0 if table is None else int(table.count_rows())
+            return waiting + (0 if table is None else int(table.count_rows()))

@@ -194,6 +194,9 @@ class PgVectorIndex:
     def clear(self) -> None:
         return None
 
+    def close(self) -> None:
+        return None
+
     def optimise(self, rebuild: bool = False) -> str:
         """PostgreSQL keeps the HNSW index up to date on every write; ``rebuild`` (after a
         re-embed replaced every vector) builds it again in one pass, without the dead entries.

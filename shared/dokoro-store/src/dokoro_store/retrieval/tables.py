@@ -14,7 +14,20 @@ from __future__ import annotations
 
 from typing import cast
 
-from sqlalchemy import BigInteger, Column, ColumnElement, Integer, LargeBinary, MetaData, String, Table, Text, func
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    ColumnElement,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Table,
+    Text,
+    func,
+    text,
+)
 
 from dokoro_store.db.types import UtcDateTime
 from dokoro_store.models import Doc
@@ -61,6 +74,15 @@ chunks = Table(
     Column("token_count", Integer, nullable=False),
     Column("embedder", String, nullable=True, index=True),  # ix_chunks_embedder (0005): vectors of one embedder
     Column("embedding", LargeBinary, nullable=True),  # little-endian float32, unit length
+    # The token of the write whose vector is not yet copied to LanceDB (NULL: copied, or no copy
+    # kept); the partial index holds only those rows (0022, see retrieval/lance.py).
+    Column("unmirrored", BigInteger, nullable=True),
+    Index(
+        "ix_chunks_unmirrored",
+        "unmirrored",
+        sqlite_where=text("unmirrored IS NOT NULL"),
+        postgresql_where=text("unmirrored IS NOT NULL"),
+    ),
 )
 
 # A single row (id = 1): the embedder the document vectors are stamped with, and a generation

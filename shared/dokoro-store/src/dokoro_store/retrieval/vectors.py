@@ -77,6 +77,10 @@ class VectorIndex(Protocol):
         """Vectors the engine holds."""
         ...
 
+    def close(self) -> None:
+        """The store is closing: finish what was written behind (nothing for most engines)."""
+        ...
+
     def optimise(self, rebuild: bool = False) -> str:
         """Build or refresh the engine's nearest-neighbour index now (after a bulk write);
         ``rebuild`` trains it again from scratch (after a re-embed). Says what it did."""
@@ -179,6 +183,9 @@ class ExactScanIndex:
 
     def optimise(self, rebuild: bool = False) -> str:
         return "exact scan: no index to build"
+
+    def close(self) -> None:
+        return None
 
 
 def lancedb_installed() -> bool:

@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func
+from sqlalchemy import func, literal, union_all
 from sqlalchemy import select as core_select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlmodel import col, select
@@ -168,6 +168,7 @@ class ConflictGate:
         self._clock = clock
         self._docs = docs
         self._search = search
+        self._large = False  # more than twice _ALL_BELOW active memories seen: always the kNN
 
     def check(self, memory: MemoryRow) -> list[CloseMemory]:
         """The neighbours of ``memory`` not shown before, each now written to the ledger."""
@@ -290,47 +291,57 @@ class ConflictGate:
         return embedder, (total / norm if norm else total).astype(np.float32)
 
     def _sharing_entities(self, memory: MemoryRow) -> dict[str, None]:
-        """Active memories sharing an entity with ``memory``: the most recent few per entity, by index."""
-        found: dict[str, None] = {}
+        """Active memories sharing an entity with ``memory``: the most recent few per entity, by
+        index, in one statement (a ``UNION ALL`` of one bounded walk per entity)."""
+        entities = list(dict.fromkeys(memory.entities))[:_MAX_ENTITIES]
+        if not entities:
+            return {}
+        links = MemoryEntity.__table__  # type: ignore[attr-defined]
+        rows = MemoryRow.__table__  # type: ignore[attr-defined]
+        # The state is a per-row lookup (a correlated subquery, never a join): both engines walk
+        # the entity's index newest first and stop at the limit. As a join, PostgreSQL merged it
+        # with a scan of every memory (a sequential scan at 10k, 18 ms; O(N)).
+        state = core_select(rows.c.state).where(rows.c.id == links.c.memory_id).correlate(links).scalar_subquery()
+        walks = []
+        for position, entity in enumerate(entities):
+            walk = (
+                core_select(links.c.memory_id, literal(position).label("position"))
+                .where(
+                    links.c.entity == entity,
+                    state == "active",
+                    links.c.memory_id != memory.id,
+                )
+                .order_by(links.c.memory_id.desc())
+                .limit(_PER_ENTITY)
+                .subquery()
+            )
+            walks.append(core_select(walk.c.memory_id, walk.c.position))
+        statement = walks[0] if len(walks) == 1 else union_all(*walks)
         with self._db.read() as session:
-            for entity in memory.entities[:_MAX_ENTITIES]:
-                # The state is a per-row lookup (a correlated subquery, never a join): both engines
-                # walk the entity's index newest first and stop at the limit. As a join, PostgreSQL
-                # merged it with a scan of every memory (a sequential scan at 10k, 18 ms; O(N)).
-                state = (
-                    select(MemoryRow.state)
-                    .where(col(MemoryRow.id) == col(MemoryEntity.memory_id))
-                    .correlate(MemoryEntity)
-                    .scalar_subquery()
-                )
-                statement = (
-                    select(MemoryEntity.memory_id)
-                    .where(
-                        col(MemoryEntity.entity) == entity,
-                        state == "active",
-                        col(MemoryEntity.memory_id) != memory.id,
-                    )
-                    .order_by(col(MemoryEntity.memory_id).desc())
-                    .limit(_PER_ENTITY)
-                )
-                for memory_id in session.execute(statement).scalars():
-                    found.setdefault(str(memory_id), None)
-        return found
+            found = list(session.execute(statement).all())
+        # Entity by entity as named, the most recent first within each.
+        found.sort(key=lambda r: str(r[0]), reverse=True)
+        found.sort(key=lambda r: int(r[1]))  # stable: each entity's memories stay newest first
+        return dict.fromkeys(str(r[0]) for r in found)
 
     def _nearest(self, memory: MemoryRow, embedder: str, query: Any) -> set[str]:
         """The active memories nearest ``query``: all of them on a small store, else from the
         vector engine's nearest-neighbour list, widened until enough memories are in it."""
-        with self._db.read() as session:
-            # How many active memories, up to one past the limit (a count of them all reads them all).
-            few = select(MemoryRow.id).where(col(MemoryRow.state) == "active").limit(_ALL_BELOW + 1).subquery()
-            active = int(session.execute(select(func.count()).select_from(few)).scalar() or 0)
-            if active <= _ALL_BELOW:
-                return {
-                    str(x)
-                    for x in session.execute(
-                        select(MemoryRow.id).where(col(MemoryRow.state) == "active", col(MemoryRow.id) != memory.id)
-                    ).scalars()
-                }
+        if not self._large:
+            with self._db.read() as session:
+                # How many active memories, up to one past twice the limit (a count of them all
+                # reads them all). Past it, the store is taken as large for the life of the process:
+                # the nearest-neighbour list serves a store that shrinks back as well.
+                few = select(MemoryRow.id).where(col(MemoryRow.state) == "active").limit(2 * _ALL_BELOW + 1).subquery()
+                active = int(session.execute(select(func.count()).select_from(few)).scalar() or 0)
+                self._large = active > 2 * _ALL_BELOW
+                if active <= _ALL_BELOW:
+                    return {
+                        str(x)
+                        for x in session.execute(
+                            select(MemoryRow.id).where(col(MemoryRow.state) == "active", col(MemoryRow.id) != memory.id)
+                        ).scalars()
+                    }
         index = self._docs.vector_index()
         wanted = _KNN * 2
         while True:
