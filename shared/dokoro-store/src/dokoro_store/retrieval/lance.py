@@ -36,7 +36,7 @@ from sqlmodel import Session
 from dokoro_store.db.engine import Database
 from dokoro_store.files import file_lock
 from dokoro_store.retrieval.tables import chunks, stamped_with
-from dokoro_store.retrieval.vectors import ChunkVector, VectorHit
+from dokoro_store.retrieval.vectors import ChunkVector, ExactScanIndex, VectorHit
 
 if TYPE_CHECKING:
     from dokoro_store.paths import StorePaths
@@ -93,6 +93,11 @@ class LanceIndex:
         self._checked: tuple[int, str] | None = None
         self._probes: int | None = None  # partitions to search when the table has an ANN index
         self._handle: Any = None  # the open LanceDB table
+        # Below the ANN threshold a query is served by an exact scan of the database's vectors held
+        # in memory (kept per index generation): LanceDB's per-query overhead (10-15 ms on a few
+        # thousand vectors here) is most of such a search. (generation, embedder, exact?) last seen.
+        self._exact = ExactScanIndex(db)
+        self._regime: tuple[int, str, bool] | None = None
 
     def describe(self) -> str:
         where = f"LanceDB (embedded) at {self._dir}"
@@ -241,6 +246,8 @@ class LanceIndex:
     def clear(self) -> None:
         with self._lock, file_lock(self._paths.locks_dir, "lance", within=self._paths.root):
             self._checked = None
+            self._regime = None
+            self._exact.clear()
             self._drop()
 
     def _database_count(self, embedder: str) -> int:
@@ -295,9 +302,25 @@ class LanceIndex:
                     self._rebuild(embedder)
         self._checked = (generation, embedder)
 
+    def _below_threshold(self, embedder: str) -> bool:
+        """Whether the database holds fewer than :data:`ANN_THRESHOLD` vectors of ``embedder`` (its
+        count read once per index generation, which every index write moves, in any process)."""
+        from dokoro_store.retrieval.vectors import current_generation
+
+        with self._db.read() as session:
+            generation = current_generation(session)
+        if self._regime is None or self._regime[:2] != (generation, embedder):
+            self._regime = (generation, embedder, self._database_count(embedder) < ANN_THRESHOLD)
+        return self._regime[2]
+
     def search(self, vector: Any, embedder: str, k: int, scope: DocScope | None = None) -> list[VectorHit]:
         import numpy as np
 
+        with self._lock:
+            small = self._below_threshold(embedder)
+        if small:
+            # The same exact scan LanceDB would make, over the database's own rows (never stale).
+            return self._exact.search(vector, embedder, k, scope)
         with self._lock:
             self._ensure_in_step(embedder)
             table = self._table()
