@@ -313,6 +313,15 @@ class LanceIndex:
             self._regime = (generation, embedder, self._database_count(embedder) < ANN_THRESHOLD)
         return self._regime[2]
 
+    def stored_vectors(self, doc_ids: Sequence[str], embedder: str) -> list[tuple[str, str, Any]] | None:
+        """The candidates' vectors from the exact scan's matrix when the last search used it (None:
+        read them from the database)."""
+        with self._lock:
+            regime = self._regime
+        if regime is None or regime[1] != embedder or not regime[2]:
+            return None
+        return self._exact.stored_vectors(doc_ids, embedder)
+
     def search(self, vector: Any, embedder: str, k: int, scope: DocScope | None = None) -> list[VectorHit]:
         import numpy as np
 

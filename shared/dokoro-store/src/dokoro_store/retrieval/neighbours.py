@@ -12,9 +12,9 @@ truth for every vector engine) and compared with the query here: a few hundred r
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import bindparam, select, text
 
@@ -25,9 +25,12 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-__all__ = ["NEIGHBOUR_SPAN", "DocVectors", "ThreadMap", "load_doc_vectors", "load_threads"]
+__all__ = ["NEIGHBOUR_SPAN", "DocVectors", "StoredVectors", "ThreadMap", "load_doc_vectors", "load_threads"]
 
 NEIGHBOUR_SPAN = 2  # neighbours up to this many places away on each side
+# A vector engine's copy of the stored vectors held in memory: (documents, embedder) → their chunks'
+# (chunk id, document id, vector), or None when it holds none (the database is read instead).
+StoredVectors = Callable[[Sequence[str], str], "list[tuple[str, str, Any]] | None"]
 
 
 @dataclass
@@ -121,30 +124,46 @@ class DocVectors:
         return out
 
 
-def load_doc_vectors(db: Database, doc_ids: Iterable[str], embedder: str, query: npt.NDArray[np.float32]) -> DocVectors:
-    """Cosines with ``query`` of the stored vectors (stamped ``embedder``) of ``doc_ids``."""
+def load_doc_vectors(
+    db: Database,
+    doc_ids: Iterable[str],
+    embedder: str,
+    query: npt.NDArray[np.float32],
+    stored: StoredVectors | None = None,
+) -> DocVectors:
+    """Cosines with ``query`` of the stored vectors (stamped ``embedder``) of ``doc_ids``.
+
+    ``stored``: the vector engine's copy of them in memory, when it has one (else None: read).
+    """
     import numpy as np
 
     ids = list(dict.fromkeys(doc_ids))
     out = DocVectors()
     if not ids:
         return out
-    rows: list[tuple[str, str, bytes]] = []
-    with db.read() as session:
-        for start in range(0, len(ids), 500):
-            rows += [
-                (str(r[0]), str(r[1]), bytes(r[2]))
-                for r in session.execute(
-                    select(chunks.c.chunk_id, chunks.c.doc_id, chunks.c.embedding).where(
-                        chunks.c.doc_id.in_(ids[start : start + 500]),
-                        stamped_with(embedder),
-                        chunks.c.embedding.is_not(None),
-                    )
-                ).all()
-            ]
-    if not rows:
-        return out
-    matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype="<f4").reshape(len(rows), -1)
+    held = stored(ids, embedder) if stored is not None else None
+    if held is not None:
+        rows: list[tuple[str, str, Any]] = held
+        if not rows:
+            return out
+        matrix = np.stack([r[2] for r in rows])
+    else:
+        rows = []
+        with db.read() as session:
+            for start in range(0, len(ids), 500):
+                rows += [
+                    (str(r[0]), str(r[1]), bytes(r[2]))
+                    for r in session.execute(
+                        select(chunks.c.chunk_id, chunks.c.doc_id, chunks.c.embedding).where(
+                            chunks.c.doc_id.in_(ids[start : start + 500]),
+                            stamped_with(embedder),
+                            chunks.c.embedding.is_not(None),
+                        )
+                    ).all()
+                ]
+        if not rows:
+            return out
+        matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype="<f4").reshape(len(rows), -1)
     if matrix.shape[1] != query.shape[0]:
         return out
     scores = matrix @ query

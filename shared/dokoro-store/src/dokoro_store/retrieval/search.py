@@ -268,6 +268,8 @@ class SearchService:
             [g.doc_id for g in legs.graph_hits],
             embedder=legs.embedder_id,
             query_vector=legs.query_vector,
+            # The engine's vectors in memory (an exact scan's matrix), when it keeps them.
+            stored=getattr(self._vectors(), "stored_vectors", None),
         )
         if scope is None:
             return fused

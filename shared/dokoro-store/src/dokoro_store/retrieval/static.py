@@ -113,7 +113,7 @@ class StaticEmbedder:
 
         keys = [(self._folder, hashlib.blake2b(text[:_MAX_CHARS].encode(), digest_size=16).digest()) for text in texts]
         with _cache_lock:
-            found = [_cached.get(key) for key in keys]
+            found: list[Any] = [_cached.get(key) for key in keys]
             for key, vector in zip(keys, found, strict=True):
                 if vector is not None:
                     _cached.move_to_end(key)
