@@ -7,6 +7,9 @@ for this embedder — and rebuilt from the database when it drifted (a crash bet
 writes, a process without LanceDB writing the database). Hits are filtered against the database,
 so a stale row can never surface a deleted chunk.
 
+Below :data:`EXACT_IN_MEMORY` vectors a query does not reach LanceDB at all: it is an exact scan
+of the database's own vectors held in memory (``ExactScanIndex``, read again when the index
+generation moves), which also hands the fusion the candidates' vectors without a query.
 Below :data:`ANN_THRESHOLD` vectors every query is an exact scan. Past it the table gets an ANN
 index: IVF with scalar-quantised vectors (``IVF_SQ``, cosine), searched in :data:`NPROBES`
 partitions and re-ranked on the full vectors (``refine_factor``), so the order of the hits is the
@@ -55,6 +58,12 @@ NPROBES = 20  # IVF partitions searched per query (at least; more on a large ind
 # (50 needle queries) the top 10/50/100 of 200 equal an exact scan's, as with 5, at ~60% of the cost
 # (``docs/benchmarks.md``, "Recall depth"); the legs already ask for twice the depth they keep.
 REFINE_FACTOR = 1
+# Vectors below which a query is an exact scan of the database's vectors held in memory (read again
+# whenever the index generation moves), not a LanceDB query. Measured (2 cores, shared): LanceDB's
+# per-query overhead is 8-15 ms even on a few hundred vectors, the in-memory scan well under 1 ms;
+# reading the matrix again after a write costs ~7 µs of CPU per vector (73 ms at 10k), so past a
+# few thousand vectors a store that writes between its reads would pay more than it saves.
+EXACT_IN_MEMORY = 2_000
 _INDEX_PREFIX = "vector_ivf_sq_p"  # index name: prefix + the number of partitions it was trained with
 
 
@@ -93,9 +102,9 @@ class LanceIndex:
         self._checked: tuple[int, str] | None = None
         self._probes: int | None = None  # partitions to search when the table has an ANN index
         self._handle: Any = None  # the open LanceDB table
-        # Below the ANN threshold a query is served by an exact scan of the database's vectors held
-        # in memory (kept per index generation): LanceDB's per-query overhead (10-15 ms on a few
-        # thousand vectors here) is most of such a search. (generation, embedder, exact?) last seen.
+        # Below :data:`EXACT_IN_MEMORY` vectors a query is an exact scan of the database's vectors
+        # held in memory (kept per index generation): LanceDB's per-query overhead would be most of
+        # such a search. (generation, embedder, in memory?) last seen.
         self._exact = ExactScanIndex(db)
         self._regime: tuple[int, str, bool] | None = None
 
@@ -302,15 +311,15 @@ class LanceIndex:
                     self._rebuild(embedder)
         self._checked = (generation, embedder)
 
-    def _below_threshold(self, embedder: str) -> bool:
-        """Whether the database holds fewer than :data:`ANN_THRESHOLD` vectors of ``embedder`` (its
+    def _in_memory(self, embedder: str) -> bool:
+        """Whether the database holds fewer than :data:`EXACT_IN_MEMORY` vectors of ``embedder`` (its
         count read once per index generation, which every index write moves, in any process)."""
         from dokoro_store.retrieval.vectors import current_generation
 
         with self._db.read() as session:
             generation = current_generation(session)
         if self._regime is None or self._regime[:2] != (generation, embedder):
-            self._regime = (generation, embedder, self._database_count(embedder) < ANN_THRESHOLD)
+            self._regime = (generation, embedder, self._database_count(embedder) < min(EXACT_IN_MEMORY, ANN_THRESHOLD))
         return self._regime[2]
 
     def stored_vectors(self, doc_ids: Sequence[str], embedder: str) -> list[tuple[str, str, Any]] | None:
@@ -326,7 +335,7 @@ class LanceIndex:
         import numpy as np
 
         with self._lock:
-            small = self._below_threshold(embedder)
+            small = self._in_memory(embedder)
         if small:
             # The same exact scan LanceDB would make, over the database's own rows (never stale).
             return self._exact.search(vector, embedder, k, scope)
