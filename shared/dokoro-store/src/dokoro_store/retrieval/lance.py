@@ -311,16 +311,17 @@ class LanceIndex:
                     self._rebuild(embedder)
         self._checked = (generation, embedder)
 
-    def _in_memory(self, embedder: str) -> bool:
-        """Whether the database holds fewer than :data:`EXACT_IN_MEMORY` vectors of ``embedder`` (its
-        count read once per index generation, which every index write moves, in any process)."""
+    def _in_memory(self, embedder: str) -> int | None:
+        """The index generation when the database holds fewer than :data:`EXACT_IN_MEMORY` vectors of
+        ``embedder`` (None: more; the count read once per generation, which every index write moves,
+        in any process)."""
         from dokoro_store.retrieval.vectors import current_generation
 
         with self._db.read() as session:
             generation = current_generation(session)
         if self._regime is None or self._regime[:2] != (generation, embedder):
             self._regime = (generation, embedder, self._database_count(embedder) < min(EXACT_IN_MEMORY, ANN_THRESHOLD))
-        return self._regime[2]
+        return self._regime[0] if self._regime[2] else None
 
     def stored_vectors(self, doc_ids: Sequence[str], embedder: str) -> list[tuple[str, str, Any]] | None:
         """The candidates' vectors from the exact scan's matrix when the last search used it (None:
@@ -335,10 +336,10 @@ class LanceIndex:
         import numpy as np
 
         with self._lock:
-            small = self._in_memory(embedder)
-        if small:
+            generation = self._in_memory(embedder)
+        if generation is not None:
             # The same exact scan LanceDB would make, over the database's own rows (never stale).
-            return self._exact.search(vector, embedder, k, scope)
+            return self._exact.search(vector, embedder, k, scope, generation=generation)
         with self._lock:
             self._ensure_in_step(embedder)
             table = self._table()

@@ -127,9 +127,14 @@ class ExactScanIndex:
         with self._lock:
             self._cache = None
 
-    def _matrix(self, embedder: str) -> tuple[Any, list[str], list[str]]:
+    def _matrix(self, embedder: str, generation: int | None = None) -> tuple[Any, list[str], list[str]]:
+        """The vectors of ``embedder`` (``generation``: the index generation the caller just read)."""
         import numpy as np
 
+        with self._lock:
+            cached = self._cache
+        if cached is not None and (cached[0], cached[1]) == (generation, embedder):
+            return cached[2], cached[3], cached[4]
         with self._db.read() as session:
             generation = current_generation(session)
             with self._lock:
@@ -169,8 +174,11 @@ class ExactScanIndex:
         matrix, chunk_ids = cached[2], cached[3]
         return [(chunk_ids[i], doc_id, matrix[i]) for doc_id in dict.fromkeys(doc_ids) for i in rows_of.get(doc_id, ())]
 
-    def search(self, vector: Any, embedder: str, k: int, scope: DocScope | None = None) -> list[VectorHit]:
-        matrix, chunk_ids, doc_ids = self._matrix(embedder)
+    def search(
+        self, vector: Any, embedder: str, k: int, scope: DocScope | None = None, *, generation: int | None = None
+    ) -> list[VectorHit]:
+        """See :class:`VectorIndex`; ``generation``: the index generation the caller just read."""
+        matrix, chunk_ids, doc_ids = self._matrix(embedder, generation)
         if matrix.shape[0] and matrix.shape[1] != len(vector):
             return []
 
