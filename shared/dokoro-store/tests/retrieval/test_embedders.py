@@ -78,6 +78,22 @@ def test_the_static_model_is_stamped_and_returns_unit_float32_rows():
     assert embedder.embed([]).shape == (0, embedder.dimension)
 
 
+def test_the_static_models_cached_vectors_equal_fresh_ones_and_the_cache_stays_bounded(monkeypatch):
+    from dokoro_store.retrieval import static
+
+    monkeypatch.setattr(static, "_CACHE_SIZE", 4)
+    embedder = StaticEmbedder()
+    texts = ["the deploy failed on Friday", "we moved billing to Kafka", "", "the deploy failed on Friday", "x" * 9000]
+    fresh = embedder.embed(texts)
+    first = embedder.embed_cached(texts)  # the repeated text and the clipped long one in one call
+    again = embedder.embed_cached(list(reversed(texts)))
+    assert first.shape == fresh.shape and first.dtype == np.float32
+    assert np.array_equal(first, fresh)
+    assert np.array_equal(again, fresh[::-1])
+    assert len(static._cached) <= 4
+    assert embedder.embed_cached([]).shape == (0, embedder.dimension)
+
+
 def test_vectors_survive_the_database_byte_format():
     vector = StaticEmbedder().embed(["round trip"])[0]
 

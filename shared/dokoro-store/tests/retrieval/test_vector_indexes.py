@@ -112,3 +112,53 @@ def test_pgvector_keeps_vectors_in_a_typed_column_searched_through_its_hnsw_inde
         assert _nearest_docs(store, _corpus(60)[11].content)[0] == "d11"
         assert "kept up to date" in store.docs.vector_index().optimise()
         assert "rebuilt the HNSW index" in store.docs.vector_index().optimise(rebuild=True)
+
+
+def test_below_the_threshold_lancedb_answers_as_the_exact_scan_and_sees_every_process_writes(
+    root, clock, monkeypatch
+) -> None:
+    """Below the ANN threshold the query is the exact scan of the database's vectors (held in memory
+    per index generation): the same hits as the exact engine, a write of another process seen at once."""
+    import dokoro_store.retrieval.lance as lance
+    from dokoro_store import Store
+    from dokoro_store.retrieval import RetrievalConfig
+    from dokoro_store.retrieval.vectors import ExactScanIndex
+
+    monkeypatch.setattr(lance, "ANN_THRESHOLD", 300)
+    docs = _corpus(120)
+    config = RetrievalConfig(embedder="hashing")
+    with (
+        Store.open(root, clock=clock, retrieval=config) as store,
+        Store.open(root, clock=clock, retrieval=config) as other,
+    ):
+        store.docs.save_many(docs)
+        store.docs.index_docs()
+        engine = store.docs.vector_index()
+        assert engine.engine == "lancedb"
+        embedder = store.embedder.get()
+        exact = ExactScanIndex(store.db)
+        for doc in docs[::10]:
+            vector = embedder.embed([doc.content], query=True)[0]
+            assert engine.search(vector, embedder.id, 8) == exact.search(vector, embedder.id, 8)
+            assert engine.search(vector, embedder.id, 1)[0].doc_id == doc.id
+
+        # The candidates' vectors the fusion reads come from the same rows as the database's.
+        held = engine.stored_vectors(["d3", "d4", "missing"], embedder.id)
+        assert held is not None and [(c, d) for c, d, _v in held] == [
+            (c, d) for c, d, _v in exact.stored_vectors(["d3", "d4", "missing"], embedder.id) or []
+        ]
+        assert engine.stored_vectors(["d3"], "another-embedder") is None
+
+        # Another process writes: a new document is found, a deleted one is gone, at once.
+        other.docs.index_content("late", "w1 w2 w3 w4 w5 w6 w7 w8 w9 w10 w11 w12", "Late")
+        assert _nearest_docs(store, "w1 w2 w3 w4 w5 w6 w7 w8 w9 w10 w11 w12")[0] == "late"
+        other.docs.delete("late")
+        assert "late" not in _nearest_docs(store, "w1 w2 w3 w4 w5 w6 w7 w8 w9 w10 w11 w12")
+
+        # Past the threshold the LanceDB table answers (its copy brought in step first).
+        other.docs.save_many(_corpus(400)[120:])
+        other.docs.index_docs()
+        engine.optimise()
+        assert "IVF_SQ index" in store.search.status().vector_engine_label
+        assert _nearest_docs(store, docs[7].content)[0] == "d7"
+        assert engine.stored_vectors(["d3"], embedder.id) is None  # the fusion reads the database

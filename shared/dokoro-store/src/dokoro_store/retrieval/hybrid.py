@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from dokoro_store.db.engine import Database
 from dokoro_store.retrieval.fusion import FusionSettings, quantile_from_top, rescale
-from dokoro_store.retrieval.neighbours import DocVectors, ThreadMap, load_doc_vectors, load_threads
+from dokoro_store.retrieval.neighbours import DocVectors, StoredVectors, ThreadMap, load_doc_vectors, load_threads
 
 if TYPE_CHECKING:
     import numpy as np
@@ -70,8 +70,10 @@ def fuse_scores(
     *,
     embedder: str | None,
     query_vector: npt.NDArray[np.float32] | None,
+    stored: StoredVectors | None = None,
 ) -> list[Scored]:
-    """Every candidate of the legs (and their thread neighbours), best first."""
+    """Every candidate of the legs (and their thread neighbours), best first (``stored``: the vector
+    engine's copy of the vectors in memory, read instead of the database when it has one)."""
     scored: dict[str, Scored] = {}
     for rank, hit in enumerate(text_hits):
         item = scored.setdefault(hit.doc_id, Scored(hit.doc_id))
@@ -97,7 +99,7 @@ def fuse_scores(
                         scored.setdefault(other, Scored(other))
     vectors = None
     if embedder is not None and query_vector is not None and settings.vector_weight > 0:
-        vectors = _vector_scores(db, settings, scored, threads, vector_hits, embedder, query_vector)
+        vectors = _vector_scores(db, settings, scored, threads, vector_hits, embedder, query_vector, stored=stored)
     _base(settings, scored)
     if vectors is not None and query_vector is not None and settings.feedback_weight > 0:
         # Pseudo-relevance feedback: move the query toward the best few candidates and score again.
@@ -138,6 +140,7 @@ def _vector_scores(
     embedder: str,
     query: npt.NDArray[np.float32],
     loaded: DocVectors | None = None,
+    stored: StoredVectors | None = None,
 ) -> DocVectors:
     import numpy as np
 
@@ -146,7 +149,7 @@ def _vector_scores(
         if settings.context_weight > 0:
             for doc_id in list(scored):
                 wanted.update(threads.neighbours(doc_id, 1))
-        vectors = load_doc_vectors(db, wanted, embedder, query)
+        vectors = load_doc_vectors(db, wanted, embedder, query, stored)
     else:
         vectors = loaded.rescored(query)
     raw: dict[str, float] = {}

@@ -19,6 +19,9 @@ so a lagging copy is never taken for drift — and rebuilt from the database whe
 stale row can never surface a deleted chunk. Vectors of a re-indexed or deleted document leave
 the copy at once (a delete, after the commit), which keeps the two counts equal.
 
+Below :data:`EXACT_IN_MEMORY` vectors a query does not reach LanceDB at all: it is an exact scan
+of the database's own vectors held in memory (``ExactScanIndex``, read again when the index
+generation moves), which also hands the fusion the candidates' vectors without a query.
 Below :data:`ANN_THRESHOLD` vectors every query is an exact scan. Past it the table gets an ANN
 index: IVF with scalar-quantised vectors (``IVF_SQ``, cosine), searched in :data:`NPROBES`
 partitions and re-ranked on the full vectors (``refine_factor``), so the order of the hits is the
@@ -49,7 +52,7 @@ from sqlmodel import Session
 from dokoro_store.db.engine import Database
 from dokoro_store.files import file_lock
 from dokoro_store.retrieval.tables import chunks, stamped_with
-from dokoro_store.retrieval.vectors import ChunkVector, VectorHit
+from dokoro_store.retrieval.vectors import ChunkVector, ExactScanIndex, VectorHit
 
 if TYPE_CHECKING:
     from dokoro_store.paths import StorePaths
@@ -74,6 +77,12 @@ REFINE_FACTOR = 1
 MIRROR_DELAY = 2.0
 MIRROR_TAIL = 512
 RECHECK_AFTER = 5.0  # seconds between two drift checks of the copy (see _ensure_in_step)
+# Vectors below which a query is an exact scan of the database's vectors held in memory (read again
+# whenever the index generation moves), not a LanceDB query. Measured (2 cores, shared): LanceDB's
+# per-query overhead is 8-15 ms even on a few hundred vectors, the in-memory scan well under 1 ms;
+# reading the matrix again after a write costs ~7 µs of CPU per vector (73 ms at 10k), so past a
+# few thousand vectors a store that writes between its reads would pay more than it saves.
+EXACT_IN_MEMORY = 2_000
 _INDEX_PREFIX = "vector_ivf_sq_p"  # index name: prefix + the number of partitions it was trained with
 
 
@@ -117,6 +126,11 @@ class LanceIndex:
         self._timer_lock = threading.Lock()
         self._closed = False
         self._written = 0  # vectors this process wrote since its last mirror step
+        # Below :data:`EXACT_IN_MEMORY` vectors a query is an exact scan of the database's vectors
+        # held in memory (kept per index generation): LanceDB's per-query overhead would be most of
+        # such a search. (generation, embedder, in memory?) last seen.
+        self._exact = ExactScanIndex(db)
+        self._regime: tuple[int, str, bool] | None = None
 
     def describe(self) -> str:
         where = f"LanceDB (embedded) at {self._dir}"
@@ -289,6 +303,8 @@ class LanceIndex:
     def clear(self) -> None:
         with self._lock, file_lock(self._paths.locks_dir, "lance", within=self._paths.root):
             self._checked = None
+            self._regime = None
+            self._exact.clear()
             self._drop()
 
     # ------------------------------------------------------------------ write-behind
@@ -457,9 +473,43 @@ class LanceIndex:
         self._checked = (generation, embedder)
         self._checked_at = time.monotonic()
 
+    def _in_memory(self, embedder: str) -> int | None:
+        """The index generation when the database holds fewer than :data:`EXACT_IN_MEMORY` vectors of
+        ``embedder`` (None: more; the count read once per generation, which every index write moves,
+        in any process)."""
+        from dokoro_store.retrieval.vectors import current_generation
+
+        with self._db.read() as session:
+            generation = current_generation(session)
+        if self._regime is None or self._regime[:2] != (generation, embedder):
+            self._regime = (generation, embedder, self._fewer_than(min(EXACT_IN_MEMORY, ANN_THRESHOLD), embedder))
+        return self._regime[0] if self._regime[2] else None
+
+    def _fewer_than(self, limit: int, embedder: str) -> bool:
+        """Whether the database holds fewer than ``limit`` vectors of ``embedder`` (copied or not):
+        a count that stops at the limit, so a large store pays the same as a small one."""
+        with self._db.read() as session:
+            few = select(chunks.c.chunk_id).where(chunks.c.embedder == embedder).limit(limit).subquery()
+            found = session.execute(select(func.count()).select_from(few)).scalar()
+        return int(found or 0) < limit
+
+    def stored_vectors(self, doc_ids: Sequence[str], embedder: str) -> list[tuple[str, str, Any]] | None:
+        """The candidates' vectors from the exact scan's matrix when the last search used it (None:
+        read them from the database)."""
+        with self._lock:
+            regime = self._regime
+        if regime is None or regime[1] != embedder or not regime[2]:
+            return None
+        return self._exact.stored_vectors(doc_ids, embedder)
+
     def search(self, vector: Any, embedder: str, k: int, scope: DocScope | None = None) -> list[VectorHit]:
         import numpy as np
 
+        with self._lock:
+            generation = self._in_memory(embedder)
+        if generation is not None:
+            # The same exact scan LanceDB would make, over the database's own rows (never stale).
+            return self._exact.search(vector, embedder, k, scope, generation=generation)
         with self._lock:
             self._ensure_in_step(embedder)
             table = self._table()

@@ -291,7 +291,7 @@ def _static_cosines(query: str, texts: list[str]) -> list[float] | None:
 
     try:
         embedder = StaticEmbedder()
-        vectors = embedder.embed([query, *texts])
+        vectors = embedder.embed_cached([query, *texts])  # candidates recur query after query
     except EmbedderUnavailableError:
         return None
     scores = vectors[1:] @ vectors[0]

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
 
 from dokoro_store.db.engine import Database
@@ -50,7 +49,6 @@ from dokoro_store.retrieval.hybrid import Scored, fuse_scores
 from dokoro_store.retrieval.planner import PlannedQuery, plan_query
 from dokoro_store.retrieval.rerank import RERANKER_LABEL, rerank
 from dokoro_store.retrieval.scope import DocScope
-from dokoro_store.retrieval.tables import docs_table
 from dokoro_store.retrieval.vectors import VectorHit, VectorIndex
 from dokoro_store.retrieval.workspace_index import ReconcileReport, WorkspaceIndex
 
@@ -253,10 +251,18 @@ class SearchService:
         return legs.planned, self._fuse(legs, settings)
 
     def _texts(self, doc_ids: Sequence[str]) -> dict[str, str]:
+        # Handed to the driver as it is (the re-ranker's 50 ids on every query: SQLAlchemy's
+        # expansion of the IN list cost more than the query).
+        ids = list(dict.fromkeys(doc_ids))
+        rows: list[Any] = []
         with self._db.read() as session:
-            rows = session.execute(
-                select(docs_table.c.id, docs_table.c.title, docs_table.c.content).where(docs_table.c.id.in_(doc_ids))
-            ).all()
+            connection = session.connection()
+            mark = "?" if connection.dialect.paramstyle == "qmark" else "%s"
+            for start in range(0, len(ids), 500):
+                batch = ids[start : start + 500]
+                rows += connection.exec_driver_sql(
+                    f"SELECT id, title, content FROM docs WHERE id IN ({', '.join([mark] * len(batch))})", tuple(batch)
+                ).all()
         return {str(r[0]): f"{r[1] or ''}\n{r[2] or ''}" for r in rows}
 
     def _fuse(self, legs: _Legs, settings: FusionSettings, scope: DocScope | None = None) -> list[Scored]:
@@ -268,6 +274,8 @@ class SearchService:
             [g.doc_id for g in legs.graph_hits],
             embedder=legs.embedder_id,
             query_vector=legs.query_vector,
+            # The engine's vectors in memory (an exact scan's matrix), when it keeps them.
+            stored=getattr(self._vectors(), "stored_vectors", None),
         )
         if scope is None:
             return fused

@@ -7,9 +7,11 @@ hub — on the first embedding, and shared by every store of the process.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 import warnings
+from collections import OrderedDict
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
@@ -30,6 +32,13 @@ _MAX_CHARS = 8_000
 
 _load_lock = threading.Lock()
 _loaded: dict[Path, Any] = {}
+
+# Vectors of recently embedded texts (:meth:`StaticEmbedder.embed_cached`): the re-ranker embeds the
+# same candidate texts query after query. A text's vector depends on that text alone (mean of its
+# tokens' vectors), so a cached one equals a fresh one. ~1.5 KB per entry at 384 dimensions.
+_CACHE_SIZE = 8_192
+_cache_lock = threading.Lock()
+_cached: OrderedDict[tuple[Path, bytes], Any] = OrderedDict()
 
 
 def model_files_present(folder: Path) -> bool:
@@ -97,3 +106,26 @@ class StaticEmbedder:
             return np.zeros((0, self.dimension), dtype=np.float32)
         clipped = [text[:_MAX_CHARS] for text in texts]
         return normalise_rows(model.encode(clipped, show_progress_bar=False))
+
+    def embed_cached(self, texts: Sequence[str]) -> FloatMatrix:
+        """:meth:`embed`, the vectors of texts seen lately taken from a process-wide cache."""
+        import numpy as np
+
+        keys = [(self._folder, hashlib.blake2b(text[:_MAX_CHARS].encode(), digest_size=16).digest()) for text in texts]
+        with _cache_lock:
+            found: list[Any] = [_cached.get(key) for key in keys]
+            for key, vector in zip(keys, found, strict=True):
+                if vector is not None:
+                    _cached.move_to_end(key)
+        missing = [i for i, vector in enumerate(found) if vector is None]
+        if missing:
+            fresh = self.embed([texts[i] for i in missing])
+            with _cache_lock:
+                for row, i in enumerate(missing):
+                    found[i] = fresh[row]
+                    _cached[keys[i]] = fresh[row]
+                while len(_cached) > _CACHE_SIZE:
+                    _cached.popitem(last=False)
+        if not found:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return np.stack(found)

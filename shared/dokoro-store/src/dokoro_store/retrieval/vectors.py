@@ -115,6 +115,7 @@ class ExactScanIndex:
         self._reason = reason
         self._lock = threading.Lock()
         self._cache: tuple[int, str, Any, list[str], list[str]] | None = None
+        self._rows_of: dict[str, list[int]] | None = None  # document → its rows in the cached matrix
 
     def describe(self) -> str:
         why = f" ({self._reason})" if self._reason else ""
@@ -130,9 +131,14 @@ class ExactScanIndex:
         with self._lock:
             self._cache = None
 
-    def _matrix(self, embedder: str) -> tuple[Any, list[str], list[str]]:
+    def _matrix(self, embedder: str, generation: int | None = None) -> tuple[Any, list[str], list[str]]:
+        """The vectors of ``embedder`` (``generation``: the index generation the caller just read)."""
         import numpy as np
 
+        with self._lock:
+            cached = self._cache
+        if cached is not None and (cached[0], cached[1]) == (generation, embedder):
+            return cached[2], cached[3], cached[4]
         with self._db.read() as session:
             generation = current_generation(session)
             with self._lock:
@@ -152,10 +158,31 @@ class ExactScanIndex:
             matrix = np.zeros((0, 1), dtype=np.float32)
         with self._lock:
             self._cache = (generation, embedder, matrix, chunk_ids, doc_ids)
+            self._rows_of = None
         return matrix, chunk_ids, doc_ids
 
-    def search(self, vector: Any, embedder: str, k: int, scope: DocScope | None = None) -> list[VectorHit]:
-        matrix, chunk_ids, doc_ids = self._matrix(embedder)
+    def stored_vectors(self, doc_ids: Sequence[str], embedder: str) -> list[tuple[str, str, Any]] | None:
+        """(chunk id, document id, vector) of ``doc_ids``' chunks from the matrix the last search
+        scanned (None when there is none for ``embedder``): the fusion reads the candidates' vectors
+        from the same snapshot as the vector leg, without a query."""
+        with self._lock:
+            cached = self._cache
+            if cached is None or cached[1] != embedder:
+                return None
+            if self._rows_of is None:
+                rows_of: dict[str, list[int]] = {}
+                for index, doc_id in enumerate(cached[4]):
+                    rows_of.setdefault(doc_id, []).append(index)
+                self._rows_of = rows_of
+            rows_of = self._rows_of
+        matrix, chunk_ids = cached[2], cached[3]
+        return [(chunk_ids[i], doc_id, matrix[i]) for doc_id in dict.fromkeys(doc_ids) for i in rows_of.get(doc_id, ())]
+
+    def search(
+        self, vector: Any, embedder: str, k: int, scope: DocScope | None = None, *, generation: int | None = None
+    ) -> list[VectorHit]:
+        """See :class:`VectorIndex`; ``generation``: the index generation the caller just read."""
+        matrix, chunk_ids, doc_ids = self._matrix(embedder, generation)
         if matrix.shape[0] and matrix.shape[1] != len(vector):
             return []
 
