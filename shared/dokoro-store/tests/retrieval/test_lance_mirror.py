@@ -2,7 +2,8 @@
 batches; every search finds them before and after the copy, and a lagging copy is never rebuilt.
 
 The background copy is pushed out of reach here (``MIRROR_DELAY``) so each test decides when
-the copy happens; ``tests/test_lance_mirror_processes.py`` runs it with real processes.
+the copy happens, and every search goes to LanceDB (``EXACT_IN_MEMORY`` at 0: these small stores
+would otherwise be scanned in memory); ``tests/test_lance_mirror_processes.py`` runs it with real processes.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ def no_background(monkeypatch):
     import dokoro_store.retrieval.lance as lance
 
     monkeypatch.setattr(lance, "MIRROR_DELAY", 3600.0)
+    monkeypatch.setattr(lance, "EXACT_IN_MEMORY", 0)
     return lance
 
 
