@@ -147,10 +147,11 @@ class LanceIndex:
             index = _ann_index(table)
         if index is None:
             return f"{where}: exact scan of {rows:,} vectors (an IVF_SQ index from {ANN_THRESHOLD:,}){behind}"
-        unindexed = int(index.num_unindexed_rows or 0) + waiting
+        outside = int(index.num_unindexed_rows or 0)  # copied since the index was last brought up to date
+        unindexed = outside + waiting
         return (
             f"{where}: IVF_SQ index ({index.name.removeprefix(_INDEX_PREFIX)} partitions, cosine, "
-            f"nprobes {self._nprobes(index)}, refine ×{REFINE_FACTOR}) over {rows - unindexed + waiting:,} vectors"
+            f"nprobes {self._nprobes(index)}, refine ×{REFINE_FACTOR}) over {rows - outside:,} vectors"
             + (f", {unindexed:,} newer ones scanned exactly" if unindexed else "")
         )
 
