@@ -303,6 +303,15 @@ def test_a_moved_file_stays_its_memorys_file(any_store: Store, root: Path) -> No
     assert "state: deprecated" in (path.with_name("renamed-by-hand.md")).read_text()
 
 
+def _edit_in_place(path: Path, old: str, new: str) -> None:
+    """Rewrite ``path`` in place (same inode, the folder's time does not move), as an editor may."""
+    with path.open("r+", encoding="utf-8") as handle:
+        content = handle.read().replace(old, new)
+        handle.seek(0)
+        handle.write(content)
+        handle.truncate()
+
+
 def test_removing_the_whole_folder_renders_it_again_without_deprecating(any_store: Store, root: Path) -> None:
     memory = _fact(any_store, "Kept", "Removing the folder is not forgetting.")
     shutil.rmtree(root / "memories")
@@ -322,11 +331,7 @@ def test_an_in_place_edit_is_found_by_the_rolling_sweep_in_a_large_folder(any_st
     )
     small.sync_files()
     path = _file(root, ids[0])
-    with path.open("r+", encoding="utf-8") as handle:  # in place: the folder's time does not move
-        content = handle.read().replace("Note number 0", "Note number zero")
-        handle.seek(0)
-        handle.write(content)
-        handle.truncate()
+    _edit_in_place(path, "Note number 0", "Note number zero")
 
     changes = [small.sync_files().changes for _ in range(3)]  # 6 files / 2 per call
 
@@ -346,11 +351,7 @@ def test_a_memory_call_sweeps_a_large_folder_when_due_and_an_explicit_sync_alway
     service = MemoryService(any_store.db, any_store.clock, any_store.docs, any_store.search, paths=any_store.paths)
     service.sync_files()  # swept just now
     path = _file(root, ids[0])
-    with path.open("r+", encoding="utf-8") as handle:  # in place: the folder's time does not move
-        content = handle.read().replace("Note number 0", "Note number zero")
-        handle.seek(0)
-        handle.write(content)
-        handle.truncate()
+    _edit_in_place(path, "Note number 0", "Note number zero")
 
     # A memory call's own reconcile does not sweep again before it is due: the edit waits.
     service.remember(type="fact", title="Unrelated", body="Something else entirely.")
