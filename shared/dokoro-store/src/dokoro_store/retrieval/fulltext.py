@@ -8,6 +8,15 @@ Both answer a :class:`~dokoro_store.retrieval.planner.PlannedQuery` in two sub-l
   substrings) through the FTS5 trigram index, or ``ILIKE`` (sped up by ``pg_trgm`` when present).
   Terms shorter than three characters use an escaped ``LIKE``.
 
+The word sub-leg is bounded on a large store: ranking costs a bm25 (or ts_rank) per matching
+document, so a common word (in ten thousand memories of a store of a hundred thousand) made every
+query rank tens of thousands of rows. The planner's terms are counted first (one statement; a
+count walks the term's postings without ranking them) and, rarest first, a term joins the ranked
+query while the matches ranked stay within :data:`RANK_BUDGET` — the rarest term always, and any
+term in fewer than :data:`COMMON_DOCS` documents, so a store smaller than that (every LoCoMo
+conversation) ranks exactly as before. A term left out still counts in the re-ranker's coverage
+features (it reads the whole query), and bm25 weighs such a term little anyway (its idf is low).
+
 The sub-legs are fused by reciprocal rank. The indexes themselves are kept in step with ``docs``
 by the database (triggers, a generated column): any writer of a document is searchable at once.
 A query the engine still rejects is logged and gives an empty leg, never an error.
@@ -33,6 +42,12 @@ __all__ = ["FullTextIndex", "PostgresFullText", "SqliteFullText", "TextHit", "es
 log = logging.getLogger("dokoro.store")
 
 SUBSTRING_CAP = 200  # documents fetched per substring term
+# Matches the word sub-leg ranks at most (unless its rarest term alone has more): the commonest terms leave the
+# ranked query past it. Measured at 100k memories (docs/benchmarks.md, "Recall at 100k"): ranking
+# costs ~1.5 µs of CPU per match in FTS5, counting a term's matches ~0.07 µs.
+RANK_BUDGET = 5_000
+# A term in fewer documents than this always stays in the ranked query (a small store is never bounded).
+COMMON_DOCS = 1_000
 _RRF_K = 60
 
 
@@ -138,6 +153,42 @@ def _ubiquitous(
     return tuple(found)
 
 
+def bounded(planned: PlannedQuery, counts: Sequence[int]) -> PlannedQuery:
+    """``planned`` less the commonest word terms whose matches would take the ranking past
+    :data:`RANK_BUDGET` (``counts``: documents matching each of ``planned.words``, capped at
+    ``RANK_BUDGET + 1``). The rarest term, the phrases and every term under :data:`COMMON_DOCS`
+    stay; when every term is past the budget the query stays whole (nothing rarer to rank by)."""
+    words = planned.words
+    if len(words) < 2 or len(counts) != len(words):
+        return planned
+    order = sorted(range(len(words)), key=lambda i: (counts[i], i))
+    if counts[order[0]] > RANK_BUDGET:
+        return planned
+    kept: set[str] = set()
+    ranked = 0
+    for place, i in enumerate(order):
+        word = words[i]
+        if place == 0 or word in planned.phrases or counts[i] < COMMON_DOCS or ranked + counts[i] <= RANK_BUDGET:
+            kept.add(word)
+            ranked += counts[i]
+    dropped = tuple(t for t in planned.terms if t not in kept)
+    return planned.without(dropped) if dropped else planned
+
+
+def _counts(session: Session, planned: PlannedQuery, sql: str, quote: Callable[[str], str]) -> list[int]:
+    """Documents matching each word term and phrase of ``planned`` (capped past the budget), one statement."""
+    words = planned.words
+    if len(words) < 2:
+        return []
+    params: dict[str, Any] = {"cap": RANK_BUDGET + 1}
+    parts = []
+    for i, word in enumerate(words):
+        params[f"t{i}"] = quote(word)
+        parts.append(f"({sql.replace(':q', f':t{i}')})")
+    rows = _run(session, "SELECT " + ", ".join(parts), params, "term counts")
+    return [int(v) for v in rows[0]] if rows else []
+
+
 def _scoped(scope: DocScope | None, dialect: str) -> tuple[str, list[BindParameter[Any]]]:
     if scope is None:
         return "", []
@@ -201,6 +252,10 @@ def _sqlite_scoped_words(session: Session, match: str, limit: int, scope: DocSco
     return None
 
 
+_SQLITE_COUNT = "SELECT count(*) FROM (SELECT 1 FROM docs_fts WHERE docs_fts MATCH :q LIMIT :cap)"
+_PG_COUNT = "SELECT count(*) FROM (SELECT 1 FROM docs d WHERE d.fts @@ {q} LIMIT :cap) x"
+
+
 class SqliteFullText:
     engine = "sqlite-fts5"
 
@@ -209,7 +264,8 @@ class SqliteFullText:
     ) -> list[TextHit]:
         words: list[tuple[str, float]] = []
         where, binds = _scoped(scope, "sqlite")
-        match = planned.fts5()
+        ranked = bounded(planned, _counts(session, planned, _SQLITE_COUNT, _quote_term))
+        match = ranked.fts5()
         if match:
             scoped = None if scope is None else _sqlite_scoped_words(session, match, limit, scope)
             if scoped is not None:
@@ -257,7 +313,7 @@ class SqliteFullText:
             session,
             planned,
             share,
-            "SELECT count(*) FROM (SELECT 1 FROM docs_fts WHERE docs_fts MATCH :q LIMIT :cap)",
+            _SQLITE_COUNT,
             _quote_term,
         )
 
@@ -267,6 +323,14 @@ class SqliteFullText:
 
     def describe(self, session: Session) -> str:
         return "SQLite FTS5 (porter unicode61) + trigram index for CJK and substrings"
+
+
+# One term or phrase as websearch_to_tsquery reads it in the ranked query (a phrase in quotes).
+_PG_TERM = "websearch_to_tsquery('english', :q)"
+
+
+def _pg_term(word: str) -> str:
+    return f'"{word}"' if " " in word else word
 
 
 _PG_DOC_TEXT = "(coalesce(d.title, '') || ' ' || coalesce(d.content, ''))"
@@ -289,7 +353,8 @@ class PostgresFullText:
     ) -> list[TextHit]:
         words: list[tuple[str, float]] = []
         where, binds = _scoped(scope, "postgresql")
-        query = planned.websearch()
+        ranked = bounded(planned, _counts(session, planned, _PG_COUNT.format(q=_PG_TERM), _pg_term))
+        query = ranked.websearch()
         if query:
             rows = _run(
                 session,
@@ -319,7 +384,7 @@ class PostgresFullText:
             session,
             planned,
             share,
-            "SELECT count(*) FROM (SELECT 1 FROM docs d WHERE d.fts @@ plainto_tsquery('english', :q) LIMIT :cap) x",
+            _PG_COUNT.format(q="plainto_tsquery('english', :q)"),
             lambda term: term,
         )
 
