@@ -24,12 +24,13 @@ A query the engine still rejects is logged and gives an empty leg, never an erro
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from sqlalchemy import bindparam, text
+from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.sql.elements import BindParameter
 from sqlmodel import Session
@@ -234,14 +235,8 @@ def _sqlite_scoped_words(session: Session, match: str, limit: int, scope: DocSco
         if not ranked:
             return []
         score_of = {int(row[0]): float(row[1]) for row in ranked}
-        allowed = _run(
-            session,
-            f"SELECT d.rowid, d.id FROM docs d WHERE d.rowid IN :scope_rowids AND {condition}",
-            {},
-            "full-text scope",
-            [bindparam("scope_rowids", list(score_of), expanding=True), *binds],
-        )
-        hits = sorted(((str(row[1]), score_of[int(row[0])]) for row in allowed), key=lambda h: (h[1], h[0]))
+        allowed = _allowed_rowids(session, list(score_of), condition, binds)
+        hits = sorted(((doc_id, score_of[rowid]) for rowid, doc_id in allowed.items()), key=lambda h: (h[1], h[0]))
         if len(ranked) < wanted:  # every match was fetched
             return hits[:limit]
         cut = float(ranked[-1][1])
@@ -250,6 +245,47 @@ def _sqlite_scoped_words(session: Session, match: str, limit: int, scope: DocSco
             return better[:limit]
         wanted *= 4
     return None
+
+
+def _allowed_rowids(
+    session: Session, rowids: list[int], condition: str, binds: Sequence[BindParameter[Any]]
+) -> dict[int, str]:
+    """Which of ``rowids`` the scope's ``condition`` (written ``by_id``) allows: rowid → document id.
+    The rowids travel as one JSON array (an expanding ``IN`` list was compiled anew on every query)."""
+    if not rowids:
+        return {}
+    rows = _run(
+        session,
+        "SELECT d.rowid, d.id FROM docs d WHERE d.rowid IN (SELECT value FROM json_each(:scope_rowids)) "
+        f"AND {condition}",
+        {"scope_rowids": json.dumps(rowids)},
+        "full-text scope",
+        list(binds),
+    )
+    return {int(row[0]): str(row[1]) for row in rows}
+
+
+def _sqlite_scoped_trigram(session: Session, term: str, scope: DocScope) -> list[str]:
+    """Up to :data:`SUBSTRING_CAP` documents ``scope`` allows holding ``term`` (the trigram index).
+
+    The scope is checked on the index's matches by rowid, never joined to the ``MATCH``: SQLite then
+    walks the scope's index (every memory, for a recall) and probes the trigram index per row —
+    seconds on a store of 100k memories. The matches fetched grow ×4 until enough are allowed."""
+    condition, binds = scope.sql("d", "sqlite", by_id=True)
+    wanted = SUBSTRING_CAP
+    while True:
+        rows = _run(
+            session,
+            "SELECT rowid FROM docs_trgm WHERE docs_trgm MATCH :q LIMIT :n",
+            {"q": _quote_term(term), "n": wanted},
+            "trigram",
+        )
+        rowids = [int(row[0]) for row in rows]
+        allowed = _allowed_rowids(session, rowids, condition, binds)
+        found = [allowed[r] for r in rowids if r in allowed]
+        if len(found) >= SUBSTRING_CAP or len(rowids) < wanted or wanted >= _SCOPED_WIDEST:
+            return found[:SUBSTRING_CAP]
+        wanted *= 4
 
 
 _SQLITE_COUNT = "SELECT count(*) FROM (SELECT 1 FROM docs_fts WHERE docs_fts MATCH :q LIMIT :cap)"
@@ -281,9 +317,15 @@ class SqliteFullText:
                     binds,
                 )
                 words = [(str(row[0]), float(row[1])) for row in rows]
-        terms = planned.substrings(include_words=len(words) < limit)
+        # The backfill looks for the ranked words only: a common term left out would add documents
+        # that merely contain it, in no order.
+        terms = ranked.substrings(include_words=len(words) < limit)
         matches: dict[str, list[str]] = {}
         for term in terms:
+            if len(term) >= 3 and scope is not None:
+                for doc_id in _sqlite_scoped_trigram(session, term, scope):
+                    matches.setdefault(doc_id, []).append(term)
+                continue
             if len(term) >= 3:
                 rows = _run(
                     session,
@@ -365,7 +407,7 @@ class PostgresFullText:
                 binds,
             )
             words = [(str(row[0]), float(row[1])) for row in rows]
-        terms = planned.substrings(include_words=len(words) < limit)
+        terms = ranked.substrings(include_words=len(words) < limit)
         matches: dict[str, list[str]] = {}
         for term in terms:
             rows = _run(

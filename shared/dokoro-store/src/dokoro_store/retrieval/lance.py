@@ -121,6 +121,7 @@ class LanceIndex:
         self._checked: tuple[int, str] | None = None
         self._checked_at = 0.0  # time.monotonic() of the last count
         self._probes: int | None = None  # partitions to search when the table has an ANN index
+        self._dim: int | None = None  # the vector size, read once per index change (a schema read costs ~1 ms)
         self._handle: Any = None  # the open LanceDB table
         self._timer: threading.Timer | None = None  # the background mirror step, when one is due
         self._timer_lock = threading.Lock()
@@ -524,7 +525,7 @@ class LanceIndex:
             tail_ids, tail_docs, tail = self._tail(embedder)
         elif tail_ids:
             self._schedule()
-        if table is not None and table.schema.field("vector").type.list_size != len(vector):
+        if table is not None and self._dim_of(table) != len(vector):
             table = None  # vectors of another dimension: none of them answers this query
         if tail is not None and tail.shape[1] != len(vector):
             tail_ids, tail_docs, tail = [], [], None
@@ -571,6 +572,12 @@ class LanceIndex:
             hits = scoped_nearest(self._db, scope, k, nearest, lambda hit: hit.doc_id, total)
         return self._existing(hits, embedder)
 
+    def _dim_of(self, table: Any) -> int:
+        """The table's vector size, looked up once per index change (as :meth:`_probes_for`)."""
+        if self._dim is None or self._probes is None:
+            self._dim = int(table.schema.field("vector").type.list_size)
+        return self._dim
+
     def _probes_for(self, table: Any) -> int:
         """Partitions to search (0: the table has no ANN index), looked up once per index change."""
         if self._probes is None:
@@ -581,12 +588,17 @@ class LanceIndex:
     def _existing(self, hits: list[VectorHit], embedder: str) -> list[VectorHit]:
         if not hits:
             return hits
+        from sqlalchemy import text
+
+        from dokoro_store.retrieval.scope import among
+
+        member, value = among("chunk_id", [h.chunk_id for h in hits], self._db.dialect, "ids")
         with self._db.read() as session:
+            # ``coalesce`` keeps the database off the index on ``embedder`` (see ``stamped_with``).
             live = set(
                 session.execute(
-                    select(chunks.c.chunk_id).where(
-                        chunks.c.chunk_id.in_([h.chunk_id for h in hits]), stamped_with(embedder)
-                    )
+                    text(f"SELECT chunk_id FROM chunks WHERE {member} AND coalesce(embedder, '') = :embedder"),
+                    {"ids": value, "embedder": embedder},
                 ).scalars()
             )
         return [h for h in hits if h.chunk_id in live]

@@ -21,6 +21,7 @@ document ``memory:<id>`` in SQL: its document carries neither the type nor the e
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -34,7 +35,7 @@ from dokoro_store.db.types import UtcDateTime
 if TYPE_CHECKING:
     from dokoro_store.db.engine import Database
 
-__all__ = ["MEMORY_DOC_PREFIX", "PREFILTER_CAP", "DocScope", "MemoryScope", "scoped_nearest"]
+__all__ = ["MEMORY_DOC_PREFIX", "PREFILTER_CAP", "DocScope", "MemoryScope", "among", "scoped_nearest"]
 
 # The document of memory ``<id>`` is ``memory:<id>`` (services.memory_rows.DOC_PREFIX).
 MEMORY_DOC_PREFIX = "memory:"
@@ -122,11 +123,19 @@ class DocScope:
         if not doc_ids:
             return set()
         condition, binds = self.sql("d", db.dialect, by_id=True)
-        statement = text(f"SELECT d.id FROM docs d WHERE d.id IN :scope_ids AND {condition}").bindparams(
-            bindparam("scope_ids", list(dict.fromkeys(doc_ids)), expanding=True), *binds
-        )
+        member, value = among("d.id", list(dict.fromkeys(doc_ids)), db.dialect, "scope_ids")
+        statement = text(f"SELECT d.id FROM docs d WHERE {member} AND {condition}").bindparams(*binds, scope_ids=value)
         with db.read() as session:
             return {str(row[0]) for row in session.execute(statement)}
+
+
+def among(column: str, values: Sequence[str], dialect: str, name: str) -> tuple[str, object]:
+    """``column`` is one of ``values``, as SQL and the value of its one parameter ``name``: a JSON
+    array on SQLite, an array on PostgreSQL. An expanding ``IN`` list is compiled again for every
+    length and costs more than the query itself for the few hundred ids a search checks."""
+    if dialect == "postgresql":
+        return f"{column} = ANY(CAST(:{name} AS text[]))", list(values)
+    return f"{column} IN (SELECT value FROM json_each(:{name}))", json.dumps(list(values))
 
 
 def scoped_nearest(
