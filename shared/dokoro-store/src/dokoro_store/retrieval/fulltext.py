@@ -265,14 +265,14 @@ def _allowed_rowids(
     return {int(row[0]): str(row[1]) for row in rows}
 
 
-def _sqlite_scoped_trigram(session: Session, term: str, scope: DocScope) -> list[str]:
-    """Up to :data:`SUBSTRING_CAP` documents ``scope`` allows holding ``term`` (the trigram index).
+def _sqlite_scoped_trigram(session: Session, term: str, scope: DocScope, cap: int) -> list[str]:
+    """Up to ``cap`` documents ``scope`` allows holding ``term`` (the trigram index).
 
     The scope is checked on the index's matches by rowid, never joined to the ``MATCH``: SQLite then
     walks the scope's index (every memory, for a recall) and probes the trigram index per row —
     seconds on a store of 100k memories. The matches fetched grow ×4 until enough are allowed."""
     condition, binds = scope.sql("d", "sqlite", by_id=True)
-    wanted = SUBSTRING_CAP
+    wanted = cap
     while True:
         rows = _run(
             session,
@@ -283,8 +283,8 @@ def _sqlite_scoped_trigram(session: Session, term: str, scope: DocScope) -> list
         rowids = [int(row[0]) for row in rows]
         allowed = _allowed_rowids(session, rowids, condition, binds)
         found = [allowed[r] for r in rowids if r in allowed]
-        if len(found) >= SUBSTRING_CAP or len(rowids) < wanted or wanted >= _SCOPED_WIDEST:
-            return found[:SUBSTRING_CAP]
+        if len(found) >= cap or len(rowids) < wanted or wanted >= _SCOPED_WIDEST:
+            return found[:cap]
         wanted *= 4
 
 
@@ -320,10 +320,14 @@ class SqliteFullText:
         # The backfill looks for the ranked words only: a common term left out would add documents
         # that merely contain it, in no order.
         terms = ranked.substrings(include_words=len(words) < limit)
+        # A word's substrings only fill the page after the word hits, unscored: a scoped search
+        # fetches as many as the page lacks (CJK terms, which rank, keep the full cap).
+        short = max(1, limit - len(words))
         matches: dict[str, list[str]] = {}
         for term in terms:
             if len(term) >= 3 and scope is not None:
-                for doc_id in _sqlite_scoped_trigram(session, term, scope):
+                cap = SUBSTRING_CAP if term in planned.cjk else min(SUBSTRING_CAP, short)
+                for doc_id in _sqlite_scoped_trigram(session, term, scope, cap):
                     matches.setdefault(doc_id, []).append(term)
                 continue
             if len(term) >= 3:
