@@ -568,7 +568,9 @@ class LanceIndex:
         else:
             from dokoro_store.retrieval.scope import scoped_nearest
 
-            total = (int(table.count_rows()) if table is not None else 0) + len(tail_ids)
+            def total() -> int:  # counted only when the list must widen (a LanceDB call each time)
+                return (int(table.count_rows()) if table is not None else 0) + len(tail_ids)
+
             hits = scoped_nearest(self._db, scope, k, nearest, lambda hit: hit.doc_id, total)
         return self._existing(hits, embedder)
 

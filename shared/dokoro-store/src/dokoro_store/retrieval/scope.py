@@ -144,7 +144,7 @@ def scoped_nearest(
     k: int,
     search: Callable[[int, Sequence[str] | None], list[T]],
     doc_of: Callable[[T], str],
-    total: int,
+    total: int | Callable[[], int],
 ) -> list[T]:
     """The ``k`` nearest hits among the documents ``scope`` allows.
 
@@ -153,7 +153,7 @@ def scoped_nearest(
     documents (a recall over a store of memories), ``k`` allowed hits are in it — exactly the ``k``
     nearest allowed ones. Otherwise few allowed documents: one prefiltered search over them. Many
     (more than :data:`PREFILTER_CAP`): the plain list is widened (×4 each time, up to ``total``
-    hits) until ``k`` of its hits are allowed.
+    hits: a count, or a function that counts, called only then) until ``k`` of its hits are allowed.
     """
     if k <= 0:
         return []
@@ -170,8 +170,9 @@ def scoped_nearest(
     allowed = scope.doc_ids(db, PREFILTER_CAP)
     if allowed is not None:
         return search(k, allowed) if allowed else []
-    while len(kept) < k and len(hits) >= wanted and wanted < total:
-        wanted = min(wanted * 4, max(total, k))
+    size = total() if callable(total) else total  # only now: counting may cost a query
+    while len(kept) < k and len(hits) >= wanted and wanted < size:
+        wanted = min(wanted * 4, max(size, k))
         hits = search(wanted, None)
         kept = allowed_of(hits)
     return kept[:k]
