@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from dokoro_store import Store
 from dokoro_store.retrieval import fulltext
 from dokoro_store.retrieval.fulltext import COMMON_DOCS, RANK_BUDGET, bounded
 from dokoro_store.retrieval.planner import plan_query
 
 
-def test_the_commonest_terms_leave_the_ranked_query_past_the_budget():
+def test_the_commonest_terms_leave_the_ranked_query_past_the_budget() -> None:
     planned = plan_query("port quokka proxy ingest")  # terms in this order
     counts = [RANK_BUDGET + 1, 2, RANK_BUDGET - 100, 25]
 
@@ -18,7 +19,7 @@ def test_the_commonest_terms_leave_the_ranked_query_past_the_budget():
     assert kept.terms == ("quokka", "proxy", "ingest")
 
 
-def test_rare_terms_and_phrases_always_stay_and_a_query_of_common_terms_stays_whole():
+def test_rare_terms_and_phrases_always_stay_and_a_query_of_common_terms_stays_whole() -> None:
     planned = plan_query('"ingest proxy" port quokka')
     assert bounded(planned, [RANK_BUDGET + 1, 3, 10]).words == ("quokka", "ingest proxy")
     # Every term past the budget: nothing rarer to rank by, the query stays whole.
@@ -32,14 +33,16 @@ def test_rare_terms_and_phrases_always_stay_and_a_query_of_common_terms_stays_wh
 
 
 @pytest.fixture
-def common_store(search_store):
+def common_store(search_store: Store) -> Store:
     for i in range(12):
         search_store.docs.index_content(f"common-{i:02d}", f"The service number {i} restarts nightly.", f"Service {i}")
     search_store.docs.index_content("needle", "The quokka service listens on port 40007.", "Quokka service")
     return search_store
 
 
-def test_a_common_term_leaves_the_leg_past_the_budget_and_search_still_sees_it(common_store, monkeypatch):
+def test_a_common_term_leaves_the_leg_past_the_budget_and_search_still_sees_it(
+    common_store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def leg(query: str) -> dict[str, str]:
         with common_store.db.read() as session:
             hits = common_store.search._full_text.search(session, plan_query(query), 20)
