@@ -298,10 +298,10 @@ class DocumentService:
             raise InvalidArgumentError("content must not be empty: pass the text to index")
         embedder = self._embedder.get()
         if embedder is not None:
-            self.check_search_stamp(embedder)  # refuse before writing anything
+            embedder = self.check_search_stamp(embedder)  # refuse before writing anything
         cleaned = redact(content)
         self.save(doc_id, cleaned.text, title=title.strip() or "Untitled")
-        report = self.index_docs([validate_doc_id(doc_id)])
+        report = self.index_docs([validate_doc_id(doc_id)], _checked=embedder)
         if cleaned.kinds:
             report.note(cleaned.notice())
         return report
@@ -313,6 +313,7 @@ class DocumentService:
         force: bool = False,
         progress: Progress | None = None,
         notify: bool = True,
+        _checked: Embedder | None = None,
     ) -> IndexReport:
         """Index these documents (all when None): only new or changed ones unless ``force``.
 
@@ -328,7 +329,9 @@ class DocumentService:
         embedder = self._embedder.get()
         if embedder is None and self._embedder.config.embedder != "none":
             report.note(f"vectors skipped: {self._embedder.reason}")
-        if embedder is not None and ids:
+        if _checked is not None and embedder is not None:
+            embedder = _checked  # index_content checked the stamp a moment ago, before it wrote
+        elif embedder is not None and ids:
             embedder = self.check_search_stamp(embedder)  # refuse before embedding anything
         report.embedder = embedder.id if embedder is not None else None
         rebuild = self._before_bulk_write(ids, force, embedder)
@@ -379,7 +382,7 @@ class DocumentService:
                 upcoming = (start, plan, vectors)
             if pending is not None:
                 done_start, done_plan, vectors = pending
-                embedder, indexed = self._indexer.write(done_plan, vectors.result(), report)
+                embedder, indexed = self._indexer.write(done_plan, vectors.result(), report, mark=notify)
                 if notify:
                     self._notify(indexed)
                 if progress is not None:

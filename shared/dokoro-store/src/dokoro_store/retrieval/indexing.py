@@ -150,10 +150,13 @@ class Indexer:
             return None, str(exc)
 
     def write(
-        self, plan: BatchPlan, embedded: tuple[Any, str | None], report: IndexReport
+        self, plan: BatchPlan, embedded: tuple[Any, str | None], report: IndexReport, *, mark: bool = True
     ) -> tuple[Embedder | None, list[IndexedDocument]]:
         """Write a planned batch with its vectors; returns the embedder for the next batch (None once
-        it failed) and the documents whose content was (re)indexed, for the listeners."""
+        it failed) and the documents whose content was (re)indexed, for the listeners.
+
+        With ``mark``, those documents are marked not yet extracted into the entity graph
+        (``docs.unextracted``, in the same transaction): the graph's write-behind extracts them."""
         embedder, previous, todo, fix_hash = plan.embedder, plan.previous, plan.todo, plan.fix_hash
         vectors, failed = embedded
         if failed is not None:
@@ -204,6 +207,7 @@ class Indexer:
         if not todo and not fix_hash:
             return embedder, []
         touched = [doc.id for doc, _d, _r, _p in todo]
+        marked = [doc.id for doc, _d, reason, _p in todo if reason != "vectors"] if mark else []
         with self._db.write() as session:
             if chunk_vectors and embedder is not None:
                 claim_stamp(session, embedder)
@@ -219,6 +223,12 @@ class Indexer:
                         session.execute(insert(chunks), chunk_rows)
                     engine.write_in_transaction(session, chunk_vectors)
                 session.execute(self._db.ops.upsert_each(doc_vectors, ["doc_id"], _STATE_UPDATE), state_rows)
+                if marked:
+                    session.execute(
+                        update(docs_table)
+                        .where(docs_table.c.id.in_(marked))
+                        .values(unextracted=token if token is not None else new_write_token())
+                    )
                 bump_generation(session, self._clock)
         if touched:
             # New documents have no vectors in the engine yet: only the others need deleting there.
