@@ -47,6 +47,7 @@ from dokoro_store.models import Doc
 from dokoro_store.retrieval import pgvector
 from dokoro_store.retrieval.doc_records import (
     CONTENT_PREFIX,
+    DocRow,
     IndexedDocument,
     IndexReport,
     IndexStats,
@@ -296,12 +297,36 @@ class DocumentService:
         """Save ``content`` under ``doc_id`` (creating the row if needed) and index it now."""
         if not content.strip():
             raise InvalidArgumentError("content must not be empty: pass the text to index")
+        doc_id = validate_doc_id(doc_id)
+        title = title.strip() or "Untitled"
+        report = IndexReport()
         embedder = self._embedder.get()
+        if embedder is None and self._embedder.config.embedder != "none":
+            report.note(f"vectors skipped: {self._embedder.reason}")
         if embedder is not None:
             embedder = self.check_search_stamp(embedder)  # refuse before writing anything
+        report.embedder = embedder.id if embedder is not None else None
         cleaned = redact(content)
-        self.save(doc_id, cleaned.text, title=title.strip() or "Untitled")
-        report = self.index_docs([validate_doc_id(doc_id)], _checked=embedder)
+        text = redact(cleaned.text).text  # what save_in stores
+        # Planned and embedded from the text about to be saved, before the write lock; then the
+        # document, its chunks, vectors and index state (and the graph's mark) in one transaction.
+        stored, state = self._indexer.previous(doc_id)
+        row = DocRow(
+            doc_id,
+            title,
+            text,
+            str(stored[0]) if stored is not None else f"{CONTENT_PREFIX}{doc_id}",
+            str(stored[1]) if stored is not None else str(Doc.model_fields["doc_type"].default),
+            content_hash(text),
+        )
+        plan = self._indexer.plan_rows([row], {doc_id: state} if state is not None else {}, False, embedder, report)
+        vectors = self._indexer.embed_plan(plan)
+        with self._db.write() as session:
+            self.save_in(session, doc_id, text, title=title)
+            session.flush()
+            _embedder, indexed, after = self._indexer.write_in(session, plan, vectors, report)
+        after()
+        self._notify(indexed)
         if cleaned.kinds:
             report.note(cleaned.notice())
         return report
@@ -313,7 +338,6 @@ class DocumentService:
         force: bool = False,
         progress: Progress | None = None,
         notify: bool = True,
-        _checked: Embedder | None = None,
     ) -> IndexReport:
         """Index these documents (all when None): only new or changed ones unless ``force``.
 
@@ -329,9 +353,7 @@ class DocumentService:
         embedder = self._embedder.get()
         if embedder is None and self._embedder.config.embedder != "none":
             report.note(f"vectors skipped: {self._embedder.reason}")
-        if _checked is not None and embedder is not None:
-            embedder = _checked  # index_content checked the stamp a moment ago, before it wrote
-        elif embedder is not None and ids:
+        if embedder is not None and ids:
             embedder = self.check_search_stamp(embedder)  # refuse before embedding anything
         report.embedder = embedder.id if embedder is not None else None
         rebuild = self._before_bulk_write(ids, force, embedder)
