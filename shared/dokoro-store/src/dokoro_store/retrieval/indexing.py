@@ -121,14 +121,16 @@ class Indexer:
         docs, previous = self.load(ids)
         return self.plan_rows(docs, previous, force, embedder, report)
 
-    def previous(self, doc_id: str) -> tuple[Any, Any]:
-        """The stored document's row (path and type) and its index state, either None."""
+    def previous(self, doc_id: str) -> tuple[str | None, Any, Any]:
+        """The index's embedder stamp, the stored document's row (path and type) and its index
+        state (either None when missing), in one read."""
         with self._db.read() as session:
+            stamp = session.execute(select(index_state.c.embedder).where(index_state.c.id == 1)).scalar()
             row = session.execute(
                 select(docs_table.c.filepath, docs_table.c.doc_type).where(docs_table.c.id == doc_id)
             ).first()
             state = session.execute(select(doc_vectors).where(doc_vectors.c.doc_id == doc_id)).first()
-        return row, state
+        return stamp, row, state
 
     def plan_rows(
         self,
