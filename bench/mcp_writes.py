@@ -9,7 +9,8 @@ listener, as ``bench/scale.py``'s fill), then spawns the unified
 - ``search_index_content``: new documents of a few sentences each.
 
 Printed per tool: writes per second (from the mean), p50 and p95 latency, and the server's CPU
-per call (from /proc). The SDK's floor for one call is in ``bench/mcp_calls.py``.
+per call (from /proc; it includes the work the server does behind the writes: the LanceDB copy
+and the entity-graph extraction, waited for after the last call). The SDK's floor for one call is in ``bench/mcp_calls.py``.
 
     uv run python bench/mcp_writes.py [--items 10000] [--writes 300] [--embedder auto] [--store-cache DIR]
         [--tool search_index_content]
@@ -84,6 +85,9 @@ async def _rate(client: Client, tool: str, make: Any, count: int) -> tuple[list[
         outcome = await client.call_tool(tool, arguments)
         samples.append((time.perf_counter() - started) * 1000)
         assert not outcome.is_error, outcome.content
+    # The write-behind steps of the timed writes (LanceDB copy, entity graph) run in the server
+    # after the last answer: wait for them, so their CPU counts in the CPU per call.
+    await anyio.sleep(MIRROR_DELAY + 1.5)
     return samples, _cpu_ms(pid) - before
 
 
