@@ -10,7 +10,8 @@ listener, as ``bench/scale.py``'s fill), then spawns the unified
 
 Printed per tool: writes per second (from the mean), p50 and p95 latency, and the server's CPU
 per call (from /proc; it includes the work the server does behind the writes: the LanceDB copy
-and the entity-graph extraction, waited for after the last call). The SDK's floor for one call is in ``bench/mcp_calls.py``.
+and the entity-graph extraction, waited for after the last call). The SDK's floor for one call
+is in ``bench/mcp_calls.py``.
 
     uv run python bench/mcp_writes.py [--items 10000] [--writes 300] [--embedder auto] [--store-cache DIR]
         [--tool search_index_content]
