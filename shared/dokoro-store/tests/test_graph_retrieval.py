@@ -87,6 +87,7 @@ def test_pure_keyword_search_has_no_graph_signal(indexed_store):
 
 def test_a_full_reindex_extracts_every_document_again(indexed_store):
     indexed_store.docs.index_content("doc-1", "src/app.ts uses redis.")
+    indexed_store.graph.catch_up()  # the extraction behind the write, done before the raw delete below
     with indexed_store.db.write() as session:  # links lost, hash kept: only a forced extraction restores them
         session.execute(delete(DocEntity))
 

@@ -191,6 +191,7 @@ class Store:
         return ChangeSignal(self.db)
 
     def close(self) -> None:
+        self.graph.close()  # extracts what the writes left behind them (graph write-behind)
         self.retrieval.close()
         self.db.dispose()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, Index, String, Text
+from sqlalchemy import JSON, BigInteger, Column, Index, String, Text, text
 from sqlmodel import Field, SQLModel
 
 from dokoro_store.db.types import UtcDateTime, stored_default
@@ -21,6 +21,12 @@ class Doc(SQLModel, table=True):
         Index("ix_docs_type_status", "doc_type", "status"),
         Index("ix_docs_thread", "thread", "thread_pos"),
         Index("ix_docs_updated_at", "updated_at"),
+        Index(
+            "ix_docs_unextracted",
+            "unextracted",
+            sqlite_where=text("unextracted IS NOT NULL"),
+            postgresql_where=text("unextracted IS NOT NULL"),
+        ),
     )
 
     id: str = Field(primary_key=True)
@@ -39,3 +45,6 @@ class Doc(SQLModel, table=True):
     # neighbours of a match); None for a document that stands alone.
     thread: str | None = Field(default=None)
     thread_pos: int | None = Field(default=None)
+    # The token of the index write whose text is not yet extracted into the entity graph (the
+    # graph's write-behind, services/graph_extraction.py); None once extracted.
+    unextracted: int | None = Field(default=None, sa_type=BigInteger)

@@ -47,6 +47,7 @@ from dokoro_store.models import Doc
 from dokoro_store.retrieval import pgvector
 from dokoro_store.retrieval.doc_records import (
     CONTENT_PREFIX,
+    DocRow,
     IndexedDocument,
     IndexReport,
     IndexStats,
@@ -296,12 +297,48 @@ class DocumentService:
         """Save ``content`` under ``doc_id`` (creating the row if needed) and index it now."""
         if not content.strip():
             raise InvalidArgumentError("content must not be empty: pass the text to index")
+        doc_id = validate_doc_id(doc_id)
+        title = title.strip() or "Untitled"
+        report = IndexReport()
         embedder = self._embedder.get()
+        if embedder is None and self._embedder.config.embedder != "none":
+            report.note(f"vectors skipped: {self._embedder.reason}")
+        stamp, stored, state = self._indexer.previous(doc_id)
         if embedder is not None:
-            self.check_search_stamp(embedder)  # refuse before writing anything
+            embedder = self.check_search_stamp(embedder, stamp)  # refuse before writing anything
+        report.embedder = embedder.id if embedder is not None else None
         cleaned = redact(content)
-        self.save(doc_id, cleaned.text, title=title.strip() or "Untitled")
-        report = self.index_docs([validate_doc_id(doc_id)])
+        text = redact(cleaned.text).text  # what save_in stores
+        # Planned and embedded from the text about to be saved, before the write lock; then the
+        # document, its chunks, vectors and index state (and the graph's mark) in one transaction.
+        row = DocRow(
+            doc_id,
+            title,
+            text,
+            str(stored[0]) if stored is not None else f"{CONTENT_PREFIX}{doc_id}",
+            str(stored[1]) if stored is not None else str(Doc.model_fields["doc_type"].default),
+            content_hash(text),
+        )
+        plan = self._indexer.plan_rows([row], {doc_id: state} if state is not None else {}, False, embedder, report)
+        vectors = self._indexer.embed_plan(plan)
+        now = self._clock.now()
+        saved = {
+            "id": doc_id,
+            "filepath": f"{CONTENT_PREFIX}{doc_id}",  # a new document's; an existing one keeps its own
+            "title": title,
+            "content": text,
+            "content_hash": row.stored_hash,
+            "created_at": now,
+            "updated_at": now,
+        }
+        # The row as save() writes it (title, text, hash, time; path, type and status kept), in
+        # one statement rather than through the ORM.
+        upsert = self._db.ops.upsert_each(docs_table, ["id"], ["title", "content", "content_hash", "updated_at"])
+        with self._db.write() as session:
+            session.execute(upsert, [saved])
+            _embedder, indexed, after = self._indexer.write_in(session, plan, vectors, report)
+        after()
+        self._notify(indexed)
         if cleaned.kinds:
             report.note(cleaned.notice())
         return report
@@ -379,7 +416,7 @@ class DocumentService:
                 upcoming = (start, plan, vectors)
             if pending is not None:
                 done_start, done_plan, vectors = pending
-                embedder, indexed = self._indexer.write(done_plan, vectors.result(), report)
+                embedder, indexed = self._indexer.write(done_plan, vectors.result(), report, mark=notify)
                 if notify:
                     self._notify(indexed)
                 if progress is not None:
@@ -503,11 +540,13 @@ class DocumentService:
         if embedder is not None:
             self.check_search_stamp(embedder)
 
-    def check_search_stamp(self, embedder: Embedder) -> Embedder:
+    def check_search_stamp(self, embedder: Embedder, stored: str | Literal[False] | None = False) -> Embedder:
         """The embedder to compare with the stored vectors: ``embedder``, or under ``auto`` the bundled
         embedder the index is stamped with (another process claimed the store first). Refuses to
-        compare a query vector with vectors of another embedder."""
-        stored, _dim = self.stamp()
+        compare a query vector with vectors of another embedder. ``stored``: the stamp, when the
+        caller read it already."""
+        if stored is False:
+            stored, _dim = self.stamp()
         if stored is not None and stored != embedder.id and self._vector_count() > 0:
             adopted = self._embedder.adopt(stored)
             if adopted is not None:

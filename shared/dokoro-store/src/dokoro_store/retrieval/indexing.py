@@ -77,6 +77,10 @@ def claim_stamp(session: Session, embedder: Embedder) -> None:
     )
 
 
+def _nothing() -> None:
+    return None
+
+
 class Indexer:
     """Indexes batches of documents into chunks and vectors."""
 
@@ -115,6 +119,28 @@ class Indexer:
         planned, embedded (:meth:`embed_plan`, on another thread when batches overlap) and written
         (:meth:`write`)."""
         docs, previous = self.load(ids)
+        return self.plan_rows(docs, previous, force, embedder, report)
+
+    def previous(self, doc_id: str) -> tuple[str | None, Any, Any]:
+        """The index's embedder stamp, the stored document's row (path and type) and its index
+        state (either None when missing), in one read."""
+        with self._db.read() as session:
+            stamp = session.execute(select(index_state.c.embedder).where(index_state.c.id == 1)).scalar()
+            row = session.execute(
+                select(docs_table.c.filepath, docs_table.c.doc_type).where(docs_table.c.id == doc_id)
+            ).first()
+            state = session.execute(select(doc_vectors).where(doc_vectors.c.doc_id == doc_id)).first()
+        return stamp, row, state
+
+    def plan_rows(
+        self,
+        docs: Sequence[DocRow],
+        previous: dict[str, Any],
+        force: bool,
+        embedder: Embedder | None,
+        report: IndexReport,
+    ) -> BatchPlan:
+        """:meth:`plan` for documents already read (or about to be written: ``index_content``)."""
         report.considered += len(docs)
         todo: list[tuple[DocRow, str, str, list[Chunk]]] = []
         fix_hash: list[tuple[str, str]] = []
@@ -150,10 +176,42 @@ class Indexer:
             return None, str(exc)
 
     def write(
-        self, plan: BatchPlan, embedded: tuple[Any, str | None], report: IndexReport
+        self, plan: BatchPlan, embedded: tuple[Any, str | None], report: IndexReport, *, mark: bool = True
     ) -> tuple[Embedder | None, list[IndexedDocument]]:
         """Write a planned batch with its vectors; returns the embedder for the next batch (None once
-        it failed) and the documents whose content was (re)indexed, for the listeners."""
+        it failed) and the documents whose content was (re)indexed, for the listeners.
+
+        With ``mark``, those documents are marked not yet extracted into the entity graph
+        (``docs.unextracted``, in the same transaction): the graph's write-behind extracts them."""
+        if not plan.todo and not plan.fix_hash:  # nothing to write: no transaction
+            return self._write(None, plan, embedded, report, mark)[:2]
+        with self._db.write() as session:
+            embedder, indexed, after = self._write(session, plan, embedded, report, mark)
+        after()
+        return embedder, indexed
+
+    def write_in(
+        self,
+        session: Session,
+        plan: BatchPlan,
+        embedded: tuple[Any, str | None],
+        report: IndexReport,
+        *,
+        mark: bool = True,
+    ) -> tuple[Embedder | None, list[IndexedDocument], Callable[[], None]]:
+        """:meth:`write` inside the caller's write transaction (a document saved and indexed all or
+        nothing); the caller calls the returned step once the transaction is committed (the
+        vector engine's own copy)."""
+        return self._write(session, plan, embedded, report, mark)
+
+    def _write(
+        self,
+        session: Session | None,
+        plan: BatchPlan,
+        embedded: tuple[Any, str | None],
+        report: IndexReport,
+        mark: bool,
+    ) -> tuple[Embedder | None, list[IndexedDocument], Callable[[], None]]:
         embedder, previous, todo, fix_hash = plan.embedder, plan.previous, plan.todo, plan.fix_hash
         vectors, failed = embedded
         if failed is not None:
@@ -201,28 +259,31 @@ class Indexer:
                     "last_indexed": now,
                 }
             )
-        if not todo and not fix_hash:
-            return embedder, []
+        if session is None or (not todo and not fix_hash):
+            return embedder, [], _nothing
         touched = [doc.id for doc, _d, _r, _p in todo]
-        with self._db.write() as session:
-            if chunk_vectors and embedder is not None:
-                claim_stamp(session, embedder)
-            for doc_id, digest in fix_hash:
-                session.execute(update(docs_table).where(docs_table.c.id == doc_id).values(content_hash=digest))
-            if touched:
-                session.execute(delete(chunks).where(chunks.c.doc_id.in_(touched)))
-                if isinstance(engine, PgVectorIndex):
-                    # PostgreSQL: the chunks and their vectors in one COPY (no INSERT then UPDATE).
-                    engine.insert_chunks(session, chunk_rows, chunk_vectors)
-                else:
-                    if chunk_rows:
-                        session.execute(insert(chunks), chunk_rows)
-                    engine.write_in_transaction(session, chunk_vectors)
-                session.execute(self._db.ops.upsert_each(doc_vectors, ["doc_id"], _STATE_UPDATE), state_rows)
-                bump_generation(session, self._clock)
+        marked = [doc.id for doc, _d, reason, _p in todo if reason != "vectors"] if mark else []
+        if chunk_vectors and embedder is not None:
+            claim_stamp(session, embedder)
+        for doc_id, digest in fix_hash:
+            session.execute(update(docs_table).where(docs_table.c.id == doc_id).values(content_hash=digest))
         if touched:
-            # New documents have no vectors in the engine yet: only the others need deleting there.
-            engine.after_commit([d for d in touched if d in previous], chunk_vectors)
+            session.execute(delete(chunks).where(chunks.c.doc_id.in_(touched)))
+            if isinstance(engine, PgVectorIndex):
+                # PostgreSQL: the chunks and their vectors in one COPY (no INSERT then UPDATE).
+                engine.insert_chunks(session, chunk_rows, chunk_vectors)
+            else:
+                if chunk_rows:
+                    session.execute(insert(chunks), chunk_rows)
+                engine.write_in_transaction(session, chunk_vectors)
+            session.execute(self._db.ops.upsert_each(doc_vectors, ["doc_id"], _STATE_UPDATE), state_rows)
+            if marked:
+                session.execute(
+                    update(docs_table)
+                    .where(docs_table.c.id.in_(marked))
+                    .values(unextracted=token if token is not None else new_write_token())
+                )
+            bump_generation(session, self._clock)
         report.indexed += len(todo)
         report.chunks += len(chunk_rows)
         report.tokens += sum(int(r["token_count"]) for r in state_rows)
@@ -232,4 +293,11 @@ class Indexer:
             for doc, digest, reason, _p in todo
             if reason != "vectors"
         ]
-        return embedder, indexed
+        # New documents have no vectors in the engine yet: only the others need deleting there.
+        reindexed = [d for d in touched if d in previous]
+
+        def after() -> None:
+            if touched:
+                engine.after_commit(reindexed, chunk_vectors)
+
+        return embedder, indexed, after

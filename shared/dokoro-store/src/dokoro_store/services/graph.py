@@ -12,9 +12,12 @@ offers their methods as its own.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime
 
 from dokoro_store.clock import Clock
 from dokoro_store.db.engine import Database
+from dokoro_store.models import Entity
+from dokoro_store.services.extraction import Extraction
 from dokoro_store.services.graph_extraction import GraphExtraction, IndexedText, PersistedExtraction, content_hash
 from dokoro_store.services.graph_queries import (
     MAX_DEPTH,
@@ -57,14 +60,16 @@ class GraphService:
         functional_relation_types: Iterable[str] = DEFAULT_FUNCTIONAL_RELATION_TYPES,
     ) -> None:
         self.storage = GraphStorage(db, clock, functional_relation_types)
-        self.queries = GraphQueries(db, clock)
         self.extraction = GraphExtraction(db, clock, self.storage)
+        # Every question first completes the extraction left behind the writes (write-behind).
+        self.queries = GraphQueries(db, clock, before_read=self.extraction.catch_up)
         # The parts' methods, offered as the service's own (each documented where it is defined).
         self.upsert_entity = self.storage.upsert_entity
-        self.entity = self.storage.entity
-        self.find_entity = self.storage.find_entity
+        self.catch_up = self.extraction.catch_up
+        self.complete_pending = self.extraction.complete_pending
+        self.pending = self.extraction.pending
+        self.close = self.extraction.close
         self.upsert_relation = self.storage.upsert_relation
-        self.persist = self.storage.persist
         self.history = self.queries.history
         self.traverse = self.queries.traverse
         self.stats = self.queries.stats
@@ -80,6 +85,21 @@ class GraphService:
         self.forget_document = self.extraction.forget_document
         self.document_text = self.extraction.document_text
         self.extract_deep = self.extraction.extract_deep
+
+    def persist(self, doc_id: str, extraction: Extraction, *, valid_from: datetime | str | None = None) -> Persisted:
+        """:meth:`GraphStorage.persist`, after the document's own pending extraction (which it replaces)."""
+        self.extraction.complete_pending([doc_id])
+        return self.storage.persist(doc_id, extraction, valid_from=valid_from)
+
+    def entity(self, entity_id: int) -> Entity:
+        """:meth:`GraphStorage.entity`, once the pending extraction is complete."""
+        self.extraction.catch_up()
+        return self.storage.entity(entity_id)
+
+    def find_entity(self, entity_type: str, name: str) -> Entity | None:
+        """:meth:`GraphStorage.find_entity`, once the pending extraction is complete."""
+        self.extraction.catch_up()
+        return self.storage.find_entity(entity_type, name)
 
     @property
     def functional_relation_types(self) -> frozenset[str]:

@@ -1,16 +1,35 @@
 """Extraction into the entity graph: the regex pass over every indexed document (skipped when
-its text is unchanged), and deep extraction with a local chat model merged with it."""
+its text is unchanged), and deep extraction with a local chat model merged with it.
+
+Write-behind
+------------
+The regex pass is not on a write's path: an index write marks every document it (re)indexed
+with its write's token (``docs.unextracted``, in the write's own transaction), and a background
+step of the writing process (:data:`EXTRACT_DELAY` after the first write it has not extracted
+yet) extracts the marked documents in batches of :data:`EXTRACT_BATCH`, then clears the marks of
+exactly the writes it extracted, in the transaction that records their extraction hashes (a
+document indexed again meanwhile keeps its new mark). The step also runs when the store closes.
+A process killed before it leaves its marks in the database: the next one completes them.
+
+Nothing answers from a stale graph: every graph read (:meth:`GraphExtraction.catch_up`, called
+by the graph's queries, hence the graph tools and hybrid search's graph signal) first completes
+whatever is marked, whichever process wrote it. An indexing batch of :data:`INLINE_FROM`
+documents or more (a bulk import, a reindex) and a full reindex are extracted inline, in the
+indexing call, as before.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Sequence
+import threading
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal, Protocol, cast
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, select, update
+from sqlmodel import Session
 
 from dokoro_store.clock import Clock
 from dokoro_store.db.engine import Database
@@ -28,6 +47,9 @@ __all__ = ["GraphExtraction", "IndexedText", "PersistedExtraction", "content_has
 log = logging.getLogger(__name__)
 
 _IN_BATCH = 500  # documents per IN list / multi-row upsert
+EXTRACT_DELAY = 0.5  # seconds from a write to the background step that extracts it
+EXTRACT_BATCH = 200  # marked documents read, extracted and cleared per step
+INLINE_FROM = 16  # an indexing batch of this many documents (bulk) is extracted inline
 
 
 def content_hash(text: str) -> str:
@@ -100,10 +122,15 @@ class GraphExtraction:
         self._db = db
         self._clock = clock
         self._storage = storage
+        self._completing = threading.Lock()  # one completion of the marks at a time in this process
+        self._timer_lock = threading.Lock()
+        self._timer: threading.Timer | None = None
+        self._closed = False
 
     def extract_text(self, doc_id: str, text: str, *, valid_from: datetime | str | None = None) -> PersistedExtraction:
         """Regex-extract ``text`` (redacted first: a secret is never an entity) and persist it for ``doc_id``."""
         extraction = extract_regex(redact(text).text)
+        self.complete_pending([doc_id])  # the document's pending extraction first: this one replaces it
         return PersistedExtraction(extraction, self._storage.persist(doc_id, extraction, valid_from=valid_from))
 
     def index_document(self, doc_id: str, text: str | None, *, force: bool = False) -> Persisted | None:
@@ -112,18 +139,33 @@ class GraphExtraction:
         done = self.index_documents([(doc_id, text, force)])
         return done[0] if done else None
 
-    def index_documents(self, docs: Sequence[tuple[str, str | None, bool]]) -> list[Persisted]:
+    def index_documents(
+        self,
+        docs: Sequence[tuple[str, str | None, bool]],
+        *,
+        marks: Sequence[tuple[str, int]] = (),
+        written_at: Mapping[str, datetime] | None = None,
+        strict: bool = True,
+    ) -> list[Persisted]:
         """:meth:`index_document` for several ``(doc_id, text, force)`` at once: their extraction
         hashes are read in one query and written in one statement; each document that names entities
         has its graph written in its own transaction (as :meth:`extract_text`), so a document that
         fails (logged) costs only itself; the old links of the documents that name none are dropped
-        with the hashes. Returns what was written, for the documents not skipped."""
+        with the hashes. ``marks`` (``(doc_id, token)`` of the write-behind) are cleared in the
+        transaction that writes the hashes; ``written_at`` (when each text was written) is the
+        start of the validity of its relations (default now). With ``strict`` (the default), the failure of a lone
+        document is raised; otherwise it is logged as for several. Returns what was written, for
+        the documents not skipped."""
         wanted: dict[str, tuple[str, str, bool]] = {}
         for doc_id, text, force in docs:
             if text and text.strip():
                 wanted[doc_id] = (text, content_hash(text), force)
         if not wanted:
+            if marks:
+                with self._db.write() as session:
+                    self._clear_marks(session, marks)
             return []
+        lone = strict and len(wanted) == 1
         hashes = EntityContentHash.__table__  # type: ignore[attr-defined]
         ids = sorted(wanted)
         seen: dict[str, str] = {}
@@ -148,7 +190,7 @@ class GraphExtraction:
             try:
                 extraction = extract_regex(redact(text).text)
             except Exception:  # as indexing listeners: one document's failure never stops the others
-                if len(ids) == 1:  # one document: its failure is the caller's to see
+                if lone:  # one document: its failure is the caller's to see
                     raise
                 log.exception("dokoro: entity extraction failed on %s", doc_id)
                 continue
@@ -161,15 +203,16 @@ class GraphExtraction:
             # The documents that name entities in one transaction (a round trip per statement
             # instead of per document: what a bulk import on PostgreSQL waits on) …
             try:
-                by_doc.update((done.doc_id, done) for done in self._storage.persist_many(linked))
+                moments = [(written_at or {}).get(doc_id) for doc_id, _e in linked]
+                by_doc.update((done.doc_id, done) for done in self._storage.persist_many(linked, valid_froms=moments))
                 linked = []
             except Exception:  # … and one by one when that fails, so a bad document costs only itself
                 log.warning("dokoro: entity graph of %d documents failed in one go; one by one", len(linked))
         for doc_id, extraction in linked:
             try:
-                by_doc[doc_id] = self._storage.persist(doc_id, extraction)
+                by_doc[doc_id] = self._storage.persist(doc_id, extraction, valid_from=(written_at or {}).get(doc_id))
             except Exception:
-                if len(ids) == 1:
+                if lone:
                     raise
                 log.exception("dokoro: entity extraction failed on %s", doc_id)
         persisted = [by_doc[doc_id] for doc_id in ids if doc_id in by_doc]
@@ -179,15 +222,117 @@ class GraphExtraction:
             for doc_id in ids
             if doc_id in by_doc
         ]
-        if written:
+        if written or marks:
             links = DocEntity.__table__  # type: ignore[attr-defined]
             with self._db.write() as session:
                 for start in range(0, len(unlinked), _IN_BATCH):
                     session.execute(delete(links).where(links.c.doc_id.in_(unlinked[start : start + _IN_BATCH])))
-                session.execute(
-                    self._db.ops.upsert_each(hashes, ["doc_id"], ["content_hash", "last_extracted"]), written
-                )
+                if written:
+                    session.execute(
+                        self._db.ops.upsert_each(hashes, ["doc_id"], ["content_hash", "last_extracted"]), written
+                    )
+                self._clear_marks(session, marks)
         return persisted
+
+    # ------------------------------------------------------------------ write-behind
+    @staticmethod
+    def _clear_marks(session: Session, marks: Sequence[tuple[str, int]]) -> None:
+        """Clear the marks of exactly these writes (a document marked again since keeps its mark)."""
+        docs = Doc.__table__  # type: ignore[attr-defined]
+        by_token: dict[int, list[str]] = {}
+        for doc_id, token in marks:
+            by_token.setdefault(token, []).append(doc_id)
+        for token, ids in by_token.items():
+            for start in range(0, len(ids), _IN_BATCH):
+                session.execute(
+                    update(docs)
+                    .where(docs.c.unextracted == token, docs.c.id.in_(ids[start : start + _IN_BATCH]))
+                    .values(unextracted=None)
+                )
+
+    def _marked(self, only: Sequence[str] | None, limit: int) -> list[tuple[str, str | None, int, datetime]]:
+        """Up to ``limit`` marked documents (among ``only`` when given): id, text, token, when written."""
+        docs = Doc.__table__  # type: ignore[attr-defined]
+        statement = select(docs.c.id, docs.c.content, docs.c.unextracted, docs.c.updated_at).where(
+            docs.c.unextracted.is_not(None)
+        )
+        if only is not None:
+            statement = statement.where(docs.c.id.in_(list(only)))
+        with self._db.read() as session:
+            # In the order of the partial index (ordering by id would scan every document).
+            rows = session.execute(statement.order_by(docs.c.unextracted, docs.c.id).limit(limit)).all()
+        return [(str(r[0]), r[1], int(r[2]), r[3]) for r in rows]
+
+    def pending(self) -> int:
+        """How many documents are marked not yet extracted (by any process)."""
+        docs = Doc.__table__  # type: ignore[attr-defined]
+        with self._db.read() as session:
+            count = session.execute(
+                select(func.count()).select_from(docs).where(docs.c.unextracted.is_not(None))
+            ).scalar_one()
+        return int(count or 0)
+
+    def complete_pending(self, only: Sequence[str] | None = None, *, force: bool = False) -> int:
+        """Extract the marked documents (every one, or those among ``only``) now, in batches of
+        :data:`EXTRACT_BATCH`; returns how many were taken. ``force`` extracts even unchanged text."""
+        if only is not None and not only:
+            return 0
+        done = 0
+        with self._completing:
+            groups = [None] if only is None else [list(only[i : i + _IN_BATCH]) for i in range(0, len(only), _IN_BATCH)]
+            for subset in groups:
+                while rows := self._marked(subset, EXTRACT_BATCH):
+                    self.index_documents(
+                        [(doc_id, text, force) for doc_id, text, _token, _at in rows],
+                        marks=[(doc_id, token) for doc_id, _text, token, _at in rows],
+                        # Relations hold from when their text was written, however late the
+                        # extraction (a full reindex records them from now, as before).
+                        written_at=None if force else {doc_id: at for doc_id, _text, _token, at in rows},
+                        strict=False,
+                    )
+                    done += len(rows)
+        return done
+
+    def catch_up(self) -> None:
+        """Before a graph read: complete what any process left marked (one indexed query when none is)."""
+        docs = Doc.__table__  # type: ignore[attr-defined]
+        with self._db.read() as session:
+            marked = session.execute(select(docs.c.id).where(docs.c.unextracted.is_not(None)).limit(1)).first()
+        if marked is not None:
+            self.complete_pending()
+
+    def _schedule(self) -> None:
+        """Run the background step in :data:`EXTRACT_DELAY` seconds (once until it ran)."""
+        with self._timer_lock:
+            if self._timer is not None or self._closed:
+                return
+            timer = threading.Timer(EXTRACT_DELAY, self._background)
+            timer.daemon = True
+            timer.name = "dokoro-graph-extract"
+            self._timer = timer
+        timer.start()
+
+    def _background(self) -> None:
+        with self._timer_lock:
+            self._timer = None
+            if self._closed:
+                return
+        try:
+            self.complete_pending()
+        except Exception:  # a background step: the marks stay, the next step (or read) completes them
+            log.warning("dokoro: entity extraction behind writes failed; the next step retries", exc_info=True)
+
+    def close(self) -> None:
+        """Extract what is still marked (the store is closing) and stop the background step."""
+        with self._timer_lock:
+            self._closed = True
+            timer, self._timer = self._timer, None
+        if timer is not None:
+            timer.cancel()
+        try:
+            self.complete_pending()
+        except Exception:  # closing: the marks stay in the database, the next process completes them
+            log.warning("dokoro: entity extraction at close failed; the next process completes it", exc_info=True)
 
     def on_document_indexed(self, doc: IndexedText) -> None:
         """Indexing listener: regex extraction of every (re)indexed document. Unchanged text is skipped,
@@ -195,11 +340,21 @@ class GraphExtraction:
         self.index_document(doc.doc_id, doc.content, force=doc.reason == "full")
 
     def on_documents_indexed(self, docs: Sequence[IndexedText]) -> None:
-        """:meth:`on_document_indexed` for one indexing batch (the store registers this one)."""
-        self.index_documents([(doc.doc_id, doc.content, doc.reason == "full") for doc in docs])
+        """Indexing listener for one batch (the store registers this one): the write marked its
+        documents; a full reindex and a bulk batch (:data:`INLINE_FROM` documents or more) are
+        extracted now, anything smaller by the background step shortly after (module docstring)."""
+        full = [doc.doc_id for doc in docs if doc.reason == "full"]
+        rest = [doc.doc_id for doc in docs if doc.reason != "full"]
+        if full:
+            self.complete_pending(full, force=True)
+        if len(rest) >= INLINE_FROM:
+            self.complete_pending(rest)
+        elif rest:
+            self._schedule()
 
     def forget_document(self, doc_id: str) -> int:
         """Drop a deleted document's links and extraction hash (entities and relations stay: history)."""
+        self.complete_pending([doc_id])  # its own pending extraction first, as if written inline
         links = DocEntity.__table__  # type: ignore[attr-defined]
         hashes = EntityContentHash.__table__  # type: ignore[attr-defined]
         with self._db.write() as session:
@@ -240,4 +395,5 @@ class GraphExtraction:
             extraction = merge(regex, chat.extract(body))
         except ChatFailedError as exc:
             extraction = regex_only(regex, model=chat.model, warning=str(exc))
+        self.complete_pending([doc_id])  # the document's pending extraction first: this one replaces it
         return PersistedExtraction(extraction, self._storage.persist(doc_id, extraction))

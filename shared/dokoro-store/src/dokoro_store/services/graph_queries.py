@@ -9,7 +9,7 @@ window, and a future-dated fact stays hidden until its time.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -108,12 +108,16 @@ def entity_result(entity: Entity, doc_count: int | None = None) -> GraphEntity:
 class GraphQueries:
     """Read-only questions to the graph of one database."""
 
-    def __init__(self, db: Database, clock: Clock) -> None:
+    def __init__(self, db: Database, clock: Clock, before_read: Callable[[], None] | None = None) -> None:
         self._db = db
         self._clock = clock
+        # Called before every question: completes the extraction the writes left behind them
+        # (GraphExtraction.catch_up), so no answer comes from a stale graph.
+        self._before_read = before_read or (lambda: None)
 
     def history(self, entity_id: int | None = None) -> list[GraphRelation]:
         """Every relation row ever recorded (open and closed), oldest first; of one entity if given."""
+        self._before_read()
         with self._db.read() as session:
             query = self._relation_views()
             if entity_id is not None:
@@ -160,6 +164,7 @@ class GraphQueries:
     def traverse(self, entity_id: int, depth: int = DEFAULT_DEPTH, as_of: datetime | str | None = None) -> Traversal:
         """The entity, the relations valid ``as_of`` (default now) reachable within ``depth`` hops in
         either direction (plus those touching the last hop), and its linked documents."""
+        self._before_read()
         if not 1 <= depth <= MAX_DEPTH:
             raise InvalidArgumentError(f"depth must be between 1 and {MAX_DEPTH}; got {depth}")
         moment = as_datetime(as_of, "as_of") or self._clock.now()
@@ -230,6 +235,7 @@ class GraphQueries:
         return Traversal(entity_result(root), moment, depth, relations, docs, int(visited))
 
     def stats(self) -> GraphStats:
+        self._before_read()
         rel = EntityRelation.__table__  # type: ignore[attr-defined]
         with self._db.read() as session:
             entities = session.execute(select(func.count()).select_from(Entity.__table__)).scalar_one()  # type: ignore[attr-defined]
@@ -240,6 +246,7 @@ class GraphQueries:
     def search(self, query: str | None = None, entity_type: str | None = None, limit: int = 20) -> GraphSearch:
         """Entities whose name contains ``query`` (case-insensitive) and/or of ``entity_type``, most
         linked documents first."""
+        self._before_read()
         if entity_type is not None and entity_type not in ENTITY_TYPES:
             raise InvalidArgumentError(f"type must be one of {', '.join(ENTITY_TYPES)}; got {entity_type!r}")
         if not 1 <= limit <= SEARCH_MAX_LIMIT:
@@ -272,6 +279,7 @@ class GraphQueries:
 
     def linked_documents(self, entity_ids: Sequence[int]) -> dict[str, list[tuple[int, float]]]:
         """For each document linked to any of ``entity_ids``: the (entity id, confidence) links."""
+        self._before_read()
         if not entity_ids:
             return {}
         with self._db.read() as session:
@@ -287,6 +295,7 @@ class GraphQueries:
 
     def entities_named_in(self, text: str) -> list[Entity]:
         """Entities whose canonical name occurs in ``text`` as a whole term (for the search signal)."""
+        self._before_read()
         lowered = text.lower()
         terms = {m.group(0).strip(".-/") for m in re.finditer(r"[\w@#./-]+", lowered)}
         terms |= {canonicalise(e.type, e.name) for e in extract_regex(text).entities}

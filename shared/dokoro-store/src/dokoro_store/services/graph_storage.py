@@ -317,11 +317,16 @@ class GraphStorage:
         return self.persist_many([(doc_id, extraction)], valid_from=valid_from)[0]
 
     def persist_many(
-        self, extractions: Sequence[tuple[str, Extraction]], *, valid_from: datetime | str | None = None
+        self,
+        extractions: Sequence[tuple[str, Extraction]],
+        *,
+        valid_from: datetime | str | None = None,
+        valid_froms: Sequence[datetime | None] | None = None,
     ) -> list[Persisted]:
         """:meth:`persist` for several documents in one transaction (an indexing batch, a bulk
         import): their entities are upserted together, their links replaced in a few statements and
         their relations recorded in document order, as one :meth:`persist` after another would.
+        ``valid_froms`` gives each document's own ``valid_from`` (None: ``valid_from``).
 
         Raises on the first failure and writes nothing then (the caller may persist one by one).
         """
@@ -334,6 +339,7 @@ class GraphStorage:
         if not cleaned:
             return []
         start = as_datetime(valid_from, "valid_from")
+        starts = [start if moment is None else moment for moment in (valid_froms or [None] * len(cleaned))]
         now = self._clock.now()
         links_table = DocEntity.__table__  # type: ignore[attr-defined]
         # One row per entity key; a later document's surface form wins, as a later persist's would.
@@ -390,11 +396,13 @@ class GraphStorage:
                 )
             open_facts = self._open_facts(session, sorted({source for edges in all_edges for source, _, _ in edges}))
             done: list[Persisted] = []
-            for (doc_id, extraction), edges, link_count in zip(cleaned, all_edges, per_doc_links, strict=True):
+            for (doc_id, extraction), edges, link_count, begins in zip(
+                cleaned, all_edges, per_doc_links, starts, strict=True
+            ):
                 created = closed = 0
                 for source, target, relation in edges:
                     written = self._record(
-                        session, open_facts, source, target, relation.type, relation.confidence, start, None, now
+                        session, open_facts, source, target, relation.type, relation.confidence, begins, None, now
                     )
                     created += written.created
                     closed += len(written.closed_rows)
