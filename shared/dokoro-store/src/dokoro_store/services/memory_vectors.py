@@ -44,6 +44,15 @@ _DOC_END = DOC_PREFIX[:-1] + chr(ord(DOC_PREFIX[-1]) + 1)
 _MEMORIES = MemoryRow.__table__  # type: ignore[attr-defined]
 
 
+def _products(matrix: Any, query: Any) -> Any:
+    """``matrix @ query`` without BLAS: numpy's own loop on one thread. OpenBLAS spreads a
+    matrix-vector product over its threads, which then spin waiting for the next one: measured on
+    2 shared cores, 10k × 384 cost 7.8 ms of CPU through ``@`` and 0.9 ms through ``einsum``."""
+    import numpy as np
+
+    return np.einsum("ij,j->i", matrix, query)
+
+
 class ActiveVectors:
     """The unit mean vectors of the active memories (module doc); thread-safe."""
 
@@ -71,7 +80,7 @@ class ActiveVectors:
             n = len(self._ids)
             if n == 0 or k <= 0:
                 return {}
-            scores = self._matrix[:n] @ query
+            scores = _products(self._matrix[:n], query)
             own = self._row.get(exclude)
             if own is not None:
                 scores[own] = -np.inf
@@ -87,7 +96,7 @@ class ActiveVectors:
             rows = [(i, self._row[i]) for i in ids if i in self._row]
             if not rows or self._matrix is None or self._matrix.shape[1] != query.shape[0]:
                 return {}
-            scores = self._matrix[[r for _i, r in rows]] @ query
+            scores = _products(self._matrix[[r for _i, r in rows]], query)
             return {i: float(s) for (i, _r), s in zip(rows, scores, strict=True)}
 
     def vector(self, memory_id: str) -> npt.NDArray[np.float32] | None:
