@@ -3,14 +3,16 @@ needs to judge the pair.
 
 Candidates, in O(k) whatever the size of the store:
 
-- the nearest active memories by vector: a nearest-neighbour query of the vector engine (ANN on
-  large stores), seeded with the new memory's own stored vector, widened until enough memory
-  documents are among the hits (the store holds other documents too); on a store of few active
-  memories, simply all of them;
+- the nearest active memories by vector: an exact scan of a per-process matrix of the active
+  memories' vectors (:mod:`.memory_vectors`, kept in step by the memories' change numbers),
+  seeded with the new memory's own stored vector: only memories are compared (the vector
+  engine holds every document), and the scan hands back every candidate's cosine; on a store of
+  few active memories, simply all of them;
 - the memories sharing an entity with it: a join on ``memory_entities`` (indexed by entity), the
   most recent ones first, a bounded number per entity.
 
-Each candidate is judged on two signals: the cosine of the two memories' vectors (meaning: a
+A candidate whose cosine cannot reach the thresholds even with a perfect word overlap is dropped
+before its text is read. Each candidate is judged on two signals: the cosine of the two memories' vectors (meaning: a
 restatement scores high in other words) and the overlap of their words (the lexical signal: it
 also catches a contradiction that changes one value in the same sentence, and it is all there is
 without an embedder). A neighbour shares an entity and is similar, or is very similar alone.
