@@ -241,3 +241,41 @@ def test_memory_entities_follow_remember_import_and_purge(any_store: Store) -> N
     assert pairs() == {(one.memory.id, "release train"), (one.memory.id, "deploys"), (imported.id, "release train")}
     any_store.memories.forget(one.memory.id, purge=True, confirm=True)
     assert pairs() == {(imported.id, "release train")}
+
+
+def test_the_gates_matrix_of_active_memories_follows_changes_made_here_and_in_another_process(
+    tmp_path: Path, clock, database_url: str | None
+) -> None:
+    # Past the one-by-one limit the gate scans a matrix of the active memories' vectors; it must
+    # see what was retired, purged, superseded, or written by another process since it was built.
+    settings = {"database_url": database_url, "clock": clock, "retrieval": RetrievalConfig(embedder="hashing")}
+    with Store.open(tmp_path / "dokoro", **settings) as store, Store.open(tmp_path / "dokoro", **settings) as other:
+        rng, words = random.Random(11), sorted(VOCABULARY)
+        fillers = [
+            MemoryDraft(type="fact", title=f"Note {i}", body=" ".join(rng.sample(words, 9)), entities=[f"svc-{i}"])
+            for i in range(260)
+        ]
+        store.memories.remember_many(fillers)
+        first = _remember(store, "The API rate limit is 100 requests per minute per user", [])
+        assert [
+            c.memory.id
+            for c in _remember(store, "The API rate limit is 1000 requests per minute per user", []).conflicts
+        ] == [first.memory.id]
+
+        # Written by another process after this one built its matrix: found.
+        theirs = _remember(other, "Staging deploys need a green build of the release branch", [])
+        mine = _remember(store, "Staging deploys need a green build of the release branches", [])
+        assert [c.memory.id for c in mine.conflicts] == [theirs.memory.id]
+
+        # Retired elsewhere: no longer a neighbour.
+        other.memories.forget(theirs.memory.id, reason="wrong")
+        other.memories.forget(mine.memory.id, reason="wrong")
+        again = _remember(store, "Staging deploys need a green build of the release branch first", [])
+        assert again.conflicts == []
+
+        # Purged (its row deleted, no change number left behind): dropped from the matrix too.
+        store.memories.forget(again.memory.id, purge=True, confirm=True)
+        last = _remember(store, "Staging deploys need a green build of the release branch, first", [])
+        assert last.conflicts == []
+        assert store.memories._gate._active is not None
+        assert again.memory.id not in store.memories._gate._active._row

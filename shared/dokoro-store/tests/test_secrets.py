@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 from dokoro_store.secrets import redact, redact_all
 
@@ -204,3 +206,27 @@ def test_a_megabyte_of_hostile_text_is_redacted_in_linear_time(text: str) -> Non
     # No timing is asserted (the machine may be slow): a catastrophic pattern would not finish.
     result = redact(text)
     assert len(result.text) <= len(text) + 100 * len(result.kinds)
+
+
+def test_a_text_is_scanned_once_however_many_layers_redact_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A write redacts the same values in the service, the ORM flush and the statement hook; short
+    # values (ids, states, timestamps) too. Each text is scanned once; its clean form is remembered.
+    from dokoro_store import secrets as module
+
+    scanned: list[str] = []
+    real = module._private_keys
+
+    def counting(text: str, kinds: list[str]) -> str:
+        scanned.append(text)
+        return real(text, kinds)
+
+    monkeypatch.setattr(module, "_private_keys", counting)
+    value = f"mem_20261201_{uuid.uuid4().hex[:8]}"
+    assert [module.redact(value).text for _ in range(3)] == [value] * 3
+    assert scanned == [value]
+
+    leaked = f"token {GITHUB[:-6]}{uuid.uuid4().hex[:6]} pasted"
+    first = module.redact(leaked)
+    assert first.kinds and "[REDACTED:" in first.text
+    assert module.redact(first.text).text == first.text  # its clean form is not scanned again
+    assert scanned == [value, leaked]

@@ -295,7 +295,8 @@ class MemoryService:
                 log.warning("dokoro: the conflict gate failed on a stored memory", exc_info=True)
                 notes.append(f"stored; the conflict check could not run ({exc})")
         try:
-            self._rendered(memory.id, memory.supersedes)
+            if self._files is not None:
+                self._files.render_written([memory] + ([superseded] if superseded is not None else []))
         except OSError as exc:
             log.warning("dokoro: a stored memory's file could not be written", exc_info=True)
             notes.append(f"stored; its file could not be written now ({exc}); the next call retries")

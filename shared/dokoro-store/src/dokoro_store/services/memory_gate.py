@@ -3,14 +3,16 @@ needs to judge the pair.
 
 Candidates, in O(k) whatever the size of the store:
 
-- the nearest active memories by vector: a nearest-neighbour query of the vector engine (ANN on
-  large stores), seeded with the new memory's own stored vector, widened until enough memory
-  documents are among the hits (the store holds other documents too); on a store of few active
-  memories, simply all of them;
+- the nearest active memories by vector: an exact scan of a per-process matrix of the active
+  memories' vectors (:mod:`.memory_vectors`, kept in step by the memories' change numbers),
+  seeded with the new memory's own stored vector: only memories are compared (the vector
+  engine holds every document), and the scan hands back every candidate's cosine; on a store of
+  few active memories, simply all of them;
 - the memories sharing an entity with it: a join on ``memory_entities`` (indexed by entity), the
   most recent ones first, a bounded number per entity.
 
-Each candidate is judged on two signals: the cosine of the two memories' vectors (meaning: a
+A candidate whose cosine cannot reach the thresholds even with a perfect word overlap is dropped
+before its text is read. Each candidate is judged on two signals: the cosine of the two memories' vectors (meaning: a
 restatement scores high in other words) and the overlap of their words (the lexical signal: it
 also catches a contradiction that changes one value in the same sentence, and it is all there is
 without an embedder). A neighbour shares an entity and is similar, or is very similar alone.
@@ -47,6 +49,7 @@ from dokoro_store.services.memory_rows import DOC_PREFIX, days, memory_result
 if TYPE_CHECKING:
     from dokoro_store.retrieval.documents import DocumentService
     from dokoro_store.retrieval.search import SearchService
+    from dokoro_store.services.memory_vectors import ActiveVectors
 
 __all__ = [
     "LEXICAL_ALONE",
@@ -108,7 +111,7 @@ _WORD = re.compile(r"[\w-]+", re.UNICODE)
 
 
 def _tokens(text: str) -> set[str]:
-    return {w for w in (m.group(0).lower() for m in _WORD.finditer(text)) if len(w) > 2}
+    return {w for w in _WORD.findall(text.lower()) if len(w) > 2}
 
 
 def _jaccard(left: set[str], right: set[str]) -> float:
@@ -169,6 +172,7 @@ class ConflictGate:
         self._docs = docs
         self._search = search
         self._large = False  # more than twice _ALL_BELOW active memories seen: always the kNN
+        self._active: ActiveVectors | None = None  # the active memories' vectors (large stores)
 
     def check(self, memory: MemoryRow) -> list[CloseMemory]:
         """The neighbours of ``memory`` not shown before, each now written to the ledger."""
@@ -218,13 +222,33 @@ class ConflictGate:
         embedder, query = self._own_vector(memory)
         shared_by_id = self._sharing_entities(memory)
         ids = set(shared_by_id)
+        cosines: dict[str, float] = {}
         if query is not None and embedder is not None:
-            ids |= self._nearest(memory, embedder, query)
+            near = self._nearest(memory, embedder, query)
+            ids |= set(near)
+            cosines.update({i: c for i, c in near.items() if c is not None})
+            if self._active is not None and shared_by_id:
+                cosines.update(self._active.cosines(shared_by_id, query))
         else:
             ids |= self._keyword(memory)
         ids.discard(memory.id)
         if not ids:
             return []
+        thresholds = thresholds_for(embedder)
+        # The word overlap adds at most LEXICAL_WEIGHT: a cosine too low to reach the threshold
+        # with it is not worth reading or tokenising the candidate for.
+        floor = None if thresholds is None else min(thresholds.with_entity, thresholds.alone) - LEXICAL_WEIGHT
+        if query is not None and embedder is not None:
+            missing = [i for i in ids if i not in cosines]
+            if missing:
+                from dokoro_store.retrieval.neighbours import load_doc_vectors
+
+                vectors = load_doc_vectors(self._db, [f"{DOC_PREFIX}{i}" for i in missing], embedder, query)
+                cosines.update({doc[len(DOC_PREFIX) :]: float(v @ query) for doc, v in vectors.mean.items()})
+            if floor is not None:
+                ids = {i for i in ids if i not in cosines or cosines[i] >= floor}
+                if not ids:
+                    return []
         # Score on the few columns the signals need; load whole rows only for the close ones.
         table = MemoryRow.__table__  # type: ignore[attr-defined]
         with self._db.read() as session:
@@ -239,18 +263,10 @@ class ConflictGate:
                 ).all()
                 if r[4] == "active"
             ]
-        cosines: dict[str, float] = {}
-        if query is not None and embedder is not None:
-            from dokoro_store.retrieval.neighbours import load_doc_vectors
-
-            vectors = load_doc_vectors(self._db, [f"{DOC_PREFIX}{r[0]}" for r in light], embedder, query)
-            cosines = {doc[len(DOC_PREFIX) :]: float(vector @ query) for doc, vector in vectors.mean.items()}
-        thresholds = thresholds_for(embedder)
+        if self._active is not None:
+            self._active.discard(ids - {str(r[0]) for r in light})  # purged, or retired since
         mine_words = _tokens(f"{memory.title} {memory.body}")
         mine = set(memory.entities)
-        # The word overlap adds at most LEXICAL_WEIGHT: a cosine too low to reach the threshold
-        # with it is not worth tokenising the candidate for.
-        floor = None if thresholds is None else min(thresholds.with_entity, thresholds.alone) - LEXICAL_WEIGHT
         close: dict[str, tuple[list[str], float, float | None]] = {}
         for other_id, title, body, entities in light:
             cosine = cosines.get(str(other_id))
@@ -324,33 +340,28 @@ class ConflictGate:
         found.sort(key=lambda r: int(r[1]))  # stable: each entity's memories stay newest first
         return dict.fromkeys(str(r[0]) for r in found)
 
-    def _nearest(self, memory: MemoryRow, embedder: str, query: Any) -> set[str]:
-        """The active memories nearest ``query``: all of them on a small store, else from the
-        vector engine's nearest-neighbour list, widened until enough memories are in it."""
+    def _nearest(self, memory: MemoryRow, embedder: str, query: Any) -> dict[str, float | None]:
+        """The active memories nearest ``query`` with their cosines when known: all of them on a
+        small store (cosines read later), else the ``_KNN`` nearest by an exact scan of the active
+        memories' vectors (:mod:`.memory_vectors`)."""
         if not self._large:
             with self._db.read() as session:
                 # How many active memories, up to one past twice the limit (a count of them all
                 # reads them all). Past it, the store is taken as large for the life of the process:
-                # the nearest-neighbour list serves a store that shrinks back as well.
+                # the matrix serves a store that shrinks back as well.
                 few = select(MemoryRow.id).where(col(MemoryRow.state) == "active").limit(2 * _ALL_BELOW + 1).subquery()
                 active = int(session.execute(select(func.count()).select_from(few)).scalar() or 0)
                 self._large = active > 2 * _ALL_BELOW
                 if active <= _ALL_BELOW:
-                    return {
-                        str(x)
-                        for x in session.execute(
-                            select(MemoryRow.id).where(col(MemoryRow.state) == "active", col(MemoryRow.id) != memory.id)
-                        ).scalars()
-                    }
-        index = self._docs.vector_index()
-        wanted = _KNN * 2
-        while True:
-            hits = index.search(query, embedder, wanted)
-            ids = {h.doc_id[len(DOC_PREFIX) :] for h in hits if h.doc_id.startswith(DOC_PREFIX)}
-            ids.discard(memory.id)
-            if len(ids) >= _KNN or len(hits) < wanted or wanted >= _KNN_MAX:
-                return ids
-            wanted *= 4
+                    everyone = session.execute(
+                        select(MemoryRow.id).where(col(MemoryRow.state) == "active", col(MemoryRow.id) != memory.id)
+                    ).scalars()
+                    return {str(x): None for x in everyone}
+        if self._active is None:
+            from dokoro_store.services.memory_vectors import ActiveVectors
+
+            self._active = ActiveVectors(self._db)
+        return dict(self._active.nearest(query, embedder, _KNN, exclude=memory.id))
 
     def _keyword(self, memory: MemoryRow) -> set[str]:
         """Without vectors: the memories the full-text index finds for the new one's words."""
