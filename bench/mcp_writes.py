@@ -106,6 +106,8 @@ async def main(items: int, writes: int, embedder: str, cache: Path | None, tools
         store_dir = Path(tmp) / "dokoro"
         started = time.perf_counter()
         if cache is not None and cache.exists():
+            if not (cache / ".dokoro").is_dir():  # e.g. the folder that holds the kept store
+                raise SystemExit(f"--store-cache {cache}: not a store this script filled; pass the store's own folder")
             shutil.copytree(cache, store_dir)  # a store this script filled before (same items, embedder)
         else:
             _prepare(store_dir, items, embedder)
