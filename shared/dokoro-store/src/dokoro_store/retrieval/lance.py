@@ -53,6 +53,7 @@ from dokoro_store.db.engine import Database
 from dokoro_store.files import file_lock
 from dokoro_store.retrieval.tables import chunks, stamped_with
 from dokoro_store.retrieval.vectors import ChunkVector, ExactScanIndex, VectorHit
+from dokoro_store.write_behind import DelayedStep
 
 if TYPE_CHECKING:
     from dokoro_store.paths import StorePaths
@@ -123,9 +124,12 @@ class LanceIndex:
         self._probes: int | None = None  # partitions to search when the table has an ANN index
         self._dim: int | None = None  # the vector size, read once per index change (a schema read costs ~1 ms)
         self._handle: Any = None  # the open LanceDB table
-        self._timer: threading.Timer | None = None  # the background mirror step, when one is due
-        self._timer_lock = threading.Lock()
-        self._closed = False
+        self._step = DelayedStep(
+            self.mirror,
+            name="dokoro-lance-mirror",
+            failure="dokoro: copying new vectors to LanceDB failed; the next step retries",
+        )
+        self._written_lock = threading.Lock()
         self._written = 0  # vectors this process wrote since its last mirror step
         # Below :data:`EXACT_IN_MEMORY` vectors a query is an exact scan of the database's vectors
         # held in memory (kept per index generation): LanceDB's per-query overhead would be most of
@@ -294,13 +298,13 @@ class LanceIndex:
                 self._write(doc_ids, [])
         if not rows:
             return
-        with self._timer_lock:
+        with self._written_lock:
             self._written += len(rows)
             due = self._written > MIRROR_TAIL
         if due:
             self.mirror()
         else:
-            self._schedule()
+            self._step.schedule(MIRROR_DELAY)
 
     def clear(self) -> None:
         with self._lock, file_lock(self._paths.locks_dir, "lance", within=self._paths.root):
@@ -310,27 +314,6 @@ class LanceIndex:
             self._drop()
 
     # ------------------------------------------------------------------ write-behind
-    def _schedule(self) -> None:
-        """Run the mirror step on a background thread in :data:`MIRROR_DELAY` seconds (once)."""
-        with self._timer_lock:
-            if self._timer is not None or self._closed:
-                return
-            timer = threading.Timer(MIRROR_DELAY, self._background)
-            timer.daemon = True
-            timer.name = "dokoro-lance-mirror"
-            self._timer = timer
-        timer.start()
-
-    def _background(self) -> None:
-        with self._timer_lock:
-            self._timer = None
-            if self._closed:
-                return
-        try:
-            self.mirror()
-        except Exception:  # a background step: the vectors stay marked, the next step copies them
-            log.warning("dokoro: copying new vectors to LanceDB failed; the next step retries", exc_info=True)
-
     def mirror(self) -> int:
         """Copy every vector marked unmirrored to LanceDB now; returns how many were copied."""
         with self._lock, file_lock(self._paths.locks_dir, "lance", within=self._paths.root):
@@ -342,7 +325,7 @@ class LanceIndex:
         writes copied — a document re-indexed meanwhile keeps its new mark."""
         from dokoro_store.retrieval.embedders import from_bytes
 
-        with self._timer_lock:
+        with self._written_lock:
             self._written = 0
         with self._db.read() as session:
             rows = session.execute(
@@ -395,11 +378,7 @@ class LanceIndex:
 
     def close(self) -> None:
         """Copy what is still waiting (the store is closing) and stop the background step."""
-        with self._timer_lock:
-            self._closed = True
-            timer, self._timer = self._timer, None
-        if timer is not None:
-            timer.cancel()
+        self._step.close()
         try:
             self.mirror()
         except (OSError, RuntimeError, ValueError):
@@ -524,7 +503,7 @@ class LanceIndex:
                 table = self._table()
             tail_ids, tail_docs, tail = self._tail(embedder)
         elif tail_ids:
-            self._schedule()
+            self._step.schedule(MIRROR_DELAY)
         if table is not None and self._dim_of(table) != len(vector):
             table = None  # vectors of another dimension: none of them answers this query
         if tail is not None and tail.shape[1] != len(vector):

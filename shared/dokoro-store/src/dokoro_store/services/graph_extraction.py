@@ -40,6 +40,7 @@ from dokoro_store.secrets import redact
 from dokoro_store.services.extraction import MENTIONS, Extraction, OllamaChat, extract_regex, merge, regex_only
 from dokoro_store.services.extraction.ollama import ChatFailedError
 from dokoro_store.services.graph_storage import GraphStorage, Persisted
+from dokoro_store.write_behind import DelayedStep
 
 __all__ = ["GraphExtraction", "IndexedText", "PersistedExtraction", "content_hash"]
 
@@ -123,9 +124,11 @@ class GraphExtraction:
         self._clock = clock
         self._storage = storage
         self._completing = threading.Lock()  # one completion of the marks at a time in this process
-        self._timer_lock = threading.Lock()
-        self._timer: threading.Timer | None = None
-        self._closed = False
+        self._step = DelayedStep(
+            self.complete_pending,
+            name="dokoro-graph-extract",
+            failure="dokoro: entity extraction behind writes failed; the next step retries",
+        )
 
     def extract_text(self, doc_id: str, text: str, *, valid_from: datetime | str | None = None) -> PersistedExtraction:
         """Regex-extract ``text`` (redacted first: a secret is never an entity) and persist it for ``doc_id``."""
@@ -301,34 +304,9 @@ class GraphExtraction:
         if marked is not None:
             self.complete_pending()
 
-    def _schedule(self) -> None:
-        """Run the background step in :data:`EXTRACT_DELAY` seconds (once until it ran)."""
-        with self._timer_lock:
-            if self._timer is not None or self._closed:
-                return
-            timer = threading.Timer(EXTRACT_DELAY, self._background)
-            timer.daemon = True
-            timer.name = "dokoro-graph-extract"
-            self._timer = timer
-        timer.start()
-
-    def _background(self) -> None:
-        with self._timer_lock:
-            self._timer = None
-            if self._closed:
-                return
-        try:
-            self.complete_pending()
-        except Exception:  # a background step: the marks stay, the next step (or read) completes them
-            log.warning("dokoro: entity extraction behind writes failed; the next step retries", exc_info=True)
-
     def close(self) -> None:
         """Extract what is still marked (the store is closing) and stop the background step."""
-        with self._timer_lock:
-            self._closed = True
-            timer, self._timer = self._timer, None
-        if timer is not None:
-            timer.cancel()
+        self._step.close()
         try:
             self.complete_pending()
         except Exception:  # closing: the marks stay in the database, the next process completes them
@@ -350,7 +328,7 @@ class GraphExtraction:
         if len(rest) >= INLINE_FROM:
             self.complete_pending(rest)
         elif rest:
-            self._schedule()
+            self._step.schedule(EXTRACT_DELAY)
 
     def forget_document(self, doc_id: str) -> int:
         """Drop a deleted document's links and extraction hash (entities and relations stay: history)."""
