@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 ServerParams = Callable[..., StdioServerParameters]
+KilledAfter = Callable[[subprocess.Popen[str], int], list[str]]
 
 
 def _server_params(module: str, store: Path, cwd: Path, **env: str) -> StdioServerParameters:
@@ -94,3 +96,24 @@ async def http_client(url: str, token: str) -> AsyncIterator[Client]:
 def connect() -> Callable[[str, str], AbstractAsyncContextManager[Client]]:
     """Factory: ``async with connect(url, token) as client`` on the shared HTTP server."""
     return http_client
+
+
+def _killed_after(process: subprocess.Popen[str], count: int) -> list[str]:
+    """Kill a writer (SIGKILL: no cleanup, no step at close) once it printed ``count`` lines, one per
+    committed write; the lines it printed."""
+    written: list[str] = []
+    assert process.stdout is not None
+    for line in process.stdout:
+        written.append(line.strip())
+        if len(written) == count:
+            process.send_signal(signal.SIGKILL)
+            break
+    _out, err = process.communicate(timeout=60)  # reads and closes the pipes
+    assert process.returncode == -signal.SIGKILL, err
+    return written
+
+
+@pytest.fixture
+def killed_after() -> KilledAfter:
+    """``killed_after(process, count)``: SIGKILL a writer process once it committed ``count`` writes."""
+    return _killed_after

@@ -5,7 +5,6 @@ on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
-import signal
 import subprocess
 import sys
 import textwrap
@@ -116,21 +115,8 @@ def test_a_bulk_batch_is_extracted_inline(tmp_path: Path, monkeypatch: pytest.Mo
         assert _linked_docs(store) == count
 
 
-def _killed_after(process: subprocess.Popen[str], count: int) -> list[str]:
-    written: list[str] = []
-    assert process.stdout is not None
-    for line in process.stdout:
-        written.append(line.strip())
-        if len(written) == count:
-            process.send_signal(signal.SIGKILL)
-            break
-    _out, err = process.communicate(timeout=60)
-    assert process.returncode == -signal.SIGKILL, err
-    return written
-
-
 def test_a_writer_killed_before_extracting_leaves_marks_the_next_process_completes(
-    tmp_path: Path, database_url: str | None
+    tmp_path: Path, database_url: str | None, killed_after: Any
 ) -> None:
     root = tmp_path / "dokoro"
     with Store.open(root, database_url=database_url):  # the schema, before the writer
@@ -141,7 +127,7 @@ def test_a_writer_killed_before_extracting_leaves_marks_the_next_process_complet
         stderr=subprocess.PIPE,
         text=True,
     )
-    written = _killed_after(writer, 6)
+    written = killed_after(writer, 6)
     with Store.open(root, database_url=database_url) as store:
         left = _marked(store)
         assert set(written) <= set(left)  # every committed write left its mark

@@ -4,11 +4,11 @@ one is killed (SIGKILL) with vectors not yet copied, and every vector written is
 from __future__ import annotations
 
 import random
-import signal
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 from dokoro_store import Store
@@ -53,22 +53,8 @@ def _writer(root: Path, name: str, count: int, delay: float) -> subprocess.Popen
     )
 
 
-def _killed_after(process: subprocess.Popen[str], count: int) -> list[str]:
-    """Kill the writer (SIGKILL: no cleanup, no copy at close) once it wrote ``count`` documents."""
-    written: list[str] = []
-    assert process.stdout is not None
-    for line in process.stdout:
-        written.append(line.strip())
-        if len(written) == count:
-            process.send_signal(signal.SIGKILL)
-            break
-    _out, err = process.communicate(timeout=60)  # reads and closes the pipes
-    assert process.returncode == -signal.SIGKILL, err
-    return written
-
-
 def test_vectors_written_by_several_processes_one_killed_are_all_found(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, killed_after: Any
 ) -> None:
     import dokoro_store.retrieval.lance as lance
 
@@ -81,13 +67,13 @@ def test_vectors_written_by_several_processes_one_killed_are_all_found(
 
     # Two writers and a third killed mid-way, all at once; then one more killed on its own.
     writers = {name: _writer(root, name, 40, 0.2) for name in ("a", "b")}
-    written = _killed_after(_writer(root, "killed", 1000, 3600.0), 15)
+    written = killed_after(_writer(root, "killed", 1000, 3600.0), 15)
     for name, process in writers.items():
         out, err = process.communicate(timeout=300)
         assert process.returncode == 0, err
         written += out.split()
         assert f"{name}-39" in out
-    alone = _killed_after(_writer(root, "alone", 1000, 3600.0), 10)
+    alone = killed_after(_writer(root, "alone", 1000, 3600.0), 10)
     written += alone
 
     with Store.open(root, retrieval=config) as store:
