@@ -99,8 +99,7 @@ THRESHOLDS: dict[str, GateThresholds] = {
 }
 
 MAX_SHOWN = 5  # close memories one answer shows (the closest); the others stay unshown, not lost
-_KNN = 16  # nearest memories wanted from the vector engine
-_KNN_MAX = 512  # the widest nearest-neighbour list asked for
+_KNN = 16  # nearest active memories taken from the matrix
 _ALL_BELOW = 200  # with this many active memories or fewer, compare with every one
 _PER_ENTITY = 20  # most recent memories sharing one entity
 _MAX_ENTITIES = 8

@@ -99,12 +99,6 @@ class ActiveVectors:
             scores = _products(self._matrix[[r for _i, r in rows]], query)
             return {i: float(s) for (i, _r), s in zip(rows, scores, strict=True)}
 
-    def vector(self, memory_id: str) -> npt.NDArray[np.float32] | None:
-        """The stored unit vector of ``memory_id`` when the matrix holds it."""
-        with self._lock:
-            row = self._row.get(memory_id)
-            return None if row is None else self._matrix[row].copy()
-
     def discard(self, ids: Iterable[str]) -> None:
         """Drop memories the database no longer holds as active (a purge deletes the row, which
         leaves no change number behind: the gate reports the ids its candidates' read missed)."""
@@ -113,15 +107,7 @@ class ActiveVectors:
                 self._remove(memory_id)
                 self._pending.pop(memory_id, None)
 
-    def clear(self) -> None:
-        with self._lock:
-            self._embedder = None
-
     # ------------------------------------------------------------------ keeping in step
-    def refresh(self, embedder: str, dim: int) -> None:
-        with self._lock:
-            self._refresh(embedder, dim)
-
     def _refresh(self, embedder: str, dim: int) -> None:
         if self._embedder != embedder or self._matrix is None or self._matrix.shape[1] != dim:
             self._build(embedder, dim)
