@@ -58,6 +58,27 @@ _BUMP = (
     )
 )
 _STAMP = select(index_state.c.embedder).where(index_state.c.id == 1).with_for_update()
+# The one-document write's statements, built once (``index_content`` runs them on every call).
+_PREVIOUS = (
+    select(
+        index_state.c.embedder,
+        docs_table.c.id,
+        docs_table.c.filepath,
+        docs_table.c.doc_type,
+        doc_vectors.c.doc_id.label("state_id"),
+        doc_vectors.c.content_hash,
+        doc_vectors.c.embedder.label("state_embedder"),
+    )
+    .select_from(
+        index_state.outerjoin(docs_table, docs_table.c.id == bindparam("previous_doc")).outerjoin(
+            doc_vectors, doc_vectors.c.doc_id == bindparam("previous_doc")
+        )
+    )
+    .where(index_state.c.id == 1)
+)
+_DELETE_CHUNKS_OF_ONE = delete(chunks).where(chunks.c.doc_id == bindparam("touched_doc"))
+_MARK_ONE = update(docs_table).where(docs_table.c.id == bindparam("marked_doc")).values(unextracted=bindparam("mark"))
+_INSERT_CHUNKS = insert(chunks)
 
 
 def bump_generation(session: Session | Connection, clock: Clock) -> None:
@@ -139,25 +160,9 @@ class Indexer:
     def previous(self, doc_id: str) -> tuple[str | None, Any, Any]:
         """The index's embedder stamp, the stored document's row (path and type) and its index
         state (either None when missing), in one read (one statement: a write's first step)."""
-        statement = (
-            select(
-                index_state.c.embedder,
-                docs_table.c.id,
-                docs_table.c.filepath,
-                docs_table.c.doc_type,
-                doc_vectors.c.doc_id.label("state_id"),
-                doc_vectors.c.content_hash,
-                doc_vectors.c.embedder.label("state_embedder"),
-            )
-            .select_from(
-                index_state.outerjoin(docs_table, docs_table.c.id == doc_id).outerjoin(
-                    doc_vectors, doc_vectors.c.doc_id == doc_id
-                )
-            )
-            .where(index_state.c.id == 1)
-        )
-        with self._db.read() as session:
-            found = session.connection().execute(statement).first()
+        # A plain connection (no ORM session: nothing to load) and a statement built once.
+        with self._db.engine.connect() as connection:
+            found = connection.execute(_PREVIOUS, {"previous_doc": doc_id}).first()
         if found is None:  # no index state row (a store the migrations did not seed): nothing stored
             return None, None, None
         row = (found.filepath, found.doc_type) if found.id is not None else None
@@ -303,21 +308,23 @@ class Indexer:
         for doc_id, digest in fix_hash:
             connection.execute(update(docs_table).where(docs_table.c.id == doc_id).values(content_hash=digest))
         if touched:
-            connection.execute(delete(chunks).where(chunks.c.doc_id.in_(touched)))
+            if len(touched) == 1:
+                connection.execute(_DELETE_CHUNKS_OF_ONE, {"touched_doc": touched[0]})
+            else:
+                connection.execute(delete(chunks).where(chunks.c.doc_id.in_(touched)))
             if isinstance(engine, PgVectorIndex):
                 # PostgreSQL: the chunks and their vectors in one COPY (no INSERT then UPDATE).
                 engine.insert_chunks(session, chunk_rows, chunk_vectors)
             else:
                 if chunk_rows:
-                    connection.execute(insert(chunks), chunk_rows)
+                    connection.execute(_INSERT_CHUNKS, chunk_rows)
                 engine.write_in_transaction(session, chunk_vectors)
             connection.execute(self._db.ops.upsert_each(doc_vectors, ["doc_id"], _STATE_UPDATE), state_rows)
-            if marked:
-                connection.execute(
-                    update(docs_table)
-                    .where(docs_table.c.id.in_(marked))
-                    .values(unextracted=token if token is not None else new_write_token())
-                )
+            mark_token = token if token is not None else new_write_token()
+            if len(marked) == 1:
+                connection.execute(_MARK_ONE, {"marked_doc": marked[0], "mark": mark_token})
+            elif marked:
+                connection.execute(update(docs_table).where(docs_table.c.id.in_(marked)).values(unextracted=mark_token))
             bump_generation(connection, self._clock)
         report.indexed += len(todo)
         report.chunks += len(chunk_rows)
