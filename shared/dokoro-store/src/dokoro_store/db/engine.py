@@ -150,8 +150,10 @@ class Database:
     def write(self) -> Iterator[Session]:
         """A read-modify-write transaction that holds the write lock from its first statement.
 
-        Commits on success, rolls back on any exception. Concurrent writers queue on the
-        busy timeout instead of failing with "database is locked".
+        Commits on success, rolls back on any exception. Concurrent writers queue instead of
+        failing with "database is locked": this process's on a lock (SQLite), other processes'
+        on the busy timeout; either wait ends in :class:`StoreUnavailableError` after
+        :data:`SQLITE_BUSY_TIMEOUT_S`.
         """
         with self._turn(), Session(self._writer, expire_on_commit=False) as session:
             try:
