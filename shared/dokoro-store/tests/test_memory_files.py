@@ -374,9 +374,9 @@ def test_a_memory_call_in_a_large_folder_sweeps_its_share_of_the_rate_and_sees_a
     sizes: list[int] = []
     sweep_files = memory_files.MemoryFiles._sweep_files
 
-    def spy(self, run, subdirs, found, size):  # type: ignore[no-untyped-def]
-        sizes.append(size)
-        return sweep_files(self, run, subdirs, found, size)
+    def spy(self, run, subdirs, found, files):  # type: ignore[no-untyped-def]
+        sizes.append(files)
+        return sweep_files(self, run, subdirs, found, files)
 
     monkeypatch.setattr(memory_files.MemoryFiles, "_sweep_files", spy)
     # Six files per second (``sweep`` files per SWEEP_INTERVAL).

@@ -177,6 +177,7 @@ class MemoryFiles:
         self._cursors: dict[str, int] = {}
         self._swept_at: float | None = None  # time.monotonic() of this process's last sweep
         self._owed = 0.0  # files of the sweep's rate not stat-ed yet (a fraction of one carried over)
+        self._purge_owed = 0.0  # files of the purge lookups' rate not looked up yet
         self.dictionary = EntityDictionary(self.root / DICTIONARY_FILE)
 
     @property
@@ -285,6 +286,8 @@ class MemoryFiles:
     def _load(self, ids: Iterable[str]) -> dict[str, MemoryRow]:
         wanted = sorted(set(ids))
         found: dict[str, MemoryRow] = {}
+        if not wanted:
+            return found
         with self._db.read() as session:
             for start in range(0, len(wanted), 500):
                 batch = wanted[start : start + 500]
@@ -441,11 +444,11 @@ class MemoryFiles:
             if current is not None and not current.tombstone and _stat(self._paths.root / path) is None:
                 self._on_deleted_file(run, current)
 
-    def _sweep_files(self, run: _Run, subdirs: list[str], found: _Found, size: int) -> None:
-        """The rolling sweep of ``size`` files: in-place edits do not move a folder's time."""
+    def _sweep_files(self, run: _Run, subdirs: list[str], found: _Found, files: int) -> None:
+        """The rolling sweep of ``files`` files: in-place edits do not move a folder's time."""
         m = run.manifest
         base = f"{self._paths.root}{os.sep}"
-        window, self._cursors["sweep"] = m.stat_window(size, self._cursors.get("sweep", 0))
+        window, self._cursors["sweep"] = m.stat_window(files, self._cursors.get("sweep", 0))
         for path, mtime_ns, size in window:
             if path in found.changed or path in found.missing:
                 continue
@@ -461,10 +464,13 @@ class MemoryFiles:
             elif not entry.same_stat(stat.st_mtime_ns, stat.st_size):
                 found.changed[path] = (entry, stat)
         # Memories purged elsewhere, looked up for a smaller rolling window of files (a purge is rare
-        # and explicit; its file goes within ``files / PURGE_WINDOW`` calls).
-        # The same share of it as of the sweep's window.
-        purge = -(-PURGE_WINDOW * size // self._sweep)
-        purge_window, self._cursors["purge"] = m.window(purge, self._cursors.get("purge", 0))
+        # and explicit; its file goes within ``files / PURGE_WINDOW`` whole sweeps): at the sweep's
+        # rate, PURGE_WINDOW files per query, so the memory calls between two look nothing up.
+        self._purge_owed += PURGE_WINDOW * files / self._sweep
+        if self._purge_owed < PURGE_WINDOW:
+            return
+        self._purge_owed = 0.0
+        purge_window, self._cursors["purge"] = m.window(PURGE_WINDOW, self._cursors.get("purge", 0))
         untouched = [
             e
             for e in purge_window
