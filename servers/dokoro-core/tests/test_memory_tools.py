@@ -241,3 +241,30 @@ async def test_the_briefing_stays_within_budget_and_counts_the_overflow(call):
         ]["id"]
     )
     assert f"…and {data['rules_overflow']} more" in text
+
+
+async def test_recall_reports_a_file_edited_in_place_a_second_later_in_a_large_folder(call, root, monkeypatch):
+    from types import SimpleNamespace
+
+    from dokoro_store.services import memory_files
+
+    monkeypatch.setattr(memory_files, "SWEEP_ALWAYS", 2)  # a "large" folder: the sweep goes at its rate
+    now = [1000.0]
+    monkeypatch.setattr(memory_files, "time", SimpleNamespace(monotonic=lambda: now[0]))
+    made = [
+        (await _remember(call, type="fact", title=f"Note {i}", body=f"Note number {i} of a large folder."))["memory"]
+        for i in range(4)
+    ]
+    await call("dokoro_recall", query="note")  # swept (its first call in this process)
+    [path] = list((root / "memories").rglob(f"{made[0]['id']}*.md"))
+    with path.open("r+", encoding="utf-8") as handle:  # in place: the folder's time does not move
+        content = handle.read().replace("Note number 0", "Note number zero")
+        handle.seek(0)
+        handle.write(content)
+        handle.truncate()
+
+    now[0] += 1.0  # a second later: a whole window of files is due
+    answer = await call("dokoro_recall", query="note")
+
+    assert made[0]["id"] in answer.content[0].text.split("memory files edited by a person", 1)[1]
+    assert answer.structured_content["files"]["changes"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from dokoro_store import FrozenClock, Store
@@ -358,6 +359,44 @@ def test_a_memory_call_sweeps_a_large_folder_when_due_and_an_explicit_sync_alway
     assert "Note number 0 of" in service.get(ids[0]).body
     # An explicit sync always sweeps.
     assert [c.memory_id for c in service.sync_files().changes] == [ids[0]]
+
+
+def test_a_memory_call_in_a_large_folder_sweeps_its_share_of_the_rate_and_sees_an_edit_in_time(
+    any_store: Store, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dokoro_store.services import memory_files
+    from dokoro_store.services.memories import MemoryService
+
+    ids = [_fact(any_store, f"Note {i}", f"Note number {i} of a large folder.").id for i in range(6)]
+    monkeypatch.setattr(memory_files, "SWEEP_ALWAYS", 2)  # a "large" folder
+    now = [1000.0]
+    monkeypatch.setattr(memory_files, "time", SimpleNamespace(monotonic=lambda: now[0]))
+    sizes: list[int] = []
+    sweep_files = memory_files.MemoryFiles._sweep_files
+
+    def spy(self, run, subdirs, found, files):  # type: ignore[no-untyped-def]
+        sizes.append(files)
+        return sweep_files(self, run, subdirs, found, files)
+
+    monkeypatch.setattr(memory_files.MemoryFiles, "_sweep_files", spy)
+    # Six files per second (``sweep`` files per SWEEP_INTERVAL).
+    service = MemoryService(
+        any_store.db, any_store.clock, any_store.docs, any_store.search, paths=any_store.paths, sweep=6
+    )
+    service.sync_files()  # a whole window, just now
+    path = _file(root, ids[0])
+    _edit_in_place(path, "Note number 0", "Note number zero")
+
+    # No time has passed: a memory call stats no file, and the edit waits.
+    assert "Note number 0 of" in service.get(ids[0]).body
+    # A call every eighth of a second stats 0.75 files on average (never the whole window at once),
+    # and within a second of calls every file was looked at: the edit is seen.
+    sizes.clear()
+    for _ in range(8):
+        now[0] += 0.125
+        service.get(ids[1])
+    assert max(sizes) == 1 and sum(sizes) == 6
+    assert service.get(ids[0]).state == "archived"  # the edit made a new version
 
 
 # ---------------------------------------------------------------------- dictionary

@@ -150,3 +150,44 @@ def test_the_scope_check_of_named_documents_uses_their_ids(open_store: OpenStore
     assert "ix_docs_type_status" not in plan, plan
     kept = scope.keep(store.db, ["memory:nope", *(f"memory:{m.id}" for m in store.memories.of_types(["fact"])[:3])])
     assert len(kept) == 3
+
+
+def test_a_failed_full_text_query_returns_nothing_and_leaves_the_session_usable(open_store: OpenStore) -> None:
+    from dokoro_store.retrieval.fulltext import _run
+
+    store = open_store(embedder="none")
+    store.docs.save_many([NewDocument(id="page-1", content="kestrel")])
+    with store.db.read() as session:
+        assert _run(session, "SELECT no_such_column FROM no_such_table", {}, "a broken") == []
+        # On PostgreSQL the failure would abort the transaction without its savepoint.
+        assert session.execute(text("SELECT id FROM docs")).scalars().all() == ["page-1"]
+
+
+def test_a_recall_over_memories_runs_no_savepoint_on_sqlite_and_checks_the_scope_once(
+    open_store: OpenStore, database_url: str | None
+) -> None:
+    store = open_store(embedder="hashing", vector_engine="exact")
+    store.memories.remember_many(
+        [MemoryDraft(type="fact", title=f"ferry note {i}", body=f"the harbour ferry leaves at {i}") for i in range(30)]
+    )
+    with _Statements(store) as heard:
+        hits = store.memories.recall("harbour ferry timetable", limit=5)
+    assert len(hits) == 5
+    if database_url is None:
+        assert not [s for s in heard.seen if "SAVEPOINT" in s.upper()]
+    # Every leg is scoped already; with no thread neighbours the fused list is not checked again:
+    # the one check left is the vector leg's own (its plain list of nearest documents).
+    checks = [
+        s
+        for s in heard.seen
+        if s.startswith(
+            (
+                "SELECT d.id FROM docs d WHERE d.id IN (SELECT value FROM json_each(",
+                "SELECT d.id FROM docs d WHERE d.id = ANY(",
+            )
+        )
+    ]
+    assert len(checks) == 1, checks
+    # Use counting is one statement.
+    updates = [s for s in heard.seen if s.startswith("UPDATE memories SET recall_count")]
+    assert len(updates) == 1, updates

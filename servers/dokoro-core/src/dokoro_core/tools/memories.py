@@ -163,7 +163,8 @@ def dokoro_recall(
     if include_proposed:
         states = (*states, "proposed")
     memories = state(ctx).store.memories
-    synced = memories.sync_files()
+    # The sweep of files edited in place at its rate, not 2,000 stats per recall (docs/memory-files.md).
+    synced = memories.sync_files(sweep=False)
     files = None if synced.quiet else synced
     hits = memories.recall(
         query, limit=limit, types=types, entity=entity, since=since, until=until, states=states, reconcile=False

@@ -117,9 +117,15 @@ def _score_substrings(matches: dict[str, list[str]]) -> list[tuple[str, float]]:
 def _run(
     session: Session, sql: str, params: dict[str, Any], what: str, binds: Sequence[BindParameter[Any]] = ()
 ) -> Sequence[Any]:
+    statement = text(sql).bindparams(*binds)
     try:
+        if session.get_bind().dialect.name != "postgresql":
+            # A failed statement leaves an SQLite transaction usable: no savepoint (a SAVEPOINT and
+            # its RELEASE per query were most of a recall's "commits").
+            return session.execute(statement, params).all()
+        # On PostgreSQL a failed statement aborts the transaction: a savepoint keeps it usable.
         with session.begin_nested():
-            return session.execute(text(sql).bindparams(*binds), params).all()
+            return session.execute(statement, params).all()
     except DBAPIError as exc:
         log.warning("dokoro: %s query failed (%s); that leg returns nothing", what, exc.orig)
         return []

@@ -421,11 +421,8 @@ class LanceIndex:
         total = 0 if table is None else int(table.count_rows())
         return total == self._database_count(embedder)
 
-    def _ensure_in_step(self, embedder: str) -> None:
-        from dokoro_store.retrieval.vectors import current_generation
-
-        with self._db.read() as session:
-            generation = current_generation(session)
+    def _ensure_in_step(self, embedder: str, generation: int) -> None:
+        """``generation``: the index generation, read by the caller."""
         checked = self._checked
         # Every index write on this backend marks its vectors, so the copy cannot lag unseen; it
         # can only drift when a process without LanceDB deletes vectors. Look for that when the
@@ -451,17 +448,13 @@ class LanceIndex:
         self._checked = (generation, embedder)
         self._checked_at = time.monotonic()
 
-    def _in_memory(self, embedder: str) -> int | None:
-        """The index generation when the database holds fewer than :data:`EXACT_IN_MEMORY` vectors of
-        ``embedder`` (None: more; the count read once per generation, which every index write moves,
-        in any process)."""
-        from dokoro_store.retrieval.vectors import current_generation
-
-        with self._db.read() as session:
-            generation = current_generation(session)
+    def _in_memory(self, embedder: str, generation: int) -> bool:
+        """Whether the database holds fewer than :data:`EXACT_IN_MEMORY` vectors of ``embedder`` at
+        index ``generation`` (the count read once per generation, which every index write moves, in
+        any process)."""
         if self._regime is None or self._regime[:2] != (generation, embedder):
             self._regime = (generation, embedder, self._fewer_than(min(EXACT_IN_MEMORY, ANN_THRESHOLD), embedder))
-        return self._regime[0] if self._regime[2] else None
+        return self._regime[2]
 
     def _fewer_than(self, limit: int, embedder: str) -> bool:
         """Whether the database holds fewer than ``limit`` vectors of ``embedder`` (copied or not):
@@ -483,13 +476,17 @@ class LanceIndex:
     def search(self, vector: Any, embedder: str, k: int, scope: DocScope | None = None) -> list[VectorHit]:
         import numpy as np
 
+        from dokoro_store.retrieval.vectors import current_generation
+
+        with self._db.read() as session:  # read once for both checks below
+            generation = current_generation(session)
         with self._lock:
-            generation = self._in_memory(embedder)
-        if generation is not None:
+            exact = self._in_memory(embedder, generation)
+        if exact:
             # The same exact scan LanceDB would make, over the database's own rows (never stale).
             return self._exact.search(vector, embedder, k, scope, generation=generation)
         with self._lock:
-            self._ensure_in_step(embedder)
+            self._ensure_in_step(embedder, generation)
             table = self._table()
         if k <= 0:
             return []

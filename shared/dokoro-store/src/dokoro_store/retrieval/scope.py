@@ -22,6 +22,7 @@ document ``memory:<id>`` in SQL: its document carries neither the type nor the e
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -35,12 +36,15 @@ from dokoro_store.db.types import UtcDateTime
 if TYPE_CHECKING:
     from dokoro_store.db.engine import Database
 
-__all__ = ["MEMORY_DOC_PREFIX", "PREFILTER_CAP", "DocScope", "MemoryScope", "among", "scoped_nearest"]
+__all__ = ["MEMORY_DOC_PREFIX", "PREFILTER_CAP", "DocScope", "MemoryScope", "among", "first_list", "scoped_nearest"]
 
 # The document of memory ``<id>`` is ``memory:<id>`` (services.memory_rows.DOC_PREFIX).
 MEMORY_DOC_PREFIX = "memory:"
 # Up to this many allowed documents, vector engines prefilter on the list itself.
 PREFILTER_CAP = 2_000
+# The share of allowed hits in the last plain list of each (database, scope): sizes the next one.
+_SHARES: dict[tuple[str, DocScope], float] = {}
+_SHARES_KEPT = 256  # scopes remembered at most (a recall's time window makes a scope of its own)
 
 T = TypeVar("T")
 
@@ -138,6 +142,19 @@ def among(column: str, values: Sequence[str], dialect: str, name: str) -> tuple[
     return f"{column} IN (SELECT value FROM json_each(:{name}))", json.dumps(list(values))
 
 
+def first_list(k: int, share: float | None) -> int:
+    """How long the first plain list of a scoped search is for ``k`` allowed hits, given the share
+    of allowed hits (``share``) its last plain list had: enough for ``k`` at that share, a tenth more
+    to spare, never more than twice ``k`` (the length when the share is not known yet).
+
+    A recall over a store of memories takes ``k`` and a tenth instead of ``2 k``: LanceDB's query
+    costs more the more rows it returns and re-scores (``docs/benchmarks.md``, "Recall at 100k:
+    the read path trimmed")."""
+    if share is None or share <= 0.5:
+        return k * 2
+    return min(k * 2, math.ceil(k / share) + max(1, k // 10))
+
+
 def scoped_nearest(
     db: Database,
     scope: DocScope,
@@ -149,11 +166,13 @@ def scoped_nearest(
     """The ``k`` nearest hits among the documents ``scope`` allows.
 
     ``search(n, allowed)`` returns the ``n`` nearest hits, among the documents ``allowed`` when it is
-    not None (a prefilter). First the plain list, twice as long: when the scope allows most
-    documents (a recall over a store of memories), ``k`` allowed hits are in it — exactly the ``k``
-    nearest allowed ones. Otherwise few allowed documents: one prefiltered search over them. Many
-    (more than :data:`PREFILTER_CAP`): the plain list is widened (×4 each time, up to ``total``
-    hits: a count, or a function that counts, called only then) until ``k`` of its hits are allowed.
+    not None (a prefilter). First the plain list, as long as the share of allowed hits the last
+    plain list of this scope had says is enough for ``k`` (:func:`first_list`; twice ``k`` the first
+    time): when the scope allows most documents (a recall over a store of memories), ``k`` allowed
+    hits are in it — exactly the ``k`` nearest allowed ones. Otherwise few allowed documents: one
+    prefiltered search over them. Many (more than :data:`PREFILTER_CAP`): the plain list is widened
+    (×4 each time, up to ``total`` hits: a count, or a function that counts, called only then)
+    until ``k`` of its hits are allowed.
     """
     if k <= 0:
         return []
@@ -162,9 +181,14 @@ def scoped_nearest(
         keep = scope.keep(db, [doc_of(h) for h in hits])
         return [h for h in hits if doc_of(h) in keep]
 
-    wanted = k * 2
+    key = (db.url.render_as_string(hide_password=True), scope)
+    wanted = first_list(k, _SHARES.get(key))
     hits = search(wanted, None)
     kept = allowed_of(hits)
+    if hits:
+        if len(_SHARES) >= _SHARES_KEPT:
+            _SHARES.clear()
+        _SHARES[key] = len(kept) / len(hits)
     if len(kept) >= k or len(hits) < wanted:
         return kept[:k]
     allowed = scope.doc_ids(db, PREFILTER_CAP)

@@ -279,8 +279,13 @@ class SearchService:
         )
         if scope is None:
             return fused
-        # Thread neighbours joined the candidates after the legs ran: keep those the scope allows.
-        allowed = scope.keep(self._db, [s.doc_id for s in fused])
+        # Every leg's hits are in the scope already (it is a condition of each leg); only the thread
+        # neighbours joined the candidates after the legs ran: keep those the scope allows.
+        from_legs = {h.doc_id for h in legs.text_hits} | {h.doc_id for h in legs.vector_hits}
+        joined = [s.doc_id for s in fused if s.doc_id not in from_legs]
+        if not joined:
+            return fused
+        allowed = from_legs | scope.keep(self._db, joined)
         return [s for s in fused if s.doc_id in allowed]
 
     def _legs(

@@ -280,6 +280,9 @@ class GraphQueries:
     def linked_documents(self, entity_ids: Sequence[int]) -> dict[str, list[tuple[int, float]]]:
         """For each document linked to any of ``entity_ids``: the (entity id, confidence) links."""
         self._before_read()
+        return self._linked_documents(entity_ids)
+
+    def _linked_documents(self, entity_ids: Sequence[int]) -> dict[str, list[tuple[int, float]]]:
         if not entity_ids:
             return {}
         with self._db.read() as session:
@@ -313,7 +316,7 @@ class GraphQueries:
         """Documents linked to entities named in ``query``, best first: the more named entities a
         document is linked to, and the more confidently, the higher. For hybrid search's fusion."""
         named = {int(e.id): e.name for e in self.entities_named_in(query) if e.id is not None}
-        links = self.linked_documents(sorted(named))
+        links = self._linked_documents(sorted(named))  # the graph was caught up by the line above
         ranked = [
             GraphLink(doc_id, tuple(sorted(named[e] for e, _ in found)), sum(c for _, c in found))
             for doc_id, found in links.items()

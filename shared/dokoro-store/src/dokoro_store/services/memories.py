@@ -609,9 +609,11 @@ class MemoryService:
         return done
 
     # ------------------------------------------------------------------ files
-    def sync_files(self) -> FilesSync:
-        """Reconcile the memory files now and say what a person changed (every memory call does it)."""
-        return self._files.sync() if self._files is not None else FilesSync()
+    def sync_files(self, *, sweep: bool = True) -> FilesSync:
+        """Reconcile the memory files now and say what a person changed (every memory call does it).
+        ``sweep=False``: the rolling sweep of files edited in place takes this call's share of its rate
+        (as every memory call's own reconcile), not a whole window."""
+        return self._files.sync(sweep=sweep) if self._files is not None else FilesSync()
 
     def file_problems(self) -> list[FileProblem]:
         """Files under ``memories/`` that hold no memory right now (unreadable, or copies), and why."""

@@ -18,11 +18,12 @@ its type folders; a folder whose modification time moved (a file created, delete
 saved by an editor that writes a new file and renames it) has its files stat-ed against the
 manifest. Editors that rewrite a file in place do not move the folder's time: a rolling sweep
 stats the next ``sweep`` files of the manifest (all of them while there are no more than
-``sweep``): on every call in a folder of at most :data:`SWEEP_ALWAYS` files, else at most once a
-second per process (:data:`SWEEP_INTERVAL`; an explicit :meth:`MemoryFiles.sync` always sweeps), so
-such an edit is seen on the next call in a small folder and within ``files / sweep`` seconds in a
-large one. Only a file whose stat changed is read; only a file
-whose fields changed is acted on:
+``sweep``): on every call in a folder of at most :data:`SWEEP_ALWAYS` files, else ``sweep`` files
+per :data:`SWEEP_INTERVAL` (a second) of this process's time, spread over its calls — a call a tenth
+of a second after the last stats a tenth of ``sweep`` — so no call pays for a whole window (an
+explicit :meth:`MemoryFiles.sync` always sweeps a whole one). Such an edit is seen on the next call
+in a small folder and within ``files / sweep`` seconds of calls in a large one. Only a file whose
+stat changed is read; only a file whose fields changed is acted on:
 
 - an edit of a memory's content makes a new version: a new memory (trust ``user-stated``,
   active) supersedes the edited one, and the conflict gate runs on it. The edited file is
@@ -93,10 +94,12 @@ DEFAULT_SWEEP = 2000
 PURGE_WINDOW = 250
 # Rows changed elsewhere rendered per call at most (the rest on the next calls).
 DEFAULT_RENDER_BATCH = 500
-# A memory call's own reconcile runs the rolling sweep (stats of files edited in place) at most once
-# per this many seconds in a folder of more than SWEEP_ALWAYS files: stating 2,000 files was two
-# thirds of a remember's CPU on a 10k store (``docs/benchmarks.md``, writes over MCP). A person's
-# in-place edit is still seen within seconds; an explicit ``sync_files`` always sweeps.
+# A memory call's own reconcile runs the rolling sweep (stats of files edited in place) at a rate of
+# ``sweep`` files per this many seconds in a folder of more than SWEEP_ALWAYS files, each call taking
+# its share of the time since the last: stating 2,000 files was two thirds of a remember's CPU on a
+# 10k store (``docs/benchmarks.md``, writes over MCP), and when one call in ten paid it whole, it was
+# a recall's 95th percentile at 100k. A person's in-place edit is still seen within seconds; an
+# explicit ``sync_files`` always sweeps a whole window.
 SWEEP_INTERVAL = 1.0
 SWEEP_ALWAYS = 100
 FILE_DELETED = "file deleted"
@@ -173,6 +176,8 @@ class MemoryFiles:
         # Where the rolling windows go on (this process's: a quiet call writes nothing).
         self._cursors: dict[str, int] = {}
         self._swept_at: float | None = None  # time.monotonic() of this process's last sweep
+        self._owed = 0.0  # files of the sweep's rate not stat-ed yet (a fraction of one carried over)
+        self._purge_owed = 0.0  # files of the purge lookups' rate not looked up yet
         self.dictionary = EntityDictionary(self.root / DICTIONARY_FILE)
 
     @property
@@ -189,7 +194,7 @@ class MemoryFiles:
     # ------------------------------------------------------------------ public
     def sync(self, render: Iterable[str] = (), *, scan: bool = True, sweep: bool = True) -> FilesSync:
         """Bring files and rows in step (module doc); ``render`` names memories just written.
-        ``sweep=False``: the rolling sweep runs only when due (:data:`SWEEP_INTERVAL`)."""
+        ``sweep=False``: the rolling sweep takes this call's share of its rate (:data:`SWEEP_INTERVAL`)."""
         self.dictionary.refresh()
         with (
             file_lock(self._paths.locks_dir, "memory-files", within=self._paths.root),
@@ -198,7 +203,7 @@ class MemoryFiles:
             run = _Run(m)
             run.render.update(render)
             if scan:
-                self._scan(run, sweep=sweep or self._sweep_due(m))
+                self._scan(run, window=self._sweep if sweep else self._sweep_window(m))
             self._render_changed(run, limit=self._render_batch)
             return run.result()
 
@@ -281,6 +286,8 @@ class MemoryFiles:
     def _load(self, ids: Iterable[str]) -> dict[str, MemoryRow]:
         wanted = sorted(set(ids))
         found: dict[str, MemoryRow] = {}
+        if not wanted:
+            return found
         with self._db.read() as session:
             for start in range(0, len(wanted), 500):
                 batch = wanted[start : start + 500]
@@ -396,12 +403,20 @@ class MemoryFiles:
         return row
 
     # ------------------------------------------------------------------ scan (files → rows)
-    def _sweep_due(self, m: Manifest) -> bool:
-        if self._swept_at is None or time.monotonic() - self._swept_at >= SWEEP_INTERVAL:
-            return True
-        return m.count() <= SWEEP_ALWAYS
+    def _sweep_window(self, m: Manifest) -> int:
+        """Files the rolling sweep stats on this memory call: all of a window in a small folder or on
+        this process's first call, else ``sweep`` per :data:`SWEEP_INTERVAL` since the last sweep
+        (the fraction of a file left is owed to the next call)."""
+        now = time.monotonic()
+        if self._swept_at is None or not m.more_than(SWEEP_ALWAYS):
+            return self._sweep
+        self._owed = min(float(self._sweep), self._owed + self._sweep * (now - self._swept_at) / SWEEP_INTERVAL)
+        window = int(self._owed)
+        self._owed -= window
+        self._swept_at = now
+        return window
 
-    def _scan(self, run: _Run, *, sweep: bool = True) -> None:
+    def _scan(self, run: _Run, *, window: int) -> None:
         m = run.manifest
         subdirs = self._folders(run)
         if subdirs is None:
@@ -414,9 +429,10 @@ class MemoryFiles:
                 # The stat taken before the listing is recorded: a change during it shows next time.
                 m.set_dir(folder, folder_stat.st_mtime_ns)
                 self._list_folder(m, folder, found)
-        if sweep:
-            self._swept_at = time.monotonic()
-            self._sweep_files(run, subdirs, found)
+        if window > 0:
+            if window >= self._sweep:
+                self._swept_at = time.monotonic()
+            self._sweep_files(run, subdirs, found, window)
         # New files first: a moved file takes its memory's entry before the old path counts as deleted.
         for path, stat in sorted(found.new):
             self._on_new_file(run, path, stat)
@@ -428,11 +444,11 @@ class MemoryFiles:
             if current is not None and not current.tombstone and _stat(self._paths.root / path) is None:
                 self._on_deleted_file(run, current)
 
-    def _sweep_files(self, run: _Run, subdirs: list[str], found: _Found) -> None:
-        """The rolling sweep: in-place edits do not move a folder's time."""
+    def _sweep_files(self, run: _Run, subdirs: list[str], found: _Found, files: int) -> None:
+        """The rolling sweep of ``files`` files: in-place edits do not move a folder's time."""
         m = run.manifest
         base = f"{self._paths.root}{os.sep}"
-        window, self._cursors["sweep"] = m.stat_window(self._sweep, self._cursors.get("sweep", 0))
+        window, self._cursors["sweep"] = m.stat_window(files, self._cursors.get("sweep", 0))
         for path, mtime_ns, size in window:
             if path in found.changed or path in found.missing:
                 continue
@@ -448,7 +464,12 @@ class MemoryFiles:
             elif not entry.same_stat(stat.st_mtime_ns, stat.st_size):
                 found.changed[path] = (entry, stat)
         # Memories purged elsewhere, looked up for a smaller rolling window of files (a purge is rare
-        # and explicit; its file goes within ``files / PURGE_WINDOW`` calls).
+        # and explicit; its file goes within ``files / PURGE_WINDOW`` whole sweeps): at the sweep's
+        # rate, PURGE_WINDOW files per query, so the memory calls between two look nothing up.
+        self._purge_owed += PURGE_WINDOW * files / self._sweep
+        if self._purge_owed < PURGE_WINDOW:
+            return
+        self._purge_owed = 0.0
         purge_window, self._cursors["purge"] = m.window(PURGE_WINDOW, self._cursors.get("purge", 0))
         untouched = [
             e

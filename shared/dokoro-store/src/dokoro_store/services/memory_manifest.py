@@ -202,6 +202,11 @@ class Manifest:
     def count(self) -> int:
         return int(self._db.execute("SELECT COUNT(*) FROM files").fetchone()[0])
 
+    def more_than(self, n: int) -> bool:
+        """Whether the manifest names more than ``n`` files (reads at most ``n + 1`` rows)."""
+        sql = "SELECT COUNT(*) FROM (SELECT 1 FROM files LIMIT ?)"
+        return int(self._db.execute(sql, (n + 1,)).fetchone()[0]) > n
+
     def noted(self) -> list[FileEntry]:
         """Files that hold no memory, with the reason (unreadable files, copies)."""
         rows = self._db.execute(f"SELECT {self._COLUMNS} FROM files WHERE note IS NOT NULL ORDER BY path")
