@@ -52,3 +52,48 @@ def test_a_write_commits_on_success_and_rolls_back_on_error(store):
 
     with store.db.read() as session:
         assert [row.id for row in session.exec(select(EpisodeSession))] == ["kept"]
+
+
+def test_writers_of_one_process_take_turns_and_all_commit(store):
+    import threading
+
+    def write(prefix: str) -> None:
+        for i in range(20):
+            with store.db.write() as session:
+                session.add(EpisodeSession(id=f"{prefix}-{i}", started_at=store.clock.now()))
+
+    threads = [threading.Thread(target=write, args=(name,)) for name in ("a", "b", "c")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    with store.db.read() as session:
+        assert len(list(session.exec(select(EpisodeSession)))) == 60
+
+
+def test_a_write_held_past_the_timeout_makes_another_threads_write_fail_and_say_retry(store, monkeypatch):
+    import threading
+
+    import dokoro_store.db.engine as engine
+    from dokoro_store.errors import StoreUnavailableError
+
+    monkeypatch.setattr(engine, "SQLITE_BUSY_TIMEOUT_S", 0.2)
+    holding, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with store.db.write() as session:
+            session.add(EpisodeSession(id="held", started_at=store.clock.now()))
+            holding.set()
+            release.wait(10)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert holding.wait(10)
+        with pytest.raises(StoreUnavailableError, match="retry"), store.db.write() as session:
+            session.add(EpisodeSession(id="refused", started_at=store.clock.now()))
+    finally:
+        release.set()
+        holder.join()
+    with store.db.read() as session:
+        assert [row.id for row in session.exec(select(EpisodeSession))] == ["held"]

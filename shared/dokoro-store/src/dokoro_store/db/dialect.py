@@ -128,7 +128,16 @@ class _Upserts:
         return _on_conflict(self.insert(table).values(list(rows)), key, update)
 
     def upsert_each(self, table: Table, key: Sequence[str], update: Sequence[str] | None) -> Insert:
-        return _on_conflict(self.insert(table), key, update)
+        # Built once per shape (statements are immutable): a write path runs it on every call, and
+        # building the ON CONFLICT clause costs more than executing it.
+        shape = (type(self), table, tuple(key), None if update is None else tuple(update))
+        built = _EACH.get(shape)
+        if built is None:
+            built = _EACH.setdefault(shape, _on_conflict(self.insert(table), key, update))
+        return built
+
+
+_EACH: dict[tuple[type, Table, tuple[str, ...], tuple[str, ...] | None], Insert] = {}
 
 
 class SqliteOps(_Upserts):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -103,6 +104,10 @@ class Database:
         # Every string any write statement carries is redacted of secrets (see db/redaction.py).
         redaction.install(engine)
         self._writer = engine.execution_options(**{_IMMEDIATE: True})
+        # SQLite: this process's writers (a tool call, the write-behind steps, the outcome
+        # capture) queue on a lock that hands over at once, rather than on SQLite's busy handler,
+        # which polls in sleeps of 1, 2, 5, 10... ms. Other processes still queue on the latter.
+        self._write_turn = threading.RLock() if ops.name == "sqlite" else None
 
     @classmethod
     def open_sqlite(cls, path: Path) -> Database:
@@ -145,10 +150,12 @@ class Database:
     def write(self) -> Iterator[Session]:
         """A read-modify-write transaction that holds the write lock from its first statement.
 
-        Commits on success, rolls back on any exception. Concurrent writers queue on the
-        busy timeout instead of failing with "database is locked".
+        Commits on success, rolls back on any exception. Concurrent writers queue instead of
+        failing with "database is locked": this process's on a lock (SQLite), other processes'
+        on the busy timeout; either wait ends in :class:`StoreUnavailableError` after
+        :data:`SQLITE_BUSY_TIMEOUT_S`.
         """
-        with Session(self._writer, expire_on_commit=False) as session:
+        with self._turn(), Session(self._writer, expire_on_commit=False) as session:
             try:
                 yield session
                 session.commit()
@@ -162,6 +169,19 @@ class Database:
             except BaseException:
                 session.rollback()
                 raise
+
+    @contextlib.contextmanager
+    def _turn(self) -> Iterator[None]:
+        turn = self._write_turn
+        if turn is None:
+            yield
+            return
+        if not turn.acquire(timeout=SQLITE_BUSY_TIMEOUT_S):
+            raise StoreUnavailableError("the store stayed busy for too long (another write held it); retry")
+        try:
+            yield
+        finally:
+            turn.release()
 
     def dispose(self) -> None:
         self.engine.dispose()

@@ -123,6 +123,14 @@ def embedding_text(title: str, chunk: Chunk) -> str:
     """What gets embedded for a chunk: its heading (or the document title) as context, then the text."""
     context = (chunk.header_context or title or "").strip()
     first_line = chunk.text.lstrip().split("\n", 1)[0].lstrip("#").strip().lower()
-    if context and not re.match(re.escape(context.lower()) + r"(\W|$)", first_line):
-        return f"{context}\n{chunk.text}"
+    if context:
+        # Whether the first line already starts with the context as whole words (no pattern
+        # compiled per title: this runs on every chunk of every write).
+        lowered = context.lower()
+        rest = first_line[len(lowered) :]
+        if not (first_line.startswith(lowered) and (not rest or _NON_WORD.match(rest) is not None)):
+            return f"{context}\n{chunk.text}"
     return chunk.text
+
+
+_NON_WORD = re.compile(r"\W")

@@ -335,7 +335,7 @@ class DocumentService:
         # one statement rather than through the ORM.
         upsert = self._db.ops.upsert_each(docs_table, ["id"], ["title", "content", "content_hash", "updated_at"])
         with self._db.write() as session:
-            session.execute(upsert, [saved])
+            session.connection().execute(upsert, [saved])
             _embedder, indexed, after = self._indexer.write_in(session, plan, vectors, report)
         after()
         self._notify(indexed)

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import Connection, bindparam, delete, func, insert, select, update
 from sqlmodel import Session
 
 from dokoro_store.clock import Clock
@@ -49,18 +49,46 @@ def new_write_token() -> int:
     return secrets.randbits(62) + 1
 
 
-def bump_generation(session: Session, clock: Clock) -> None:
-    """Tell caches of the vectors that the index changed."""
-    session.execute(
-        update(index_state)
-        .where(index_state.c.id == 1)
-        .values(generation=index_state.c.generation + 1, updated_at=clock.now())
+_BUMP = (
+    update(index_state)
+    .where(index_state.c.id == 1)
+    .values(
+        generation=index_state.c.generation + 1,
+        updated_at=bindparam("bumped_at", type_=index_state.c.updated_at.type),
     )
+)
+_STAMP = select(index_state.c.embedder).where(index_state.c.id == 1).with_for_update()
+# The one-document write's statements, built once (``index_content`` runs them on every call).
+_PREVIOUS = (
+    select(
+        index_state.c.embedder,
+        docs_table.c.id,
+        docs_table.c.filepath,
+        docs_table.c.doc_type,
+        doc_vectors.c.doc_id.label("state_id"),
+        doc_vectors.c.content_hash,
+        doc_vectors.c.embedder.label("state_embedder"),
+    )
+    .select_from(
+        index_state.outerjoin(docs_table, docs_table.c.id == bindparam("previous_doc")).outerjoin(
+            doc_vectors, doc_vectors.c.doc_id == bindparam("previous_doc")
+        )
+    )
+    .where(index_state.c.id == 1)
+)
+_DELETE_CHUNKS_OF_ONE = delete(chunks).where(chunks.c.doc_id == bindparam("touched_doc"))
+_MARK_ONE = update(docs_table).where(docs_table.c.id == bindparam("marked_doc")).values(unextracted=bindparam("mark"))
+_INSERT_CHUNKS = insert(chunks)
 
 
-def claim_stamp(session: Session, embedder: Embedder) -> None:
+def bump_generation(session: Session | Connection, clock: Clock) -> None:
+    """Tell caches of the vectors that the index changed."""
+    session.execute(_BUMP, {"bumped_at": clock.now()})
+
+
+def claim_stamp(session: Session | Connection, embedder: Embedder) -> None:
     """Stamp the index with ``embedder``, unless vectors of another embedder are stored (refused)."""
-    row = session.execute(select(index_state.c.embedder).where(index_state.c.id == 1).with_for_update()).first()
+    row = session.execute(_STAMP).first()
     stored = row[0] if row else None
     if stored == embedder.id:
         return
@@ -75,6 +103,14 @@ def claim_stamp(session: Session, embedder: Embedder) -> None:
     session.execute(
         update(index_state).where(index_state.c.id == 1).values(embedder=embedder.id, dimension=embedder.dimension)
     )
+
+
+@dataclass(frozen=True)
+class _State:
+    """A document's index state as :meth:`Indexer.plan_rows` reads it (``doc_vectors``'s row)."""
+
+    content_hash: str
+    embedder: str | None
 
 
 def _nothing() -> None:
@@ -123,14 +159,15 @@ class Indexer:
 
     def previous(self, doc_id: str) -> tuple[str | None, Any, Any]:
         """The index's embedder stamp, the stored document's row (path and type) and its index
-        state (either None when missing), in one read."""
-        with self._db.read() as session:
-            stamp = session.execute(select(index_state.c.embedder).where(index_state.c.id == 1)).scalar()
-            row = session.execute(
-                select(docs_table.c.filepath, docs_table.c.doc_type).where(docs_table.c.id == doc_id)
-            ).first()
-            state = session.execute(select(doc_vectors).where(doc_vectors.c.doc_id == doc_id)).first()
-        return stamp, row, state
+        state (either None when missing), in one read (one statement: a write's first step)."""
+        # A plain connection (no ORM session: nothing to load) and a statement built once.
+        with self._db.engine.connect() as connection:
+            found = connection.execute(_PREVIOUS, {"previous_doc": doc_id}).first()
+        if found is None:  # no index state row (a store the migrations did not seed): nothing stored
+            return None, None, None
+        row = (found.filepath, found.doc_type) if found.id is not None else None
+        state = _State(found.content_hash, found.state_embedder) if found.state_id is not None else None
+        return found.embedder, row, state
 
     def plan_rows(
         self,
@@ -263,27 +300,32 @@ class Indexer:
             return embedder, [], _nothing
         touched = [doc.id for doc, _d, _r, _p in todo]
         marked = [doc.id for doc, _d, reason, _p in todo if reason != "vectors"] if mark else []
+        # Core statements on the transaction's connection: the ORM session's execute costs more per
+        # statement and this write loads no objects.
+        connection = session.connection()
         if chunk_vectors and embedder is not None:
-            claim_stamp(session, embedder)
+            claim_stamp(connection, embedder)
         for doc_id, digest in fix_hash:
-            session.execute(update(docs_table).where(docs_table.c.id == doc_id).values(content_hash=digest))
+            connection.execute(update(docs_table).where(docs_table.c.id == doc_id).values(content_hash=digest))
         if touched:
-            session.execute(delete(chunks).where(chunks.c.doc_id.in_(touched)))
+            if len(touched) == 1:
+                connection.execute(_DELETE_CHUNKS_OF_ONE, {"touched_doc": touched[0]})
+            else:
+                connection.execute(delete(chunks).where(chunks.c.doc_id.in_(touched)))
             if isinstance(engine, PgVectorIndex):
                 # PostgreSQL: the chunks and their vectors in one COPY (no INSERT then UPDATE).
                 engine.insert_chunks(session, chunk_rows, chunk_vectors)
             else:
                 if chunk_rows:
-                    session.execute(insert(chunks), chunk_rows)
+                    connection.execute(_INSERT_CHUNKS, chunk_rows)
                 engine.write_in_transaction(session, chunk_vectors)
-            session.execute(self._db.ops.upsert_each(doc_vectors, ["doc_id"], _STATE_UPDATE), state_rows)
-            if marked:
-                session.execute(
-                    update(docs_table)
-                    .where(docs_table.c.id.in_(marked))
-                    .values(unextracted=token if token is not None else new_write_token())
-                )
-            bump_generation(session, self._clock)
+            connection.execute(self._db.ops.upsert_each(doc_vectors, ["doc_id"], _STATE_UPDATE), state_rows)
+            mark_token = token if token is not None else new_write_token()
+            if len(marked) == 1:
+                connection.execute(_MARK_ONE, {"marked_doc": marked[0], "mark": mark_token})
+            elif marked:
+                connection.execute(update(docs_table).where(docs_table.c.id.in_(marked)).values(unextracted=mark_token))
+            bump_generation(connection, self._clock)
         report.indexed += len(todo)
         report.chunks += len(chunk_rows)
         report.tokens += sum(int(r["token_count"]) for r in state_rows)

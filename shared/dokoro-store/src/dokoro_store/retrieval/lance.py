@@ -46,7 +46,7 @@ from collections.abc import Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import bindparam, func, select, update
 from sqlmodel import Session
 
 from dokoro_store.db.engine import Database
@@ -348,17 +348,14 @@ class LanceIndex:
         for start in range(0, len(vectors), 5_000):
             batch = vectors[start : start + 5_000]
             self._write(sorted({v.doc_id for v in batch}), batch)
-        by_token: dict[int, list[str]] = {}
-        for r in rows:
-            by_token.setdefault(int(r[5]), []).append(str(r[0]))
         with self._db.write() as session:
-            for token, ids in by_token.items():
-                for start in range(0, len(ids), 500):
-                    session.execute(
-                        update(chunks)
-                        .where(chunks.c.unmirrored == token, chunks.c.chunk_id.in_(ids[start : start + 500]))
-                        .values(unmirrored=None)
-                    )
+            # One statement run for every copied chunk (executemany): each write has its own token.
+            session.connection().execute(
+                update(chunks)
+                .where(chunks.c.chunk_id == bindparam("copied_chunk"), chunks.c.unmirrored == bindparam("copied_token"))
+                .values(unmirrored=None),
+                [{"copied_chunk": str(r[0]), "copied_token": int(r[5])} for r in rows],
+            )
         return len(vectors)
 
     def _tail(self, embedder: str) -> tuple[list[str], list[str], Any]:

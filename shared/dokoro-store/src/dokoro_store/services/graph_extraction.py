@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal, Protocol, cast
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import bindparam, delete, func, select, update
 from sqlmodel import Session
 
 from dokoro_store.clock import Clock
@@ -241,17 +241,16 @@ class GraphExtraction:
     @staticmethod
     def _clear_marks(session: Session, marks: Sequence[tuple[str, int]]) -> None:
         """Clear the marks of exactly these writes (a document marked again since keeps its mark)."""
+        if not marks:
+            return
         docs = Doc.__table__  # type: ignore[attr-defined]
-        by_token: dict[int, list[str]] = {}
-        for doc_id, token in marks:
-            by_token.setdefault(token, []).append(doc_id)
-        for token, ids in by_token.items():
-            for start in range(0, len(ids), _IN_BATCH):
-                session.execute(
-                    update(docs)
-                    .where(docs.c.unextracted == token, docs.c.id.in_(ids[start : start + _IN_BATCH]))
-                    .values(unextracted=None)
-                )
+        # One statement run for every mark (executemany): each write has its own token.
+        session.connection().execute(
+            update(docs)
+            .where(docs.c.id == bindparam("mark_doc"), docs.c.unextracted == bindparam("mark_token"))
+            .values(unextracted=None),
+            [{"mark_doc": doc_id, "mark_token": token} for doc_id, token in marks],
+        )
 
     def _marked(self, only: Sequence[str] | None, limit: int) -> list[tuple[str, str | None, int, datetime]]:
         """Up to ``limit`` marked documents (among ``only`` when given): id, text, token, when written."""
