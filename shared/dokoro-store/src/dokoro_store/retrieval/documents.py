@@ -104,6 +104,8 @@ class PreparedIndex:
     plan: BatchPlan
     vectors: tuple[Any, str | None]
     report: IndexReport
+    text: str  # the content as stored (redacted)
+    digest: str  # its content hash
 
     def mean_vector(self) -> tuple[str | None, Any]:
         """The embedder and the unit mean of the document's chunk vectors (None, None without vectors)."""
@@ -378,9 +380,10 @@ class DocumentService:
             embedder = self.check_search_stamp(embedder)
         report.embedder = embedder.id if embedder is not None else None
         text = redact(content).text  # what save_in stores
-        row = DocRow(validate_doc_id(doc_id), title, text, filepath, doc_type, content_hash(text))
+        digest = content_hash(text)
+        row = DocRow(validate_doc_id(doc_id), title, text, filepath, doc_type, digest)
         plan = self._indexer.plan_rows([row], {}, False, embedder, report)
-        return PreparedIndex(plan, self._indexer.embed_plan(plan), report)
+        return PreparedIndex(plan, self._indexer.embed_plan(plan), report, text, digest)
 
     def write_prepared_in(self, session: Session, prepared: PreparedIndex) -> Callable[[], None]:
         """Write a :meth:`prepare_new` document's chunks, vectors and index state inside the caller's

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from sqlalchemy import insert
 from sqlalchemy.exc import SQLAlchemyError
 from sqlmodel import Session, col, select
 
@@ -40,8 +41,9 @@ from dokoro_store.errors import (
     NotFoundError,
     NotOwnerError,
 )
+from dokoro_store.models.docs import Doc
 from dokoro_store.models.memories import Memory as MemoryRow
-from dokoro_store.models.memories import MemoryConflict
+from dokoro_store.models.memories import MemoryConflict, MemoryEntity
 from dokoro_store.ownership import known_agent, owned_by_another
 from dokoro_store.results.memories import (
     CloseMemory,
@@ -346,11 +348,25 @@ class MemoryService:
                 # Its text is unchanged: only its document's state moves (its index stays current).
                 self._save_doc(session, old)
                 superseded = old
-        session.add(memory)
-        session.flush()  # the memory row exists before its entity rows point at it
-        sync_entities(session, [memory])
-        self._save_doc(session, memory)
-        session.flush()  # the document row exists before its chunks point at it
+        session.flush()  # the superseded row's change is written before the new row's
+        # The new rows in plain inserts (no ORM unit of work): the memory, its entities, its document.
+        session.execute(insert(_MEMORIES), [_values(_MEMORIES, memory)])
+        entities = [{"memory_id": memory.id, "entity": e} for e in dict.fromkeys(memory.entities)]
+        if entities:
+            session.execute(insert(_ENTITIES), entities)
+        doc = Doc(
+            id=f"{DOC_PREFIX}{memory.id}",
+            content=prepared.text,
+            content_hash=prepared.digest,
+            title=memory.title,
+            filepath=f"memory://{memory.id}",
+            doc_type=DOC_TYPE,
+            status=memory.state,
+            metadata_json={"memory_type": memory.type, "trust": memory.trust},
+            created_at=now,
+            updated_at=now,
+        )
+        session.execute(insert(_DOCS), [_values(_DOCS, doc)])
         return None, superseded, self._docs.write_prepared_in(session, prepared)
 
     def remember_many(self, drafts: Sequence[MemoryDraft], *, progress: Any = None) -> list[Memory]:
@@ -686,6 +702,16 @@ RETRY_WINDOW = timedelta(minutes=10)
 
 def _nothing() -> None:
     return None
+
+
+_MEMORIES = MemoryRow.__table__  # type: ignore[attr-defined]
+_ENTITIES = MemoryEntity.__table__  # type: ignore[attr-defined]
+_DOCS = Doc.__table__  # type: ignore[attr-defined]
+
+
+def _values(table: Any, row: Any) -> dict[str, Any]:
+    """A model's column values, for a plain insert."""
+    return {column.name: getattr(row, column.name) for column in table.columns}
 
 
 def _doc_text(memory: MemoryRow) -> str:
