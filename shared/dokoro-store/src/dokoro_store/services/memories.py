@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import insert
 from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm.attributes import set_committed_value
 from sqlmodel import Session, col, select
 
 from dokoro_store.clock import Clock, iso
@@ -367,6 +368,16 @@ class MemoryService:
             updated_at=now,
         )
         session.execute(insert(_DOCS), [_values(_DOCS, doc)])
+        # The change numbers the triggers gave these rows: their files are rendered only if no
+        # other write moved them since (MemoryFiles.render_written).
+        written = [memory] + ([superseded] if superseded is not None else [])
+        revs = dict(
+            session.execute(
+                select(_MEMORIES.c.id, _MEMORIES.c.rev).where(_MEMORIES.c.id.in_([r.id for r in written]))
+            ).all()
+        )
+        for row in written:
+            set_committed_value(row, "rev", int(revs[row.id]))  # no change for the session to write
         return None, superseded, self._docs.write_prepared_in(session, prepared)
 
     def remember_many(self, drafts: Sequence[MemoryDraft], *, progress: Any = None) -> list[Memory]:
