@@ -162,3 +162,41 @@ def test_below_the_threshold_lancedb_answers_as_the_exact_scan_and_sees_every_pr
         assert "IVF_SQ index" in store.search.status().vector_engine_label
         assert _nearest_docs(store, docs[7].content)[0] == "d7"
         assert engine.stored_vectors(["d3"], embedder.id) is None  # the fusion reads the database
+
+
+def test_a_large_reembed_on_postgresql_builds_the_hnsw_index_once(postgres_url, root, clock, monkeypatch) -> None:
+    from dokoro_store import Store
+    from dokoro_store.retrieval import RetrievalConfig, pgvector
+    from sqlalchemy import event
+
+    monkeypatch.setattr(pgvector, "BULK_DROP_MIN", 40)  # "large" at test size: the pass drops the index
+    with Store.open(
+        root, database_url=postgres_url, clock=clock, retrieval=RetrievalConfig(embedder="hashing")
+    ) as store:
+        store.docs.save_many(_corpus(60))
+        store.docs.index_docs()
+        builds: list[str] = []
+
+        def spy(_conn, _cursor, statement: str, *_args) -> None:
+            if "ix_chunks_v512_hnsw" in statement and statement.lstrip().upper().startswith(("CREATE", "REINDEX")):
+                builds.append(statement.split()[0].upper())
+
+        event.listen(store.db.engine, "before_cursor_execute", spy)
+        try:
+            store.docs.reembed()
+        finally:
+            event.remove(store.db.engine, "before_cursor_execute", spy)
+        assert builds == ["CREATE"]  # built after the rows went in, not rebuilt a second time
+        assert "HNSW index on vector(512)" in store.search.status().vector_engine_label
+        assert _nearest_docs(store, _corpus(60)[11].content)[0] == "d11"
+
+        # Below the drop size the index stays through the pass: the re-embed then rebuilds it once
+        # (the old vectors' entries are dead in it).
+        monkeypatch.setattr(pgvector, "BULK_DROP_MIN", 10_000)
+        event.listen(store.db.engine, "before_cursor_execute", spy)
+        try:
+            builds.clear()
+            store.docs.reembed()
+        finally:
+            event.remove(store.db.engine, "before_cursor_execute", spy)
+        assert builds == ["REINDEX"]

@@ -116,6 +116,9 @@ class PgVectorIndex:
     def __init__(self, db: Database) -> None:
         self._db = db
         self._iterative: bool | None = None  # pgvector >= 0.8: iterative index scans
+        # The dimension whose HNSW index this process built and no write of it has touched since:
+        # a re-embed's closing rebuild would only build the same index a second time.
+        self._fresh: int | None = None
 
     def _iterative_scans(self, session: Session) -> bool:
         if self._iterative is None:
@@ -189,10 +192,11 @@ class PgVectorIndex:
                         copy.write_row(values)
 
     def after_commit(self, doc_ids: Sequence[str], rows: Sequence[ChunkVector]) -> None:
-        return None
+        if doc_ids:  # re-indexed or deleted documents leave dead entries in the index
+            self._fresh = None
 
     def clear(self) -> None:
-        return None
+        self._fresh = None
 
     def close(self) -> None:
         return None
@@ -214,12 +218,16 @@ class PgVectorIndex:
                 # The build sorts the graph in memory: far faster when it fits (pgvector's advice).
                 session.execute(text(f"SET LOCAL maintenance_work_mem = '{BUILD_MEMORY}'"))
                 session.execute(text(hnsw_index_sql(dimension)))
+            self._fresh = dimension
             return f"built the HNSW index on vector({dimension})"
         if not rebuild:
             return f"HNSW index on vector({dimension}) kept up to date by PostgreSQL"
+        if self._fresh == dimension:
+            return f"HNSW index on vector({dimension}) already built by this pass"
         with self._db.write() as session:
             session.execute(text(f"SET LOCAL maintenance_work_mem = '{BUILD_MEMORY}'"))
             session.execute(text(f"REINDEX INDEX ix_chunks_v{dimension}_hnsw"))
+        self._fresh = dimension
         return f"rebuilt the HNSW index on vector({dimension})"
 
     def _has_index(self, dimension: int) -> bool:
