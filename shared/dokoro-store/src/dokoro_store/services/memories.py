@@ -187,19 +187,6 @@ class MemoryService:
         report = self._docs.index_docs([f"{DOC_PREFIX}{memory.id}"])
         return report.indexed + report.unchanged > 0
 
-    def _index_committed(self, memories: Sequence[MemoryRow], notes: list[str]) -> bool:
-        """Index documents already committed with their memories. A failure here is never the
-        caller's failure: the memory is stored and found by full text at once (the database keeps
-        the text index in step), and its vectors are made by the next search refresh or reindex."""
-        try:
-            report = self._docs.index_docs([f"{DOC_PREFIX}{m.id}" for m in memories])
-        except (DokoroError, SQLAlchemyError) as exc:
-            log.warning("dokoro: indexing a stored memory failed; the next reindex completes it", exc_info=True)
-            notes.append(f"stored; its vectors are not made yet ({exc}); the next search_reindex completes them")
-            return False
-        notes.extend(report.notes)
-        return report.indexed + report.unchanged >= len(memories)
-
     # ------------------------------------------------------------------ remember
     def remember(
         self,
