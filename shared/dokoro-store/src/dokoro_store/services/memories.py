@@ -57,7 +57,7 @@ from dokoro_store.results.memories import (
     Remembered,
 )
 from dokoro_store.results.memory_files import MemoryReindex, Reviewed
-from dokoro_store.secrets import redact_all
+from dokoro_store.secrets import redact_all, redact_value
 from dokoro_store.services.memory_files import DEFAULT_RENDER_BATCH, DEFAULT_SWEEP, MemoryFiles
 from dokoro_store.services.memory_gate import ConflictGate, pair_hash, sync_entities, text_similarity
 from dokoro_store.services.memory_recall import MemoryRecall
@@ -708,8 +708,18 @@ _DOCS = Doc.__table__  # type: ignore[attr-defined]
 
 
 def _values(table: Any, row: Any) -> dict[str, Any]:
-    """A model's column values, for a plain insert."""
-    return {column.name: getattr(row, column.name) for column in table.columns}
+    """A model's column values, for a plain insert, each redacted of secrets on the object too (as
+    the ORM flush does): what remember answers is what the database holds."""
+    values: dict[str, Any] = {}
+    for column in table.columns:
+        value = getattr(row, column.name)
+        if isinstance(value, str | dict | list):
+            cleaned, kinds = redact_value(value)
+            if kinds:
+                setattr(row, column.name, cleaned)
+                value = cleaned
+        values[column.name] = value
+    return values
 
 
 def _doc_text(memory: MemoryRow) -> str:
