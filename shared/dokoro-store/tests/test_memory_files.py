@@ -467,3 +467,40 @@ def test_a_folder_of_memory_files_restores_its_memories_into_an_empty_database(
         restored = fresh.memories.get(memory.id)
 
     assert (restored.title, restored.entities, restored.trust) == ("Clone", ["git"], "agent-inferred")
+
+
+_EDIT_ELSEWHERE = """
+import sys
+from pathlib import Path
+from sqlalchemy import text
+from dokoro_store import Store
+folder, url, memory_id = sys.argv[1:]
+with Store.open(Path(folder), database_url=url) as store, store.db.write() as session:
+    session.execute(text("UPDATE memories SET body = 'Edited by the other process.' WHERE id = :id"), {"id": memory_id})
+"""
+
+
+def test_a_change_by_another_process_right_after_a_remember_is_not_hidden_by_its_render(
+    any_store: Store, shared_url: str, root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process changes the memory (same state) between this remember's commit and its
+    file's render: the render leaves it to the next sync, which writes the file as the row stands."""
+    import subprocess
+    import sys
+
+    files = any_store.memories._files
+    assert files is not None
+    render = files.render_written
+
+    def edited_first(rows):  # type: ignore[no-untyped-def]
+        subprocess.run(
+            [sys.executable, "-c", _EDIT_ELSEWHERE, str(tmp_path / "other"), shared_url, rows[0].id], check=True
+        )
+        return render(rows)
+
+    monkeypatch.setattr(files, "render_written", edited_first)
+    memory = _fact(any_store, "Deploys", "We deploy on Fridays.")
+    monkeypatch.setattr(files, "render_written", render)
+
+    any_store.memories.get(memory.id)  # the next call's sync
+    assert "Edited by the other process." in _file(root, memory.id).read_text(encoding="utf-8")

@@ -38,27 +38,24 @@ def test_an_embedder_mismatch_stores_nothing_and_says_why(
         assert _counts(store) == (1, 1)
 
 
-def test_an_index_failure_after_the_commit_is_no_failure_and_the_next_reindex_repairs_it(
+def test_a_stamp_changed_between_the_check_and_the_write_stores_nothing(
     root: Path, clock: FrozenClock, database_url: str | None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The memory, its document and its index are one transaction: when another process
+    re-stamped the index between the check and the write (a real race, made certain here by
+    skipping the check), the write is refused whole and the error says nothing was stored."""
     with _open(root, clock, database_url, "hashing") as store:
         store.memories.remember(type="fact", title="Deploys", body="Deploys run on Fridays.")
     with _open(root, clock, database_url, "static") as store:
-        # Another process re-stamped the index between the check and the write (a real race, made
-        # certain here by skipping the check): the indexing after the commit is refused.
-        monkeypatch.setattr(store.docs, "check_write_stamp", lambda: None)
-        done = store.memories.remember(type="fact", title="Backups", body="Backups run nightly to the NAS.")
-        assert not done.indexed and not done.retried
-        assert done.notes and "search_reindex" in done.notes[0]
-        assert _counts(store) == (2, 2)
-        assert not store.docs.is_indexed(f"memory:{done.memory.id}")
-        # Found by full text at once: the database keeps the text index in step.
-        found = store.search.universal("backups nightly", mode="keyword").results
-        assert [h.doc_id for h in found] == [f"memory:{done.memory.id}"]
+        monkeypatch.setattr(store.docs, "check_search_stamp", lambda embedder, stored=False: embedder)
+        with pytest.raises(EmbedderMismatchError, match=r"reembed.*Nothing was stored"):
+            store.memories.remember(type="fact", title="Backups", body="Backups run nightly to the NAS.")
+        assert _counts(store) == (1, 1)
+        assert not store.search.universal("backups nightly", mode="keyword").results
     with _open(root, clock, database_url, "hashing") as store:
-        store.search.refresh()  # what every search tool runs first; search_reindex does the same
-        assert store.docs.is_indexed(f"memory:{done.memory.id}")
-        assert store.memories.recall("backups nightly", count_use=False)[0].memory.id == done.memory.id
+        done = store.memories.remember(type="fact", title="Backups", body="Backups run nightly to the NAS.")
+        assert done.indexed and not done.retried and store.docs.is_indexed(f"memory:{done.memory.id}")
+        assert _counts(store) == (2, 2)
 
 
 def test_an_identical_retry_returns_the_stored_memory(store: Store, clock: FrozenClock) -> None:

@@ -34,6 +34,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal, overload
 
@@ -78,6 +79,7 @@ __all__ = [
     "NewDocument",
     "OnIndexed",
     "OnIndexedBatch",
+    "PreparedIndex",
     "Progress",
     "embedding_text",
     "mismatch_message",
@@ -93,6 +95,29 @@ CHANGE_MARGIN = timedelta(minutes=2)  # pending_changed looks this far before it
 
 _pool_lock = threading.Lock()
 _pool: ThreadPoolExecutor | None = None
+
+
+@dataclass
+class PreparedIndex:
+    """A new document planned and embedded before its write transaction (:meth:`DocumentService.prepare_new`)."""
+
+    plan: BatchPlan
+    vectors: tuple[Any, str | None]
+    report: IndexReport
+    text: str  # the content as stored (redacted)
+    digest: str  # its content hash
+
+    def mean_vector(self) -> tuple[str | None, Any]:
+        """The embedder and the unit mean of the document's chunk vectors (None, None without vectors)."""
+        vectors, failed = self.vectors
+        embedder = self.plan.embedder
+        if vectors is None or failed is not None or embedder is None or len(vectors) == 0:
+            return None, None
+        import numpy as np
+
+        total = np.sum(vectors, axis=0, dtype=np.float32)
+        norm = float(np.linalg.norm(total))
+        return embedder.id, (total / norm if norm else total).astype(np.float32)
 
 
 def _embed_pool() -> ThreadPoolExecutor:
@@ -342,6 +367,35 @@ class DocumentService:
         if cleaned.kinds:
             report.note(cleaned.notice())
         return report
+
+    def prepare_new(self, doc_id: str, content: str, *, title: str, filepath: str, doc_type: str) -> PreparedIndex:
+        """Plan and embed a document about to be created, before any write lock (a memory's:
+        the memory, its document and its index are then written in one transaction with
+        :meth:`write_prepared_in`). Raises :class:`EmbedderMismatchError` before anything is written."""
+        report = IndexReport()
+        embedder = self._embedder.get()
+        if embedder is None and self._embedder.config.embedder != "none":
+            report.note(f"vectors skipped: {self._embedder.reason}")
+        if embedder is not None:
+            embedder = self.check_search_stamp(embedder)
+        report.embedder = embedder.id if embedder is not None else None
+        text = redact(content).text  # what save_in stores
+        digest = content_hash(text)
+        row = DocRow(validate_doc_id(doc_id), title, text, filepath, doc_type, digest)
+        plan = self._indexer.plan_rows([row], {}, False, embedder, report)
+        return PreparedIndex(plan, self._indexer.embed_plan(plan), report, text, digest)
+
+    def write_prepared_in(self, session: Session, prepared: PreparedIndex) -> Callable[[], None]:
+        """Write a :meth:`prepare_new` document's chunks, vectors and index state inside the caller's
+        write transaction (its document row saved there first); returns the step to call once it is
+        committed (the vector engine's own copy, the indexing listeners)."""
+        _embedder, indexed, after = self._indexer.write_in(session, prepared.plan, prepared.vectors, prepared.report)
+
+        def committed() -> None:
+            after()
+            self._notify(indexed)
+
+        return committed
 
     def index_docs(
         self,

@@ -22,12 +22,14 @@ from __future__ import annotations
 import hashlib
 import logging
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from sqlalchemy import insert
 from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm.attributes import set_committed_value
 from sqlmodel import Session, col, select
 
 from dokoro_store.clock import Clock, iso
@@ -40,10 +42,12 @@ from dokoro_store.errors import (
     NotFoundError,
     NotOwnerError,
 )
+from dokoro_store.models.docs import Doc
 from dokoro_store.models.memories import Memory as MemoryRow
-from dokoro_store.models.memories import MemoryConflict
+from dokoro_store.models.memories import MemoryConflict, MemoryEntity
 from dokoro_store.ownership import known_agent, owned_by_another
 from dokoro_store.results.memories import (
+    CloseMemory,
     FileProblem,
     FilesSync,
     Forgotten,
@@ -53,7 +57,7 @@ from dokoro_store.results.memories import (
     Remembered,
 )
 from dokoro_store.results.memory_files import MemoryReindex, Reviewed
-from dokoro_store.secrets import redact_all
+from dokoro_store.secrets import redact_all, redact_value
 from dokoro_store.services.memory_files import DEFAULT_RENDER_BATCH, DEFAULT_SWEEP, MemoryFiles
 from dokoro_store.services.memory_gate import ConflictGate, pair_hash, sync_entities, text_similarity
 from dokoro_store.services.memory_recall import MemoryRecall
@@ -74,7 +78,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from dokoro_store.paths import StorePaths
-    from dokoro_store.retrieval.documents import DocumentService, Progress
+    from dokoro_store.retrieval.documents import DocumentService, PreparedIndex, Progress
     from dokoro_store.retrieval.search import SearchService
 
 __all__ = [
@@ -183,19 +187,6 @@ class MemoryService:
         report = self._docs.index_docs([f"{DOC_PREFIX}{memory.id}"])
         return report.indexed + report.unchanged > 0
 
-    def _index_committed(self, memories: Sequence[MemoryRow], notes: list[str]) -> bool:
-        """Index documents already committed with their memories. A failure here is never the
-        caller's failure: the memory is stored and found by full text at once (the database keeps
-        the text index in step), and its vectors are made by the next search refresh or reindex."""
-        try:
-            report = self._docs.index_docs([f"{DOC_PREFIX}{m.id}" for m in memories])
-        except (DokoroError, SQLAlchemyError) as exc:
-            log.warning("dokoro: indexing a stored memory failed; the next reindex completes it", exc_info=True)
-            notes.append(f"stored; its vectors are not made yet ({exc}); the next search_reindex completes them")
-            return False
-        notes.extend(report.notes)
-        return report.indexed + report.unchanged >= len(memories)
-
     # ------------------------------------------------------------------ remember
     def remember(
         self,
@@ -227,11 +218,6 @@ class MemoryService:
         valid_to = parse_time(valid_until, "valid_until")
         files = self._sync()
         (title_clean, body_clean, source_clean), kinds = redact_all([title, body, source])
-        try:
-            # Before writing: a memory whose vectors could not join the index is not stored at all.
-            self._docs.check_write_stamp()
-        except EmbedderMismatchError as exc:
-            raise EmbedderMismatchError(f"{exc} Nothing was stored.") from None
         now = self._clock.now()
         memory = MemoryRow(
             id=f"mem_{now:%Y%m%d}_{secrets.token_hex(4)}",
@@ -249,51 +235,50 @@ class MemoryService:
             review_after=review_at,
             valid_until=valid_to,
         )
+        try:
+            # Before writing: a memory whose vectors could not join the index is not stored at all.
+            # Its document is chunked and embedded here, outside the write lock, and written with
+            # the memory in one transaction: stored and indexed, or nothing stored.
+            prepared = self._docs.prepare_new(
+                f"{DOC_PREFIX}{memory.id}",
+                _doc_text(memory),
+                title=memory.title,
+                filepath=f"memory://{memory.id}",
+                doc_type=DOC_TYPE,
+            )
+        except EmbedderMismatchError as exc:
+            raise EmbedderMismatchError(f"{exc} Nothing was stored.") from None
         superseded: MemoryRow | None = None
-        with self._db.write() as session:
-            # A retry of this very call (same agent, type, title and body, moments ago) gets the
-            # memory the first call stored, not a duplicate; the lock orders concurrent retries.
-            self._db.ops.lock_keys(session, "remember", [_retry_key(memory)])
-            twin = _recent_twin(session, memory, now - RETRY_WINDOW)
-            if twin is not None:
-                return Remembered(
-                    memory=memory_result(twin),
-                    conflicts=[],
-                    superseded=None,
-                    redacted=list(kinds),
-                    indexed=self._docs.is_indexed(f"{DOC_PREFIX}{twin.id}"),
-                    retried=True,
+        try:
+            with self._db.write() as session:
+                twin, superseded, committed = self._write_new(session, memory, prepared, supersedes, now)
+                # The gate in the same transaction: its pairs are written to the ledger with the
+                # memory, and it runs before the answer, as always.
+                conflicts, gate_failed = (
+                    self._gate_new(session, memory, prepared)
+                    if twin is None and memory.supersedes is None
+                    else ([], None)
                 )
-            if supersedes:
-                old = session.get(MemoryRow, supersedes.strip(), with_for_update=True)
-                if old is None:
-                    raise NotFoundError(f"supersedes: no memory {supersedes!r}; nothing was stored")
-                if old.state != "active":
-                    raise ConflictError(
-                        f"supersedes: memory {old.id} is already {old.state}"
-                        + (f" (superseded by {old.superseded_by})" if old.superseded_by else "")
-                        + "; supersede the current one instead. Nothing was stored."
-                    )
-                memory.supersedes = old.id
-                if memory.state != PROPOSED:  # a proposal supersedes only once approved
-                    self._archive(old, by=memory.id, now=now, agent=memory.agent_id)
-                    session.add(old)
-                    self._save_doc(session, old)
-                    superseded = old
-            session.add(memory)
-            session.flush()  # the memory row exists before its entity rows point at it
-            sync_entities(session, [memory])
-            self._save_doc(session, memory)
+        except EmbedderMismatchError as exc:  # another process stamped the index meanwhile
+            raise EmbedderMismatchError(f"{exc} Nothing was stored.") from None
+        if twin is not None:
+            return Remembered(
+                memory=memory_result(twin),
+                conflicts=[],
+                superseded=None,
+                redacted=list(kinds),
+                indexed=self._docs.is_indexed(f"{DOC_PREFIX}{twin.id}"),
+                retried=True,
+            )
         # Committed: from here on nothing fails the call (the agent would retry and store it twice).
-        notes: list[str] = []
-        indexed = self._index_committed([memory] + ([superseded] if superseded is not None else []), notes)
-        conflicts = []
-        if memory.supersedes is None:
-            try:
-                conflicts = self._gate.check(memory)
-            except (DokoroError, SQLAlchemyError) as exc:
-                log.warning("dokoro: the conflict gate failed on a stored memory", exc_info=True)
-                notes.append(f"stored; the conflict check could not run ({exc})")
+        notes: list[str] = list(prepared.report.notes)
+        if gate_failed is not None:
+            notes.append(f"stored; the conflict check could not run ({gate_failed})")
+        try:
+            committed()
+        except (DokoroError, SQLAlchemyError, OSError):
+            log.warning("dokoro: a stored memory's vector engine copy or listeners failed", exc_info=True)
+        indexed = prepared.report.indexed > 0
         try:
             if self._files is not None:
                 self._files.render_written([memory] + ([superseded] if superseded is not None else []))
@@ -309,6 +294,78 @@ class MemoryService:
             files=files if files is not None and not files.quiet else None,
             notes=notes,
         )
+
+    def _gate_new(
+        self, session: Session, memory: MemoryRow, prepared: PreparedIndex
+    ) -> tuple[list[CloseMemory], str | None]:
+        """The conflict gate on a memory being written in ``session``; a failure of its reads is
+        noted, never the caller's failure."""
+        try:
+            return self._gate.check_new(session, memory, prepared.mean_vector()), None
+        except (DokoroError, SQLAlchemyError) as exc:
+            log.warning("dokoro: the conflict gate failed on a memory being stored", exc_info=True)
+            return [], str(exc)
+
+    def _write_new(
+        self, session: Session, memory: MemoryRow, prepared: PreparedIndex, supersedes: str | None, now: datetime
+    ) -> tuple[MemoryRow | None, MemoryRow | None, Callable[[], None]]:
+        """Inside remember's write transaction: the retry's twin if any (nothing written), else the
+        memory, its entities, its document with its chunks, vectors and index state, and the memory
+        it supersedes archived. Returns (twin, superseded, the step to run once committed)."""
+        # A retry of this very call (same agent, type, title and body, moments ago) gets the
+        # memory the first call stored, not a duplicate; the lock orders concurrent retries.
+        self._db.ops.lock_keys(session, "remember", [_retry_key(memory)])
+        twin = _recent_twin(session, memory, now - RETRY_WINDOW)
+        if twin is not None:
+            return twin, None, _nothing
+        superseded: MemoryRow | None = None
+        if supersedes:
+            old = session.get(MemoryRow, supersedes.strip(), with_for_update=True)
+            if old is None:
+                raise NotFoundError(f"supersedes: no memory {supersedes!r}; nothing was stored")
+            if old.state != "active":
+                raise ConflictError(
+                    f"supersedes: memory {old.id} is already {old.state}"
+                    + (f" (superseded by {old.superseded_by})" if old.superseded_by else "")
+                    + "; supersede the current one instead. Nothing was stored."
+                )
+            memory.supersedes = old.id
+            if memory.state != PROPOSED:  # a proposal supersedes only once approved
+                self._archive(old, by=memory.id, now=now, agent=memory.agent_id)
+                session.add(old)
+                # Its text is unchanged: only its document's state moves (its index stays current).
+                self._save_doc(session, old)
+                superseded = old
+        session.flush()  # the superseded row's change is written before the new row's
+        # The new rows in plain inserts (no ORM unit of work): the memory, its entities, its document.
+        session.execute(insert(_MEMORIES), [_values(_MEMORIES, memory)])
+        entities = [{"memory_id": memory.id, "entity": e} for e in dict.fromkeys(memory.entities)]
+        if entities:
+            session.execute(insert(_ENTITIES), entities)
+        doc = Doc(
+            id=f"{DOC_PREFIX}{memory.id}",
+            content=prepared.text,
+            content_hash=prepared.digest,
+            title=memory.title,
+            filepath=f"memory://{memory.id}",
+            doc_type=DOC_TYPE,
+            status=memory.state,
+            metadata_json={"memory_type": memory.type, "trust": memory.trust},
+            created_at=now,
+            updated_at=now,
+        )
+        session.execute(insert(_DOCS), [_values(_DOCS, doc)])
+        # The change numbers the triggers gave these rows: their files are rendered only if no
+        # other write moved them since (MemoryFiles.render_written).
+        written = [memory] + ([superseded] if superseded is not None else [])
+        revs = dict(
+            session.execute(
+                select(_MEMORIES.c.id, _MEMORIES.c.rev).where(_MEMORIES.c.id.in_([r.id for r in written]))
+            ).all()
+        )
+        for row in written:
+            set_committed_value(row, "rev", int(revs[row.id]))  # no change for the session to write
+        return None, superseded, self._docs.write_prepared_in(session, prepared)
 
     def remember_many(self, drafts: Sequence[MemoryDraft], *, progress: Any = None) -> list[Memory]:
         """Bulk import (a backup, another memory system, a benchmark): one transaction, one index pass.
@@ -641,6 +698,30 @@ class MemoryService:
 
 # A second identical remember by the same agent within this window is a retry, not a new memory.
 RETRY_WINDOW = timedelta(minutes=10)
+
+
+def _nothing() -> None:
+    return None
+
+
+_MEMORIES = MemoryRow.__table__  # type: ignore[attr-defined]
+_ENTITIES = MemoryEntity.__table__  # type: ignore[attr-defined]
+_DOCS = Doc.__table__  # type: ignore[attr-defined]
+
+
+def _values(table: Any, row: Any) -> dict[str, Any]:
+    """A model's column values, for a plain insert, each redacted of secrets on the object too (as
+    the ORM flush does): what remember answers is what the database holds."""
+    values: dict[str, Any] = {}
+    for column in table.columns:
+        value = getattr(row, column.name)
+        if isinstance(value, str | dict | list):
+            cleaned, kinds = redact_value(value)
+            if kinds:
+                setattr(row, column.name, cleaned)
+                value = cleaned
+        values[column.name] = value
+    return values
 
 
 def _doc_text(memory: MemoryRow) -> str:

@@ -208,12 +208,14 @@ class MemoryFiles:
             return run.result()
 
     def render_written(self, rows: Sequence[MemoryRow]) -> FilesSync:
-        """Render the memories a write of this process just committed (``rows``, detached, as written):
-        the folder was synced before the write, so only these files are due. Cheaper than
-        :meth:`sync`: no listing of changed rows and no second read of whole rows (only their
-        change numbers, which the database's triggers stamped). The folder's mark moves past them
-        only when no other change lies between it and them; otherwise the next sync renders the
-        gap and finds these files current."""
+        """Render the memories a write of this process just committed (``rows``, detached, as written,
+        each with the change number its write got, read in the write's transaction): the folder was
+        synced before the write, so only these files are due. Cheaper than :meth:`sync`: no listing
+        of changed rows and no second read of whole rows (only their change numbers). A row whose
+        number moved since (another process changed it after this write committed, however soon
+        after) is left to the next sync, which renders it as it then stands. The folder's mark
+        moves past them only when no other change lies between it and them; otherwise the next
+        sync renders the gap and finds these files current."""
         by_id = {row.id: row for row in rows}
         if not by_id:
             return FilesSync()
@@ -235,9 +237,8 @@ class MemoryFiles:
                     continue  # gone since (purged by another process)
                 rev, state = revs[memory_id]
                 row = by_id[memory_id]
-                if state != row.state:  # changed since by another process: the next sync renders it
+                if rev != row.rev or state != row.state:  # changed since: the next sync renders it
                     continue
-                row.rev = rev  # the triggers' number (the row was written before they stamped it)
                 self._render_one(run, row)
             mark = m.rev
             for rev, _state in sorted(revs.values()):

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import func, literal, union_all
 from sqlalchemy import select as core_select
 from sqlalchemy.exc import SQLAlchemyError
-from sqlmodel import col, select
+from sqlmodel import Session, col, select
 
 from dokoro_store.clock import Clock
 from dokoro_store.db.engine import Database
@@ -173,52 +173,70 @@ class ConflictGate:
         self._large = False  # more than twice _ALL_BELOW active memories seen: always the kNN
         self._active: ActiveVectors | None = None  # the active memories' vectors (large stores)
 
-    def check(self, memory: MemoryRow) -> list[CloseMemory]:
-        """The neighbours of ``memory`` not shown before, each now written to the ledger."""
-        found = self._neighbours(memory)
+    def check(self, memory: MemoryRow, own: tuple[str | None, Any] | None = None) -> list[CloseMemory]:
+        """The neighbours of ``memory`` not shown before, each now written to the ledger. ``own``:
+        the embedder and unit mean vector of the memory as indexed (else read from its chunks)."""
+        found = self._neighbours(memory, own)
         if not found:
             return []
-        now = self._clock.now()
-        materials: list[CloseMemory] = []
         with self._db.write() as session:
-            hashes = {pair_hash(memory.id, c.row.id): c for c in found}
+            hashes = [pair_hash(memory.id, c.row.id) for c in found]
             shown = set(
                 session.execute(
-                    select(MemoryConflict.pair_hash).where(col(MemoryConflict.pair_hash).in_(list(hashes)))
+                    select(MemoryConflict.pair_hash).where(col(MemoryConflict.pair_hash).in_(hashes))
                 ).scalars()
             )
-            for pair, candidate in hashes.items():
-                if pair in shown:
-                    continue  # shown once already
-                similarity = candidate.cosine if candidate.cosine is not None else candidate.lexical
-                session.add(
-                    MemoryConflict(
-                        pair_hash=pair,
-                        new_id=memory.id,
-                        old_id=candidate.row.id,
-                        shared_entities=candidate.shared,
-                        similarity=round(similarity, 4),
-                        shown_at=now,
-                    )
+            return self._record(session, memory, found, shown)
+
+    def check_new(self, session: Session, memory: MemoryRow, own: tuple[str | None, Any]) -> list[CloseMemory]:
+        """:meth:`check` for a memory being written in ``session`` (remember's one transaction): the
+        candidates are read from what is committed (the write lock held: nothing commits meanwhile),
+        the pairs written to the ledger in ``session``. A new memory has no pair shown yet."""
+        # PostgreSQL: one gate at a time, so two similar memories written at once see each other
+        # (SQLite's write transaction already holds the database's one write lock).
+        self._db.ops.lock_keys(session, "gate", ["memories"])
+        found = self._neighbours(memory, own)
+        return self._record(session, memory, found, set()) if found else []
+
+    def _record(
+        self, session: Session, memory: MemoryRow, found: Sequence[_Candidate], shown: set[str]
+    ) -> list[CloseMemory]:
+        """Write the pairs not ``shown`` yet to the ledger; the material the answer shows for each."""
+        now = self._clock.now()
+        materials: list[CloseMemory] = []
+        for candidate in found:
+            pair = pair_hash(memory.id, candidate.row.id)
+            if pair in shown:
+                continue  # shown once already
+            similarity = candidate.cosine if candidate.cosine is not None else candidate.lexical
+            session.add(
+                MemoryConflict(
+                    pair_hash=pair,
+                    new_id=memory.id,
+                    old_id=candidate.row.id,
+                    shared_entities=candidate.shared,
+                    similarity=round(similarity, 4),
+                    shown_at=now,
                 )
-                eligible, why_not = _latest_wins(memory, candidate.row)
-                materials.append(
-                    CloseMemory(
-                        memory=memory_result(candidate.row),
-                        shared_entities=candidate.shared,
-                        similarity=round(similarity, 3),
-                        semantic=None if candidate.cosine is None else round(candidate.cosine, 3),
-                        lexical=round(candidate.lexical, 3),
-                        gap_days=round(days(memory.created_at - candidate.row.created_at), 2),
-                        latest_wins_eligible=eligible,
-                        why_not_latest_wins=why_not,
-                    )
+            )
+            eligible, why_not = _latest_wins(memory, candidate.row)
+            materials.append(
+                CloseMemory(
+                    memory=memory_result(candidate.row),
+                    shared_entities=candidate.shared,
+                    similarity=round(similarity, 3),
+                    semantic=None if candidate.cosine is None else round(candidate.cosine, 3),
+                    lexical=round(candidate.lexical, 3),
+                    gap_days=round(days(memory.created_at - candidate.row.created_at), 2),
+                    latest_wins_eligible=eligible,
+                    why_not_latest_wins=why_not,
                 )
+            )
         return materials
 
     # ------------------------------------------------------------------ candidates
-    def _neighbours(self, memory: MemoryRow) -> list[_Candidate]:
-        embedder, query = self._own_vector(memory)
+    def _neighbours(self, memory: MemoryRow, own: tuple[str | None, Any] | None = None) -> list[_Candidate]:
+        embedder, query = own if own is not None else self._own_vector(memory)
         shared_by_id = self._sharing_entities(memory)
         ids = set(shared_by_id)
         cosines: dict[str, float] = {}
