@@ -587,13 +587,6 @@ class DocumentService:
             ).first()
         return found is not None
 
-    def check_write_stamp(self) -> None:
-        """Refuse a write whose vectors could not join the index (the stored vectors were made by
-        another embedder): raises :class:`EmbedderMismatchError` before anything is written."""
-        embedder = self._embedder.get()
-        if embedder is not None:
-            self.check_search_stamp(embedder)
-
     def check_search_stamp(self, embedder: Embedder, stored: str | Literal[False] | None = False) -> Embedder:
         """The embedder to compare with the stored vectors: ``embedder``, or under ``auto`` the bundled
         embedder the index is stamped with (another process claimed the store first). Refuses to
