@@ -313,6 +313,25 @@ def _edit_in_place(path: Path, old: str, new: str) -> None:
         handle.truncate()
 
 
+def test_a_workspace_moved_whole_keeps_its_manifest_so_an_edit_made_meanwhile_is_an_edit(
+    tmp_path: Path, clock: FrozenClock
+) -> None:
+    before, after = tmp_path / "before" / "dokoro", tmp_path / "after" / "dokoro"
+    with Store.open(before, clock=clock) as store:
+        memory = _fact(store, "Cache ttl", "The cache ttl is five minutes for the api.")
+    after.parent.mkdir()
+    shutil.move(before, after)  # the project folder moved, its store inside it
+    _edit(_file(after, memory.id), "five minutes", "seven minutes")
+
+    with Store.open(after, clock=clock) as store:
+        [change] = store.memories.sync_files().changes
+        # The manifest still describes the files: the person's edit is a new version, not a
+        # "both changed" conflict, and no other file is read again.
+        assert (change.action, change.memory_id, change.fields) == ("new_version", memory.id, ["body"])
+        assert store.memories.get(str(change.new_id)).body == "The cache ttl is seven minutes for the api."
+        assert store.memories.sync_files().quiet
+
+
 def test_removing_the_whole_folder_renders_it_again_without_deprecating(any_store: Store, root: Path) -> None:
     memory = _fact(any_store, "Kept", "Removing the folder is not forgetting.")
     shutil.rmtree(root / "memories")

@@ -47,6 +47,7 @@ stat changed is read; only a file whose fields changed is acted on:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import time
@@ -178,6 +179,7 @@ class MemoryFiles:
         self._swept_at: float | None = None  # time.monotonic() of this process's last sweep
         self._owed = 0.0  # files of the sweep's rate not stat-ed yet (a fraction of one carried over)
         self._purge_owed = 0.0  # files of the purge lookups' rate not looked up yet
+        self._database_key: str | None = None
         self.dictionary = EntityDictionary(self.root / DICTIONARY_FILE)
 
     @property
@@ -189,7 +191,18 @@ class MemoryFiles:
         return self._paths.data_dir / "index" / "memory-files.sqlite"
 
     def _database(self) -> str:
-        return self._db.url.render_as_string(hide_password=True)
+        """The database the manifest describes. The embedded SQLite file is named by its path inside
+        the data folder: a workspace moved or copied whole brings its database along, so it keeps
+        its manifest (else its first memory call reads every file again, and an edit made meanwhile
+        could not be told from a change of the row). Any other database by its URL."""
+        if self._database_key is None:
+            url = self._db.url
+            self._database_key = url.render_as_string(hide_password=True)
+            if url.get_backend_name() == "sqlite" and url.database:
+                with contextlib.suppress(ValueError, OSError):
+                    inner = Path(url.database).resolve().relative_to(self._paths.data_dir.resolve())
+                    self._database_key = f"sqlite:<data folder>/{inner.as_posix()}"
+        return self._database_key
 
     # ------------------------------------------------------------------ public
     def sync(self, render: Iterable[str] = (), *, scan: bool = True, sweep: bool = True) -> FilesSync:
