@@ -332,6 +332,25 @@ def test_a_workspace_moved_whole_keeps_its_manifest_so_an_edit_made_meanwhile_is
         assert store.memories.sync_files().quiet
 
 
+def test_a_manifest_written_under_the_databases_url_by_an_older_version_is_kept(root: Path, clock: FrozenClock) -> None:
+    import sqlite3
+
+    with Store.open(root, clock=clock) as store:
+        memory = _fact(store, "Cache ttl", "The cache ttl is five minutes for the api.")
+        assert store.memories._files is not None
+        manifest, url = store.memories._files.manifest_file, store.db.url.render_as_string(hide_password=True)
+    with sqlite3.connect(manifest) as connection:  # what earlier versions wrote
+        connection.execute("UPDATE meta SET value = ? WHERE key = 'database'", (url,))
+    _edit(_file(root, memory.id), "five minutes", "seven minutes")
+
+    with Store.open(root, clock=clock) as store:
+        [change] = store.memories.sync_files().changes
+        assert (change.action, change.memory_id) == ("new_version", memory.id)
+    with sqlite3.connect(manifest) as connection:
+        [(renamed,)] = connection.execute("SELECT value FROM meta WHERE key = 'database'").fetchall()
+    assert renamed != url and renamed.endswith("dokoro.sqlite")
+
+
 def test_removing_the_whole_folder_renders_it_again_without_deprecating(any_store: Store, root: Path) -> None:
     memory = _fact(any_store, "Kept", "Removing the folder is not forgetting.")
     shutil.rmtree(root / "memories")

@@ -180,6 +180,7 @@ class MemoryFiles:
         self._owed = 0.0  # files of the sweep's rate not stat-ed yet (a fraction of one carried over)
         self._purge_owed = 0.0  # files of the purge lookups' rate not looked up yet
         self._database_key: str | None = None
+        self._database_url: str | None = None
         self.dictionary = EntityDictionary(self.root / DICTIONARY_FILE)
 
     @property
@@ -190,19 +191,20 @@ class MemoryFiles:
     def manifest_file(self) -> Path:
         return self._paths.data_dir / "index" / "memory-files.sqlite"
 
-    def _database(self) -> str:
-        """The database the manifest describes. The embedded SQLite file is named by its path inside
-        the data folder: a workspace moved or copied whole brings its database along, so it keeps
-        its manifest (else its first memory call reads every file again, and an edit made meanwhile
-        could not be told from a change of the row). Any other database by its URL."""
+    def _manifest(self) -> contextlib.AbstractContextManager[Manifest]:
+        """The manifest, for the database this folder is in step with (:meth:`Manifest.open`)."""
         if self._database_key is None:
+            self._database_key = self._database_url = self._db.url.render_as_string(hide_password=True)
             url = self._db.url
-            self._database_key = url.render_as_string(hide_password=True)
             if url.get_backend_name() == "sqlite" and url.database:
+                # The embedded SQLite file is named by its place in the data folder: a workspace
+                # moved or copied whole brings its database along and keeps its manifest (else its
+                # first memory call reads every file again, and an edit made meanwhile cannot be
+                # told from a change of the row). Manifests written before kept the file's URL.
                 with contextlib.suppress(ValueError, OSError):
                     inner = Path(url.database).resolve().relative_to(self._paths.data_dir.resolve())
                     self._database_key = f"sqlite:<data folder>/{inner.as_posix()}"
-        return self._database_key
+        return Manifest.open(self.manifest_file, self._database_key, formerly=self._database_url)
 
     # ------------------------------------------------------------------ public
     def sync(self, render: Iterable[str] = (), *, scan: bool = True, sweep: bool = True) -> FilesSync:
@@ -211,7 +213,7 @@ class MemoryFiles:
         self.dictionary.refresh()
         with (
             file_lock(self._paths.locks_dir, "memory-files", within=self._paths.root),
-            Manifest.open(self.manifest_file, self._database()) as m,
+            self._manifest() as m,
         ):
             run = _Run(m)
             run.render.update(render)
@@ -242,7 +244,7 @@ class MemoryFiles:
             }
         with (
             file_lock(self._paths.locks_dir, "memory-files", within=self._paths.root),
-            Manifest.open(self.manifest_file, self._database()) as m,
+            self._manifest() as m,
         ):
             run = _Run(m)
             for memory_id in sorted(by_id):
@@ -265,7 +267,7 @@ class MemoryFiles:
         self.sync(render=[memory_id])
         with (
             file_lock(self._paths.locks_dir, "memory-files", within=self._paths.root),
-            Manifest.open(self.manifest_file, self._database()) as m,
+            self._manifest() as m,
         ):
             entry = m.of_memory(memory_id)
             if entry is None or entry.tombstone:
@@ -282,7 +284,7 @@ class MemoryFiles:
         the next sync brings the memory back from it: an edit is never lost)."""
         with (
             file_lock(self._paths.locks_dir, "memory-files", within=self._paths.root),
-            Manifest.open(self.manifest_file, self._database()) as m,
+            self._manifest() as m,
         ):
             entry = m.of_memory(memory_id)
             if entry is None:
@@ -293,7 +295,7 @@ class MemoryFiles:
         """The files under ``memories/`` that hold no memory, and why."""
         if not self.manifest_file.exists():
             return []
-        with Manifest.open(self.manifest_file, self._database()) as m:
+        with self._manifest() as m:
             return [FileProblem(path=e.path, reason=e.note or "") for e in m.noted()]
 
     # ------------------------------------------------------------------ rows
@@ -943,10 +945,10 @@ class MemoryFiles:
         self.dictionary.refresh()
         with (
             file_lock(self._paths.locks_dir, "memory-files", within=self._paths.root),
-            Manifest.open(self.manifest_file, self._database()) as m,
+            self._manifest() as m,
         ):
             m.reset()
-            m.set_meta("database", self._database())
+            m.set_meta("database", str(self._database_key))  # set by _manifest()
             m.set_meta("version", "1")
             run = _Run(m)
             paths = self._all_files()

@@ -77,9 +77,11 @@ class Manifest:
 
     @classmethod
     @contextlib.contextmanager
-    def open(cls, path: Path, database: str) -> Iterator[Manifest]:
+    def open(cls, path: Path, database: str, *, formerly: str | None = None) -> Iterator[Manifest]:
         """Open (creating) the manifest at ``path`` for the database ``database`` (a URL without
-        secrets); a manifest written for another database is emptied first. Commits on success.
+        secrets, or the embedded file's name); a manifest written for another database is emptied
+        first, one written under ``formerly`` (the same database's older name) is kept and renamed.
+        Commits on success.
 
         A cache, written on every memory call: its commits are not synced to disk (a crash of the
         machine may lose or damage it; a damaged one is deleted and rebuilt), and the journal is
@@ -89,8 +91,11 @@ class Manifest:
         try:
             connection.execute("BEGIN IMMEDIATE")
             manifest = cls(connection)
-            if manifest.meta("database") != database or manifest.meta("version") != _VERSION:
+            written_for = manifest.meta("database")
+            if written_for not in (database, formerly) or manifest.meta("version") != _VERSION:
                 manifest.reset()
+                written_for = None
+            if written_for != database:
                 manifest.set_meta("database", database)
                 manifest.set_meta("version", _VERSION)
             yield manifest
