@@ -97,3 +97,42 @@ def test_a_write_held_past_the_timeout_makes_another_threads_write_fail_and_say_
         holder.join()
     with store.db.read() as session:
         assert [row.id for row in session.exec(select(EpisodeSession))] == ["held"]
+
+
+def test_a_write_leaves_the_wal_checkpoint_to_a_background_step(store, monkeypatch):
+    import threading
+
+    from dokoro_store.db import engine
+
+    with store.db.engine.connect() as connection:
+        assert connection.exec_driver_sql("PRAGMA wal_autocheckpoint").scalar() == engine.CHECKPOINT_PAGES
+    ran = threading.Event()
+    results: list[tuple[int, int, int] | None] = []
+    checkpoint = store.db.checkpoint
+
+    def observed() -> tuple[int, int, int] | None:
+        results.append(checkpoint())
+        ran.set()
+        return results[-1]
+
+    monkeypatch.setattr(store.db._checkpoint, "_step", observed)
+    monkeypatch.setattr(engine, "CHECKPOINT_DELAY", 0.0)
+    with store.db.write() as session:
+        session.add(EpisodeSession(id="checkpointed", started_at=store.clock.now()))
+
+    assert ran.wait(30)  # scheduled by the write, run on its own thread
+    busy, frames, copied = results[0] or (1, 0, -1)
+    assert busy == 0 and frames > 0 and copied == frames  # the whole log is in the database file now
+    with store.db.read() as session:
+        assert session.get(EpisodeSession, "checkpointed") is not None
+
+
+def test_no_checkpoint_step_runs_after_the_database_is_disposed(store, monkeypatch):
+    from dokoro_store.db import engine
+
+    monkeypatch.setattr(engine, "CHECKPOINT_DELAY", 30.0)
+    with store.db.write() as session:
+        session.add(EpisodeSession(id="last", started_at=store.clock.now()))
+    assert store.db._checkpoint._timer is not None  # due
+    store.db.dispose()
+    assert store.db._checkpoint._timer is None  # cancelled with the engine
