@@ -38,6 +38,7 @@ __all__ = [
     "from_bytes",
     "normalise_rows",
     "to_bytes",
+    "unit_mean",
 ]
 
 
@@ -92,6 +93,14 @@ def normalise_rows(matrix: Any) -> FloatMatrix:
     norms[norms == 0] = 1.0
     normalised: FloatMatrix = (array / norms).astype(np.float32, copy=False)
     return normalised
+
+
+def unit_mean(vectors: Any) -> Any:
+    """The mean direction of ``vectors`` (rows) as one unit-length float32 vector (zero stays zero):
+    a document's vector from its chunks'."""
+    import numpy as np
+
+    return normalise_rows(np.sum(np.asarray(vectors, dtype=np.float32), axis=0))[0]
 
 
 def to_bytes(vector: Any) -> bytes:

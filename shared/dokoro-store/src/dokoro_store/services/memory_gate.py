@@ -173,10 +173,10 @@ class ConflictGate:
         self._large = False  # more than twice _ALL_BELOW active memories seen: always the kNN
         self._active: ActiveVectors | None = None  # the active memories' vectors (large stores)
 
-    def check(self, memory: MemoryRow, own: tuple[str | None, Any] | None = None) -> list[CloseMemory]:
-        """The neighbours of ``memory`` not shown before, each now written to the ledger. ``own``:
-        the embedder and unit mean vector of the memory as indexed (else read from its chunks)."""
-        found = self._neighbours(memory, own)
+    def check(self, memory: MemoryRow) -> list[CloseMemory]:
+        """The neighbours of ``memory`` (its vector read from its indexed chunks) not shown before,
+        each now written to the ledger."""
+        found = self._neighbours(memory)
         if not found:
             return []
         with self._db.write() as session:
@@ -314,14 +314,10 @@ class ConflictGate:
             ).all()
         if not rows:
             return None, None
-        import numpy as np
-
-        from dokoro_store.retrieval.embedders import from_bytes
+        from dokoro_store.retrieval.embedders import from_bytes, unit_mean
 
         embedder = str(rows[0][0])
-        total = np.sum([from_bytes(r[1]) for r in rows if r[0] == embedder], axis=0)
-        norm = float(np.linalg.norm(total))
-        return embedder, (total / norm if norm else total).astype(np.float32)
+        return embedder, unit_mean([from_bytes(r[1]) for r in rows if r[0] == embedder])
 
     def _sharing_entities(self, memory: MemoryRow) -> dict[str, None]:
         """Active memories sharing an entity with ``memory``: the most recent few per entity, by

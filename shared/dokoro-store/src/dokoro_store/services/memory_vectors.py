@@ -192,11 +192,11 @@ class ActiveVectors:
             if vector.shape[0] != dim:
                 continue
             sums[memory_id] = sums[memory_id] + vector if memory_id in sums else vector.astype(np.float32)
-        out = []
-        for memory_id, total in sums.items():
-            norm = float(np.linalg.norm(total))
-            out.append((memory_id, total / norm if norm else total))
-        return out
+        if not sums:
+            return []
+        from dokoro_store.retrieval.embedders import normalise_rows
+
+        return list(zip(sums, normalise_rows(list(sums.values())), strict=True))
 
     def _add(self, vectors: Sequence[tuple[str, Any]]) -> None:
         import numpy as np
