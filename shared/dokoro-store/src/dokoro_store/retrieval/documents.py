@@ -60,7 +60,7 @@ from dokoro_store.retrieval.doc_records import (
     mismatch_message,
     validate_doc_id,
 )
-from dokoro_store.retrieval.embedders import EmbedderHandle
+from dokoro_store.retrieval.embedders import EmbedderHandle, unit_mean
 from dokoro_store.retrieval.indexing import BatchPlan, Indexer, bump_generation
 from dokoro_store.retrieval.markdown_docs import content_hash
 from dokoro_store.retrieval.tables import chunks, doc_vectors, docs_table, index_state
@@ -113,11 +113,7 @@ class PreparedIndex:
         embedder = self.plan.embedder
         if vectors is None or failed is not None or embedder is None or len(vectors) == 0:
             return None, None
-        import numpy as np
-
-        total = np.sum(vectors, axis=0, dtype=np.float32)
-        norm = float(np.linalg.norm(total))
-        return embedder.id, (total / norm if norm else total).astype(np.float32)
+        return embedder.id, unit_mean(vectors)
 
 
 def _embed_pool() -> ThreadPoolExecutor:
@@ -318,16 +314,22 @@ class DocumentService:
         return row
 
     # ------------------------------------------------------------------ indexing
+    def _new_report(self) -> tuple[IndexReport, Embedder | None]:
+        """The report of an indexing pass and its embedder (None, noted on the report, when vectors
+        are skipped); the caller checks the embedder against the stored stamp."""
+        report = IndexReport()
+        embedder = self._embedder.get()
+        if embedder is None and self._embedder.config.embedder != "none":
+            report.note(f"vectors skipped: {self._embedder.reason}")
+        return report, embedder
+
     def index_content(self, doc_id: str, content: str, title: str = "Untitled") -> IndexReport:
         """Save ``content`` under ``doc_id`` (creating the row if needed) and index it now."""
         if not content.strip():
             raise InvalidArgumentError("content must not be empty: pass the text to index")
         doc_id = validate_doc_id(doc_id)
         title = title.strip() or "Untitled"
-        report = IndexReport()
-        embedder = self._embedder.get()
-        if embedder is None and self._embedder.config.embedder != "none":
-            report.note(f"vectors skipped: {self._embedder.reason}")
+        report, embedder = self._new_report()
         stamp, stored, state = self._indexer.previous(doc_id)
         if embedder is not None:
             embedder = self.check_search_stamp(embedder, stamp)  # refuse before writing anything
@@ -372,10 +374,7 @@ class DocumentService:
         """Plan and embed a document about to be created, before any write lock (a memory's:
         the memory, its document and its index are then written in one transaction with
         :meth:`write_prepared_in`). Raises :class:`EmbedderMismatchError` before anything is written."""
-        report = IndexReport()
-        embedder = self._embedder.get()
-        if embedder is None and self._embedder.config.embedder != "none":
-            report.note(f"vectors skipped: {self._embedder.reason}")
+        report, embedder = self._new_report()
         if embedder is not None:
             embedder = self.check_search_stamp(embedder)
         report.embedder = embedder.id if embedder is not None else None
@@ -415,10 +414,7 @@ class DocumentService:
             with self._db.read() as session:
                 doc_ids = [str(x) for x in session.execute(select(docs_table.c.id).order_by(docs_table.c.id)).scalars()]
         ids = list(dict.fromkeys(doc_ids))
-        report = IndexReport()
-        embedder = self._embedder.get()
-        if embedder is None and self._embedder.config.embedder != "none":
-            report.note(f"vectors skipped: {self._embedder.reason}")
+        report, embedder = self._new_report()
         if embedder is not None and ids:
             embedder = self.check_search_stamp(embedder)  # refuse before embedding anything
         report.embedder = embedder.id if embedder is not None else None
