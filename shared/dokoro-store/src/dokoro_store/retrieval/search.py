@@ -19,7 +19,7 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -63,6 +63,16 @@ SearchMode = Literal["hybrid", "keyword", "semantic"]
 # The graph signal: (query, depth) → documents linked to entities named in the query, best first,
 # each with ``doc_id`` and ``entities`` (names) — GraphService.search_signal.
 GraphSignal = Callable[[str, int], Sequence[Any]]
+
+
+class ScopedVectors(Protocol):
+    """A vector leg for some scopes (recall's, on a large store: ``services.memory_chunks``)."""
+
+    def search(self, vector: Any, embedder: str, k: int, scope: DocScope) -> list[VectorHit] | None:
+        """The engine's answer for ``scope``, or None when the engine should answer."""
+        ...
+
+
 SEARCH_MODES: tuple[SearchMode, ...] = ("hybrid", "keyword", "semantic")
 MAX_LIMIT = 100
 _UBIQUITOUS_SHARE = 0.5  # a query term in more than half the documents (a speaker's name) says nothing
@@ -138,6 +148,9 @@ class SearchService:
         self._full_text: FullTextIndex = full_text_for(db.dialect)
         # Set by the store: lifts documents linked to entities named in the query (hybrid mode).
         self.graph_signal: GraphSignal | None = None
+        # Set by the store: answers the vector leg of a search over the memories (recall) instead of
+        # the engine when it can (``services.memory_chunks``).
+        self.scoped_vectors: ScopedVectors | None = None
 
     # ------------------------------------------------------------------ keeping in step
     def refresh(self) -> RefreshReport:
@@ -327,7 +340,11 @@ class SearchService:
                 legs.query_vector = self._embed_query(embedder, query, legs.notes, mode)
                 if legs.query_vector is not None:
                     legs.embedder_id = embedder.id
-                    raw = self._vectors().search(legs.query_vector, embedder.id, depth * 2, scope)
+                    raw = None
+                    if scope is not None and self.scoped_vectors is not None:
+                        raw = self.scoped_vectors.search(legs.query_vector, embedder.id, depth * 2, scope)
+                    if raw is None:
+                        raw = self._vectors().search(legs.query_vector, embedder.id, depth * 2, scope)
                     # Several chunks of one document may come back: keep each document's best chunk.
                     legs.vector_hits = best_per_document(raw, lambda h: h.doc_id)[:depth]
         graph_hits = self._graph(query, depth, legs.notes) if graph and mode == "hybrid" else []

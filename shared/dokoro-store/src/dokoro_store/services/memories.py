@@ -69,6 +69,7 @@ from dokoro_store.services.memory_rows import (
     STATES,
     TRUST_LEVELS,
     canonical_entities,
+    doc_text,
     memory_result,
     parse_time,
 )
@@ -179,11 +180,11 @@ class MemoryService:
 
     def _save_doc(self, session: Session, memory: MemoryRow) -> None:
         """Write the memory's document in the transaction that writes the memory."""
-        self._docs.save_in(session, f"{DOC_PREFIX}{memory.id}", _doc_text(memory), **_doc_fields(memory))
+        self._docs.save_in(session, f"{DOC_PREFIX}{memory.id}", doc_text(memory), **_doc_fields(memory))
 
     def _index(self, memory: MemoryRow) -> bool:
         """Save the memory's document and index it (full text, vectors, graph); best effort."""
-        self._docs.save(f"{DOC_PREFIX}{memory.id}", _doc_text(memory), **_doc_fields(memory))
+        self._docs.save(f"{DOC_PREFIX}{memory.id}", doc_text(memory), **_doc_fields(memory))
         report = self._docs.index_docs([f"{DOC_PREFIX}{memory.id}"])
         return report.indexed + report.unchanged > 0
 
@@ -241,7 +242,7 @@ class MemoryService:
             # the memory in one transaction: stored and indexed, or nothing stored.
             prepared = self._docs.prepare_new(
                 f"{DOC_PREFIX}{memory.id}",
-                _doc_text(memory),
+                doc_text(memory),
                 title=memory.title,
                 filepath=f"memory://{memory.id}",
                 doc_type=DOC_TYPE,
@@ -722,13 +723,6 @@ def _values(table: Any, row: Any) -> dict[str, Any]:
                 value = cleaned
         values[column.name] = value
     return values
-
-
-def _doc_text(memory: MemoryRow) -> str:
-    text = f"{memory.title}\n\n{memory.body}"
-    if memory.entities:
-        text += "\n\nEntities: " + ", ".join(memory.entities)
-    return text
 
 
 def _doc_fields(memory: MemoryRow) -> dict[str, Any]:

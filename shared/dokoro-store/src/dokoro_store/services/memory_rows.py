@@ -19,6 +19,7 @@ __all__ = [
     "TRUST_LEVELS",
     "canonical_entities",
     "days",
+    "doc_text",
     "memory_result",
     "parse_time",
 ]
@@ -34,6 +35,14 @@ DOC_TYPE = "memory"
 def memory_result(row: MemoryRow) -> Memory:
     """The public result of a memory row."""
     return Memory.model_validate(row, from_attributes=True)
+
+
+def doc_text(memory: MemoryRow) -> str:
+    """The text of a memory's document (before the redaction its saving applies)."""
+    text = f"{memory.title}\n\n{memory.body}"
+    if memory.entities:
+        text += "\n\nEntities: " + ", ".join(memory.entities)
+    return text
 
 
 def canonical_entities(entities: Sequence[str] | None) -> list[str]:
