@@ -36,8 +36,9 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func, select, text
+from sqlalchemy import String, func, select, text, type_coerce
 
+from dokoro_store.clock import parse_iso
 from dokoro_store.db.engine import Database
 from dokoro_store.models.memories import Memory as MemoryRow
 from dokoro_store.retrieval.markdown_docs import content_hash
@@ -60,13 +61,6 @@ _BATCH = 500  # ids per IN (...) statement
 _TRIES = 3  # searches run again after their hits failed the check, before the engine answers instead
 _DOC_END = DOC_PREFIX[:-1] + chr(ord(DOC_PREFIX[-1]) + 1)  # "memory:" < doc id < "memory;"
 _MEMORIES = MemoryRow.__table__  # type: ignore[attr-defined]
-_COLUMNS = (
-    _MEMORIES.c.id,
-    _MEMORIES.c.state,
-    _MEMORIES.c.type,
-    _MEMORIES.c.created_at,
-    _MEMORIES.c.entities,
-)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
@@ -88,14 +82,18 @@ class MemoryChunks:
         self._matrix: Any = None  # float32 (capacity, dim); rows [0, len(_chunk_ids)) are in use
         self._chunk_ids: list[str] = []
         self._owner: list[str] = []  # memory id of each row
-        self._state: Any = None  # int8 code of the row's memory state (see _code)
+        self._state: Any = None  # int8 code of the row's memory state (see _codes)
         self._type: Any = None  # int8 code of its type
         self._created: Any = None  # int64 microseconds: its creation time
         self._rows: dict[str, list[int]] = {}  # memory id → its rows (a memory without chunks: [])
-        self._entities: dict[str, tuple[str, ...]] = {}  # memory id → its entities as stored
-        self._by_entity: dict[str, set[str]] = {}  # entity → memory ids
+        # Entity → memory ids and memory id → its entities as stored: read on the first search that
+        # names an entity (None until then), kept in step after.
+        self._by_entity: dict[str, set[str]] | None = None
+        self._entities: dict[str, tuple[str, ...]] = {}
         self._codes: dict[str, int] = {}  # state or type name → its code
         self._unsettled: dict[str, None] = {}  # memories whose document is not indexed as their row says
+        self._known: dict[str, int] = {}  # memories being added → their place in _facts
+        self._facts: Any = None  # int64 (memories being added, 3): state code, type code, creation time
 
     def __len__(self) -> int:
         return len(self._chunk_ids)
@@ -115,7 +113,7 @@ class MemoryChunks:
             self._refresh(embedder, int(query.shape[0]))
             for _try in range(_TRIES):
                 hits = self._nearest(query, k, memory)
-                failed = self._failed(hits, embedder)
+                failed = self._failed(hits)
                 if not failed:
                     return hits
                 self._load(sorted(failed))  # read again: changed, purged or re-indexed meanwhile
@@ -174,25 +172,23 @@ class MemoryChunks:
         if memory.until is not None:
             narrow(self._created[:n] <= _micros(memory.until))
         if memory.entity:
-            rows = [r for m in self._by_entity.get(memory.entity, ()) for r in self._rows.get(m, ())]
+            rows = [r for m in self._named(memory.entity) for r in self._rows.get(m, ())]
             named = np.zeros(n, dtype=bool)
             named[rows] = True
             narrow(named)
         return mask
 
-    def _failed(self, hits: Sequence[VectorHit], embedder: str) -> set[str]:
-        """The memories of ``hits`` whose chunk is no longer stored with ``embedder`` or whose row is
-        gone (one query)."""
+    def _failed(self, hits: Sequence[VectorHit]) -> set[str]:
+        """The memories of ``hits`` no longer stored (one query). Only their rows are read: the
+        chunks a search hits are scattered over the largest table, and reading them cost ~2 ms at
+        100k (pages out of the cache) where the memories' ids are one small index."""
         if not hits:
             return set()
-        member, value = among("c.chunk_id", [h.chunk_id for h in hits], self._db.dialect, "ids")
-        statement = text(
-            f"SELECT c.chunk_id FROM chunks c WHERE {member} AND coalesce(c.embedder, '') = :embedder "
-            f"AND EXISTS (SELECT 1 FROM memories m WHERE m.id = substr(c.doc_id, {len(DOC_PREFIX) + 1}))"
-        )
+        owners = list(dict.fromkeys(h.doc_id[len(DOC_PREFIX) :] for h in hits))
+        member, value = among("id", owners, self._db.dialect, "ids")
         with self._db.read() as session:
-            live = set(session.execute(statement, {"ids": value, "embedder": embedder}).scalars())
-        return {h.doc_id[len(DOC_PREFIX) :] for h in hits if h.chunk_id not in live}
+            live = set(session.execute(text(f"SELECT id FROM memories WHERE {member}"), {"ids": value}).scalars())
+        return {m for m in owners if m not in live}
 
     # ------------------------------------------------------------------ keeping in step
     def _refresh(self, embedder: str, dim: int) -> None:
@@ -214,10 +210,35 @@ class MemoryChunks:
     def _build(self, embedder: str, dim: int) -> None:
         import numpy as np
 
+        self._embedder = embedder
+        self._matrix = np.zeros((1024, dim), dtype=np.float32)
+        self._state = np.zeros(1024, dtype=np.int8)
+        self._type = np.zeros(1024, dtype=np.int8)
+        self._created = np.zeros(1024, dtype=np.int64)
+        self._chunk_ids, self._owner = [], []
+        self._rows, self._entities, self._by_entity, self._unsettled = {}, {}, None, {}
         with self._db.read() as session:
-            mark = int(session.execute(select(func.max(_MEMORIES.c.rev))).scalar() or 0)
-            memories = session.execute(select(*_COLUMNS)).all()
-            rows = session.execute(
+            self._mark = int(session.execute(select(func.max(_MEMORIES.c.rev))).scalar() or 0)
+            # The creation times as stored (SQLite: fixed-width ISO text, read in one numpy call).
+            memories = session.execute(
+                select(_MEMORIES.c.id, _MEMORIES.c.state, _MEMORIES.c.type, type_coerce(_MEMORIES.c.created_at, String))
+            ).all()
+            self._add_memories(
+                [str(m[0]) for m in memories],
+                [str(m[1]) for m in memories],
+                [str(m[2]) for m in memories],
+                _all_micros([m[3] for m in memories]),
+                None,
+            )
+            # One chunk per memory for most: room for them and a quarter more.
+            size = max(1024, len(memories) + len(memories) // 4)
+            self._matrix = np.zeros((size, dim), dtype=np.float32)
+            self._state = np.zeros(size, dtype=np.int8)
+            self._type = np.zeros(size, dtype=np.int8)
+            self._created = np.zeros(size, dtype=np.int64)
+            del memories
+            # Streamed: the vectors go into the matrix a batch at a time, never all as bytes at once.
+            found = session.execute(
                 select(chunks.c.chunk_id, chunks.c.doc_id, chunks.c.embedding)
                 .where(
                     chunks.c.doc_id >= DOC_PREFIX,
@@ -225,18 +246,10 @@ class MemoryChunks:
                     stamped_with(embedder),
                     chunks.c.embedding.is_not(None),
                 )
-                .order_by(chunks.c.doc_id, chunks.c.chunk_index)
-            ).all()
-        capacity = max(1024, len(rows) + len(rows) // 4)
-        self._embedder = embedder
-        self._mark = mark
-        self._matrix = np.zeros((capacity, dim), dtype=np.float32)
-        self._state = np.zeros(capacity, dtype=np.int8)
-        self._type = np.zeros(capacity, dtype=np.int8)
-        self._created = np.zeros(capacity, dtype=np.int64)
-        self._chunk_ids, self._owner = [], []
-        self._rows, self._entities, self._by_entity, self._unsettled = {}, {}, {}, {}
-        self._place(memories, rows)
+                .execution_options(yield_per=4096)
+            )
+            for batch in found.partitions():
+                self._add_chunks(batch)
 
     def _load(self, memory_ids: Sequence[str]) -> None:
         """Read these memories' rows and chunks again (a memory no longer stored leaves the matrix)."""
@@ -248,7 +261,15 @@ class MemoryChunks:
                 ids = list(memory_ids[start : start + _BATCH])
                 docs = [f"{DOC_PREFIX}{i}" for i in ids]
                 memories += session.execute(
-                    select(*_COLUMNS, _MEMORIES.c.title, _MEMORIES.c.body).where(_MEMORIES.c.id.in_(ids))
+                    select(
+                        _MEMORIES.c.id,
+                        _MEMORIES.c.state,
+                        _MEMORIES.c.type,
+                        _MEMORIES.c.created_at,
+                        _MEMORIES.c.entities,
+                        _MEMORIES.c.title,
+                        _MEMORIES.c.body,
+                    ).where(_MEMORIES.c.id.in_(ids))
                 ).all()
                 rows += session.execute(
                     select(chunks.c.chunk_id, chunks.c.doc_id, chunks.c.embedding)
@@ -268,7 +289,14 @@ class MemoryChunks:
         for memory_id in memory_ids:
             self._remove(memory_id)
             self._unsettled.pop(memory_id, None)
-        self._place(memories, rows)
+        self._add_memories(
+            [str(m.id) for m in memories],
+            [str(m.state) for m in memories],
+            [str(m.type) for m in memories],
+            [_micros(m.created_at) for m in memories],
+            {str(m.id): tuple(str(e) for e in m.entities or ()) for m in memories},
+        )
+        self._add_chunks(rows)
         for memory in memories:
             # Settled: its document is indexed, with this embedder, from the text its row gives.
             digest, embedder = indexed.get(f"{DOC_PREFIX}{memory.id}", ("", None))
@@ -276,26 +304,63 @@ class MemoryChunks:
             if digest != wanted or embedder != self._embedder:
                 self._unsettled[str(memory.id)] = None
 
-    def _code(self, name: str) -> int:
-        return self._codes.setdefault(name, len(self._codes))
+    def _add_memories(
+        self,
+        ids: list[str],
+        states: list[str],
+        types: list[str],
+        created: Any,
+        entities: dict[str, tuple[str, ...]] | None,
+    ) -> None:
+        """Know these memories (their chunks follow, :meth:`_add_chunks`); ``entities``: theirs, or
+        None when the entity index is not read yet."""
+        import numpy as np
 
-    def _place(self, memories: Sequence[Any], rows: Sequence[Any]) -> None:
-        """Add ``memories`` (rows of :data:`_COLUMNS`) and those of the chunk ``rows`` that belong
-        to one of them."""
+        for name in {*states, *types}:
+            self._codes.setdefault(name, len(self._codes))
+        codes = self._codes
+        self._known = {memory_id: i for i, memory_id in enumerate(ids)}
+        self._facts = np.empty((len(ids), 3), dtype=np.int64)
+        self._facts[:, 0] = [codes[x] for x in states]
+        self._facts[:, 1] = [codes[x] for x in types]
+        self._facts[:, 2] = created
+        self._rows.update((memory_id, []) for memory_id in ids)
+        if self._by_entity is not None and entities is not None:
+            for memory_id, named in entities.items():
+                self._entities[memory_id] = named
+                for entity in named:
+                    self._by_entity.setdefault(entity, set()).add(memory_id)
+
+    def _named(self, entity: str) -> set[str]:
+        """The memories naming ``entity`` (the index read from the database the first time)."""
+        if self._by_entity is None:
+            if self._db.dialect == "postgresql":
+                pairs = "SELECT m.id, e.value FROM memories m, jsonb_array_elements_text(CAST(m.entities AS jsonb)) e"
+            else:
+                pairs = "SELECT m.id, e.value FROM memories m, json_each(m.entities) e"
+            entities: dict[str, list[str]] = {}
+            with self._db.read() as session:
+                for memory_id, name in session.execute(text(pairs)).all():
+                    entities.setdefault(str(memory_id), []).append(str(name))
+            by_entity: dict[str, set[str]] = {}
+            for memory_id, names in entities.items():
+                for name in names:
+                    by_entity.setdefault(name, set()).add(memory_id)
+            self._entities = {memory_id: tuple(names) for memory_id, names in entities.items()}
+            self._by_entity = by_entity
+        return self._by_entity.get(entity, set())
+
+    def _add_chunks(self, rows: Sequence[Any]) -> None:
+        """Add the chunk ``rows`` (chunk id, document id, vector) whose memory :meth:`_add_memories`
+        just named (others: a memory added since, read on the next search)."""
         import numpy as np
 
         dim = int(self._matrix.shape[1])
-        known: dict[str, tuple[int, int, int]] = {}
-        for memory in memories:
-            memory_id = str(memory.id)
-            known[memory_id] = (self._code(str(memory.state)), self._code(str(memory.type)), _micros(memory.created_at))
-            self._rows[memory_id] = []
-            entities = tuple(str(e) for e in (memory.entities or ()))
-            self._entities[memory_id] = entities
-            for entity in entities:
-                self._by_entity.setdefault(entity, set()).add(memory_id)
+        known = self._known
         placed = [(r, str(r[1])[len(DOC_PREFIX) :]) for r in rows]
         placed = [(r, m) for r, m in placed if m in known and len(r[2]) == 4 * dim]
+        if not placed:
+            return
         start = len(self._chunk_ids)
         end = start + len(placed)
         if end > self._matrix.shape[0]:
@@ -304,25 +369,25 @@ class MemoryChunks:
             self._state = _grown(self._state, capacity, start)
             self._type = _grown(self._type, capacity, start)
             self._created = _grown(self._created, capacity, start)
-        if not placed:
-            return
         self._matrix[start:end] = np.frombuffer(b"".join(bytes(r[2]) for r, _m in placed), dtype="<f4").reshape(-1, dim)
-        for offset, (row, memory_id) in enumerate(placed):
-            state, kind, created = known[memory_id]
-            at = start + offset
-            self._state[at], self._type[at], self._created[at] = state, kind, created
-            self._chunk_ids.append(str(row[0]))
-            self._owner.append(memory_id)
-            self._rows[memory_id].append(at)
+        facts = self._facts[np.fromiter((known[m] for _r, m in placed), dtype=np.int64, count=len(placed))]
+        self._state[start:end] = facts[:, 0]
+        self._type[start:end] = facts[:, 1]
+        self._created[start:end] = facts[:, 2]
+        self._chunk_ids += [str(r[0]) for r, _m in placed]
+        self._owner += [m for _r, m in placed]
+        rows_of = self._rows
+        for at, (_r, memory_id) in enumerate(placed, start):
+            rows_of[memory_id].append(at)
 
     def _remove(self, memory_id: str) -> None:
         """Drop a memory and its rows (the last rows take their places)."""
         for entity in self._entities.pop(memory_id, ()):
-            members = self._by_entity.get(entity)
+            members = self._by_entity.get(entity) if self._by_entity is not None else None
             if members is not None:
                 members.discard(memory_id)
                 if not members:
-                    del self._by_entity[entity]
+                    del self._by_entity[entity]  # type: ignore[union-attr]
         for row in sorted(self._rows.pop(memory_id, ()), reverse=True):
             last = len(self._chunk_ids) - 1
             if row != last:
@@ -339,6 +404,21 @@ class MemoryChunks:
                 moved_rows[moved_rows.index(last)] = row
             self._chunk_ids.pop()
             self._owner.pop()
+
+
+def _all_micros(values: Sequence[Any]) -> Any:
+    """:func:`_micros` of many creation times as stored, as an int64 array: SQLite's fixed-width ISO
+    text in one numpy call (one by one if any is not in that form), PostgreSQL's datetimes one by one."""
+    import numpy as np
+
+    if values and isinstance(values[0], str):
+        try:
+            stored = np.array(values, dtype="U28")
+            if bool(np.all(np.char.str_len(stored) == 27)) and bool(np.all(np.char.endswith(stored, "Z"))):
+                return stored.astype("U26").astype("datetime64[us]").astype(np.int64)  # "U26": without the Z
+        except (TypeError, ValueError):
+            pass
+    return np.array([_micros(v if isinstance(v, datetime) else parse_iso(str(v))) for v in values], dtype=np.int64)
 
 
 def _grown(array: Any, capacity: int, used: int) -> Any:
