@@ -206,6 +206,9 @@ def test_the_memory_index_follows_writes_made_here_and_in_another_process(
     mine = memories.memories.remember(type="fact", title="Quokka proxy port", body="The quokka proxy port is 40001.")
     assert f"memory:{mine.memory.id}" in top(active)[:2]
 
+    # Both memories' documents are indexed from the text their rows give: none is read again later.
+    assert not index._unsettled
+
     # Deprecated by another process: gone from the active scope, still there among every state.
     _elsewhere(root, database_url, "forget", theirs)
     assert f"memory:{theirs}" not in top(active)

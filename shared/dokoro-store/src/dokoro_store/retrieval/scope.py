@@ -11,7 +11,9 @@ hundred thousand others. So a :class:`DocScope` becomes a condition of every leg
   take the allowed documents as a prefilter when there are few of them (:meth:`DocScope.doc_ids`
   with a cap), and otherwise widen the list until enough allowed documents are in it
   (:func:`scoped_nearest`) — many allowed documents are a large share of the store, so the list
-  grows little;
+  grows little. A recall's scope (memory documents only) on a store of 2,000 memories or more does
+  not reach the engine: ``services.memory_chunks`` holds the memories' chunk vectors with their
+  state, type, creation time and entities, and applies the scope as a mask of one exact scan;
 - the fused candidates are checked once more (:meth:`DocScope.keep`): thread neighbours join the
   candidates after the legs ran.
 

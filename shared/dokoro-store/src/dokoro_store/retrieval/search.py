@@ -1,7 +1,9 @@
 """Hybrid search over the documents: full text and vectors, fused by score (§4.4, measured better).
 
 :meth:`SearchService.universal` plans the query (:mod:`~dokoro_store.retrieval.planner`), runs the
-full-text leg and the vector leg (chunks deduplicated to their best chunk per document), fuses
+full-text leg and the vector leg (chunks deduplicated to their best chunk per document; a recall's
+on a large store from the memories' chunk vectors held in memory, :attr:`SearchService.scoped_vectors`,
+else the vector engine), fuses
 their scores with the thread neighbours and the graph signal (:mod:`.hybrid`; reciprocal rank
 fusion, k = 60, remains as ``FusionSettings(method="rrf")``), re-ranks the best candidates
 (:mod:`.rerank`) and explains every hit (:mod:`.hits`): the terms it matched, its cosine as a
@@ -46,6 +48,7 @@ from dokoro_store.retrieval.fusion import (
 )
 from dokoro_store.retrieval.hits import build_hits
 from dokoro_store.retrieval.hybrid import Scored, fuse_scores
+from dokoro_store.retrieval.neighbours import StoredVectors
 from dokoro_store.retrieval.planner import PlannedQuery, plan_query
 from dokoro_store.retrieval.rerank import RERANKER_LABEL, rerank
 from dokoro_store.retrieval.scope import DocScope
@@ -70,6 +73,10 @@ class ScopedVectors(Protocol):
 
     def search(self, vector: Any, embedder: str, k: int, scope: DocScope) -> list[VectorHit] | None:
         """The engine's answer for ``scope``, or None when the engine should answer."""
+        ...
+
+    def stored_vectors(self, doc_ids: Sequence[str], embedder: str) -> list[tuple[str, str, Any]] | None:
+        """The candidates' chunk vectors as the last search saw them (None: read them)."""
         ...
 
 
@@ -98,6 +105,8 @@ class _Legs:
     notes: list[str] = field(default_factory=list)
     embedder_id: str | None = None
     query_vector: Any = None
+    # The candidates' vectors held by whatever answered the vector leg (None: the engine's or read).
+    stored: StoredVectors | None = None
 
 
 @dataclass
@@ -288,7 +297,7 @@ class SearchService:
             embedder=legs.embedder_id,
             query_vector=legs.query_vector,
             # The engine's vectors in memory (an exact scan's matrix), when it keeps them.
-            stored=getattr(self._vectors(), "stored_vectors", None),
+            stored=legs.stored if legs.stored is not None else getattr(self._vectors(), "stored_vectors", None),
         )
         if scope is None:
             return fused
@@ -343,6 +352,8 @@ class SearchService:
                     raw = None
                     if scope is not None and self.scoped_vectors is not None:
                         raw = self.scoped_vectors.search(legs.query_vector, embedder.id, depth * 2, scope)
+                        if raw is not None:
+                            legs.stored = self.scoped_vectors.stored_vectors
                     if raw is None:
                         raw = self._vectors().search(legs.query_vector, embedder.id, depth * 2, scope)
                     # Several chunks of one document may come back: keep each document's best chunk.

@@ -10,7 +10,9 @@ answers nearest-neighbour queries over those vectors:
   when the optional ``lancedb`` extra is installed; rebuilt from the database when it drifts.
 - ``PgVectorIndex`` (``pgvector.py``) — pgvector on PostgreSQL when the extension was enabled.
 
-:func:`open_vector_index` picks one; ``search_status`` and ``dokoro doctor`` name it.
+:func:`open_vector_index` picks one; ``search_status`` and ``dokoro doctor`` name it. A recall on a
+store of 2,000 memories or more takes its vector leg from neither: the memories' chunk vectors are
+held in memory and scanned exactly (``services/memory_chunks.py``).
 """
 
 from __future__ import annotations

@@ -119,6 +119,23 @@ class MemoryChunks:
                 self._load(sorted(failed))  # read again: changed, purged or re-indexed meanwhile
         return None
 
+    def stored_vectors(self, doc_ids: Sequence[str], embedder: str) -> list[tuple[str, str, Any]] | None:
+        """(chunk id, document id, vector) of the chunks of ``doc_ids`` as the last search saw them:
+        the fusion scores every candidate from them without reading the vectors again (and without
+        waiting on the engine, whose lock a LanceDB write behind may hold). None when one of them is
+        not a memory this matrix holds as indexed (the fusion then reads them all)."""
+        with self._lock:
+            if embedder != self._embedder or self._matrix is None:
+                return None
+            found: list[tuple[str, str, Any]] = []
+            for doc_id in dict.fromkeys(doc_ids):
+                memory_id = doc_id[len(DOC_PREFIX) :]
+                rows = self._rows.get(memory_id) if doc_id.startswith(DOC_PREFIX) else None
+                if rows is None or memory_id in self._unsettled:
+                    return None
+                found += [(self._chunk_ids[r], doc_id, self._matrix[r].copy()) for r in rows]
+            return found
+
     def _served(self) -> bool:
         if not self._large:
             with self._db.read() as session:

@@ -16,6 +16,12 @@ content, summaries), so a memory-only neighbour list is either a widened query o
 matrix-vector product (0.3 ms at 10k, a few ms at 100k) that also hands the gate every candidate's
 cosine. The price is memory: 4 × dim bytes per active memory (100k × 384 → 154 MB of RSS per agent
 process), held only once a store has more active memories than the gate compares one by one.
+
+Recall's vector leg keeps its own matrix (``memory_chunks.py``): one row per *chunk* of every
+memory, whatever its state, since recall returns chunk hits and filters by state. The gate's mean
+cosine could be read from it (the sum of a memory's chunk cosines over the norm of the sum of its
+chunk vectors) but not bit for bit — the gate's thresholds are calibrated on these numbers — so the
+two are kept apart: at 100k memories of one chunk, twice ~100 MB.
 """
 
 from __future__ import annotations
