@@ -672,6 +672,11 @@ class MemoryService:
         (as every memory call's own reconcile), not a whole window."""
         return self._files.sync(sweep=sweep) if self._files is not None else FilesSync()
 
+    def close(self) -> None:
+        """Let go of the memory files' manifest (the store is closing)."""
+        if self._files is not None:
+            self._files.close()
+
     def file_problems(self) -> list[FileProblem]:
         """Files under ``memories/`` that hold no memory right now (unreadable, or copies), and why."""
         return self._files.problems() if self._files is not None else []
