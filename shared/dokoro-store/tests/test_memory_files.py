@@ -161,7 +161,6 @@ def test_a_damaged_manifest_is_rebuilt_and_no_edit_is_lost(any_store: Store, roo
     assert any_store.memories.sync_files().quiet
 
 
-
 def test_a_manifest_deleted_while_the_process_keeps_it_open_is_rebuilt_not_written_through_the_old_handle(
     any_store: Store, root: Path
 ) -> None:

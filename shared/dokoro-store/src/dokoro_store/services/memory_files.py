@@ -54,7 +54,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from sqlalchemy import bindparam, func
@@ -941,7 +941,7 @@ class MemoryFiles:
         # Our own write moved the folder's time; record it, unless the folder had moved before it
         # (a person's change not yet seen, which the next sync must still list).
         known = m.dirs()
-        folder_key = self._paths.relative(folder)
+        folder_key = PurePosixPath(relative).parent.as_posix()  # the file's path names its folder
         after = _stat(folder)
         if after is not None and (before is None or known.get(folder_key) == before.st_mtime_ns):
             m.set_dir(folder_key, after.st_mtime_ns)
