@@ -104,7 +104,8 @@ def main() -> None:
                 if args.store_cache is not None:
                     shutil.copytree(store, args.store_cache)
             row = run(store, procs, args.writes)
-        print(f"{row['procs']:>9} {row['rate']:>9.1f} {row['p50']:>8.1f} {row['p95']:>8.1f} {row['cpu']:>8.1f}", flush=True)
+        figures = f"{row['rate']:>9.1f} {row['p50']:>8.1f} {row['p95']:>8.1f} {row['cpu']:>8.1f}"
+        print(f"{row['procs']:>9} {figures}", flush=True)
 
 
 if __name__ == "__main__":
