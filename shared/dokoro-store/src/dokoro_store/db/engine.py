@@ -224,6 +224,12 @@ class Database:
         finally:
             turn.release()
 
+    def refresh_statistics(self, *tables: str) -> None:
+        """The planner's statistics of ``tables`` brought up to date after a bulk write (PostgreSQL:
+        ANALYZE; SQLite: nothing, see :meth:`DialectOps.refresh_statistics`)."""
+        with self.engine.begin() as connection:
+            self.ops.refresh_statistics(connection, tables)
+
     def checkpoint(self) -> tuple[int, int, int] | None:
         """SQLite: copy the write-ahead log into the database file now, passively (no reader or
         writer waits for it; frames a reader still needs are left for the next one). Returns
