@@ -240,7 +240,9 @@ class ManifestFile:
 
     def __init__(self, path: Path) -> None:
         self._path = path
-        self._lock = threading.Lock()
+        # Reentrant: a nested use in one thread fails at once (a transaction within a transaction)
+        # instead of waiting for itself.
+        self._lock = threading.RLock()
         self._connection: sqlite3.Connection | None = None
         self._identity: tuple[int, int] | None = None
 
