@@ -7,13 +7,10 @@ store on each backend in turn (SQLite, then PostgreSQL) with the dependency-free
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 from dokoro_analytics.server import register
 from dokoro_server import DokoroSettings, Register
-from dokoro_store import FrozenClock, Store
+from dokoro_store import Store
 from dokoro_store.retrieval import RetrievalConfig
 
 
@@ -29,14 +26,18 @@ def settings(settings: DokoroSettings) -> DokoroSettings:
 
 
 @pytest.fixture
-def store(root: Path, clock: FrozenClock, database_url: str | None) -> Iterator[Store]:
-    """A store on each backend in turn (SQLite, then PostgreSQL), with the dependency-free embedder."""
-    config = RetrievalConfig(embedder="hashing", vector_engine="exact")
-    with Store.open(root, database_url=database_url, clock=clock, retrieval=config) as opened:
-        yield opened
+def store_url(database_url: str | None) -> str | None:
+    """Each backend in turn (SQLite, then PostgreSQL): the root conftest's ``database_url``."""
+    return database_url
+
+
+@pytest.fixture
+def store_retrieval() -> RetrievalConfig:
+    """The dependency-free embedder and the exact vector scan."""
+    return RetrievalConfig(embedder="hashing", vector_engine="exact")
 
 
 @pytest.fixture
 def server_store(store: Store) -> Store:
-    """Every test server shares the store above."""
+    """Every test server shares the kit's ``store``."""
     return store

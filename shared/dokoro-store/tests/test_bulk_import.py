@@ -152,3 +152,29 @@ def test_an_import_that_fails_midway_on_postgresql_still_gets_its_hnsw_index_bac
         with pytest.raises(RuntimeError, match="connection lost"):
             store.memories.remember_many(_drafts()[:300])
         assert _hnsw_present(store)
+
+
+def test_a_bulk_import_brings_the_planners_statistics_up_to_date(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """PostgreSQL: right after an import the planner would still plan for the tables as they were
+    (at 10k memories: an exact scan of every memory's vector instead of the HNSW walk), until
+    autovacuum got round to them. SQLite: no statistics are gathered (its plans assume none)."""
+    from dokoro_store.retrieval import documents
+    from dokoro_store.services import memories
+    from sqlalchemy import text
+
+    monkeypatch.setattr(documents, "_OPTIMISE_AFTER", 100)  # "bulk" at test size
+    monkeypatch.setattr(memories, "_BULK_STATISTICS", 100)
+    store.memories.remember_many(_drafts()[:150])
+
+    with store.db.read() as session:
+        if store.db.dialect == "postgresql":
+            analysed = session.execute(
+                text("SELECT relname FROM pg_stat_user_tables WHERE last_analyze IS NOT NULL ORDER BY relname")
+            ).scalars()
+            assert {"chunks", "docs", "memories", "memory_entities"} <= set(analysed)
+            # The full-text index's pending list is merged (a search reads it whole), and kept short.
+            assert session.execute(text("SELECT gin_clean_pending_list('ix_docs_fts'::regclass)")).scalar() == 0
+            options = session.execute(text("SELECT reloptions FROM pg_class WHERE relname = 'ix_docs_fts'")).scalar()
+            assert "gin_pending_list_limit=256" in options
+        else:
+            assert session.execute(text("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_stat1'")).first() is None

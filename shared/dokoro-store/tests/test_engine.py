@@ -136,3 +136,69 @@ def test_no_checkpoint_step_runs_after_the_database_is_disposed(store, monkeypat
     assert store.db._checkpoint._timer is not None  # due
     store.db.dispose()
     assert store.db._checkpoint._timer is None  # cancelled with the engine
+
+
+_OTHER_WRITER = r"""
+import sys, time
+from pathlib import Path
+from dokoro_store.db.engine import Database
+from dokoro_store.models import EpisodeSession
+from datetime import datetime, timezone
+
+db = Database.open_sqlite(Path(sys.argv[1]))
+print("ready", flush=True)
+started = time.monotonic()
+with db.write() as session:
+    session.add(EpisodeSession(id="other", started_at=datetime.now(timezone.utc)))
+print(f"{time.monotonic() - started:.3f}", flush=True)
+db.dispose()
+"""
+
+
+def test_a_writer_in_another_process_waits_for_the_machine_wide_write_turn_and_then_commits(store):
+    """Writers of several processes queue on a lock file beside the database (not only on
+    SQLite's sleeping busy handler): while this process holds a write, the other's waits on it."""
+    import fcntl
+    import subprocess
+    import sys
+    import time
+
+    lock = store.paths.sqlite_file.with_name(f"{store.paths.sqlite_file.name}.writer.lock")
+    with subprocess.Popen(
+        [sys.executable, "-c", _OTHER_WRITER, str(store.paths.sqlite_file)], stdout=subprocess.PIPE, text=True
+    ) as other:
+        assert other.stdout is not None
+        with store.db.write() as session:
+            session.add(EpisodeSession(id="here", started_at=store.clock.now()))
+            assert lock.is_file()
+            # Held: nobody else on this machine can take the turn now.
+            with lock.open("a") as probe, pytest.raises(BlockingIOError):
+                fcntl.flock(probe.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            assert other.stdout.readline().strip() == "ready"
+            time.sleep(0.5)  # the other process is waiting for the turn meanwhile
+        waited = float(other.stdout.readline())
+        assert other.wait(30) == 0
+    assert waited > 0.1  # it could not write while this process held the turn
+    with store.db.read() as session:
+        assert sorted(row.id for row in session.exec(select(EpisodeSession))) == ["here", "other"]
+    with lock.open("a") as probe:  # and the turn is free again
+        fcntl.flock(probe.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(probe.fileno(), fcntl.LOCK_UN)
+
+
+def test_a_write_turn_held_elsewhere_past_the_timeout_says_retry_and_writes_nothing(store, monkeypatch):
+    import fcntl
+
+    import dokoro_store.db.engine as engine
+    from dokoro_store.errors import StoreUnavailableError
+
+    monkeypatch.setattr(engine, "SQLITE_BUSY_TIMEOUT_S", 0.3)
+    lock = store.paths.sqlite_file.with_name(f"{store.paths.sqlite_file.name}.writer.lock")
+    with lock.open("a") as holder:  # another writer on this machine holds the turn
+        fcntl.flock(holder.fileno(), fcntl.LOCK_EX)
+        with pytest.raises(StoreUnavailableError, match="retry"), store.db.write() as session:
+            session.add(EpisodeSession(id="refused", started_at=store.clock.now()))
+    with store.db.write() as session:  # released: writes go through again
+        session.add(EpisodeSession(id="later", started_at=store.clock.now()))
+    with store.db.read() as session:
+        assert [row.id for row in session.exec(select(EpisodeSession))] == ["later"]

@@ -161,6 +161,24 @@ def test_a_damaged_manifest_is_rebuilt_and_no_edit_is_lost(any_store: Store, roo
     assert any_store.memories.sync_files().quiet
 
 
+def test_a_manifest_deleted_while_the_process_keeps_it_open_is_rebuilt_not_written_through_the_old_handle(
+    any_store: Store, root: Path
+) -> None:
+    memory = _fact(any_store, "Kept open", "The process keeps its manifest open between calls.")
+    files = any_store.memories._files
+    assert files is not None
+    files.manifest_file.unlink()  # e.g. a person clearing .dokoro/index
+    _edit(_file(root, memory.id), "between calls.", "between calls, and reopens it.")
+
+    [change] = any_store.memories.sync_files().changes
+
+    # A fresh manifest on disk (the kept handle pointed at the deleted file), rebuilt from the files.
+    assert files.manifest_file.is_file()
+    assert (change.action, change.memory_id) == ("kept_both", memory.id)
+    assert any_store.memories.get(str(change.new_id)).body.endswith("between calls, and reopens it.")
+    assert any_store.memories.sync_files().quiet
+
+
 # ---------------------------------------------------------------------- a person's edits
 def test_an_edit_makes_a_user_stated_new_version_and_the_gate_runs_on_it(any_store: Store, root: Path) -> None:
     neighbour = _fact(any_store, "Cache", "The api cache lives in redis with a ten minute ttl.", ["cache"])

@@ -33,6 +33,7 @@ import pytest
 
 if TYPE_CHECKING:
     from dokoro_store import FrozenClock, Store
+    from dokoro_store.retrieval import RetrievalConfig
     from mcp import Client
     from mcp_types import CallToolResult
 
@@ -228,11 +229,20 @@ def fail(client: Client, flush_servers: Callable[[], None]) -> Fail:
 
 
 @pytest.fixture
-def store(root: Path, clock: FrozenClock, store_url: str | None) -> Iterator[Store]:
+def store_retrieval() -> RetrievalConfig | None:
+    """The embedder and vector engine of :func:`store` (``None``: the store's defaults); a conftest
+    overrides it, e.g. with the dependency-free ``hashing`` embedder."""
+    return None
+
+
+@pytest.fixture
+def store(
+    root: Path, clock: FrozenClock, store_url: str | None, store_retrieval: RetrievalConfig | None
+) -> Iterator[Store]:
     """The same store, opened directly, to look at what the tools wrote to the database."""
     from dokoro_store import Store
 
-    with Store.open(root, database_url=store_url, clock=clock) as opened:
+    with Store.open(root, database_url=store_url, clock=clock, retrieval=store_retrieval) as opened:
         yield opened
 
 

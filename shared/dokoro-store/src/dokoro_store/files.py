@@ -53,9 +53,10 @@ def atomic_write_bytes(path: Path, data: bytes, *, within: Path | None) -> None:
     data = redact_bytes(data)
     if within is not None:
         inside(within, path.parent, what="folder")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if within is not None:
-        inside(within, path.parent, what="folder")  # created now: check what it really is
+    if not path.parent.is_dir():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if within is not None:
+            inside(within, path.parent, what="folder")  # created now: check what it really is
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         # mkstemp creates 0600; keep the replaced file's mode, or the usual 0644 for a new one.

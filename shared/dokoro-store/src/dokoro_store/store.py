@@ -192,6 +192,7 @@ class Store:
 
     def close(self) -> None:
         self.graph.close()  # extracts what the writes left behind them (graph write-behind)
+        self.memories.close()
         self.retrieval.close()
         self.db.dispose()
 

@@ -266,6 +266,7 @@ def copy_store(source: Database, target: Database, *, progress: Progress | None 
                 progress(table.name, copied, total)
         with target.engine.begin() as connection:
             target.ops.after_bulk_insert(connection, table)
+            target.ops.refresh_statistics(connection, [table.name])
         source_checksum, _ = _fingerprint(table, source, None, redacted=True)
         target_checksum, target_total = _fingerprint(table, target, seen)
         reports.append(TableReport(table.name, total, target_total, copied, source_checksum, target_checksum))

@@ -428,6 +428,8 @@ class DocumentService:
             # A bulk write (an import, a reindex, a re-embed): build or refresh the vector engine's
             # ANN index now, once, rather than leave the new rows to an exact scan.
             log.info("dokoro: vector index after indexing %d vectors: %s", report.vectors, self._vectors().optimise())
+        if report.indexed >= _OPTIMISE_AFTER:
+            self._db.refresh_statistics("docs", "chunks")
         return report
 
     def _before_bulk_write(self, ids: Sequence[str], force: bool, embedder: Embedder | None) -> bool:

@@ -401,6 +401,8 @@ class MemoryService:
             session.flush()  # the memory rows exist before their entity rows point at them
             sync_entities(session, rows)
         self._index_many(rows, threads=[(d.thread, d.thread_pos) for d in drafts], progress=progress)
+        if len(rows) >= _BULK_STATISTICS:
+            self._db.refresh_statistics("memories", "memory_entities")
         # Their files come with this and the next calls (at most a batch per call), not all at once.
         self._rendered()
         return [memory_result(m) for m in rows]
@@ -672,6 +674,11 @@ class MemoryService:
         (as every memory call's own reconcile), not a whole window."""
         return self._files.sync(sweep=sweep) if self._files is not None else FilesSync()
 
+    def close(self) -> None:
+        """Let go of the memory files' manifest (the store is closing)."""
+        if self._files is not None:
+            self._files.close()
+
     def file_problems(self) -> list[FileProblem]:
         """Files under ``memories/`` that hold no memory right now (unreadable, or copies), and why."""
         return self._files.problems() if self._files is not None else []
@@ -698,6 +705,8 @@ class MemoryService:
 
 # A second identical remember by the same agent within this window is a retry, not a new memory.
 RETRY_WINDOW = timedelta(minutes=10)
+# A bulk import of at least this many memories refreshes the planner's statistics (PostgreSQL).
+_BULK_STATISTICS = 1_000
 
 
 def _nothing() -> None:

@@ -54,10 +54,11 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from sqlalchemy import func
+from sqlalchemy import bindparam, func
+from sqlalchemy import select as core_select
 from sqlmodel import col, select
 
 from dokoro_store.clock import Clock, parse_iso
@@ -72,7 +73,7 @@ from dokoro_store.results.memory_files import MemoryReindex
 from dokoro_store.secrets import redact_all
 from dokoro_store.services.memory_dictionary import DICTIONARY_FILE, EntityDictionary
 from dokoro_store.services.memory_gate import pair_hash, replace_entities, sync_entities, text_similarity
-from dokoro_store.services.memory_manifest import FileEntry, Manifest
+from dokoro_store.services.memory_manifest import FileEntry, Manifest, ManifestFile
 from dokoro_store.services.memory_markdown import (
     MEMORIES_DIR,
     MemoryFields,
@@ -106,6 +107,15 @@ SWEEP_ALWAYS = 100
 FILE_DELETED = "file deleted"
 # A manifest ``rev`` no row has: the file is rendered again on this sync.
 _RERENDER = -1
+_MEMORIES = MemoryRow.__table__  # type: ignore[attr-defined]
+# The rows changed since a folder's mark, oldest change first (built once: every memory call asks).
+_FEED = (
+    core_select(_MEMORIES.c.id, _MEMORIES.c.rev)
+    .where(_MEMORIES.c.rev > bindparam("mark"))
+    .order_by(_MEMORIES.c.rev)
+    .limit(bindparam("limit"))
+)
+_NO_LIMIT = 2**62  # the feed's limit when a call renders every changed row (both databases take it)
 
 
 def new_memory_id(now: datetime) -> str:
@@ -181,6 +191,7 @@ class MemoryFiles:
         self._purge_owed = 0.0  # files of the purge lookups' rate not looked up yet
         self._database_key: str | None = None
         self._database_url: str | None = None
+        self._manifest_file = ManifestFile(self.manifest_file)
         self.dictionary = EntityDictionary(self.root / DICTIONARY_FILE)
 
     @property
@@ -192,7 +203,7 @@ class MemoryFiles:
         return self._paths.data_dir / "index" / "memory-files.sqlite"
 
     def _manifest(self) -> contextlib.AbstractContextManager[Manifest]:
-        """The manifest, for the database this folder is in step with (:meth:`Manifest.open`)."""
+        """The manifest, for the database this folder is in step with (:meth:`ManifestFile.open`)."""
         if self._database_key is None:
             self._database_key = self._database_url = self._db.url.render_as_string(hide_password=True)
             url = self._db.url
@@ -204,7 +215,11 @@ class MemoryFiles:
                 with contextlib.suppress(ValueError, OSError):
                     inner = Path(url.database).resolve().relative_to(self._paths.data_dir.resolve())
                     self._database_key = f"sqlite:<data folder>/{inner.as_posix()}"
-        return Manifest.open(self.manifest_file, self._database_key, formerly=self._database_url)
+        return self._manifest_file.open(self._database_key, formerly=self._database_url)
+
+    def close(self) -> None:
+        """Close the manifest's connection (a later call opens it again)."""
+        self._manifest_file.close()
 
     # ------------------------------------------------------------------ public
     def sync(self, render: Iterable[str] = (), *, scan: bool = True, sweep: bool = True) -> FilesSync:
@@ -852,12 +867,13 @@ class MemoryFiles:
         handled and the next call goes on (a store upgraded with many memories, a fresh clone's
         folder, does not hold one call for minutes)."""
         m = run.manifest
-        query = select(MemoryRow.id, MemoryRow.rev).where(MemoryRow.rev > m.rev).order_by(col(MemoryRow.rev))
-        if limit is not None:
-            query = query.limit(limit)
+        mark = m.rev
         with self._db.read() as session:
-            feed = list(session.exec(query))
-        top = max((rev for _id, rev in feed), default=m.rev)
+            feed = [
+                (str(i), int(r))
+                for i, r in session.execute(_FEED, {"mark": mark, "limit": _NO_LIMIT if limit is None else limit}).all()
+            ]
+        top = max((rev for _id, rev in feed), default=mark)
         entries = m.of_memories([memory_id for memory_id, _rev in feed])
         wanted = set(run.render)
         for memory_id, rev in feed:
@@ -925,7 +941,7 @@ class MemoryFiles:
         # Our own write moved the folder's time; record it, unless the folder had moved before it
         # (a person's change not yet seen, which the next sync must still list).
         known = m.dirs()
-        folder_key = self._paths.relative(folder)
+        folder_key = PurePosixPath(relative).parent.as_posix()  # the file's path names its folder
         after = _stat(folder)
         if after is not None and (before is None or known.get(folder_key) == before.st_mtime_ns):
             m.set_dir(folder_key, after.st_mtime_ns)

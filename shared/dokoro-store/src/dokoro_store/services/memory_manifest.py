@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 
-__all__ = ["FileEntry", "Manifest"]
+__all__ = ["FileEntry", "Manifest", "ManifestFile"]
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, memory_id TEXT, mtime_ns INTEGER, size INTEGER, "
@@ -70,47 +71,15 @@ def _entry(row: sqlite3.Row | tuple[object, ...]) -> FileEntry:
 
 
 class Manifest:
-    """The manifest of one folder; open it with :meth:`open` (one transaction per use)."""
+    """The manifest of one folder, in one transaction (:meth:`ManifestFile.open`)."""
 
     def __init__(self, connection: sqlite3.Connection) -> None:
         self._db = connection
 
-    @classmethod
-    @contextlib.contextmanager
-    def open(cls, path: Path, database: str, *, formerly: str | None = None) -> Iterator[Manifest]:
-        """Open (creating) the manifest at ``path`` for the database ``database`` (a URL without
-        secrets, or the embedded file's name); a manifest written for another database is emptied
-        first, one written under ``formerly`` (the same database's older name) is kept and renamed.
-        Commits on success.
-
-        A cache, written on every memory call: its commits are not synced to disk (a crash of the
-        machine may lose or damage it; a damaged one is deleted and rebuilt), and the journal is
-        a rollback journal, so closing it costs no checkpoint (callers hold the folder's lock)."""
-        path.parent.mkdir(parents=True, exist_ok=True)
-        connection = cls._connect(path)
-        try:
-            connection.execute("BEGIN IMMEDIATE")
-            manifest = cls(connection)
-            written_for = manifest.meta("database")
-            if written_for not in (database, formerly) or manifest.meta("version") != _VERSION:
-                manifest.reset()
-                written_for = None
-            if written_for != database:
-                manifest.set_meta("database", database)
-                manifest.set_meta("version", _VERSION)
-            yield manifest
-            connection.execute("COMMIT")
-        except BaseException:
-            if connection.in_transaction:
-                connection.execute("ROLLBACK")
-            raise
-        finally:
-            connection.close()
-
     @staticmethod
     def _connect(path: Path) -> sqlite3.Connection:
         for attempt in (1, 2):
-            connection = sqlite3.connect(path, timeout=30.0, isolation_level=None)
+            connection = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
             try:
                 connection.execute("PRAGMA journal_mode=TRUNCATE")
                 connection.execute("PRAGMA synchronous=OFF")
@@ -253,3 +222,93 @@ class Manifest:
 
     def drop_dirs(self, paths: Iterable[str]) -> None:
         self._db.executemany("DELETE FROM dirs WHERE path = ?", [(p,) for p in paths])
+
+
+class ManifestFile:
+    """One process's connection to a folder's manifest, kept open between uses (opening it cost a
+    third of a millisecond on every memory call); thread-safe.
+
+    Each :meth:`open` is one transaction for the database ``database`` (a URL without secrets, or
+    the embedded file's name): a manifest written for another database is emptied first, one written
+    under ``formerly`` (the same database's older name) is kept and renamed. Commits on success.
+    The file is a cache, written on every memory call: its commits are not synced to disk (a crash
+    of the machine may lose or damage it; a damaged one is deleted and rebuilt), and the journal is
+    a rollback journal, so a commit costs no checkpoint (callers hold the folder's lock). A file
+    deleted or replaced since the last use (its inode changed) is opened again, never written
+    through the old handle.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        # Reentrant: a nested use in one thread fails at once (a transaction within a transaction)
+        # instead of waiting for itself.
+        self._lock = threading.RLock()
+        self._connection: sqlite3.Connection | None = None
+        self._identity: tuple[int, int] | None = None
+
+    @contextlib.contextmanager
+    def open(self, database: str, *, formerly: str | None = None) -> Iterator[Manifest]:
+        with self._lock:
+            manifest = self._begin(database, formerly)
+            try:
+                yield manifest
+                manifest._db.execute("COMMIT")
+            except BaseException:
+                self._abandon()
+                raise
+
+    def _begin(self, database: str, formerly: str | None) -> Manifest:
+        for attempt in (1, 2):
+            connection = self._connect()
+            try:
+                connection.execute("BEGIN IMMEDIATE")
+                manifest = Manifest(connection)
+                written_for = manifest.meta("database")
+                if written_for not in (database, formerly) or manifest.meta("version") != _VERSION:
+                    manifest.reset()
+                    written_for = None
+                if written_for != database:
+                    manifest.set_meta("database", database)
+                    manifest.set_meta("version", _VERSION)
+                return manifest
+            except sqlite3.OperationalError:  # locked, or the disk: not the file's fault
+                self._abandon()
+                raise
+            except sqlite3.DatabaseError:
+                self._abandon()
+                if attempt == 2:
+                    raise
+                # Damaged in place since the last use: a fresh connection finds it so and starts it again.
+        raise AssertionError("unreachable")
+
+    def _abandon(self) -> None:
+        """Roll back what is open and let go of the connection: the next use starts afresh."""
+        if self._connection is not None and self._connection.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                self._connection.execute("ROLLBACK")
+        self._drop()
+
+    def close(self) -> None:
+        with self._lock:
+            self._drop()
+
+    def _connect(self) -> sqlite3.Connection:
+        try:
+            stat = self._path.stat()
+            identity: tuple[int, int] | None = (stat.st_dev, stat.st_ino)
+        except FileNotFoundError:
+            identity = None
+        if self._connection is not None and identity == self._identity:
+            return self._connection
+        self._drop()
+        self._path.parent.mkdir(parents=True, exist_ok=True)
+        self._connection = Manifest._connect(self._path)
+        stat = self._path.stat()
+        self._identity = (stat.st_dev, stat.st_ino)
+        return self._connection
+
+    def _drop(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+        self._connection = None
+        self._identity = None
