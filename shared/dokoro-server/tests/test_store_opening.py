@@ -98,3 +98,28 @@ def test_an_opener_given_an_open_store_never_closes_it(tmp_path: Path) -> None:
         opener.close()
         assert store.working.workspace is not None
         assert opener.store() is store
+
+
+def test_the_heap_is_frozen_once_the_store_is_open(tmp_path: Path) -> None:
+    # A fresh process (its freeze count starts at 0): the opener freezes the heap it opened with.
+    import subprocess
+    import sys
+    import textwrap
+
+    code = f"""
+        import gc
+        from pathlib import Path
+        from dokoro_server import DokoroSettings, StoreOpener
+        from dokoro_store.heap import settled
+        settings = DokoroSettings(path=Path({str(tmp_path / "dokoro")!r}))
+        opener = StoreOpener.for_settings(settings, Path({str(tmp_path)!r}))
+        before = (settled("store-open"), gc.get_freeze_count())
+        opener.store()
+        print(before[0], before[1], settled("store-open"), gc.get_freeze_count() > 50_000)
+        opener.close()
+    """
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "0", "True", "True"]

@@ -12,6 +12,8 @@ import logging
 import threading
 from collections.abc import Callable
 
+from dokoro_store.heap import settle
+
 __all__ = ["DelayedStep"]
 
 log = logging.getLogger(__name__)
@@ -57,3 +59,6 @@ class DelayedStep:
             self._step()
         except Exception:  # a background step: the work stays marked, the next step completes it
             log.warning(self._failure, exc_info=True)
+        # Its first run imported the step's lazy modules (LanceDB and pyarrow: ~80k objects that
+        # live as long as the process): out of the cyclic collector's walks from now on.
+        settle(self._name)
