@@ -37,6 +37,7 @@ __all__ = [
     "EmbedderStatus",
     "from_bytes",
     "normalise_rows",
+    "products",
     "to_bytes",
     "unit_mean",
 ]
@@ -93,6 +94,15 @@ def normalise_rows(matrix: Any) -> FloatMatrix:
     norms[norms == 0] = 1.0
     normalised: FloatMatrix = (array / norms).astype(np.float32, copy=False)
     return normalised
+
+
+def products(matrix: Any, query: Any) -> Any:
+    """``matrix @ query`` without BLAS: numpy's own loop on one thread. OpenBLAS spreads a
+    matrix-vector product over its threads, which then spin waiting for the next one: measured on
+    2 shared cores, 10k × 384 cost 7.8 ms of CPU through ``@`` and 0.9 ms through ``einsum``."""
+    import numpy as np
+
+    return np.einsum("ij,j->i", matrix, query)
 
 
 def unit_mean(vectors: Any) -> Any:

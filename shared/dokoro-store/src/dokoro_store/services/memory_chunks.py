@@ -41,12 +41,13 @@ from sqlalchemy import String, func, select, text, type_coerce
 from dokoro_store.clock import parse_iso
 from dokoro_store.db.engine import Database
 from dokoro_store.models.memories import Memory as MemoryRow
+from dokoro_store.retrieval.embedders import products
 from dokoro_store.retrieval.markdown_docs import content_hash
 from dokoro_store.retrieval.scope import among
 from dokoro_store.retrieval.tables import chunks, doc_vectors, stamped_with
 from dokoro_store.retrieval.vectors import VectorHit
 from dokoro_store.secrets import redact
-from dokoro_store.services.memory_rows import DOC_PREFIX, DOC_TYPE, doc_text
+from dokoro_store.services.memory_rows import DOC_END, DOC_PREFIX, DOC_TYPE, doc_text
 
 if TYPE_CHECKING:
     from dokoro_store.retrieval.scope import DocScope, MemoryScope
@@ -59,7 +60,6 @@ SERVED_FROM = 2_000
 _RECHECK_PER_CALL = 64  # unsettled memories read again per search at most
 _BATCH = 500  # ids per IN (...) statement
 _TRIES = 3  # searches run again after their hits failed the check, before the engine answers instead
-_DOC_END = DOC_PREFIX[:-1] + chr(ord(DOC_PREFIX[-1]) + 1)  # "memory:" < doc id < "memory;"
 _MEMORIES = MemoryRow.__table__  # type: ignore[attr-defined]
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -151,16 +151,16 @@ class MemoryChunks:
             return []
         mask = self._allowed(memory, n)
         if mask is None:
-            scores = np.einsum("ij,j->i", self._matrix[:n], query)  # numpy's loop, not BLAS threads
+            scores = products(self._matrix[:n], query)
             rows = None
         else:
             rows = np.flatnonzero(mask)
             if rows.shape[0] == 0:
                 return []
             if rows.shape[0] * 2 > n:  # most rows: one pass over the matrix, then the mask
-                scores = np.einsum("ij,j->i", self._matrix[:n], query)[rows]
+                scores = products(self._matrix[:n], query)[rows]
             else:
-                scores = np.einsum("ij,j->i", self._matrix[rows], query)
+                scores = products(self._matrix[rows], query)
         count = min(k, scores.shape[0])
         best = np.argpartition(-scores, count - 1)[:count]
         best = best[np.argsort(-scores[best], kind="stable")]
@@ -259,7 +259,7 @@ class MemoryChunks:
                 select(chunks.c.chunk_id, chunks.c.doc_id, chunks.c.embedding)
                 .where(
                     chunks.c.doc_id >= DOC_PREFIX,
-                    chunks.c.doc_id < _DOC_END,
+                    chunks.c.doc_id < DOC_END,
                     stamped_with(embedder),
                     chunks.c.embedding.is_not(None),
                 )

@@ -12,6 +12,7 @@ from dokoro_store.models.memories import Memory as MemoryRow
 from dokoro_store.results.memories import Memory
 
 __all__ = [
+    "DOC_END",
     "DOC_PREFIX",
     "DOC_TYPE",
     "MEMORY_TYPES",
@@ -29,6 +30,8 @@ TRUST_LEVELS = ("user-stated", "agent-inferred", "imported")
 STATES = ("active", "archived", "deprecated", "proposed")
 # A memory is indexed as the document ``memory:<id>`` of type ``memory``.
 DOC_PREFIX = "memory:"
+# The upper bound of the memory documents' ids: "memory:" < id < "memory;" (';' follows ':').
+DOC_END = DOC_PREFIX[:-1] + chr(ord(DOC_PREFIX[-1]) + 1)
 DOC_TYPE = "memory"
 
 

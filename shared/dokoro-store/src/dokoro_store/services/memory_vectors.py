@@ -34,8 +34,9 @@ from sqlalchemy import func, select
 
 from dokoro_store.db.engine import Database
 from dokoro_store.models.memories import Memory as MemoryRow
+from dokoro_store.retrieval.embedders import products
 from dokoro_store.retrieval.tables import chunks, stamped_with
-from dokoro_store.services.memory_rows import DOC_PREFIX
+from dokoro_store.services.memory_rows import DOC_END, DOC_PREFIX
 
 if TYPE_CHECKING:
     import numpy as np
@@ -45,18 +46,7 @@ __all__ = ["ActiveVectors"]
 
 _PENDING_PER_CALL = 64  # memories still waiting for vectors looked up again per call at most
 _BATCH = 500  # ids per IN (...) statement
-# The upper bound of the memory documents' ids: "memory:" < id < "memory;" (';' follows ':').
-_DOC_END = DOC_PREFIX[:-1] + chr(ord(DOC_PREFIX[-1]) + 1)
 _MEMORIES = MemoryRow.__table__  # type: ignore[attr-defined]
-
-
-def _products(matrix: Any, query: Any) -> Any:
-    """``matrix @ query`` without BLAS: numpy's own loop on one thread. OpenBLAS spreads a
-    matrix-vector product over its threads, which then spin waiting for the next one: measured on
-    2 shared cores, 10k × 384 cost 7.8 ms of CPU through ``@`` and 0.9 ms through ``einsum``."""
-    import numpy as np
-
-    return np.einsum("ij,j->i", matrix, query)
 
 
 class ActiveVectors:
@@ -86,7 +76,7 @@ class ActiveVectors:
             n = len(self._ids)
             if n == 0 or k <= 0:
                 return {}
-            scores = _products(self._matrix[:n], query)
+            scores = products(self._matrix[:n], query)
             own = self._row.get(exclude)
             if own is not None:
                 scores[own] = -np.inf
@@ -102,7 +92,7 @@ class ActiveVectors:
             rows = [(i, self._row[i]) for i in ids if i in self._row]
             if not rows or self._matrix is None or self._matrix.shape[1] != query.shape[0]:
                 return {}
-            scores = _products(self._matrix[[r for _i, r in rows]], query)
+            scores = products(self._matrix[[r for _i, r in rows]], query)
             return {i: float(s) for (i, _r), s in zip(rows, scores, strict=True)}
 
     def discard(self, ids: Iterable[str]) -> None:
@@ -131,7 +121,7 @@ class ActiveVectors:
             rows = session.execute(
                 select(chunks.c.doc_id, chunks.c.embedding).where(
                     chunks.c.doc_id >= DOC_PREFIX,
-                    chunks.c.doc_id < _DOC_END,
+                    chunks.c.doc_id < DOC_END,
                     stamped_with(embedder),
                     chunks.c.embedding.is_not(None),
                 )
