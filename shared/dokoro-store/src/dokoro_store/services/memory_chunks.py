@@ -228,10 +228,7 @@ class MemoryChunks:
         import numpy as np
 
         self._embedder = embedder
-        self._matrix = np.zeros((1024, dim), dtype=np.float32)
-        self._state = np.zeros(1024, dtype=np.int8)
-        self._type = np.zeros(1024, dtype=np.int8)
-        self._created = np.zeros(1024, dtype=np.int64)
+        self._matrix = None  # until this build is done: a failed one is made again on the next search
         self._chunk_ids, self._owner = [], []
         self._rows, self._entities, self._by_entity, self._unsettled = {}, {}, None, {}
         with self._db.read() as session:
