@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from dokoro_store import Store
+from dokoro_store.models.memories import Memory as MemoryRow
 from dokoro_store.models.memories import MemoryEntity
 from dokoro_store.retrieval import RetrievalConfig
 from dokoro_store.services.memories import MemoryDraft
@@ -279,3 +280,44 @@ def test_the_gates_matrix_of_active_memories_follows_changes_made_here_and_in_an
         assert last.conflicts == []
         assert store.memories._gate._active is not None
         assert again.memory.id not in store.memories._gate._active._row
+
+
+def test_a_text_changed_in_place_enters_the_gates_matrix_with_its_new_vectors(
+    tmp_path: Path, clock, database_url: str | None
+) -> None:
+    # `dokoro memory reindex` commits a changed text, then indexes it: a gate that catches up in
+    # between must not take the old text's vectors for the new text (re-indexing leaves no change
+    # number behind, so they would stay), and must take the new ones once they are written.
+    settings = {"database_url": database_url, "clock": clock, "retrieval": RetrievalConfig(embedder="hashing")}
+    with Store.open(tmp_path / "dokoro", **settings) as store:
+        rng, words = random.Random(5), sorted(VOCABULARY)
+        store.memories.remember_many(
+            [
+                MemoryDraft(type="fact", title=f"Note {i}", body=" ".join(rng.sample(words, 9)), entities=[f"svc-{i}"])
+                for i in range(260)
+            ]
+        )
+        changed = _remember(store, "The API rate limit is 100 requests per minute per user", []).memory
+        _remember(store, "Lint runs before every commit of the web client", [])  # the matrix is built
+        new_text = "Staging deploys need a green build of the release branch"
+        with store.db.write() as session:
+            session.execute(
+                MemoryRow.__table__.update()  # type: ignore[attr-defined]
+                .where(MemoryRow.__table__.c.id == changed.id)  # type: ignore[attr-defined]
+                .values(title=new_text, body=new_text)
+            )
+
+        # Caught up before the new text is indexed: the memory waits, its old vectors unused.
+        _remember(store, "Nightly backups are kept for thirty days", [])
+        active = store.memories._gate._active
+        assert active is not None
+        assert changed.id not in active._row and changed.id in active._pending
+
+        # Indexed: it enters with the new text's vectors, and the gate pairs a restatement with it.
+        with store.db.read() as session:
+            row = session.get(MemoryRow, changed.id)
+        assert row is not None
+        store.memories._index_many([row])
+        restated = _remember(store, "Staging deploys need a green build of the release branches", [])
+        assert changed.id in active._row
+        assert [c.memory.id for c in restated.conflicts] == [changed.id]

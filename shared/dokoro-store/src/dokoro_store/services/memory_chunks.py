@@ -42,12 +42,10 @@ from dokoro_store.clock import parse_iso
 from dokoro_store.db.engine import Database
 from dokoro_store.models.memories import Memory as MemoryRow
 from dokoro_store.retrieval.embedders import products
-from dokoro_store.retrieval.markdown_docs import content_hash
 from dokoro_store.retrieval.scope import among
 from dokoro_store.retrieval.tables import chunks, doc_vectors, stamped_with
 from dokoro_store.retrieval.vectors import VectorHit
-from dokoro_store.secrets import redact
-from dokoro_store.services.memory_rows import DOC_END, DOC_PREFIX, DOC_TYPE, doc_text
+from dokoro_store.services.memory_rows import DOC_END, DOC_PREFIX, DOC_TYPE, doc_hash
 
 if TYPE_CHECKING:
     from dokoro_store.retrieval.scope import DocScope, MemoryScope
@@ -314,8 +312,7 @@ class MemoryChunks:
         for memory in memories:
             # Settled: its document is indexed, with this embedder, from the text its row gives.
             digest, embedder = indexed.get(f"{DOC_PREFIX}{memory.id}", ("", None))
-            wanted = content_hash(redact(doc_text(memory)).text)
-            if digest != wanted or embedder != self._embedder:
+            if digest != doc_hash(memory) or embedder != self._embedder:
                 self._unsettled[str(memory.id)] = None
 
     def _add_memories(

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime, timedelta
+from typing import Any
 
 from dokoro_store.clock import parse_iso
 from dokoro_store.errors import InvalidArgumentError
 from dokoro_store.models.memories import Memory as MemoryRow
 from dokoro_store.results.memories import Memory
+from dokoro_store.retrieval.markdown_docs import content_hash
+from dokoro_store.secrets import redact
 
 __all__ = [
     "DOC_END",
@@ -20,6 +23,7 @@ __all__ = [
     "TRUST_LEVELS",
     "canonical_entities",
     "days",
+    "doc_hash",
     "doc_text",
     "memory_result",
     "parse_time",
@@ -40,12 +44,19 @@ def memory_result(row: MemoryRow) -> Memory:
     return Memory.model_validate(row, from_attributes=True)
 
 
-def doc_text(memory: MemoryRow) -> str:
+def doc_text(memory: MemoryRow | Any) -> str:
     """The text of a memory's document (before the redaction its saving applies)."""
     text = f"{memory.title}\n\n{memory.body}"
     if memory.entities:
         text += "\n\nEntities: " + ", ".join(memory.entities)
     return text
+
+
+def doc_hash(memory: Any) -> str:
+    """The content hash of the memory's document once it is indexed from the text the row gives
+    (redacted, as saving it redacts): vectors stamped with another hash are an older text's.
+    ``memory``: a row, or any object with its ``title``, ``body`` and ``entities``."""
+    return content_hash(redact(doc_text(memory)).text)
 
 
 def canonical_entities(entities: Sequence[str] | None) -> list[str]:

@@ -8,7 +8,9 @@ every insert and every change of a memory's state or text gives its row a new, h
 committed in order): each call reads the rows above the last number seen, through the index on
 ``rev`` (O(changed rows)), drops them from the matrix and adds back the active ones with their
 vectors. A memory whose vectors are not written yet (another process committed it and indexes it
-next) waits in a pending list looked up again on the following calls.
+next), or are still an older text's (a text changed in place, not yet re-indexed: its document's
+``doc_vectors.content_hash`` is not the hash of the text its row gives), waits in a pending list
+looked up again on the following calls.
 
 Why a matrix and not the vector engine: the engine holds every document (workspace files, indexed
 content, summaries), so a memory-only neighbour list is either a widened query or a prefilter
@@ -35,8 +37,8 @@ from sqlalchemy import func, select
 from dokoro_store.db.engine import Database
 from dokoro_store.models.memories import Memory as MemoryRow
 from dokoro_store.retrieval.embedders import products
-from dokoro_store.retrieval.tables import chunks, stamped_with
-from dokoro_store.services.memory_rows import DOC_END, DOC_PREFIX
+from dokoro_store.retrieval.tables import chunks, doc_vectors, stamped_with
+from dokoro_store.services.memory_rows import DOC_END, DOC_PREFIX, doc_hash
 
 if TYPE_CHECKING:
     import numpy as np
@@ -156,15 +158,18 @@ class ActiveVectors:
         if not look:
             return
         rows: list[Any] = []
+        settled: set[str] = set()
         with self._db.read() as session:
             for start in range(0, len(look), _BATCH):
-                docs = [f"{DOC_PREFIX}{i}" for i in look[start : start + _BATCH]]
+                ids = look[start : start + _BATCH]
+                docs = [f"{DOC_PREFIX}{i}" for i in ids]
                 rows += session.execute(
                     select(chunks.c.doc_id, chunks.c.embedding).where(
                         chunks.c.doc_id.in_(docs), stamped_with(str(self._embedder)), chunks.c.embedding.is_not(None)
                     )
                 ).all()
-        found = self._means(rows, set(look), int(self._matrix.shape[1]))
+                settled |= self._settled(session, ids, docs)
+        found = self._means(rows, settled, int(self._matrix.shape[1]))
         self._add(found)
         for memory_id in retry:
             self._pending.pop(memory_id, None)
@@ -173,6 +178,26 @@ class ActiveVectors:
         for memory_id in wanted:
             if memory_id not in self._row:
                 self._pending[memory_id] = None
+
+    def _settled(self, session: Any, ids: Sequence[str], docs: Sequence[str]) -> set[str]:
+        """Those of ``ids`` whose document is indexed, with this embedder, from the text their row
+        gives. A text changed in place (``dokoro memory reindex`` commits the row, then indexes it)
+        still has the old text's chunks until then; the memory waits among the pending instead of
+        entering the matrix with them, since re-indexing leaves no change number to catch."""
+        texts = session.execute(
+            select(_MEMORIES.c.id, _MEMORIES.c.title, _MEMORIES.c.body, _MEMORIES.c.entities).where(
+                _MEMORIES.c.id.in_(ids)
+            )
+        ).all()
+        indexed = {
+            str(doc_id): (str(digest), embedder)
+            for doc_id, digest, embedder in session.execute(
+                select(doc_vectors.c.doc_id, doc_vectors.c.content_hash, doc_vectors.c.embedder).where(
+                    doc_vectors.c.doc_id.in_(docs)
+                )
+            ).all()
+        }
+        return {str(m.id) for m in texts if indexed.get(f"{DOC_PREFIX}{m.id}") == (doc_hash(m), self._embedder)}
 
     @staticmethod
     def _means(rows: Sequence[Any], keep: set[str], dim: int) -> list[tuple[str, Any]]:
