@@ -83,3 +83,33 @@ def test_a_retry_is_recognised_on_every_backend(any_store: Store) -> None:
     again = any_store.memories.remember(type="fact", title="Port", body="The API listens on 8080.")
     assert again.retried and again.memory.id == first.memory.id
     assert _counts(any_store) == (1, 1)
+
+
+def test_the_retry_check_finds_its_twin_by_title_not_by_reading_the_recent_memories(
+    any_store: Store, database_url: str | None
+) -> None:
+    # Right after a bulk import every memory was written within the retry window: the check must
+    # still look up the title, not read them all (it went through the index on updated_at).
+    from dokoro_store.services.memories import MemoryDraft, _twin_query
+
+    any_store.memories.remember_many(
+        [MemoryDraft(type="fact", title=f"Imported {i}", body=f"Imported fact {i}.") for i in range(300)]
+    )
+    imported = any_store.memories.remember(type="fact", title="Imported 7", body="Imported fact 7.")
+    assert imported.retried and imported.memory.title == "Imported 7"  # the same as an import moments ago
+    first = any_store.memories.remember(type="fact", title="Imported 7", body="Imported fact 7, again.")
+    again = any_store.memories.remember(type="fact", title="Imported 7", body="Imported fact 7, again.")
+    assert not first.retried and again.retried and again.memory.id == first.memory.id
+    mine = any_store.memories.remember(type="fact", title="Imported 7", body="Imported fact 7.", agent_id="a1")
+    assert not mine.retried and mine.memory.id not in {first.memory.id, imported.memory.id}
+    if database_url is not None:
+        return  # PostgreSQL plans by its statistics; the index is the same
+    with any_store.db.read() as session:
+        compiled = _twin_query(False).compile(any_store.db.engine)
+        plan = " ".join(
+            str(row[-1])
+            for row in session.connection().exec_driver_sql(
+                f"EXPLAIN QUERY PLAN {compiled}", tuple(compiled.params[n] for n in compiled.positiontup or ())
+            )
+        )
+    assert "ix_memories_title" in plan and "ix_memories_updated" not in plan, plan

@@ -20,6 +20,7 @@ class Memory(SQLModel, table=True):
         Index("ix_memories_state_type", "state", "type"),
         Index("ix_memories_updated", "updated_at"),
         Index("ix_memories_rev", "rev"),
+        Index("ix_memories_title", "title"),  # remember's retry check (migration 0025)
     )
 
     id: str = Field(primary_key=True)
