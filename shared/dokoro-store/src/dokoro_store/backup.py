@@ -32,6 +32,7 @@ from dokoro_store.transfer import (
     read_rows,
     redacted_row,
     store_tables,
+    surrogate_of,
 )
 
 __all__ = ["BACKUP_FORMAT", "Conflict", "ImportPlan", "TablePlan", "apply_import", "export_store", "plan_import"]
@@ -147,20 +148,25 @@ def plan_import(db: Database, document: Mapping[str, Any]) -> ImportPlan:
         rows = incoming.get(table.name, [])
         plan = TablePlan(table.name)
         identity = identity_of(table)
-        existing: dict[tuple[Any, ...], dict[str, Any]] = {}
+        # By identity, every row holding it: a natural key may be shared by two real rows (two
+        # identical outcomes recorded in one second), and the backup's n-th row of a key is new
+        # when the store holds fewer than n (so both travel, and a second import adds neither).
+        existing: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
         for row in read_rows(db, table):
-            existing[tuple(row[name] for name in identity)] = row
-        seen: set[tuple[Any, ...]] = set()
+            existing.setdefault(tuple(row[name] for name in identity), []).append(row)
+        seen: dict[tuple[Any, ...], int] = {}
         for raw in rows:
             # A backup may hold secrets (an older dokoro, a hand-made file): compare and import the
             # rows as the store will hold them, redacted.
             row = redacted_row(table, canonical_row(table, _with_defaults(table, decode_row(table, raw))), redactions)
             key = tuple(row[name] for name in identity)
-            if key in seen:
-                plan.duplicates += 1
+            nth = seen.get(key, 0)
+            seen[key] = nth + 1
+            if nth and surrogate_of(table) is None:
+                plan.duplicates += 1  # the same primary key twice in one file
                 continue
-            seen.add(key)
-            ours = existing.get(key)
+            held = existing.get(key, [])
+            ours = held[nth] if nth < len(held) else None
             if ours is None:
                 plan.new.append(row)
                 continue
