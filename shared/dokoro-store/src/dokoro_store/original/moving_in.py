@@ -41,7 +41,12 @@ from dokoro_store.db.engine import Database
 from dokoro_store.db.migrate import upgrade
 from dokoro_store.errors import StoreUnavailableError
 from dokoro_store.files import atomic_write_text, file_lock
-from dokoro_store.original.reading import OriginalContents, is_original_database, read_original
+from dokoro_store.original.reading import (
+    OriginalContents,
+    is_original_database,
+    may_be_original_database,
+    read_original,
+)
 from dokoro_store.paths import StorePaths
 from dokoro_store.transfer import canonical_row, store_tables
 from dokoro_store.walls import plain_file
@@ -58,6 +63,8 @@ __all__ = [
 log = logging.getLogger("dokoro.store")
 
 _LOCK = "original-conversion"
+# How long the conversion waits for other readers of the original's database to let go of it.
+_RELEASE_WAIT_S = 30.0
 _MARKER = "conversion.json"
 
 
@@ -229,17 +236,23 @@ def _backup_files(paths: StorePaths, folder: Path) -> None:
 def _release_journal(database: Path) -> None:
     """Fold the original's write-ahead log into its file and end WAL mode, so no ``-wal`` file of
     the old database is left to be replayed onto the new one after the rename."""
-    connection = sqlite3.connect(database, timeout=5.0)
-    try:
-        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        mode = connection.execute("PRAGMA journal_mode=DELETE").fetchone()
-    except sqlite3.OperationalError as exc:
-        raise StoreUnavailableError(
-            f"cannot convert the original dokoro's database {database}: {exc}. Stop the original dokoro's "
-            "servers (they hold the file) and start this one again"
-        ) from exc
-    finally:
-        connection.close()
+    deadline = time.monotonic() + _RELEASE_WAIT_S
+    while True:
+        connection = sqlite3.connect(database, timeout=5.0)
+        try:
+            connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            mode = connection.execute("PRAGMA journal_mode=DELETE").fetchone()
+            break
+        except sqlite3.OperationalError as exc:
+            # A reader that is just looking (another process's first check) goes away in a moment.
+            if time.monotonic() >= deadline:
+                raise StoreUnavailableError(
+                    f"cannot convert the original dokoro's database {database}: {exc}. Stop the original "
+                    "dokoro's servers (they hold the file) and start this one again"
+                ) from exc
+            time.sleep(0.05)
+        finally:
+            connection.close()
     if not mode or str(mode[0]).lower() != "delete":
         raise StoreUnavailableError(
             f"cannot convert the original dokoro's database {database}: another process keeps it in WAL mode. "
@@ -250,7 +263,7 @@ def _release_journal(database: Path) -> None:
 def convert_in_place(paths: StorePaths, now: datetime) -> MoveIn | None:
     """Convert the original's store at ``paths`` into this dokoro's (see the module docstring);
     None when it is not (or no longer) an original store."""
-    if not is_original_database(paths.sqlite_file):
+    if not may_be_original_database(paths.sqlite_file):
         return None
     with file_lock(paths.locks_dir, _LOCK, within=paths.root):
         if not is_original_database(paths.sqlite_file):

@@ -24,7 +24,7 @@ from dokoro_store.clock import parse_iso
 from dokoro_store.retrieval.markdown_docs import content_hash
 from dokoro_store.walls import plain_file
 
-__all__ = ["MAX_FILE_BYTES", "OriginalContents", "is_original_database", "read_original"]
+__all__ = ["MAX_FILE_BYTES", "OriginalContents", "is_original_database", "may_be_original_database", "read_original"]
 
 log = logging.getLogger("dokoro.store")
 
@@ -45,8 +45,24 @@ def is_original_database(path: Path) -> bool:
     return "schema_version" in names and "alembic_version" not in names
 
 
-def _connect(path: Path) -> sqlite3.Connection:
-    connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+def may_be_original_database(path: Path) -> bool:
+    """A first look that takes no lock on the file (SQLite's ``immutable``): False when ``path``
+    is surely not the original's (no file, or this dokoro's revision table is there); True when
+    :func:`is_original_database` must decide (under the conversion lock). A real check here would
+    hold a reader on the original's database just when another process converts it."""
+    if not path.is_file() or path.is_symlink():
+        return False
+    try:
+        with _connect(path, immutable=True) as connection:
+            names = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    except sqlite3.DatabaseError:
+        return True
+    return "alembic_version" not in names
+
+
+def _connect(path: Path, *, immutable: bool = False) -> sqlite3.Connection:
+    mode = "ro&immutable=1" if immutable else "ro"
+    connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode={mode}", uri=True)
     connection.row_factory = sqlite3.Row
     return connection
 
