@@ -72,7 +72,7 @@ GraphSignal = Callable[[str, int], Sequence[Any]]
 
 
 class ScopedVectors(Protocol):
-    """A vector leg for some scopes (recall's, on a large store: ``services.memory_chunks``)."""
+    """A vector leg for some scopes (recall's, on a large store: ``services.memories.chunks``)."""
 
     def search(self, vector: Any, embedder: str, k: int, scope: DocScope) -> list[VectorHit] | None:
         """The engine's answer for ``scope``, or None when the engine should answer."""
@@ -169,7 +169,7 @@ class SearchService:
         # Set by the store: lifts documents linked to entities named in the query (hybrid mode).
         self.graph_signal: GraphSignal | None = None
         # Set by the store: answers the vector leg of a search over the memories (recall) instead of
-        # the engine when it can (``services.memory_chunks``).
+        # the engine when it can (``services.memories.chunks``).
         self.scoped_vectors: ScopedVectors | None = None
 
     # ------------------------------------------------------------------ keeping in step
