@@ -217,10 +217,14 @@ class Store:
         """A poller of the database's write counter (close it when done); see :mod:`dokoro_store.db.changes`."""
         return ChangeSignal(self.db)
 
-    def close(self) -> None:
-        self.graph.close()  # extracts what the writes left behind them (graph write-behind)
+    def close(self, *, finish: bool = True) -> None:
+        """Close the store. ``finish``: first complete the work written behind the writes (the
+        entity graph's extraction, LanceDB's copy of new vectors); without it (a server whose
+        client has gone) that work stays marked in the database, where the next process or the
+        next reader completes it, and closing costs only the database's own close."""
+        self.graph.close(finish=finish)  # the graph write-behind: extracts what waits, or leaves it marked
         self.memories.close()
-        self.retrieval.close()
+        self.retrieval.close(finish=finish)
         self.db.dispose()
 
     def __enter__(self) -> Store:
