@@ -7,11 +7,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from sqlalchemy.exc import OperationalError
+
 from dokoro_store.clock import Clock
 from dokoro_store.db.changes import ChangeSignal
 from dokoro_store.db.engine import Database
 from dokoro_store.db.migrate import current_heads, upgrade
-from dokoro_store.paths import StorePaths
+from dokoro_store.errors import StoreUnavailableError
+from dokoro_store.paths import StorePaths, unusable_folder
 from dokoro_store.retrieval import Retrieval, RetrievalConfig
 from dokoro_store.services.analytics import AnalyticsService
 from dokoro_store.services.archive import ArchiveService
@@ -174,14 +177,29 @@ class Store:
         ``memory_review``: memories agents infer wait as ``proposed`` for a person's approval.
         """
         paths = StorePaths(root.expanduser().resolve())
-        paths.root.mkdir(parents=True, exist_ok=True)
-        db = Database.open_url(database_url, paths.db_dir) if database_url else Database.open_sqlite(paths.sqlite_file)
+        try:
+            paths.root.mkdir(parents=True, exist_ok=True)
+            db = (
+                Database.open_url(database_url, paths.db_dir)
+                if database_url
+                else Database.open_sqlite(paths.sqlite_file)
+            )
+        except OSError as exc:
+            raise StoreUnavailableError(unusable_folder(paths.root, exc)) from None
         try:
             schema_before = current_heads(db)
             upgrade(db)
             store = cls(paths, db, clock or Clock(), functional_relation_types, retrieval, memory_review)
             store.schema_before = schema_before
             store.recovered = store.episodic.recover()
+        except OSError as exc:
+            db.dispose()
+            raise StoreUnavailableError(unusable_folder(paths.root, exc)) from None
+        except OperationalError as exc:
+            db.dispose()
+            if "readonly" not in str(exc) and "read-only" not in str(exc):
+                raise
+            raise StoreUnavailableError(unusable_folder(paths.root, PermissionError(str(exc.orig)))) from None
         except BaseException:
             db.dispose()
             raise
