@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.subscriptions import InMemorySubscriptionBus
 
 from dokoro_server.app import AppState, StoreOpener, store_root
 from dokoro_server.capture import capture_middleware
 from dokoro_server.lifespan import app_lifespan, store_middleware
-from dokoro_server.registration import ToolCache
+from dokoro_server.registration import DokoroServer, ToolCache
 from dokoro_server.resources import ResourceUpdates
 from dokoro_server.settings import DokoroSettings
 
@@ -61,9 +62,10 @@ def build_server(
     authentication (shared HTTP server); ``clock`` replaces the real UTC clock of the store
     (for tests).
     """
-    updates = ResourceUpdates()
+    bus = InMemorySubscriptionBus()
+    updates = ResourceUpdates(bus)
     with _plain_logging():
-        mcp = MCPServer(
+        mcp = DokoroServer(
             name,
             version=VERSION,
             instructions=instructions,
@@ -72,6 +74,7 @@ def build_server(
             middleware=[store_middleware(), capture_middleware(), updates.middleware()],
             token_verifier=token_verifier,
             auth=auth,
+            subscriptions=bus,
         )
     updates.bind(mcp)
     return mcp
