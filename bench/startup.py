@@ -15,7 +15,8 @@ process), which other work on the machine disturbs far less than wall time.
 and writes the cache again), interleaved with the cached starts. ``--before DIR`` adds the same
 servers run from another checkout's sources (``DIR`` holds ``shared/``, ``servers/`` and
 ``packages/``, e.g. ``git archive main``; put first on ``PYTHONPATH``), for a before/after in one
-run. ``--servers`` picks the servers (default: all).
+run; ``--after DIR`` runs the "after" servers from such a tree too (default: this checkout, so
+editing it while the bench runs changes what is measured). ``--servers`` picks the servers (default: all).
 
 Run after ``uv sync --all-packages --compile-bytecode`` (a normal install has bytecode; these
 machines set PYTHONDONTWRITEBYTECODE=1, so without it every start recompiles; compile a
@@ -133,9 +134,9 @@ def _floor_once() -> tuple[float, float]:
     return elapsed, usage.ru_utime + usage.ru_stime
 
 
-def _targets(servers: list[str], no_cache: bool, before: Path | None) -> list[Target]:
+def _targets(servers: list[str], no_cache: bool, before: Path | None, after: Path | None) -> list[Target]:
     targets = [Target("bare SDK server (MCPServer, 1 tool)", "bare", "bare")]
-    trees: list[tuple[str, str | None]] = [("", None)]
+    trees: list[tuple[str, str | None]] = [("", None if after is None else _sources(after))]
     if before is not None:
         trees.insert(0, (" [before]", _sources(before)))
     for suffix, pythonpath in trees:
@@ -147,8 +148,8 @@ def _targets(servers: list[str], no_cache: bool, before: Path | None) -> list[Ta
     return targets
 
 
-async def main(runs: int, servers: list[str], no_cache: bool, before: Path | None) -> None:
-    targets = _targets(servers, no_cache, before)
+async def main(runs: int, servers: list[str], no_cache: bool, before: Path | None, after: Path | None) -> None:
+    targets = _targets(servers, no_cache, before, after)
     with tempfile.TemporaryDirectory() as tmp:
         store = Path(tmp) / "dokoro"
         (Path(tmp) / "bare_server.py").write_text(BARE_SERVER, encoding="utf-8")
@@ -187,10 +188,11 @@ if __name__ == "__main__":
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--no-cache", action="store_true", help="also start each server without its schema cache")
     parser.add_argument("--before", type=Path, help="also run the servers of this checkout's sources")
+    parser.add_argument("--after", type=Path, help="run the other servers from this checkout's sources")
     parser.add_argument("--servers", default=",".join(name for name in SERVERS if name != "bare"))
     args = parser.parse_args()
     chosen = [name.strip() for name in args.servers.split(",") if name.strip()]
     unknown = [name for name in chosen if name not in SERVERS or name == "bare"]
     if unknown:
         parser.error(f"unknown server {', '.join(unknown)}; choose among {', '.join(list(SERVERS)[1:])}")
-    anyio.run(main, args.runs, chosen, args.no_cache, args.before)
+    anyio.run(main, args.runs, chosen, args.no_cache, args.before, args.after)
