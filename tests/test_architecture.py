@@ -195,12 +195,9 @@ ENTRY_POINTS = {
     "packages/dokoro/src/dokoro/cli.py",
 }
 ENTRY_FOLDERS = ("packages/dokoro/src/dokoro/commands/",)
-# Modules that touch ``os.environ`` without reading dokoro's settings from it, and why.
-ENVIRONMENT_WRITERS = {
-    # Sets ORT_DISABLE_TELEMETRY before onnxruntime is imported (its Linux wheels report usage and
-    # write a session file at import otherwise); it writes a third-party variable and reads nothing.
-    "shared/dokoro-store/src/dokoro_store/retrieval/onnx.py": ['os.environ.setdefault("ORT_DISABLE_TELEMETRY"'],
-}
+# Modules that touch ``os.environ`` without reading dokoro's settings from it, and why: none (the
+# entry points set what third-party libraries read, ``settings.quiet_third_parties``).
+ENVIRONMENT_WRITERS: dict[str, list[str]] = {}
 _ENV_NAMES = {"environ", "environb", "getenv", "getenvb", "putenv", "unsetenv"}
 
 
@@ -427,3 +424,44 @@ def test_dokoro_uses_only_the_public_api_of_the_mcp_sdk() -> None:
         if uses:
             breaches[relative] = uses
     assert breaches == {}
+
+
+# ---------------------------------------------------------------------------------------------- process-wide effects
+
+
+def _calls(source: str, owner: str, name: str) -> list[int]:
+    """Lines calling ``owner.name(...)``, the first argument of the call included as ``owner`` when
+    ``owner`` starts with ``(``: ``event.listen(Session, ...)`` is ``_calls(src, "(Session", "listen")``."""
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == name:
+            if owner.startswith("("):
+                first = node.args[0] if node.args else None
+                if isinstance(first, ast.Name) and first.id == owner[1:]:
+                    lines.append(node.lineno)
+            elif isinstance(node.func.value, ast.Name) and node.func.value.id == owner:
+                lines.append(node.lineno)
+    return lines
+
+
+def test_the_process_wide_effects_happen_at_the_entry_points_only() -> None:
+    sources = {path.relative_to(ROOT).as_posix(): path.read_text(encoding="utf-8") for path in _library_sources()}
+    # GC tuning: the kit's heap module freezes only once an entry point (stdio, HTTP) installed it.
+    freezes = sorted(path for path, text in sources.items() if _calls(text, "gc", "freeze"))
+    installs = sorted(path for path, text in sources.items() if _calls(text, "heap", "install"))
+    assert freezes == ["shared/dokoro-server/src/dokoro_server/heap.py"]
+    assert installs == ["packages/dokoro/src/dokoro/http.py", "shared/dokoro-server/src/dokoro_server/server.py"]
+    # Session hooks: on the store's own session factories, never on every SQLAlchemy Session.
+    global_hooks = {
+        path: lines
+        for path, text in sources.items()
+        if (lines := _calls(text, "(Session", "listen") + _calls(text, "(sessionmaker", "listen"))
+    }
+    assert global_hooks == {}
+
+
+def test_the_effect_scan_sees_the_calls() -> None:
+    source = "import gc\ngc.freeze()\nheap.install()\nevent.listen(Session, 'before_flush', f)\n"
+    assert _calls(source, "gc", "freeze") == [2]
+    assert _calls(source, "heap", "install") == [3]
+    assert _calls(source, "(Session", "listen") == [4]

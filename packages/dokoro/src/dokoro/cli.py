@@ -245,4 +245,7 @@ def token_revoke(token_id: Annotated[str, typer.Argument(help="Token id (tok_...
 
 def run() -> None:
     """Run the command line on ``sys.argv``."""
+    from dokoro_server.settings import quiet_third_parties
+
+    quiet_third_parties()
     app()

@@ -117,6 +117,12 @@ def serve(name: str, *registers: Register, settings: DokoroSettings | None = Non
     error reply (:mod:`dokoro_server.stdio`). The tools' schemas are kept between starts in
     ``.dokoro/cache/`` of the store folder (:class:`~dokoro_server.registration.ToolCache`).
     """
+    from dokoro_server import heap
+    from dokoro_server.settings import quiet_third_parties
+
+    # What this process changes for itself, here at its entry point and nowhere in the libraries.
+    quiet_third_parties()
+    heap.install()  # the process's long-lived heap kept out of the collector's full walks
     settings = settings or DokoroSettings()
     cwd = Path.cwd()
     opener = StoreOpener.for_settings(settings, cwd)
