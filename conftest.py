@@ -17,6 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Property tests check what holds for every input, not how fast one example runs: no per-example
+# deadline (hypothesis' default of 200 ms fails an example on a loaded machine), and no health check
+# that fails a test because generating its data was slow.
+settings.register_profile("dokoro", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("dokoro")
 
 
 @pytest.fixture(scope="session")

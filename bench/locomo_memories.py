@@ -38,8 +38,8 @@ from dokoro_store import Store
 from dokoro_store.retrieval import RetrievalConfig
 from dokoro_store.retrieval.fusion import DEFAULT_FUSION
 from dokoro_store.retrieval.rerank import FEATURES, WEIGHTS
-from dokoro_store.services import memory_recall
-from dokoro_store.services.memories import MemoryDraft
+from dokoro_store.services.memories import recall as memory_recall
+from dokoro_store.services.memories.service import MemoryDraft
 from locomo_retrieval import DATA, FOLDS, Row, Scores, evidence_of, report, score_list, turns_of
 
 

@@ -44,7 +44,7 @@ def _prepare(store_dir: Path, items: int, embedder: str) -> None:
     from dokoro_store import Store
     from dokoro_store.retrieval import RetrievalConfig
     from dokoro_store.retrieval.documents import NewDocument
-    from dokoro_store.services.memories import MemoryDraft
+    from dokoro_store.services.memories.service import MemoryDraft
 
     rng = random.Random(items)
     fill = _fill(items - 50, rng)  # the texts bench/scale.py embeds for a store of this size

@@ -32,7 +32,7 @@ from pathlib import Path
 from dokoro_store import Store
 from dokoro_store.models.memories import Memory as MemoryRow
 from dokoro_store.retrieval import RetrievalConfig
-from dokoro_store.services.memory_files import DEFAULT_SWEEP
+from dokoro_store.services.memories.files import DEFAULT_SWEEP
 from sqlalchemy import text
 
 TYPES = ("fact", "decision", "lesson", "rule", "preference", "reference", "episode")

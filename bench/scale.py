@@ -194,7 +194,7 @@ def _fill_store(where: Path, size: int, embedder: str, database_url: str | None)
     """Bulk-import the store of ``size`` memories at ``where`` and render its files; the fill's figures."""
     from dokoro_store import Store
     from dokoro_store.retrieval import RetrievalConfig
-    from dokoro_store.services.memories import MemoryDraft
+    from dokoro_store.services.memories.service import MemoryDraft
 
     rng = random.Random(size)
     fill = _fill(size - 50, rng)

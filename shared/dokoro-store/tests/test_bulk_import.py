@@ -18,8 +18,8 @@ from dokoro_store.models.memories import Memory as MemoryRow
 from dokoro_store.models.memories import MemoryEntity
 from dokoro_store.retrieval import RetrievalConfig
 from dokoro_store.retrieval.tables import chunks
-from dokoro_store.services.memories import MemoryDraft
-from dokoro_store.services.memory_rows import DOC_PREFIX
+from dokoro_store.services.memories.rows import DOC_PREFIX
+from dokoro_store.services.memories.service import MemoryDraft
 from sqlalchemy import func, select
 
 N = 300  # more than four indexing batches
@@ -159,7 +159,7 @@ def test_a_bulk_import_brings_the_planners_statistics_up_to_date(store: Store, m
     (at 10k memories: an exact scan of every memory's vector instead of the HNSW walk), until
     autovacuum got round to them. SQLite: no statistics are gathered (its plans assume none)."""
     from dokoro_store.retrieval import documents
-    from dokoro_store.services import memories
+    from dokoro_store.services.memories import service as memories
     from sqlalchemy import text
 
     monkeypatch.setattr(documents, "_OPTIMISE_AFTER", 100)  # "bulk" at test size

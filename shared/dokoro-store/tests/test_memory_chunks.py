@@ -1,4 +1,4 @@
-"""Recall's vector leg served from the memories' chunk vectors in memory (``services.memory_chunks``).
+"""Recall's vector leg served from the memories' chunk vectors in memory (``services.memories.chunks``).
 
 Its answer must be the vector engine's for the same scope, under every filter recall puts in the
 scope, and it must follow what this process and other processes write: a remember, a forget, a
@@ -20,8 +20,8 @@ from dokoro_store import FrozenClock, Store
 from dokoro_store.retrieval import RetrievalConfig
 from dokoro_store.retrieval.documents import NewDocument
 from dokoro_store.retrieval.scope import DocScope, MemoryScope
-from dokoro_store.services.memories import MemoryDraft
-from dokoro_store.services.memory_chunks import MemoryChunks
+from dokoro_store.services.memories.chunks import MemoryChunks
+from dokoro_store.services.memories.service import MemoryDraft
 
 WORDS = [
     "deploy", "rollback", "gateway", "payments", "ledger", "cache", "queue", "worker", "schedule", "invoice",
@@ -40,7 +40,7 @@ def memories(
 ) -> Iterator[Store]:
     """160 memories of four types, five entities and ages over a year (two of them deprecated, one long
     enough for several chunks) beside 40 pages, served from memory from 100 memories on."""
-    monkeypatch.setattr("dokoro_store.services.memory_chunks.SERVED_FROM", 100)
+    monkeypatch.setattr("dokoro_store.services.memories.chunks.SERVED_FROM", 100)
     config = RetrievalConfig(embedder="static")
     with Store.open(root, database_url=database_url, clock=clock, retrieval=config) as store:
         rng = random.Random(7)

@@ -1,6 +1,6 @@
 """The conflict gate: which pairs it shows, calibrated per embedder, and how it finds them at scale.
 
-The pairs below are the calibration set of ``services/memory_gate.py``'s thresholds: the same fact
+The pairs below are the calibration set of ``services/memories/gate.py``'s thresholds: the same fact
 restated in other words, two facts that contradict each other, and unrelated facts (some about the
 same entity). Every restatement and contradiction must be shown, no unrelated pair may be, with
 each embedder ``auto`` can resolve to offline (ONNX MiniLM, the static model, the hashing floor).
@@ -17,8 +17,8 @@ from dokoro_store import Store
 from dokoro_store.models.memories import Memory as MemoryRow
 from dokoro_store.models.memories import MemoryEntity
 from dokoro_store.retrieval import RetrievalConfig
-from dokoro_store.services.memories import MemoryDraft
-from dokoro_store.services.memory_gate import THRESHOLDS
+from dokoro_store.services.memories.gate import THRESHOLDS
+from dokoro_store.services.memories.service import MemoryDraft
 from sqlmodel import select
 
 # (kind, entities of the first, the first, entities of the second, the second)

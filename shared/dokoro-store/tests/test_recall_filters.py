@@ -16,7 +16,7 @@ from dokoro_store.retrieval import RetrievalConfig
 from dokoro_store.retrieval.documents import NewDocument
 from dokoro_store.retrieval.scope import DocScope, scoped_nearest
 from dokoro_store.retrieval.search import SEARCH_MODES
-from dokoro_store.services.memories import MemoryDraft
+from dokoro_store.services.memories.service import MemoryDraft
 
 QUERY = "payments gateway rollback deploy"
 

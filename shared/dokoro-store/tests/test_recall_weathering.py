@@ -1,5 +1,5 @@
 """The weathering rule of recall: recency and use break near-ties, never bury a clearly more
-relevant memory (services/memory_recall.py)."""
+relevant memory (services/memories/recall.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from dokoro_store import FrozenClock, Store
 from dokoro_store.models.memories import Memory as MemoryRow
 from dokoro_store.retrieval.rerank import RERANK_DEPTH
-from dokoro_store.services import memory_recall
-from dokoro_store.services.memory_recall import CHECKED_DEPTH, NEAR_TIE, weather
+from dokoro_store.services.memories import recall as memory_recall
+from dokoro_store.services.memories.recall import CHECKED_DEPTH, NEAR_TIE, weather
 
 
 def _row(clock: FrozenClock, *, age_days: float, recalls: int, last_use_days: float, trust: str) -> MemoryRow:

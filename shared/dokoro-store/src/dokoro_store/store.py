@@ -27,8 +27,8 @@ from dokoro_store.services.episodic import CompactionResult, EpisodicService
 from dokoro_store.services.feedback import FeedbackService
 from dokoro_store.services.feedback_log import FeedbackLog
 from dokoro_store.services.graph import DEFAULT_FUNCTIONAL_RELATION_TYPES, GraphService
-from dokoro_store.services.memories import MemoryService
-from dokoro_store.services.memory_chunks import MemoryChunks
+from dokoro_store.services.memories.chunks import MemoryChunks
+from dokoro_store.services.memories.service import MemoryService
 from dokoro_store.services.planning import PlanningService
 from dokoro_store.services.plans import PlanService
 from dokoro_store.services.questions import QuestionService

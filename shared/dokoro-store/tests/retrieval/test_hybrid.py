@@ -177,7 +177,7 @@ def test_quantile_from_top_reads_a_list_best_first():
 
 
 def test_recall_lifts_the_memory_beside_a_match_when_memories_come_in_a_thread(open_store):
-    from dokoro_store.services.memories import MemoryDraft
+    from dokoro_store.services.memories.service import MemoryDraft
 
     store = open_store()
     rows = store.memories.remember_many(

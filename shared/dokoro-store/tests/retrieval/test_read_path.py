@@ -20,7 +20,7 @@ from dokoro_store.retrieval.documents import NewDocument
 from dokoro_store.retrieval.fulltext import _sqlite_scoped_words
 from dokoro_store.retrieval.planner import plan_query
 from dokoro_store.retrieval.scope import DocScope, MemoryScope
-from dokoro_store.services.memories import MemoryDraft
+from dokoro_store.services.memories.service import MemoryDraft
 from sqlalchemy import event, text
 
 OpenStore = Callable[..., Store]

@@ -402,7 +402,7 @@ def _sweep(store: Store) -> list[Item]:
 
 
 def _memories(store: Store) -> list[Item]:
-    from dokoro_store.services.memories import MEMORY_TYPES
+    from dokoro_store.services.memories.service import MEMORY_TYPES
 
     items = []
     states = ("proposed", "active", "archived", "deprecated")

@@ -48,7 +48,7 @@ def memory_list(
 ) -> None:
     """List memories, newest first."""
     from dokoro_store.errors import InvalidArgumentError
-    from dokoro_store.services.memories import MEMORY_TYPES
+    from dokoro_store.services.memories.service import MEMORY_TYPES
 
     states = STATES if state == "all" else (state,)
     if state != "all" and state not in STATES:

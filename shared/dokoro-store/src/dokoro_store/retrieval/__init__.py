@@ -52,7 +52,7 @@ class Retrieval:
         self.docs = DocumentService(db, clock, self.embedder, self.vectors)
         self.summaries = SummaryVectors(db)
         self.markdown = WorkspaceIndex(paths, db, self.docs)
-        self.search = SearchService(db, self.embedder, self.docs, self.markdown, self.vectors)
+        self.search = SearchService(db, self.embedder, self.docs, self.markdown, self.vectors, clock)
 
     def _stamp(self) -> str | None:
         return self.docs.stamp()[0]

@@ -36,11 +36,13 @@ if TYPE_CHECKING:
     from dokoro_store.retrieval.fulltext import TextHit
     from dokoro_store.retrieval.vectors import VectorHit
 
-__all__ = ["Scored", "fuse_scores"]
+__all__ = ["AGREEMENT_PLACES", "Scored", "fuse_scores", "keep_agreement"]
 
 # Neighbours are fetched for this many of the best candidates (the rest cannot climb into a page).
 _EXPAND = 40
 _FEEDBACK_DOCS = 3  # pseudo-relevance feedback reads this many of the best candidates
+# A document both legs rank first stays within this many places of the top (:func:`keep_agreement`).
+AGREEMENT_PLACES = 3
 
 
 @dataclass
@@ -177,3 +179,28 @@ def _vector_scores(
     for doc_id, value in scaled.items():
         scored[doc_id].vector = value
     return vectors
+
+
+def keep_agreement(ranked: list[Scored], places: int = AGREEMENT_PLACES) -> list[Scored]:
+    """The ranking with the document both legs rank first (full text #1 and vectors #1) within the
+    top ``places``: **a boost never buries agreement.**
+
+    The boosts (the graph's lift of documents linked to entities named in the query, the thread
+    neighbours' lift, the re-ranker's features) each add to a document's score on evidence weaker
+    than two independent legs agreeing on their best answer. Added together they may still lift
+    two other documents above it, reordering the top, but not more: when it has fallen below
+    place ``places`` it is put back at that place, scored between its new neighbours so scores
+    still fall with rank. Nothing else moves relative to the others. Without such a document (the
+    legs disagree, or one found nothing) the ranking is returned unchanged.
+    """
+    at = next((i for i, s in enumerate(ranked) if s.text_rank == 0 and s.vector_rank == 0), None)
+    if at is None or at < places:
+        return ranked
+    agreed = ranked[at]
+    out = ranked[:at] + ranked[at + 1 :]
+    slot = places - 1  # 0-based: the last of the top places
+    below = out[slot].score  # the document it goes above (there is one: it was below place ``places``)
+    above = out[slot - 1].score if slot > 0 else below + 2e-6
+    agreed.score = (above + below) / 2
+    out.insert(slot, agreed)
+    return out

@@ -20,11 +20,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from sqlalchemy.exc import SQLAlchemyError
 
+from dokoro_store.clock import Clock
 from dokoro_store.db.engine import Database
 from dokoro_store.errors import DokoroError, EmbedderMismatchError, EmbedderUnavailableError, InvalidArgumentError
 from dokoro_store.results.search import (
@@ -47,10 +49,11 @@ from dokoro_store.retrieval.fusion import (
     reciprocal_rank_fusion,
 )
 from dokoro_store.retrieval.hits import build_hits
-from dokoro_store.retrieval.hybrid import Scored, fuse_scores
+from dokoro_store.retrieval.hybrid import Scored, fuse_scores, keep_agreement
+from dokoro_store.retrieval.lifecycle import demote_retired
 from dokoro_store.retrieval.neighbours import StoredVectors
 from dokoro_store.retrieval.planner import PlannedQuery, plan_query
-from dokoro_store.retrieval.rerank import RERANKER_LABEL, rerank
+from dokoro_store.retrieval.rerank import RERANK_DEPTH, RERANKER_LABEL, rerank
 from dokoro_store.retrieval.scope import DocScope
 from dokoro_store.retrieval.vectors import VectorHit, VectorIndex
 from dokoro_store.retrieval.workspace_index import ReconcileReport, WorkspaceIndex
@@ -69,7 +72,7 @@ GraphSignal = Callable[[str, int], Sequence[Any]]
 
 
 class ScopedVectors(Protocol):
-    """A vector leg for some scopes (recall's, on a large store: ``services.memory_chunks``)."""
+    """A vector leg for some scopes (recall's, on a large store: ``services.memories.chunks``)."""
 
     def search(self, vector: Any, embedder: str, k: int, scope: DocScope) -> list[VectorHit] | None:
         """The engine's answer for ``scope``, or None when the engine should answer."""
@@ -120,6 +123,7 @@ class Ranked:
     _vector_by_doc: dict[str, VectorHit]
     _graph_by_doc: dict[str, Any]
     _lifted: dict[str, str] | None
+    retired: dict[str, str] = field(default_factory=dict)  # retired memories' documents → their state in words
 
     @property
     def scores(self) -> list[tuple[str, float]]:
@@ -137,7 +141,12 @@ class Ranked:
             self._vector_by_doc,
             self._graph_by_doc,
             self._lifted,
+            self.retired,
         )
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
 
 
 class SearchService:
@@ -148,8 +157,10 @@ class SearchService:
         docs: DocumentService,
         workspace: WorkspaceIndex,
         vectors: Callable[[], VectorIndex],
+        clock: Clock | None = None,
     ) -> None:
         self._db = db
+        self._clock = clock  # for the expiry of memories (``valid_until``); None: the system's UTC clock
         self._embedder = embedder
         self._docs = docs
         self._workspace = workspace
@@ -158,7 +169,7 @@ class SearchService:
         # Set by the store: lifts documents linked to entities named in the query (hybrid mode).
         self.graph_signal: GraphSignal | None = None
         # Set by the store: answers the vector leg of a search over the memories (recall) instead of
-        # the engine when it can (``services.memory_chunks``).
+        # the engine when it can (``services.memories.chunks``).
         self.scoped_vectors: ScopedVectors | None = None
 
     # ------------------------------------------------------------------ keeping in step
@@ -246,6 +257,9 @@ class SearchService:
                     weights=settings.rerank_weights,
                     depth=settings.rerank_depth,
                 )
+            fused_docs = keep_agreement(fused_docs)
+            retired = self._retired([s.doc_id for s in fused_docs[: max(limit, RERANK_DEPTH)]])
+            fused_docs = demote_retired(fused_docs, lambda s: s.doc_id, retired)
             top = [
                 Fused(s.doc_id, s.score, (s.text_rank, s.vector_rank, None if not s.graph else 0))
                 for s in fused_docs[:limit]
@@ -262,9 +276,17 @@ class SearchService:
                 [h.doc_id for h in legs.vector_hits],
                 [g.doc_id for g in legs.graph_hits],
             ]
-            top = reciprocal_rank_fusion(ranked, RRF_K)[:limit]
+            fused = reciprocal_rank_fusion(ranked, RRF_K)
+            retired = self._retired([f.key for f in fused[: max(limit, RERANK_DEPTH)]])
+            top = demote_retired(fused, lambda f: f.key, retired)[:limit]
             vector_by_doc = {h.doc_id: h for h in legs.vector_hits}
-        return Ranked(self._db, legs, top, text_by_doc, vector_by_doc, graph_by_doc, lifted)
+        return Ranked(self._db, legs, top, text_by_doc, vector_by_doc, graph_by_doc, lifted, retired)
+
+    def _retired(self, doc_ids: Sequence[str]) -> dict[str, str]:
+        """The retired memories among ``doc_ids`` (:mod:`.lifecycle`), in words."""
+        from dokoro_store.retrieval.lifecycle import retired
+
+        return retired(self._db, doc_ids, self._clock.now() if self._clock is not None else _utc_now())
 
     def candidates(self, query: str, fusion: FusionSettings | None = None) -> tuple[PlannedQuery, list[Scored]]:
         """The fused hybrid candidates before the second stage, best first (fitting the re-ranker)."""
@@ -433,11 +455,29 @@ class SearchService:
             total_chunks=stats.chunks,
         )
 
-    def index_content(self, doc_id: str, content: str, title: str = "Untitled") -> IndexContentResult:
-        """Save ``content`` under ``doc_id`` and index it now."""
-        report = self._docs.index_content(doc_id, content, title)
+    def index_content(
+        self,
+        doc_id: str,
+        content: str,
+        title: str = "Untitled",
+        *,
+        thread: str | None = None,
+        at: str | None = None,
+    ) -> IndexContentResult:
+        """Save ``content`` under ``doc_id`` and index it now; ``thread`` and ``at`` (ISO time it was
+        written) place it among its conversation's or session's texts, whose neighbours search lifts."""
+        from dokoro_store.clock import parse_iso
+
+        try:
+            written = parse_iso(at) if at is not None and at.strip() else None
+        except ValueError as exc:
+            raise InvalidArgumentError(f"at: {exc}") from None
+        report = self._docs.index_content(doc_id, content, title, thread=thread, at=written)
+        place = report.thread_place
         return IndexContentResult(
             doc_id=validate_doc_id(doc_id),
+            thread=place[0] if place else None,
+            thread_pos=place[1] if place else None,
             chunks=report.chunks,
             tokens=report.tokens,
             vectors=report.vectors,
@@ -485,6 +525,14 @@ class SearchService:
             from dokoro_store.retrieval.documents import mismatch_message
 
             message = mismatch_message(stats.stamp, embedder.id)
+        in_engine = engine.count()
+        missing = None
+        if stats.vectors > in_engine:
+            missing = (
+                f"The vector engine ({engine.engine}) holds {in_engine} of the {stats.vectors} stored vectors, so "
+                "search by meaning misses the documents of the others (its files were removed, or it fell behind). "
+                "Rebuild it with search_reindex full=true (or `dokoro reindex --full`)."
+            )
         return SearchStatusResult(
             embedder_choice=embedder.choice,
             embedder_kind=embedder.kind,
@@ -502,8 +550,9 @@ class SearchService:
             pending_docs=stats.pending_docs,
             chunks=stats.chunks,
             vectors=stats.vectors,
-            engine_vectors=engine.count(),
+            engine_vectors=in_engine,
             tokens=stats.tokens,
             index_stamp=stats.stamp,
             stamp_mismatch=message,
+            vectors_missing=missing,
         )

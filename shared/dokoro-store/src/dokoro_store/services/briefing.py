@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from dokoro_store.clock import iso
 from dokoro_store.errors import InvalidArgumentError
 from dokoro_store.results.memories import BriefingSummary, Memory
-from dokoro_store.services.memory_gate import text_similarity
+from dokoro_store.services.memories.gate import text_similarity
 
 if TYPE_CHECKING:
     from dokoro_store.store import Store

@@ -19,7 +19,7 @@ matrix-vector product (0.3 ms at 10k, a few ms at 100k) that also hands the gate
 cosine. The price is memory: 4 × dim bytes per active memory (100k × 384 → 154 MB of RSS per agent
 process), held only once a store has more active memories than the gate compares one by one.
 
-Recall's vector leg keeps its own matrix (``memory_chunks.py``): one row per *chunk* of every
+Recall's vector leg keeps its own matrix (``chunks.py``): one row per *chunk* of every
 memory, whatever its state, since recall returns chunk hits and filters by state. The gate's mean
 cosine could be read from it (the sum of a memory's chunk cosines over the norm of the sum of its
 chunk vectors) but not bit for bit — the gate's thresholds are calibrated on these numbers — so the
@@ -38,7 +38,7 @@ from dokoro_store.db.engine import Database
 from dokoro_store.models.memories import Memory as MemoryRow
 from dokoro_store.retrieval.embedders import products
 from dokoro_store.retrieval.tables import chunks, doc_vectors, stamped_with
-from dokoro_store.services.memory_rows import DOC_END, DOC_PREFIX, doc_hash
+from dokoro_store.services.memories.rows import DOC_END, DOC_PREFIX, doc_hash
 
 if TYPE_CHECKING:
     import numpy as np

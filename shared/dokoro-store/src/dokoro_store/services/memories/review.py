@@ -22,7 +22,7 @@ from dokoro_store.errors import ConflictError, NotFoundError
 from dokoro_store.models.memories import Memory as MemoryRow
 from dokoro_store.results.memories import Memory
 from dokoro_store.results.memory_files import Reviewed
-from dokoro_store.services.memory_rows import memory_result
+from dokoro_store.services.memories.rows import memory_result
 
 __all__ = ["PROPOSED", "MemoryReview", "initial_state"]
 

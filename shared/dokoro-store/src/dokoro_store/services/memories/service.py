@@ -6,13 +6,13 @@ document index (full text, vectors and entity graph come with it). Its lifecycle
     active ──superseded──▶ archived ──forget(reason)──▶ deprecated
        └──────────────forget(reason)───────────────────▲     forget(purge, confirm) removes it
 
-**Conflict gate** (:mod:`.memory_gate`). A new memory with close neighbours (a shared entity
+**Conflict gate** (:mod:`.gate`). A new memory with close neighbours (a shared entity
 and similar text, or very similar text) is stored, but nothing is overwritten: the answer
 carries each neighbour with the material to judge it (shared entities, similarity, time gap,
 whether "latest wins" is safe) and the agent gives a verdict with :meth:`MemoryService.verdict`.
 Each pair is shown once.
 
-**Weathering** (:mod:`.memory_recall`). Recall ranks by relevance × trust × state; freshness and
+**Weathering** (:mod:`.recall`). Recall ranks by relevance × trust × state; freshness and
 use (every recall counts as one) break near-ties only, never burying a clearly more relevant
 memory. Nothing is deleted.
 """
@@ -58,11 +58,11 @@ from dokoro_store.results.memories import (
 )
 from dokoro_store.results.memory_files import MemoryReindex, Reviewed
 from dokoro_store.secrets import redact_all, redact_value
-from dokoro_store.services.memory_files import DEFAULT_RENDER_BATCH, DEFAULT_SWEEP, MemoryFiles
-from dokoro_store.services.memory_gate import ConflictGate, pair_hash, sync_entities, text_similarity
-from dokoro_store.services.memory_recall import MemoryRecall
-from dokoro_store.services.memory_review import PROPOSED, MemoryReview, initial_state
-from dokoro_store.services.memory_rows import (
+from dokoro_store.services.memories.files import DEFAULT_RENDER_BATCH, DEFAULT_SWEEP, MemoryFiles
+from dokoro_store.services.memories.gate import ConflictGate, pair_hash, sync_entities, text_similarity
+from dokoro_store.services.memories.recall import MemoryRecall
+from dokoro_store.services.memories.review import PROPOSED, MemoryReview, initial_state
+from dokoro_store.services.memories.rows import (
     DOC_PREFIX,
     DOC_TYPE,
     MEMORY_TYPES,
@@ -73,7 +73,7 @@ from dokoro_store.services.memory_rows import (
     memory_result,
     parse_time,
 )
-from dokoro_store.services.memory_status import StatusReport, UnresolvedPair, memory_status
+from dokoro_store.services.memories.status import StatusReport, UnresolvedPair, memory_status
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -134,8 +134,8 @@ class MemoryService:
         render_batch: int = DEFAULT_RENDER_BATCH,
     ) -> None:
         """``paths``: the workspace folder, whose ``memories/`` holds the memories as markdown files
-        (:mod:`.memory_files`; none without it). ``review``: agents' inferences wait for a person
-        (:mod:`.memory_review`). ``sweep``: files stat-ed per call for in-place edits;
+        (:mod:`.files`; none without it). ``review``: agents' inferences wait for a person
+        (:mod:`.review`). ``sweep``: files stat-ed per call for in-place edits;
         ``render_batch``: rows changed elsewhere rendered per call at most."""
         self._db = db
         self._clock = clock
@@ -603,7 +603,7 @@ class MemoryService:
         reconcile: bool = True,
     ) -> list[RecallHit]:
         """Memories for ``query``, weathered, filtered; every returned hit counts as a use
-        (see :class:`~dokoro_store.services.memory_recall.MemoryRecall`). ``reconcile=False``:
+        (see :class:`~dokoro_store.services.memories.recall.MemoryRecall`). ``reconcile=False``:
         the caller has just reconciled the memory files (:meth:`sync_files`)."""
         if reconcile:
             self._sync()
@@ -652,7 +652,7 @@ class MemoryService:
 
     # ------------------------------------------------------------------ review queue
     def pending_review(self) -> list[Memory]:
-        """Proposed memories waiting for a person (see :mod:`.memory_review`)."""
+        """Proposed memories waiting for a person (see :mod:`.review`)."""
         self._sync()
         return self.review.pending()
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dokoro_store.files import atomic_write_text
-from dokoro_store.services.memory_rows import canonical_entities
+from dokoro_store.services.memories.rows import canonical_entities
 
 __all__ = ["DICTIONARY_FILE", "STARTER", "EntityDictionary", "parse_dictionary"]
 

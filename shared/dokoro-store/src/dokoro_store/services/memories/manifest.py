@@ -6,7 +6,7 @@ machine's files say nothing about another's. It is a cache: deleted, it is rebui
 memory call by comparing each file with its row (equal files are adopted as they are).
 
 For every file: the memory it holds, its stat (modification time in ns, size), the digest of
-the fields it showed when last in step with its row (:func:`~.memory_markdown.fields_digest`)
+the fields it showed when last in step with its row (:func:`~.markdown.fields_digest`)
 and the row's change number (``rev``) then. A file a person deleted stays as a *tombstone*
 (no stat), so its memory is not rendered again until the memory changes. A file that holds no
 memory (an unreadable file, a copy) is *ignored* until its stat changes, with a note saying why.

@@ -12,7 +12,7 @@ chunks), without LanceDB's query and the SQL check of its hits' scope (24 ms of 
 Below :data:`SERVED_FROM` the engine answers (an exact scan in memory below its own threshold), and no
 matrix is held.
 
-Kept in step as :class:`~dokoro_store.services.memory_vectors.ActiveVectors` is: built once per
+Kept in step as :class:`~dokoro_store.services.memories.vectors.ActiveVectors` is: built once per
 process (one read of the memories and their chunks), then each search reads the memories whose
 change number (``rev``, migration 0019) is above the last one seen and reads their rows and chunks
 again — another process's remember, forget or edit is seen on the next search. Two writes leave no
@@ -45,7 +45,7 @@ from dokoro_store.retrieval.embedders import products
 from dokoro_store.retrieval.scope import among
 from dokoro_store.retrieval.tables import chunks, doc_vectors, stamped_with
 from dokoro_store.retrieval.vectors import VectorHit
-from dokoro_store.services.memory_rows import DOC_END, DOC_PREFIX, DOC_TYPE, doc_hash
+from dokoro_store.services.memories.rows import DOC_END, DOC_PREFIX, DOC_TYPE, doc_hash
 
 if TYPE_CHECKING:
     from dokoro_store.retrieval.scope import DocScope, MemoryScope

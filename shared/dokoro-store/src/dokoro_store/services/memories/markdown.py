@@ -35,7 +35,7 @@ from typing import Any
 from dokoro_store import frontmatter  # split() only: the block is rendered here, plainer
 from dokoro_store.clock import iso, parse_iso
 from dokoro_store.models.memories import Memory as MemoryRow
-from dokoro_store.services.memory_rows import MEMORY_TYPES, STATES, TRUST_LEVELS
+from dokoro_store.services.memories.rows import MEMORY_TYPES, STATES, TRUST_LEVELS
 
 __all__ = [
     "CONTENT_FIELDS",

@@ -16,7 +16,7 @@ from dokoro_store.db.engine import Database
 from dokoro_store.models.memories import Memory as MemoryRow
 from dokoro_store.models.memories import MemoryConflict
 from dokoro_store.results.memories import Memory, MemoryStatus
-from dokoro_store.services.memory_rows import DOC_PREFIX, memory_result
+from dokoro_store.services.memories.rows import DOC_PREFIX, memory_result
 
 if TYPE_CHECKING:
     from dokoro_store.retrieval.documents import DocumentService

@@ -1,12 +1,12 @@
 """Memories as markdown files a person can read, edit and keep in git; the database stays the truth.
 
-Every memory is rendered to ``memories/<type>/<id>-<slug>.md`` (:mod:`.memory_markdown`) in the
+Every memory is rendered to ``memories/<type>/<id>-<slug>.md`` (:mod:`.markdown`) in the
 workspace folder, written atomically. No daemon: :meth:`MemoryFiles.sync` runs at the start of
 every memory call and brings files and rows in step, in both directions.
 
 **Rows → files.** Database triggers give a memory a new change number (``rev``) whenever
 something its file shows changes (migration 0017). The folder's manifest
-(:mod:`.memory_manifest`) keeps the highest number it rendered; each sync renders the rows
+(:mod:`.manifest`) keeps the highest number it rendered; each sync renders the rows
 above it, and only those (at most ``render_batch`` of them per call, oldest first: a store
 upgraded with many memories is rendered over its first calls, or at once by ``dokoro memory
 reindex``). That is how a folder learns of memories written by other processes,
@@ -42,7 +42,7 @@ stat changed is read; only a file whose fields changed is acted on:
 - a file that cannot be read is reported and left alone (its memory is not rendered over it)
   until it is fixed.
 
-``memories/dictionary.md`` (:mod:`.memory_dictionary`) is re-read when its stat changes.
+``memories/dictionary.md`` (:mod:`.dictionary`) is re-read when its stat changes.
 """
 
 from __future__ import annotations
@@ -71,10 +71,10 @@ from dokoro_store.paths import StorePaths
 from dokoro_store.results.memories import CloseMemory, FileChange, FileProblem, FilesSync
 from dokoro_store.results.memory_files import MemoryReindex
 from dokoro_store.secrets import redact_all
-from dokoro_store.services.memory_dictionary import DICTIONARY_FILE, EntityDictionary
-from dokoro_store.services.memory_gate import pair_hash, replace_entities, sync_entities, text_similarity
-from dokoro_store.services.memory_manifest import FileEntry, Manifest, ManifestFile
-from dokoro_store.services.memory_markdown import (
+from dokoro_store.services.memories.dictionary import DICTIONARY_FILE, EntityDictionary
+from dokoro_store.services.memories.gate import pair_hash, replace_entities, sync_entities, text_similarity
+from dokoro_store.services.memories.manifest import FileEntry, Manifest, ManifestFile
+from dokoro_store.services.memories.markdown import (
     MEMORIES_DIR,
     MemoryFields,
     UnparseableFile,
@@ -87,7 +87,7 @@ from dokoro_store.services.memory_markdown import (
 
 if TYPE_CHECKING:
     from dokoro_store.retrieval.documents import Progress
-    from dokoro_store.services.memory_gate import ConflictGate
+    from dokoro_store.services.memories.gate import ConflictGate
 
 __all__ = ["DEFAULT_RENDER_BATCH", "DEFAULT_SWEEP", "MemoryFiles", "new_memory_id"]
 

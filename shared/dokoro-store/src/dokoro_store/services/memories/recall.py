@@ -33,7 +33,7 @@ from dokoro_store.db.engine import Database
 from dokoro_store.errors import InvalidArgumentError
 from dokoro_store.models.memories import Memory as MemoryRow
 from dokoro_store.results.memories import RecallHit
-from dokoro_store.services.memory_rows import (
+from dokoro_store.services.memories.rows import (
     DOC_PREFIX,
     DOC_TYPE,
     MEMORY_TYPES,

@@ -4,7 +4,7 @@ needs to judge the pair.
 Candidates, in O(k) whatever the size of the store:
 
 - the nearest active memories by vector: an exact scan of a per-process matrix of the active
-  memories' vectors (:mod:`.memory_vectors`, kept in step by the memories' change numbers),
+  memories' vectors (:mod:`.vectors`, kept in step by the memories' change numbers),
   seeded with the new memory's own stored vector: only memories are compared (the vector
   engine holds every document), and the scan hands back every candidate's cosine; on a store of
   few active memories, simply all of them;
@@ -44,12 +44,12 @@ from dokoro_store.errors import DokoroError
 from dokoro_store.models.memories import Memory as MemoryRow
 from dokoro_store.models.memories import MemoryConflict, MemoryEntity
 from dokoro_store.results.memories import CloseMemory
-from dokoro_store.services.memory_rows import DOC_PREFIX, days, memory_result
+from dokoro_store.services.memories.rows import DOC_PREFIX, days, memory_result
 
 if TYPE_CHECKING:
     from dokoro_store.retrieval.documents import DocumentService
     from dokoro_store.retrieval.search import SearchService
-    from dokoro_store.services.memory_vectors import ActiveVectors
+    from dokoro_store.services.memories.vectors import ActiveVectors
 
 __all__ = [
     "LEXICAL_ALONE",
@@ -356,7 +356,7 @@ class ConflictGate:
     def _nearest(self, memory: MemoryRow, embedder: str, query: Any) -> dict[str, float | None]:
         """The active memories nearest ``query`` with their cosines when known: all of them on a
         small store (cosines read later), else the ``_KNN`` nearest by an exact scan of the active
-        memories' vectors (:mod:`.memory_vectors`)."""
+        memories' vectors (:mod:`.vectors`)."""
         if not self._large:
             with self._db.read() as session:
                 # How many active memories, up to one past twice the limit (a count of them all
@@ -371,7 +371,7 @@ class ConflictGate:
                     ).scalars()
                     return {str(x): None for x in everyone}
         if self._active is None:
-            from dokoro_store.services.memory_vectors import ActiveVectors
+            from dokoro_store.services.memories.vectors import ActiveVectors
 
             self._active = ActiveVectors(self._db)
         return dict(self._active.nearest(query, embedder, _KNN, exclude=memory.id))
