@@ -170,6 +170,50 @@ def test_no_server_depends_on_another_server_even_for_its_tests() -> None:
     assert breaches == []
 
 
+# Workspace members that only dokoro's own development uses (the root `dev` dependency group).
+DEV_ONLY = {"dokoro-testkit"}
+
+
+def _members() -> dict[str, dict[str, object]]:
+    """Every workspace member's pyproject, by distribution name."""
+    import tomllib
+
+    found = {}
+    for pyproject in sorted(ROOT.glob("*/*/pyproject.toml")):
+        if pyproject.parent.parent.name in ("shared", "servers", "packages"):
+            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+            found[data["project"]["name"]] = data
+    return found
+
+
+def test_no_runtime_package_registers_a_pytest_plugin_or_needs_the_testkit() -> None:
+    """A ``pytest11`` entry point in a package a user installs loads its fixtures into every pytest
+    run of every project where dokoro is installed (names such as ``root``, ``store``, ``client``).
+    dokoro's fixtures live in the dev-only ``dokoro-testkit``, enabled by the root conftest.py."""
+    import tomllib
+
+    members = _members()
+    assert {"dokoro", "dokoro-store", "dokoro-server", "dokoro-core"} | DEV_ONLY <= set(members)
+    breaches = []
+    for dist, data in members.items():
+        project = data["project"]
+        assert isinstance(project, dict)
+        if dist in DEV_ONLY:
+            continue
+        if "pytest11" in project.get("entry-points", {}):
+            breaches.append(f"{dist} registers a pytest11 entry point")
+        requirements = list(project.get("dependencies", []))
+        for extra in project.get("optional-dependencies", {}).values():
+            requirements += extra
+        breaches += [f"{dist} requires {r}" for r in requirements if _requirement_name(r) in DEV_ONLY]
+    assert breaches == []
+    root = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert not {_requirement_name(r) for r in root["project"]["dependencies"]} & DEV_ONLY
+    assert {_requirement_name(r) for r in root["dependency-groups"]["dev"]} >= DEV_ONLY
+    conftest = (ROOT / "conftest.py").read_text(encoding="utf-8")
+    assert 'pytest_plugins = ["dokoro_testkit.fixtures"]' in conftest
+
+
 def _requirement_name(requirement: str) -> str:
     """The distribution a PEP 508 requirement names, normalised (``dokoro-store[onnx]>=1`` → ``dokoro-store``)."""
     import re

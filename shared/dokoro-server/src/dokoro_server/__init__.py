@@ -10,8 +10,9 @@ Servers depend on ``dokoro-store`` and this package only; no server imports anot
 - :mod:`~dokoro_server.registration`: ``ToolSpec`` and ``add_tools``;
 - :mod:`~dokoro_server.resources`: ``ResourceSpec``/``TemplateSpec``/``PromptSpec``, ``add_resources``, ``add_prompts``;
 - :mod:`~dokoro_server.results` and :mod:`~dokoro_server.notices`: what tools return;
-- :mod:`~dokoro_server.server`: ``build_server`` and ``serve``;
-- :mod:`~dokoro_server.testing`: the pytest plugin of every server's tests.
+- :mod:`~dokoro_server.server`: ``build_server`` and ``serve``.
+
+The fixtures of the servers' tests are in ``dokoro-testkit``, a development dependency only.
 """
 
 from dokoro_server.app import AppState, StoreOpener, open_store, open_store_or_exit, state

@@ -100,6 +100,12 @@ def _noticed(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         if "redacted" not in said.lower():
             kinds = ", ".join(dict.fromkeys(found))
             outcome.content.append(TextContent(type="text", text=f"🔒 secrets redacted before storing ({kinds})"))
+    if isinstance(outcome, CallToolResult) and not outcome.is_error:
+        from dokoro_store.announcements import take_announcements
+
+        # Said once: a store converted from the original dokoro on this process's open.
+        for text in take_announcements():
+            outcome.content.append(TextContent(type="text", text=text))
     return outcome
 
 

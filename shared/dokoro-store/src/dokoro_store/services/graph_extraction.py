@@ -303,9 +303,12 @@ class GraphExtraction:
         if marked is not None:
             self.complete_pending()
 
-    def close(self) -> None:
-        """Extract what is still marked (the store is closing) and stop the background step."""
+    def close(self, *, finish: bool = True) -> None:
+        """Stop the background step and (``finish``) extract what is still marked; unfinished, the
+        marks stay in the database and the next process or graph read completes them."""
         self._step.close()
+        if not finish:
+            return
         try:
             self.complete_pending()
         except Exception:  # closing: the marks stay in the database, the next process completes them
