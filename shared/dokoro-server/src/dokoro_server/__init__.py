@@ -11,7 +11,9 @@ Servers depend on ``dokoro-store`` and this package only; no server imports anot
 - :mod:`~dokoro_server.resources`: ``ResourceSpec``/``TemplateSpec``/``PromptSpec``, ``add_resources``, ``add_prompts``;
 - :mod:`~dokoro_server.results` and :mod:`~dokoro_server.notices`: what tools return;
 - :mod:`~dokoro_server.server`: ``build_server`` and ``serve``;
-- :mod:`~dokoro_server.testing`: the pytest plugin of every server's tests.
+- :mod:`~dokoro_server.entry`: what a server script does with ``--help``, ``--version`` and a terminal.
+
+The fixtures of the servers' tests are in ``dokoro-testkit``, a development dependency only.
 
 Names are resolved on first use (PEP 562), as in ``dokoro_store``: a command that needs only the
 settings and the store (``dokoro rules``) never imports the MCP SDK.

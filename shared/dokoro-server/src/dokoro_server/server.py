@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.subscriptions import InMemorySubscriptionBus
 
 from dokoro_server.app import AppState, StoreOpener, store_root
 from dokoro_server.capture import capture_middleware
 from dokoro_server.lifespan import app_lifespan, store_middleware
-from dokoro_server.registration import ToolCache
+from dokoro_server.registration import DokoroServer, ToolCache
 from dokoro_server.resources import ResourceUpdates
 from dokoro_server.settings import DokoroSettings
 
@@ -61,9 +62,10 @@ def build_server(
     authentication (shared HTTP server); ``clock`` replaces the real UTC clock of the store
     (for tests).
     """
-    updates = ResourceUpdates()
+    bus = InMemorySubscriptionBus()
+    updates = ResourceUpdates(bus)
     with _plain_logging():
-        mcp = MCPServer(
+        mcp = DokoroServer(
             name,
             version=VERSION,
             instructions=instructions,
@@ -72,6 +74,7 @@ def build_server(
             middleware=[store_middleware(), capture_middleware(), updates.middleware()],
             token_verifier=token_verifier,
             auth=auth,
+            subscriptions=bus,
         )
     updates.bind(mcp)
     return mcp
@@ -145,9 +148,14 @@ def serve(
     instead of waiting for a client, unless ``explicit`` (``dokoro serve``: asked for by name).
     Ctrl-C ends it quietly (status 130).
     """
+    from dokoro_server import heap
     from dokoro_server.entry import check_invocation
+    from dokoro_server.settings import quiet_third_parties
 
     check_invocation(name, sys.argv[1:] if argv is None else argv, explicit=explicit)
+    # What this process changes for itself, here at its entry point and nowhere in the libraries.
+    quiet_third_parties()
+    heap.install()  # the process's long-lived heap kept out of the collector's full walks
     settings = settings or DokoroSettings()
     cwd = Path.cwd()
     opener = StoreOpener.for_settings(settings, cwd)

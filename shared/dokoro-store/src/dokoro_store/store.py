@@ -6,6 +6,7 @@ import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sqlalchemy.exc import OperationalError
 
@@ -15,6 +16,9 @@ from dokoro_store.db.engine import Database
 from dokoro_store.db.migrate import current_heads, upgrade
 from dokoro_store.errors import StoreUnavailableError
 from dokoro_store.paths import StorePaths, unusable_folder
+
+if TYPE_CHECKING:
+    from dokoro_store.original import MoveIn
 from dokoro_store.retrieval import Retrieval, RetrievalConfig
 from dokoro_store.services.analytics import AnalyticsService
 from dokoro_store.services.archive import ArchiveService
@@ -155,6 +159,8 @@ class Store:
         self.recovered: list[CompactionResult] = []
         # The schema revisions found when the store was opened, before any upgrade.
         self.schema_before: frozenset[str] = frozenset()
+        # What opening it moved in from a store of the original dokoro (converted on this open).
+        self.moved_in: MoveIn | None = None
 
     @classmethod
     def open(
@@ -177,8 +183,25 @@ class Store:
         ``memory_review``: memories agents infer wait as ``proposed`` for a person's approval.
         """
         paths = StorePaths(root.expanduser().resolve())
+        clock = clock or Clock()
+        moved_in = None
         try:
             paths.root.mkdir(parents=True, exist_ok=True)
+            if database_url is None:
+                # A store the original TypeScript dokoro wrote: backed up, converted, verified, once.
+                from dokoro_store.original import convert_in_place
+
+                moved_in = convert_in_place(paths, clock.now())
+            elif paths.sqlite_file.is_file():
+                from dokoro_store.original import is_original_database
+
+                if is_original_database(paths.sqlite_file):
+                    log.warning(
+                        "dokoro: %s holds a store of the original dokoro; this process uses the database of "
+                        "DOKORO_DATABASE_URL. Bring its history there with `dokoro migrate --from-original %s`",
+                        paths.root,
+                        paths.root,
+                    )
             db = (
                 Database.open_url(database_url, paths.db_dir)
                 if database_url
@@ -189,8 +212,9 @@ class Store:
         try:
             schema_before = current_heads(db)
             upgrade(db)
-            store = cls(paths, db, clock or Clock(), functional_relation_types, retrieval, memory_review)
+            store = cls(paths, db, clock, functional_relation_types, retrieval, memory_review)
             store.schema_before = schema_before
+            store.moved_in = moved_in
             store.recovered = store.episodic.recover()
         except OSError as exc:
             db.dispose()
