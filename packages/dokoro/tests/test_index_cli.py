@@ -15,6 +15,7 @@ runner = CliRunner()
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
     root = tmp_path / "dokoro"
+    Store.open(root).close()  # a store: only `dokoro init` and the servers make one
     (root / "decisions").mkdir(parents=True)
     (root / "decisions" / "adr-1.md").write_text("---\ntitle: Use JWT\n---\nJWT for the API.\n")
     (root / "notes.md").write_text("# Notes\nloose notes\n")

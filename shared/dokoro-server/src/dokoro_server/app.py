@@ -87,7 +87,8 @@ class StoreOpener:
 
     def _run(self) -> None:
         from dokoro_store.errors import DokoroError
-        from dokoro_store.heap import settle
+
+        from dokoro_server.heap import store_opened
 
         try:
             opened = self._open()
@@ -100,8 +101,9 @@ class StoreOpener:
                     opened.close(finish=False)
                 return
             # The process's long-lived heap (store, models, embedder) out of the cyclic collector's
-            # full walks, each of which stalled a call by 100-290 ms (dokoro_store/heap.py).
-            settle("store-open")
+            # full walks, each of which stalled a call by 100-290 ms (dokoro_server/heap.py; only
+            # once the entry point installed it).
+            store_opened()
         except DokoroError as exc:
             self._error = exc
             print(f"dokoro: {exc}", file=sys.stderr, flush=True)

@@ -85,7 +85,6 @@ class ScopedVectors(Protocol):
 
 SEARCH_MODES: tuple[SearchMode, ...] = ("hybrid", "keyword", "semantic")
 MAX_LIMIT = 100
-_UBIQUITOUS_SHARE = 0.5  # a query term in more than half the documents (a speaker's name) says nothing
 
 
 @dataclass
@@ -210,8 +209,9 @@ class SearchService:
         Hybrid mode fuses the legs' scores (:mod:`.hybrid`): full text, vectors, the neighbours of
         thread entries and, unless ``graph`` is False, the documents the entity graph links to
         entities named in the query; then re-ranks the best (:mod:`.rerank`). ``fusion`` overrides
-        the tuned settings (benchmarks only). ``scope`` restricts the documents: a condition of every
-        leg (:mod:`.scope`), so a match is found however many other documents outrank it.
+        the tuned settings (the benches' seam: the product has one path). ``scope`` restricts the
+        documents: a condition of every leg (:mod:`.scope`), so a match is found however many
+        other documents outrank it.
         """
         ranked = self.ranked(query, limit, mode, depth, graph, fusion, scope)
         hits = ranked.hits()
@@ -351,14 +351,7 @@ class SearchService:
         # cannot outvote the other's top hits. Score fusion weighs by score, so it can look deeper.
         depth = depth or (max(settings.depth, limit) if scored else max(limit * 3 // 2, 10))
         legs = _Legs(planned=plan_query(query), scored=scored, engine=self._vectors().engine)
-        text_planned = legs.planned
-        if mode == "hybrid" and settings.drop_ubiquitous and not legs.planned.empty:
-            with self._db.read() as session:
-                common = self._full_text.ubiquitous(session, legs.planned, _UBIQUITOUS_SHARE)
-            text_planned = legs.planned.without(common)
-        legs.text_hits = self._keyword(text_planned, depth, scope) if mode != "semantic" else []
-        if mode == "hybrid" and settings.text_feedback_weight > 0 and legs.text_hits:
-            legs.text_hits = self._text_feedback(text_planned, legs.text_hits, depth, scope, settings)
+        legs.text_hits = self._keyword(legs.planned, depth, scope) if mode != "semantic" else []
         if mode != "keyword":
             embedder = self._embedder.get()
             if embedder is None:
@@ -404,26 +397,6 @@ class SearchService:
             log.warning("dokoro: the graph signal of search failed", exc_info=True)
             notes.append(f"graph signal skipped: {exc}")
             return []
-
-    def _text_feedback(
-        self,
-        planned: PlannedQuery,
-        hits: list[TextHit],
-        depth: int,
-        scope: DocScope | None,
-        settings: FusionSettings,
-    ) -> list[TextHit]:
-        """The full-text hits with those of the query expanded by their best few's words mixed in."""
-        from dataclasses import replace
-
-        from dokoro_store.retrieval.text_feedback import expansion_terms, mix
-
-        texts = self._texts([h.doc_id for h in hits])
-        terms = expansion_terms(planned, [texts.get(h.doc_id, "") for h in hits], [h.score for h in hits])
-        if not terms:
-            return hits
-        expanded = self._keyword(replace(planned, terms=terms, phrases=(), cjk=()), depth, scope)
-        return mix(hits, expanded, settings.text_feedback_weight, depth)
 
     def _keyword(self, planned: PlannedQuery, depth: int, scope: DocScope | None = None) -> list[Any]:
         if planned.empty:
