@@ -90,7 +90,7 @@ def _loader_class() -> type:
         _depth = 0
 
         def compose_node(self, parent: Any, index: Any) -> Any:
-            event = self.peek_event()
+            event = self.peek_event()  # type: ignore[no-untyped-call]
             if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
                 line = event.start_mark.line + 1 if event.start_mark is not None else 0
                 raise Refused(
