@@ -77,7 +77,7 @@ async def test_recall_with_nothing_stored_says_so(call):
     outcome = await call("dokoro_session_recall")
 
     assert outcome.content[0].text == "(no past sessions)"
-    assert outcome.structured_content == {"ranking": "recency", "episodes": []}
+    assert outcome.structured_content == {"ranking": "recency", "episodes": [], "close_match": True}
 
 
 async def test_recall_query_matches_summaries_and_session_ids_case_insensitively(call, remember):
@@ -256,6 +256,44 @@ async def test_recall_finds_a_summary_from_a_paraphrase(call, remember):
     found = await recalled(call, query="concurrency bug when renewing the login session")
 
     assert found == ["Fixed race in session refresh"]  # no shared word: found by meaning alone
+
+
+@pytest.mark.parametrize("embedder", ["onnx", "static"])
+async def test_a_paraphrase_finds_its_session_by_meaning_and_a_far_query_gets_the_nearest_with_scores(
+    make_client, clock, embedder
+):
+    summaries = [
+        ("s-rate", "Added rate limiting to the login endpoint: five attempts per minute per IP."),
+        ("s-css", "Restyled the settings page with the new colour palette."),
+    ]
+    async with make_client(embedder=embedder) as client:
+        for session_id, summary in summaries:
+            added = await client.call_tool(
+                "dokoro_session_summary_add", {"session_id": session_id, "summary": summary, "ai_model": "m"}
+            )
+            assert not added.is_error
+            clock.advance(timedelta(hours=1))
+        outcome = await client.call_tool("dokoro_session_recall", {"query": "throttling brute force"})
+        unrelated = await client.call_tool("dokoro_session_recall", {"query": "quarterly tax filing deadline"})
+        filtered = await client.call_tool(
+            "dokoro_session_recall", {"query": "throttling brute force", "since": "2099-01-01"}
+        )
+
+    # The paraphrase finds its session first, by meaning, whether or not it comes within the floor.
+    data = outcome.structured_content
+    assert data["episodes"][0]["session_id"] == "s-rate"  # type: ignore[index]
+    assert data["episodes"][0]["similarity"] is not None  # type: ignore[index]
+    if not data["close_match"]:  # type: ignore[index]
+        assert outcome.content[0].text.startswith("(no close match; the nearest are below)")  # type: ignore[union-attr]
+    # Nothing close at all: the nearest, with their scores, said to be no close match.
+    text = unrelated.content[0].text  # type: ignore[union-attr]
+    assert text.startswith("(no close match; the nearest are below)")
+    far = unrelated.structured_content
+    assert far["close_match"] is False and far["ranking"].startswith("no close match")  # type: ignore[index]
+    episodes = far["episodes"]  # type: ignore[index]
+    assert {e["session_id"] for e in episodes} == {"s-rate", "s-css"}
+    assert all(f"similarity={e['similarity']:.3f}" in text for e in episodes)
+    assert filtered.content[0].text == "(no past sessions)"  # type: ignore[union-attr]
 
 
 async def test_recall_by_meaning_keeps_since_and_until(call, clock, remember):

@@ -125,12 +125,13 @@ async def test_route_ranks_95_of_100_above_one_lucky_success(agent_client, store
     async with agent_client(auto_feedback=False) as client:
         outcome = await client.call_tool("dokoro_feedback_route", {"agent_id": "a"})
 
-    assert outcome.content[0].text.splitlines() == [
+    assert outcome.content[0].text.splitlines()[:2] == [
         "steady n=100 success=95 failure=5 partial=0 rejected=0 timeout=0 decayed_rate=0.950 wilson_lower=0.8882 "
-        "confident=true",
+        "confident=true decayed_wilson=0.8882",
         "lucky n=1 success=1 failure=0 partial=0 rejected=0 timeout=0 decayed_rate=1.000 wilson_lower=0.2065 "
-        "confident=false",
+        "confident=false decayed_wilson=0.2065",
     ]
+    assert "ranked by decayed_wilson" in outcome.content[0].text
     data = outcome.structured_content
     assert (data["grouped_by"], data["z"], data["half_life_days"], data["min_samples"]) == ("tool", 1.96, 14, 5)
 
@@ -144,6 +145,27 @@ async def test_route_weighs_recent_failures_over_old_successes(agent_client, sto
 
     assert "decayed_rate=0.003" in short.content[0].text
     assert short.structured_content["routes"][0]["decayed_rate"] == pytest.approx(0.002622, abs=1e-5)
+
+
+@BOTH_BACKENDS
+async def test_ten_old_failures_and_ten_fresh_successes_rank_by_the_half_life_and_say_how(agent_client, store):
+    _seed(store, "a", "recovered", "failure", 10, days_ago=60)
+    _seed(store, "a", "recovered", "success", 10)
+    _seed(store, "a", "steady", "success", 15)
+    _seed(store, "a", "steady", "failure", 5)
+
+    async with agent_client(auto_feedback=False) as client:
+        short = await client.call_tool("dokoro_feedback_route", {"agent_id": "a", "half_life_days": 14})
+        long = await client.call_tool("dokoro_feedback_route", {"agent_id": "a", "half_life_days": 1000})
+
+    # 14 days: the failures weigh 0.5^(60/14) = 0.051 each, so "recovered" is 10 of 10.5 and leads;
+    # 1,000 days: they weigh 0.959 each, 10 of 19.6, and the steady 15 of 20 leads.
+    assert [r["tool_name"] for r in short.structured_content["routes"]] == ["recovered", "steady"]
+    assert [r["tool_name"] for r in long.structured_content["routes"]] == ["steady", "recovered"]
+    recovered = short.structured_content["routes"][0]
+    assert recovered["weighted_n"] == pytest.approx(10 + 10 * 0.5 ** (60 / 14), abs=1e-3)
+    assert recovered["wilson_lower"] == pytest.approx(0.2993, abs=1e-4)  # the raw bound: the same at both
+    assert "half-life 14 days" in short.content[0].text and "half-life 1000 days" in long.content[0].text
 
 
 async def test_route_names_the_agent_of_each_row_unless_one_agent_is_asked_for(agent_client, store):

@@ -68,6 +68,33 @@ async def test_index_content_works_for_an_id_with_no_row_yet(call, store):
     assert "Content Indexed" in outcome.content[0].text
 
 
+@BOTH
+async def test_index_content_places_texts_of_a_thread_and_search_lifts_the_reply_beside_a_match(call):
+    turns = [
+        "Ana: I finally booked the trip we talked about last winter.",
+        "Ben: Where are you going for the pottery workshop?",
+        "Ana: Lisbon, the first week of June!",
+        "Ben: Nice, I hear the food there is wonderful.",
+    ]
+    for i, text in enumerate(turns):
+        at = f"2024-05-03T10:0{i}:00Z"
+        placed = await call("search_index_content", doc_id=f"turn-{i}", content=text, title="Chat", thread="c1", at=at)
+        assert placed.structured_content["thread"] == "c1" and placed.structured_content["thread_pos"] == i
+        assert f"Thread: c1, place {i + 1}" in placed.content[0].text.replace("**", "")
+    await index(call, "note", "Notes on the database migration plan for the billing service.", "Note")
+
+    hits = (await call("search_universal", query="pottery workshop", limit=3)).structured_content["results"]
+
+    assert hits[0]["doc_id"] == "turn-1"
+    lifted = next(h for h in hits if h["doc_id"] == "turn-2")
+    assert "beside turn-1" in lifted["why"]
+
+
+async def test_index_content_refuses_at_without_a_thread_and_a_time_that_is_not_iso(fail):
+    assert "pass thread too" in await fail("search_index_content", doc_id="x", content="text", at="2024-05-03")
+    assert "ISO-8601" in await fail("search_index_content", doc_id="x", content="text", thread="c1", at="yesterday")
+
+
 async def test_index_content_refuses_empty_content(fail):
     assert "content" in await fail("search_index_content", doc_id="x", content="   ")
 
@@ -99,6 +126,25 @@ async def test_search_status_names_the_engines(call, store_url):
     assert data["vector_engine"] == ("lancedb" if store_url is None else "pgvector")
     assert (data["total_docs"], data["indexed_docs"], data["pending_docs"]) == (1, 1, 0)
     assert "All documents are indexed." in outcome.content[0].text
+
+
+async def test_search_status_says_when_the_vector_engine_lost_its_vectors_and_how_to_rebuild(make_client, root):
+    import shutil
+
+    async with make_client() as client:  # closing the server copies the vectors into LanceDB
+        for doc_id, content in (("a", "alpha beta gamma"), ("b", "delta epsilon")):
+            assert not (await client.call_tool("search_index_content", {"doc_id": doc_id, "content": content})).is_error
+    shutil.rmtree(root / ".dokoro" / "db" / "vectors.lance")
+    async with make_client() as client:
+        outcome = await client.call_tool("search_status", {})
+        await client.call_tool("search_reindex", {"full": True})
+        after = await client.call_tool("search_status", {})
+
+    text = outcome.content[0].text  # type: ignore[union-attr]
+    assert "All documents are indexed." not in text
+    assert "holds 0 of the 2 stored vectors" in text and "search_reindex full=true" in text
+    assert outcome.structured_content["vectors_missing"]  # type: ignore[index]
+    assert "All documents are indexed." in after.content[0].text  # type: ignore[union-attr]
 
 
 async def test_a_file_edited_by_hand_is_found_by_the_next_search(call, root):

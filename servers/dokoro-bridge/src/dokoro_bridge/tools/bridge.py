@@ -89,7 +89,12 @@ def bridge_get_context(
         text = f"No context found for {query!r}. Index research with bridge_index_research, or run search_reindex."
     else:
         blocks = [f"**{len(context.entries)} context entries** for {query!r}:"]
-        blocks += [f"[{e.rank}] ({e.doc_type}) {e.title}\n{e.excerpt}" for e in context.entries]
+        blocks += [
+            f"[{e.rank}] ({e.doc_type}) {e.title}"
+            + (f" — ⚠️ RETIRED: {e.retired}" if e.retired else "")
+            + f"\n{e.excerpt}"
+            for e in context.entries
+        ]
         if context.plans:
             lines = ["**Related plans:**"]
             for plan in context.plans:

@@ -79,8 +79,13 @@ def recall_text(out: EpisodeRecall) -> str:
     blocks = []
     for e in out.episodes:
         msgs = e.message_count if e.message_count is not None else "null"
-        blocks.append(f"[{iso(e.started_at)}] session={e.session_id} model={e.ai_model} msgs={msgs}\n  {e.summary}")
+        # The reference's line; the similarity only when these are the nearest, not matches.
+        similar = f" similarity={e.similarity:.3f}" if e.similarity is not None and not out.close_match else ""
+        head = f"[{iso(e.started_at)}] session={e.session_id} model={e.ai_model} msgs={msgs}{similar}"
+        blocks.append(f"{head}\n  {e.summary}")
     text = "\n\n".join(blocks)
+    if not out.close_match:
+        return f"(no close match; the nearest are below)\n\n{text}\n\n({out.ranking})"
     if out.ranking != "recency":  # a query was given: say how the matches were ordered
         text += f"\n\n(ranked by {out.ranking})"
     return text

@@ -97,8 +97,9 @@ def dokoro_feedback_route(
         float, Field(ge=0.5, lt=1, description="Confidence of the Wilson lower bound (0.95 → z = 1.96).")
     ] = 0.95,
 ) -> Annotated[CallToolResult, Routes]:
-    """Which tools can you trust? Ranks tools (per agent) by the Wilson lower bound of their success
-    rate, so 95/100 beats one lucky success; also reports a recency-decayed success rate."""
+    """Which tools can you trust? Ranks tools (per agent) by the Wilson lower bound of their success rate
+    over outcomes weighted by recency (half_life_days), so 95/100 beats one lucky success and stale failures
+    fade; also reports the recency-decayed success rate and the bound on the raw counts."""
     from dokoro_store.services.feedback import z_for_confidence
 
     app = state(ctx)
@@ -127,8 +128,15 @@ def dokoro_feedback_route(
         lines.append(
             f"{r.tool_name}{agent} n={r.n} success={r.success} failure={r.failure} partial={r.partial} "
             f"rejected={r.rejected} timeout={r.timeout} decayed_rate={r.decayed_rate:.3f} "
-            f"wilson_lower={r.wilson_lower:.4f} confident={'true' if r.confident else 'false'}"
+            f"wilson_lower={r.wilson_lower:.4f} confident={'true' if r.confident else 'false'} "
+            f"decayed_wilson={r.decayed_wilson:.4f}"
         )
+    lines += [
+        "",
+        f"(ranked by decayed_wilson: the Wilson lower bound at z={out.z:.2f} of the outcomes weighted by recency, "
+        f"half-life {half_life_days:g} days — an outcome that old counts half, so stale failures fade; "
+        "wilson_lower is the same bound on the raw counts)",
+    ]
     return result("\n".join(lines), out)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from dokoro_server import ToolSpec, card, result, state
-from dokoro_server.bounds import Key, Keys, Query, Text, Title
+from dokoro_server.bounds import IsoDate, Key, Keys, Query, Text, Title
 from dokoro_store.results.search import (
     IndexContentResult,
     ReindexResult,
@@ -34,7 +34,7 @@ def render_hits(hits: list[SearchHit]) -> str:
         if h.vector_score is not None:
             scores.append(f"Vector: {h.vector_score:.3f} (#{(h.vector_rank or 0) + 1})")
         lines = [
-            f"**{h.rank}. {h.title}|{h.doc_id}**",
+            f"**{h.rank}. {h.title}|{h.doc_id}**" + (f" — ⚠️ RETIRED: {h.retired}" if h.retired else ""),
             f"Source: {h.source} | Score: {h.score:.4f}",
             " | ".join(scores),
             f"Why: {h.why}",
@@ -120,16 +120,31 @@ def search_index_content(
     doc_id: Annotated[Key, Field(min_length=1, description="Stable id of the document (created when new).")],
     content: Annotated[Text, Field(min_length=1, description="The text to index (markdown welcome).")],
     title: Annotated[Title, Field(description="A title for the document.")] = "Untitled",
+    thread: Annotated[
+        Key | None,
+        Field(
+            description="The conversation or session the text belongs to: texts of one thread are neighbours in "
+            "the order written, and a search that matches one also lifts the texts beside it."
+        ),
+    ] = None,
+    at: Annotated[
+        IsoDate | None,
+        Field(description="When the text was written (ISO-8601), ordering it in its thread; default now."),
+    ] = None,
 ) -> Annotated[CallToolResult, IndexContentResult]:
     """Index a piece of content under a document id so search_universal finds it (research notes, pasted
-    docs, findings). A new id creates the document; an existing one is replaced and re-indexed."""
-    out = state(ctx).store.search.index_content(doc_id, content, title)
-    details = {
+    docs, findings, the turns of a conversation). A new id creates the document; an existing one is replaced
+    and re-indexed. Pass thread (and at) for texts of one conversation or session: search then finds the
+    answer that sits beside the text naming its topic."""
+    out = state(ctx).store.search.index_content(doc_id, content, title, thread=thread, at=at)
+    details: dict[str, object] = {
         "Document": out.doc_id,
         "Chunks": out.chunks,
         "Tokens": out.tokens,
         "Vectors": f"{out.vectors} ({out.embedder})" if out.embedder else "none (full text only)",
     }
+    if out.thread is not None:
+        details["Thread"] = f"{out.thread}, place {(out.thread_pos or 0) + 1}"
     return result(_notes(card("Content Indexed", "", details), out.notes), out)
 
 
@@ -149,14 +164,17 @@ def search_status(ctx: Context) -> Annotated[CallToolResult, SearchStatusResult]
         "Tokens": out.tokens,
         "Index stamp": out.index_stamp or "none yet",
     }
-    waiting = (
-        f"{out.pending_docs} documents need indexing (search_reindex, or any search)."
-        if out.pending_docs
-        else "All documents are indexed."
-    )
-    text = card("Search Status", waiting, details, status="warning" if out.stamp_mismatch else "info")
-    if out.stamp_mismatch:
-        text += f"\n\n⚠️ {out.stamp_mismatch}"
+    if out.pending_docs:
+        waiting = f"{out.pending_docs} documents need indexing (search_reindex, or any search)."
+    elif out.vectors_missing:
+        waiting = "Every document's text is indexed, but vectors are missing from the vector engine."
+    else:
+        waiting = "All documents are indexed."
+    warned = out.stamp_mismatch or out.vectors_missing
+    text = card("Search Status", waiting, details, status="warning" if warned else "info")
+    for problem in (out.stamp_mismatch, out.vectors_missing):
+        if problem:
+            text += f"\n\n⚠️ {problem}"
     return result(text, out)
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from pydantic import Field
+
 from dokoro_store.results.base import IsoTime, Result
 
 __all__ = [
@@ -88,6 +90,9 @@ class ContextEntry(Result):
     why: str
     excerpt: str
     updated_at: IsoTime
+    retired: str | None = Field(
+        default=None, description="A memory that no longer holds (superseded, deprecated, expired): which, in words."
+    )
 
 
 class ContextPlan(Result):

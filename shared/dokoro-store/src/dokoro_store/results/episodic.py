@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pydantic import Field
+
 from dokoro_store.results.base import IsoTime, Result
 
 __all__ = ["Compaction", "Episode", "EpisodeRecall", "SummaryAdded"]
@@ -34,10 +36,18 @@ class Episode(Result):
     key_decisions: list[str]
     key_topics: list[str]
     compacted: bool
+    similarity: float | None = Field(
+        default=None, description="Cosine of the summary with the query, when recall compared them by meaning."
+    )
 
 
 class EpisodeRecall(Result):
     # "recency" (no query), or "relevance (similarity by <embedder>, …; full text n, substring n; n candidates)",
-    # or "relevance without similarity (<why>; …)".
+    # or "relevance without similarity (<why>; …)", or "nearest by meaning …" / "most recent …" (no close match).
     ranking: str
     episodes: list[Episode]
+    close_match: bool = Field(
+        default=True,
+        description="False when nothing matched the query's words or came close in meaning: the episodes are then "
+        "only the nearest ones (or the most recent, without an embedder), not answers.",
+    )

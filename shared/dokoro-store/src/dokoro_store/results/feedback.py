@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
+from pydantic import Field
+
 from dokoro_store.results.base import IsoTime, Result
 from dokoro_store.results.rounding import rounded
 
@@ -56,12 +58,17 @@ class Route(Result):
     rejected: int
     timeout: int
     decayed_rate: Rate
-    wilson_lower: Rate
+    wilson_lower: Rate = Field(description="Wilson lower bound of the raw counts (the reference's ranking).")
+    decayed_wilson: Rate = Field(
+        description="What ranks: the Wilson lower bound of the outcomes weighted by recency (half-life)."
+    )
+    weighted_n: Rate = Field(description="The outcomes' summed recency weights: the evidence decayed_wilson rests on.")
     confident: bool
 
 
 class Routes(Result):
-    """Routes ranked by the Wilson lower bound, with the parameters they were computed with."""
+    """Routes ranked by the Wilson lower bound of the recency-weighted outcomes, with the parameters
+    they were computed with."""
 
     grouped_by: Literal["tool", "agent_and_tool"]
     half_life_days: float

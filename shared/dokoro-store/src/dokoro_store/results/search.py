@@ -52,6 +52,11 @@ class SearchHit(Result):
     end_line: int | None
     header: str | None
     excerpt: str
+    retired: str | None = Field(
+        default=None,
+        description="Set for a memory that no longer holds (superseded, archived, deprecated, expired): which, in "
+        "words. Such hits rank below every current match.",
+    )
     # Read by services (planning, memories), not part of the tool's output.
     graph_rank: int | None = Field(default=None, exclude=True)
     graph_entities: tuple[str, ...] = Field(default=(), exclude=True)
@@ -92,6 +97,8 @@ class ReindexResult(Result):
 
 class IndexContentResult(Result):
     doc_id: str
+    thread: str | None = Field(default=None, description="The conversation or session the text belongs to.")
+    thread_pos: int | None = Field(default=None, description="Its 0-based place in that thread, in the order written.")
     chunks: int
     tokens: int
     vectors: int
@@ -122,6 +129,9 @@ class SearchStatusResult(Result):
     tokens: int
     index_stamp: str | None
     stamp_mismatch: str | None
+    vectors_missing: str | None = Field(
+        default=None, description="Set when the vector engine holds fewer vectors than are stored: how to rebuild."
+    )
 
 
 class MarkdownHit(Result):

@@ -52,7 +52,7 @@ class Retrieval:
         self.docs = DocumentService(db, clock, self.embedder, self.vectors)
         self.summaries = SummaryVectors(db)
         self.markdown = WorkspaceIndex(paths, db, self.docs)
-        self.search = SearchService(db, self.embedder, self.docs, self.markdown, self.vectors)
+        self.search = SearchService(db, self.embedder, self.docs, self.markdown, self.vectors, clock)
 
     def _stamp(self) -> str | None:
         return self.docs.stamp()[0]
@@ -69,7 +69,7 @@ class Retrieval:
         """Index one document another service just saved (e.g. a session dump)."""
         return self.docs.index_docs([doc_id])
 
-    def close(self) -> None:
+    def close(self, *, finish: bool = True) -> None:
         if self._vector_index is not None:
-            self._vector_index.close()  # before the database goes: LanceDB copies what waits
+            self._vector_index.close(finish=finish)  # before the database goes: LanceDB copies what waits
         self.embedder.close()

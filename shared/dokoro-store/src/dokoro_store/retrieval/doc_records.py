@@ -80,6 +80,7 @@ class IndexReport:
     vectors: int = 0
     embedder: str | None = None
     notes: list[str] = field(default_factory=list)
+    thread_place: tuple[str, int] | None = None  # index_content's: its thread and place in it
 
     def note(self, text: str) -> None:
         if text not in self.notes:

@@ -64,6 +64,7 @@ from dokoro_store.retrieval.embedders import EmbedderHandle, unit_mean
 from dokoro_store.retrieval.indexing import BatchPlan, Indexer, bump_generation
 from dokoro_store.retrieval.markdown_docs import content_hash
 from dokoro_store.retrieval.tables import chunks, doc_vectors, docs_table, index_state
+from dokoro_store.retrieval.threads import clean_thread, place_in_thread
 from dokoro_store.retrieval.vectors import VectorIndex
 from dokoro_store.secrets import redact
 
@@ -323,11 +324,27 @@ class DocumentService:
             report.note(f"vectors skipped: {self._embedder.reason}")
         return report, embedder
 
-    def index_content(self, doc_id: str, content: str, title: str = "Untitled") -> IndexReport:
-        """Save ``content`` under ``doc_id`` (creating the row if needed) and index it now."""
+    def index_content(
+        self,
+        doc_id: str,
+        content: str,
+        title: str = "Untitled",
+        *,
+        thread: str | None = None,
+        at: datetime | None = None,
+    ) -> IndexReport:
+        """Save ``content`` under ``doc_id`` (creating the row if needed) and index it now.
+
+        ``thread`` (a conversation or session id) makes the texts written to it neighbours in the
+        order written (:mod:`.threads`); ``at`` is when the text was written (default: now), which
+        orders it among the thread's entries and becomes the document's creation time.
+        """
         if not content.strip():
             raise InvalidArgumentError("content must not be empty: pass the text to index")
         doc_id = validate_doc_id(doc_id)
+        thread = clean_thread(thread)
+        if at is not None and thread is None:
+            raise InvalidArgumentError("at orders a text in its thread: pass thread too (a conversation or session id)")
         title = title.strip() or "Untitled"
         report, embedder = self._new_report()
         stamp, stored, state = self._indexer.previous(doc_id)
@@ -349,19 +366,26 @@ class DocumentService:
         plan = self._indexer.plan_rows([row], {doc_id: state} if state is not None else {}, False, embedder, report)
         vectors = self._indexer.embed_plan(plan)
         now = self._clock.now()
-        saved = {
+        saved: dict[str, Any] = {
             "id": doc_id,
             "filepath": f"{CONTENT_PREFIX}{doc_id}",  # a new document's; an existing one keeps its own
             "title": title,
             "content": text,
             "content_hash": row.stored_hash,
-            "created_at": now,
+            "created_at": at or now,
             "updated_at": now,
         }
         # The row as save() writes it (title, text, hash, time; path, type and status kept), in
-        # one statement rather than through the ORM.
-        upsert = self._db.ops.upsert_each(docs_table, ["id"], ["title", "content", "content_hash", "updated_at"])
+        # one statement rather than through the ORM; its thread and place when it has one.
+        columns = ["title", "content", "content_hash", "updated_at"]
+        if thread is not None:
+            columns += ["thread", "thread_pos"] + (["created_at"] if at is not None else [])
+        upsert = self._db.ops.upsert_each(docs_table, ["id"], columns)
         with self._db.write() as session:
+            if thread is not None:
+                saved["thread"] = thread
+                saved["thread_pos"] = place_in_thread(session, self._db.ops, doc_id, thread, at)
+                report.thread_place = (thread, saved["thread_pos"])
             session.connection().execute(upsert, [saved])
             _embedder, indexed, after = self._indexer.write_in(session, plan, vectors, report)
         after()

@@ -64,6 +64,7 @@ def build_hits(
     vector_by_doc: dict[str, VectorHit],
     graph_by_doc: dict[str, Any] | None = None,
     lifted: dict[str, str] | None = None,
+    retired: dict[str, str] | None = None,
 ) -> list[SearchHit]:
     ids = [f.key for f in fused]
     if not ids:
@@ -111,6 +112,9 @@ def build_hits(
             reasons.append(f"linked in the knowledge graph to {', '.join(graph_hit.entities)}")
         if beside:
             reasons.append(f"beside {beside}, which matches, in {doc.thread}")
+        state = (retired or {}).get(doc.id)
+        if state:
+            reasons.append(f"retired ({state}): ranked below every current match")
         tags = (doc.metadata_json or {}).get("tags") or []
         hits.append(
             SearchHit(
@@ -135,6 +139,7 @@ def build_hits(
                 header=chunk.header_context if chunk is not None else None,
                 excerpt=excerpt,
                 why="; ".join(reasons),
+                retired=state,
                 graph_rank=graph_rank if graph_hit else None,
                 graph_entities=tuple(graph_hit.entities) if graph_hit else (),
             )

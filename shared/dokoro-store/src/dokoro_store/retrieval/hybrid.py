@@ -36,11 +36,13 @@ if TYPE_CHECKING:
     from dokoro_store.retrieval.fulltext import TextHit
     from dokoro_store.retrieval.vectors import VectorHit
 
-__all__ = ["Scored", "fuse_scores"]
+__all__ = ["AGREEMENT_PLACES", "Scored", "fuse_scores", "keep_agreement"]
 
 # Neighbours are fetched for this many of the best candidates (the rest cannot climb into a page).
 _EXPAND = 40
 _FEEDBACK_DOCS = 3  # pseudo-relevance feedback reads this many of the best candidates
+# A document both legs rank first stays within this many places of the top (:func:`keep_agreement`).
+AGREEMENT_PLACES = 3
 
 
 @dataclass
@@ -88,18 +90,17 @@ def fuse_scores(
     if not scored:
         return []
     threads = ThreadMap()
-    if settings.neighbour_weight > 0 or settings.context_weight > 0:
+    if settings.neighbour_weight > 0:
         # Rank provisionally to pick whose neighbours are worth loading.
         provisional = sorted(scored.values(), key=lambda s: -(settings.text_weight * s.text + (s.cosine or 0.0)))
         threads = load_threads(db, [s.doc_id for s in provisional[:_EXPAND]] + list(scored))
-        if settings.neighbour_weight > 0:
-            for item in provisional[:_EXPAND]:
-                for distance in (1, 2):
-                    for other in threads.neighbours(item.doc_id, distance):
-                        scored.setdefault(other, Scored(other))
+        for item in provisional[:_EXPAND]:
+            for distance in (1, 2):
+                for other in threads.neighbours(item.doc_id, distance):
+                    scored.setdefault(other, Scored(other))
     vectors = None
     if embedder is not None and query_vector is not None and settings.vector_weight > 0:
-        vectors = _vector_scores(db, settings, scored, threads, vector_hits, embedder, query_vector, stored=stored)
+        vectors = _vector_scores(db, settings, scored, vector_hits, embedder, query_vector, stored=stored)
     _base(settings, scored)
     if vectors is not None and query_vector is not None and settings.feedback_weight > 0:
         # Pseudo-relevance feedback: move the query toward the best few candidates and score again.
@@ -110,7 +111,7 @@ def fuse_scores(
 
             shifted = query_vector + settings.feedback_weight * np.mean(moved, axis=0)
             shifted = (shifted / (np.linalg.norm(shifted) or 1.0)).astype(np.float32)
-            _vector_scores(db, settings, scored, threads, vector_hits, embedder or "", shifted, vectors)
+            _vector_scores(db, settings, scored, vector_hits, embedder or "", shifted, vectors)
             _base(settings, scored)
     if settings.neighbour_weight > 0:
         for item in scored.values():
@@ -135,23 +136,13 @@ def _vector_scores(
     db: Database,
     settings: FusionSettings,
     scored: dict[str, Scored],
-    threads: ThreadMap,
     vector_hits: Sequence[VectorHit],
     embedder: str,
     query: npt.NDArray[np.float32],
     loaded: DocVectors | None = None,
     stored: StoredVectors | None = None,
 ) -> DocVectors:
-    import numpy as np
-
-    if loaded is None:
-        wanted = set(scored)
-        if settings.context_weight > 0:
-            for doc_id in list(scored):
-                wanted.update(threads.neighbours(doc_id, 1))
-        vectors = load_doc_vectors(db, wanted, embedder, query, stored)
-    else:
-        vectors = loaded.rescored(query)
+    vectors = load_doc_vectors(db, set(scored), embedder, query, stored) if loaded is None else loaded.rescored(query)
     raw: dict[str, float] = {}
     for doc_id, item in scored.items():
         if doc_id not in vectors.best:
@@ -160,14 +151,6 @@ def _vector_scores(
         if loaded is None:  # the cosine shown is the query's own, not the feedback pass's
             item.cosine = value
             item.chunk_id = item.chunk_id or vectors.best_chunk[doc_id]
-        if settings.context_weight > 0 and threads.place.get(doc_id):
-            beside = [vectors.mean[o] for o in threads.neighbours(doc_id, 1) if o in vectors.mean]
-            if beside:
-                context = vectors.mean[doc_id] + np.sum(beside, axis=0)
-                norm = float(np.linalg.norm(context))
-                if norm:
-                    mixed = float(context @ query) / norm
-                    value = (1 - settings.context_weight) * value + settings.context_weight * mixed
         raw[doc_id] = value
     if not raw:
         return vectors
@@ -177,3 +160,28 @@ def _vector_scores(
     for doc_id, value in scaled.items():
         scored[doc_id].vector = value
     return vectors
+
+
+def keep_agreement(ranked: list[Scored], places: int = AGREEMENT_PLACES) -> list[Scored]:
+    """The ranking with the document both legs rank first (full text #1 and vectors #1) within the
+    top ``places``: **a boost never buries agreement.**
+
+    The boosts (the graph's lift of documents linked to entities named in the query, the thread
+    neighbours' lift, the re-ranker's features) each add to a document's score on evidence weaker
+    than two independent legs agreeing on their best answer. Added together they may still lift
+    two other documents above it, reordering the top, but not more: when it has fallen below
+    place ``places`` it is put back at that place, scored between its new neighbours so scores
+    still fall with rank. Nothing else moves relative to the others. Without such a document (the
+    legs disagree, or one found nothing) the ranking is returned unchanged.
+    """
+    at = next((i for i, s in enumerate(ranked) if s.text_rank == 0 and s.vector_rank == 0), None)
+    if at is None or at < places:
+        return ranked
+    agreed = ranked[at]
+    out = ranked[:at] + ranked[at + 1 :]
+    slot = places - 1  # 0-based: the last of the top places
+    below = out[slot].score  # the document it goes above (there is one: it was below place ``places``)
+    above = out[slot - 1].score if slot > 0 else below + 2e-6
+    agreed.score = (above + below) / 2
+    out.insert(slot, agreed)
+    return out

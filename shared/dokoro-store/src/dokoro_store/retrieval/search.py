@@ -20,11 +20,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from sqlalchemy.exc import SQLAlchemyError
 
+from dokoro_store.clock import Clock
 from dokoro_store.db.engine import Database
 from dokoro_store.errors import DokoroError, EmbedderMismatchError, EmbedderUnavailableError, InvalidArgumentError
 from dokoro_store.results.search import (
@@ -47,10 +49,11 @@ from dokoro_store.retrieval.fusion import (
     reciprocal_rank_fusion,
 )
 from dokoro_store.retrieval.hits import build_hits
-from dokoro_store.retrieval.hybrid import Scored, fuse_scores
+from dokoro_store.retrieval.hybrid import Scored, fuse_scores, keep_agreement
+from dokoro_store.retrieval.lifecycle import demote_retired
 from dokoro_store.retrieval.neighbours import StoredVectors
 from dokoro_store.retrieval.planner import PlannedQuery, plan_query
-from dokoro_store.retrieval.rerank import RERANKER_LABEL, rerank
+from dokoro_store.retrieval.rerank import RERANK_DEPTH, RERANKER_LABEL, rerank
 from dokoro_store.retrieval.scope import DocScope
 from dokoro_store.retrieval.vectors import VectorHit, VectorIndex
 from dokoro_store.retrieval.workspace_index import ReconcileReport, WorkspaceIndex
@@ -82,7 +85,6 @@ class ScopedVectors(Protocol):
 
 SEARCH_MODES: tuple[SearchMode, ...] = ("hybrid", "keyword", "semantic")
 MAX_LIMIT = 100
-_UBIQUITOUS_SHARE = 0.5  # a query term in more than half the documents (a speaker's name) says nothing
 
 
 @dataclass
@@ -120,6 +122,7 @@ class Ranked:
     _vector_by_doc: dict[str, VectorHit]
     _graph_by_doc: dict[str, Any]
     _lifted: dict[str, str] | None
+    retired: dict[str, str] = field(default_factory=dict)  # retired memories' documents → their state in words
 
     @property
     def scores(self) -> list[tuple[str, float]]:
@@ -137,7 +140,12 @@ class Ranked:
             self._vector_by_doc,
             self._graph_by_doc,
             self._lifted,
+            self.retired,
         )
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
 
 
 class SearchService:
@@ -148,8 +156,10 @@ class SearchService:
         docs: DocumentService,
         workspace: WorkspaceIndex,
         vectors: Callable[[], VectorIndex],
+        clock: Clock | None = None,
     ) -> None:
         self._db = db
+        self._clock = clock  # for the expiry of memories (``valid_until``); None: the system's UTC clock
         self._embedder = embedder
         self._docs = docs
         self._workspace = workspace
@@ -199,8 +209,9 @@ class SearchService:
         Hybrid mode fuses the legs' scores (:mod:`.hybrid`): full text, vectors, the neighbours of
         thread entries and, unless ``graph`` is False, the documents the entity graph links to
         entities named in the query; then re-ranks the best (:mod:`.rerank`). ``fusion`` overrides
-        the tuned settings (benchmarks only). ``scope`` restricts the documents: a condition of every
-        leg (:mod:`.scope`), so a match is found however many other documents outrank it.
+        the tuned settings (the benches' seam: the product has one path). ``scope`` restricts the
+        documents: a condition of every leg (:mod:`.scope`), so a match is found however many
+        other documents outrank it.
         """
         ranked = self.ranked(query, limit, mode, depth, graph, fusion, scope)
         hits = ranked.hits()
@@ -246,6 +257,9 @@ class SearchService:
                     weights=settings.rerank_weights,
                     depth=settings.rerank_depth,
                 )
+            fused_docs = keep_agreement(fused_docs)
+            retired = self._retired([s.doc_id for s in fused_docs[: max(limit, RERANK_DEPTH)]])
+            fused_docs = demote_retired(fused_docs, lambda s: s.doc_id, retired)
             top = [
                 Fused(s.doc_id, s.score, (s.text_rank, s.vector_rank, None if not s.graph else 0))
                 for s in fused_docs[:limit]
@@ -262,9 +276,17 @@ class SearchService:
                 [h.doc_id for h in legs.vector_hits],
                 [g.doc_id for g in legs.graph_hits],
             ]
-            top = reciprocal_rank_fusion(ranked, RRF_K)[:limit]
+            fused = reciprocal_rank_fusion(ranked, RRF_K)
+            retired = self._retired([f.key for f in fused[: max(limit, RERANK_DEPTH)]])
+            top = demote_retired(fused, lambda f: f.key, retired)[:limit]
             vector_by_doc = {h.doc_id: h for h in legs.vector_hits}
-        return Ranked(self._db, legs, top, text_by_doc, vector_by_doc, graph_by_doc, lifted)
+        return Ranked(self._db, legs, top, text_by_doc, vector_by_doc, graph_by_doc, lifted, retired)
+
+    def _retired(self, doc_ids: Sequence[str]) -> dict[str, str]:
+        """The retired memories among ``doc_ids`` (:mod:`.lifecycle`), in words."""
+        from dokoro_store.retrieval.lifecycle import retired
+
+        return retired(self._db, doc_ids, self._clock.now() if self._clock is not None else _utc_now())
 
     def candidates(self, query: str, fusion: FusionSettings | None = None) -> tuple[PlannedQuery, list[Scored]]:
         """The fused hybrid candidates before the second stage, best first (fitting the re-ranker)."""
@@ -329,14 +351,7 @@ class SearchService:
         # cannot outvote the other's top hits. Score fusion weighs by score, so it can look deeper.
         depth = depth or (max(settings.depth, limit) if scored else max(limit * 3 // 2, 10))
         legs = _Legs(planned=plan_query(query), scored=scored, engine=self._vectors().engine)
-        text_planned = legs.planned
-        if mode == "hybrid" and settings.drop_ubiquitous and not legs.planned.empty:
-            with self._db.read() as session:
-                common = self._full_text.ubiquitous(session, legs.planned, _UBIQUITOUS_SHARE)
-            text_planned = legs.planned.without(common)
-        legs.text_hits = self._keyword(text_planned, depth, scope) if mode != "semantic" else []
-        if mode == "hybrid" and settings.text_feedback_weight > 0 and legs.text_hits:
-            legs.text_hits = self._text_feedback(text_planned, legs.text_hits, depth, scope, settings)
+        legs.text_hits = self._keyword(legs.planned, depth, scope) if mode != "semantic" else []
         if mode != "keyword":
             embedder = self._embedder.get()
             if embedder is None:
@@ -383,26 +398,6 @@ class SearchService:
             notes.append(f"graph signal skipped: {exc}")
             return []
 
-    def _text_feedback(
-        self,
-        planned: PlannedQuery,
-        hits: list[TextHit],
-        depth: int,
-        scope: DocScope | None,
-        settings: FusionSettings,
-    ) -> list[TextHit]:
-        """The full-text hits with those of the query expanded by their best few's words mixed in."""
-        from dataclasses import replace
-
-        from dokoro_store.retrieval.text_feedback import expansion_terms, mix
-
-        texts = self._texts([h.doc_id for h in hits])
-        terms = expansion_terms(planned, [texts.get(h.doc_id, "") for h in hits], [h.score for h in hits])
-        if not terms:
-            return hits
-        expanded = self._keyword(replace(planned, terms=terms, phrases=(), cjk=()), depth, scope)
-        return mix(hits, expanded, settings.text_feedback_weight, depth)
-
     def _keyword(self, planned: PlannedQuery, depth: int, scope: DocScope | None = None) -> list[Any]:
         if planned.empty:
             return []
@@ -433,11 +428,29 @@ class SearchService:
             total_chunks=stats.chunks,
         )
 
-    def index_content(self, doc_id: str, content: str, title: str = "Untitled") -> IndexContentResult:
-        """Save ``content`` under ``doc_id`` and index it now."""
-        report = self._docs.index_content(doc_id, content, title)
+    def index_content(
+        self,
+        doc_id: str,
+        content: str,
+        title: str = "Untitled",
+        *,
+        thread: str | None = None,
+        at: str | None = None,
+    ) -> IndexContentResult:
+        """Save ``content`` under ``doc_id`` and index it now; ``thread`` and ``at`` (ISO time it was
+        written) place it among its conversation's or session's texts, whose neighbours search lifts."""
+        from dokoro_store.clock import parse_iso
+
+        try:
+            written = parse_iso(at) if at is not None and at.strip() else None
+        except ValueError as exc:
+            raise InvalidArgumentError(f"at: {exc}") from None
+        report = self._docs.index_content(doc_id, content, title, thread=thread, at=written)
+        place = report.thread_place
         return IndexContentResult(
             doc_id=validate_doc_id(doc_id),
+            thread=place[0] if place else None,
+            thread_pos=place[1] if place else None,
             chunks=report.chunks,
             tokens=report.tokens,
             vectors=report.vectors,
@@ -485,6 +498,14 @@ class SearchService:
             from dokoro_store.retrieval.documents import mismatch_message
 
             message = mismatch_message(stats.stamp, embedder.id)
+        in_engine = engine.count()
+        missing = None
+        if stats.vectors > in_engine:
+            missing = (
+                f"The vector engine ({engine.engine}) holds {in_engine} of the {stats.vectors} stored vectors, so "
+                "search by meaning misses the documents of the others (its files were removed, or it fell behind). "
+                "Rebuild it with search_reindex full=true (or `dokoro reindex --full`)."
+            )
         return SearchStatusResult(
             embedder_choice=embedder.choice,
             embedder_kind=embedder.kind,
@@ -502,8 +523,9 @@ class SearchService:
             pending_docs=stats.pending_docs,
             chunks=stats.chunks,
             vectors=stats.vectors,
-            engine_vectors=engine.count(),
+            engine_vectors=in_engine,
             tokens=stats.tokens,
             index_stamp=stats.stamp,
             stamp_mismatch=message,
+            vectors_missing=missing,
         )

@@ -262,6 +262,7 @@ class BridgeService:
                 why=hit.why,
                 excerpt=hit.excerpt,
                 updated_at=hit.updated_at,
+                retired=hit.retired,
             )
             for rank, hit in enumerate(kept, start=1)
         ]

@@ -110,9 +110,7 @@ class SummaryOutcome:
 
 
 class RecallHit(Episode):
-    """A recalled summary and, when recall ranked by similarity, its cosine with the query."""
-
-    similarity: float | None = None
+    """A recalled summary and, when recall ranked by similarity, its cosine with the query (``similarity``)."""
 
 
 @dataclass(frozen=True)
@@ -121,10 +119,13 @@ class Recall:
 
     hits: list[RecallHit]
     ranking: str
+    close_match: bool = True  # False: nothing matched; the hits are the nearest (or latest), not answers
 
     def result(self) -> EpisodeRecall:
         return EpisodeRecall(
-            ranking=self.ranking, episodes=[Episode(**hit.model_dump(exclude={"similarity"})) for hit in self.hits]
+            ranking=self.ranking,
+            episodes=[Episode(**hit.model_dump()) for hit in self.hits],
+            close_match=self.close_match,
         )
 
 
@@ -408,7 +409,7 @@ class EpisodicService:
         cosines, nearest = similar.cosines, similar.nearest
         candidates = set(full_text) | substring | set(nearest)
         if not candidates:
-            return Recall([], _ranking(len(full_text), len(substring), similar, 0))
+            return self._nearest_instead(similar, where, limit)
         with self._db.read() as session:
             rows = list(session.exec(select(ConversationSummary).where(col(ConversationSummary.id).in_(candidates))))
         scored: list[tuple[float, RecallHit]] = []
@@ -421,6 +422,36 @@ class EpisodicService:
         scored.sort(key=lambda item: (-item[0], -item[1].started_at.timestamp(), -item[1].id))
         ranking = _ranking(len(full_text), len(substring), similar, len(candidates))
         return Recall([hit for _score, hit in scored[:limit]], ranking)
+
+    def _nearest_instead(self, similar: _Similar, where: SummaryFilter, limit: int) -> Recall:
+        """No summary shares the query's words or comes within :data:`VECTOR_FLOOR` of its meaning:
+        the nearest by meaning with their similarity (without an embedder, the most recent), said
+        to be no close match, so a paraphrase still finds its session. Empty only when no session
+        passes the filters at all."""
+        if similar.below_floor:
+            ids = [row_id for row_id, _cosine in similar.below_floor[:limit]]
+            with self._db.read() as session:
+                rows = {
+                    int(r.id or 0): r
+                    for r in session.exec(select(ConversationSummary).where(col(ConversationSummary.id).in_(ids)))
+                }
+            hits = [
+                _hit(rows[row_id]).model_copy(update={"similarity": cosine})
+                for row_id, cosine in similar.below_floor[:limit]
+                if row_id in rows
+            ]
+            ranking = (
+                f"no close match: no summary shares the query's words or reaches similarity {VECTOR_FLOOR}; "
+                f"the nearest by meaning ({similar.embedder}) are listed with their similarity"
+            )
+            return Recall(hits, ranking, close_match=False)
+        with self._db.read() as session:
+            latest = list(session.exec(_filtered(select(ConversationSummary), where).order_by(*_NEWEST).limit(limit)))
+        if not latest:
+            return Recall([], "no past sessions", close_match=False)
+        why = similar.why_not or "no similarity"
+        ranking = f"no close match: no summary shares the query's words ({why}); the most recent are listed"
+        return Recall([_hit(row) for row in latest], ranking, close_match=False)
 
     def _similarities(self, query: str, where: SummaryFilter, depth: int, matched: set[int]) -> _Similar:
         """The vector leg: the nearest summaries above the floor and the cosines of every candidate."""
@@ -437,18 +468,16 @@ class EpisodicService:
             import numpy as np
 
             query_vector = embedder.embed([query], query=True)[0]
-            nearest = {
-                row_id: cosine
-                for row_id, cosine in self._vectors.nearest(embedder.id, query_vector, depth, where)
-                if cosine >= VECTOR_FLOOR
-            }
+            closest = self._vectors.nearest(embedder.id, query_vector, depth, where)
+            nearest = {row_id: cosine for row_id, cosine in closest if cosine >= VECTOR_FLOOR}
             vectors = self._vectors.vectors_for(embedder, sorted(matched - set(nearest)))
         except DokoroError as exc:
             return _Similar(why_not=f"embedding failed: {exc}")
         cosines = dict(nearest)
         for row_id, vector in vectors.items():
             cosines[row_id] = float(np.dot(vector, query_vector))
-        return _Similar(cosines, nearest, embedder.id)
+        below = [(row_id, cosine) for row_id, cosine in closest if cosine < VECTOR_FLOOR]
+        return _Similar(cosines, nearest, embedder.id, below_floor=below)
 
     def count(self, session_id: str | None = None) -> int:
         statement = select(func.count()).select_from(ConversationSummary)
@@ -494,6 +523,7 @@ class _Similar:
     nearest: dict[int, float] = field(default_factory=dict)
     embedder: str | None = None
     why_not: str | None = None
+    below_floor: list[tuple[int, float]] = field(default_factory=list)  # the nearest under the floor, best first
 
 
 def _ranking(text: int, substring: int, similar: _Similar, candidates: int) -> str:

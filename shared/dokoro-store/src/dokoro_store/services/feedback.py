@@ -79,9 +79,12 @@ def z_for_confidence(level: float) -> float:
     return float(norm.ppf(1.0 - (1.0 - level) / 2.0))
 
 
-def wilson_lower_bound(successes: int, n: int, z: float = Z_95) -> float:
-    """Lower bound of the Wilson score interval of ``successes / n`` (0 when ``n`` is 0)."""
-    if n <= 0:
+def wilson_lower_bound(successes: float, n: float, z: float = Z_95) -> float:
+    """Lower bound of the Wilson score interval of ``successes / n`` (0 when ``n`` is 0).
+
+    ``successes`` and ``n`` may be recency-weighted sums (routing's ranking): old outcomes then
+    count as less evidence, so the bound widens as they fade."""
+    if n <= 1e-12:
         return 0.0
     p = successes / n
     z2 = z * z
@@ -262,12 +265,17 @@ class FeedbackService:
         min_samples: int = DEFAULT_MIN_SAMPLES,
         confidence_level: float = DEFAULT_CONFIDENCE_LEVEL,
     ) -> list[Route]:
-        """Rank (agent, tool) groups by the Wilson lower bound of their success rate.
+        """Rank (agent, tool) groups by the Wilson lower bound of their recency-weighted outcomes.
 
         Grouped per tool when ``agent_id`` is given, else per (agent, tool), so one agent's
-        record never vouches for another's. ``decayed_rate`` weighs each outcome by
-        ``0.5 ** (age_days / half_life_days)``, ages on the database clock; it is reported,
-        not used for ranking.
+        record never vouches for another's. Each outcome weighs ``0.5 ** (age_days /
+        half_life_days)`` (ages on the database clock): ``decayed_rate`` is the weighted success
+        rate and ``decayed_wilson``, the ranking, the Wilson lower bound of the weighted counts
+        (successes Σw·[success] of n Σw) — so stale failures fade, as the README promises, while a
+        single lucky success still cannot outrank a long record (its n stays small). This departs
+        from the reference (§4.1.7 sorts by the raw bound, which no half-life can change: ten old
+        failures and ten fresh successes ranked alike at 14 and 1,000 days); ``wilson_lower``, the
+        bound on the raw counts, is still reported. Ties: the raw bound, then n.
         """
         if not (half_life_days > 0 and math.isfinite(half_life_days)):
             raise InvalidArgumentError(f"half_life_days must be a positive number of days; got {half_life_days}")
@@ -301,6 +309,7 @@ class FeedbackService:
         for (agent, tool), by_outcome in counts.items():
             n = sum(by_outcome.values())
             total_weight, success_weight = weights[(agent, tool)]
+            decayed = wilson_lower_bound(success_weight, total_weight, z)
             routes.append(
                 Route(
                     tool_name=tool,
@@ -313,10 +322,14 @@ class FeedbackService:
                     timeout=by_outcome["timeout"],
                     decayed_rate=success_weight / total_weight if total_weight > 0 else 0.0,
                     wilson_lower=wilson_lower_bound(by_outcome["success"], n, z),
+                    decayed_wilson=decayed,
+                    weighted_n=total_weight,
                     confident=n >= min_samples,
                 )
             )
-        routes.sort(key=lambda route: (-route.wilson_lower, -route.n, route.tool_name, route.agent_id))
+        routes.sort(
+            key=lambda route: (-route.decayed_wilson, -route.wilson_lower, -route.n, route.tool_name, route.agent_id)
+        )
         return routes
 
     # ------------------------------------------------------------------ helpers
