@@ -71,6 +71,7 @@ def test_migrate_sqlite_to_postgres_and_back_compares_field_by_field(tmp_path: P
 def test_export_then_import_round_trips_and_reports_duplicates(tmp_path: Path) -> None:
     source, target = tmp_path / "a", tmp_path / "b"
     _fill(source)
+    Store.open(target).close()  # restoring into a store made first (`dokoro init`)
     exported = runner.invoke(app, ["export", "--path", str(source), "--out", str(tmp_path / "backups")])
     assert exported.exit_code == 0, exported.output
     (backup,) = (tmp_path / "backups").glob("dokoro-backup-*.json")
@@ -95,6 +96,7 @@ def test_export_then_import_round_trips_and_reports_duplicates(tmp_path: Path) -
 def test_import_surfaces_a_conflicting_fact(tmp_path: Path) -> None:
     source, target = tmp_path / "a", tmp_path / "b"
     _fill(source)
+    Store.open(target).close()
     runner.invoke(app, ["export", "--path", str(source), "--out", str(tmp_path / "backups")])
     (backup,) = (tmp_path / "backups").glob("*.json")
     runner.invoke(app, ["import", str(backup), "--yes", "--path", str(target)])
@@ -110,6 +112,7 @@ def test_import_surfaces_a_conflicting_fact(tmp_path: Path) -> None:
 
 
 def test_doctor_names_the_backend_and_schema(tmp_path: Path, postgres_url: str) -> None:
+    Store.open(tmp_path / "s").close()
     local = runner.invoke(app, ["doctor", "--path", str(tmp_path / "s")])
     assert local.exit_code == 0, local.output
     assert "SQLite (embedded)" in local.output and "Schema" in local.output and "Embedder" in local.output
@@ -130,6 +133,7 @@ def test_an_unreachable_team_database_is_a_clear_error_at_start(tmp_path: Path) 
 
 def test_tokens_are_created_listed_and_revoked(tmp_path: Path) -> None:
     root = str(tmp_path / "s")
+    Store.open(Path(root)).close()
     created = runner.invoke(app, ["token", "create", "--agent", "alice", "--path", root])
     assert created.exit_code == 0, created.output
     token = created.output.strip().splitlines()[-1]

@@ -29,11 +29,32 @@ app = typer.Typer(
         "dokoro: a persistent, layered memory for coding agents, served over MCP.\n\n"
         "Run with no arguments to serve every tool over stdio (what an MCP client runs)."
     ),
-    add_completion=False,
+    add_completion=True,
     no_args_is_help=True,
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from dokoro_server.entry import version_of
+
+        typer.echo(f"dokoro {version_of('dokoro')}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", "-V", help="Print the version and exit.", callback=_print_version, is_eager=True),
+    ] = False,
+) -> None:
+    """dokoro: a persistent, layered memory for coding agents, served over MCP.
+
+    Run with no arguments to serve every tool over stdio (what an MCP client runs).
+    """
 
 
 @app.command()
@@ -54,7 +75,7 @@ def serve(
         return
     from dokoro.server import serve as serve_stdio
 
-    serve_stdio(path)
+    serve_stdio(path, explicit=True)
 
 
 @app.command()

@@ -46,7 +46,7 @@ def serve_http(path: Path | None, host: str, port: int, require_token: bool) -> 
     from dokoro.server import create_unified_server
 
     settings = settings_for(path)
-    store = open_for_command(path)
+    store = open_for_command(path, create=True)
     try:
         auth_on = require_token or not is_loopback(host)
         verifier: StoreTokenVerifier | None = None

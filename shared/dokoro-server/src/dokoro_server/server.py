@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -124,7 +124,13 @@ def _configure_logging(level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRIT
     logging.basicConfig(level=level, format="%(message)s", handlers=[logging.StreamHandler()])
 
 
-def serve(name: str, *registers: Register, settings: DokoroSettings | None = None) -> None:
+def serve(
+    name: str,
+    *registers: Register,
+    settings: DokoroSettings | None = None,
+    argv: Sequence[str] | None = None,
+    explicit: bool = False,
+) -> None:
     """Serve the tools of ``registers`` over stdio as the server ``name`` (an entry point's body).
 
     The tools are listed before the store is open: it opens in the background once the client
@@ -136,16 +142,24 @@ def serve(name: str, *registers: Register, settings: DokoroSettings | None = Non
     request line that cannot be read gets a JSON-RPC error reply (:mod:`dokoro_server.stdio`).
     The tools' schemas are kept between starts in ``.dokoro/cache/`` of the store folder
     (:class:`~dokoro_server.registration.ToolCache`).
+
+    ``argv`` (default: the process's arguments) may only be ``--help`` or ``--version``, which
+    print and exit before anything is opened or created; on a terminal the server prints its help
+    instead of waiting for a client, unless ``explicit`` (``dokoro serve``: asked for by name).
+    Ctrl-C ends it quietly (status 130).
     """
     from dokoro_server import heap
+    from dokoro_server.entry import check_invocation
     from dokoro_server.settings import quiet_third_parties
 
+    check_invocation(name, sys.argv[1:] if argv is None else argv, explicit=explicit)
     # What this process changes for itself, here at its entry point and nowhere in the libraries.
     quiet_third_parties()
     heap.install()  # the process's long-lived heap kept out of the collector's full walks
     settings = settings or DokoroSettings()
     cwd = Path.cwd()
     opener = StoreOpener.for_settings(settings, cwd)
+    status = 0
     try:
         mcp = build_server(settings, name=name, store=opener)
         cache = ToolCache(store_root(settings, cwd) / ".dokoro" / "cache" / f"tools-{name}.json")
@@ -157,11 +171,14 @@ def serve(name: str, *registers: Register, settings: DokoroSettings | None = Non
 
         from dokoro_server.stdio import run_stdio
 
-        anyio.run(run_stdio, mcp)
+        try:
+            anyio.run(run_stdio, mcp)
+        except KeyboardInterrupt:
+            status = 130
     finally:
         # The client has gone: what is durable-critical is committed already, and what the writes
         # left behind them stays marked for the next process, so the server exits at once. A
         # store still being opened is abandoned (no tool used it); one never asked for is never
         # opened (a broken configuration is reported as soon as an opening fails).
         opener.close(finish=False, wait=False)
-    _exit_now(2 if opener.failed else 0)
+    _exit_now(2 if opener.failed else status)

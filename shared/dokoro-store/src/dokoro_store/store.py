@@ -8,11 +8,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sqlalchemy.exc import OperationalError
+
 from dokoro_store.clock import Clock
 from dokoro_store.db.changes import ChangeSignal
 from dokoro_store.db.engine import Database
 from dokoro_store.db.migrate import current_heads, upgrade
-from dokoro_store.paths import StorePaths
+from dokoro_store.errors import StoreUnavailableError
+from dokoro_store.paths import StorePaths, unusable_folder
 
 if TYPE_CHECKING:
     from dokoro_store.original import MoveIn
@@ -180,25 +183,32 @@ class Store:
         ``memory_review``: memories agents infer wait as ``proposed`` for a person's approval.
         """
         paths = StorePaths(root.expanduser().resolve())
-        paths.root.mkdir(parents=True, exist_ok=True)
         clock = clock or Clock()
         moved_in = None
-        if database_url is None:
-            # A store the original TypeScript dokoro wrote: backed up, converted, verified, once.
-            from dokoro_store.original import convert_in_place
+        try:
+            paths.root.mkdir(parents=True, exist_ok=True)
+            if database_url is None:
+                # A store the original TypeScript dokoro wrote: backed up, converted, verified, once.
+                from dokoro_store.original import convert_in_place
 
-            moved_in = convert_in_place(paths, clock.now())
-        elif paths.sqlite_file.is_file():
-            from dokoro_store.original import is_original_database
+                moved_in = convert_in_place(paths, clock.now())
+            elif paths.sqlite_file.is_file():
+                from dokoro_store.original import is_original_database
 
-            if is_original_database(paths.sqlite_file):
-                log.warning(
-                    "dokoro: %s holds a store of the original dokoro; this process uses the database of "
-                    "DOKORO_DATABASE_URL. Bring its history there with `dokoro migrate --from-original %s`",
-                    paths.root,
-                    paths.root,
-                )
-        db = Database.open_url(database_url, paths.db_dir) if database_url else Database.open_sqlite(paths.sqlite_file)
+                if is_original_database(paths.sqlite_file):
+                    log.warning(
+                        "dokoro: %s holds a store of the original dokoro; this process uses the database of "
+                        "DOKORO_DATABASE_URL. Bring its history there with `dokoro migrate --from-original %s`",
+                        paths.root,
+                        paths.root,
+                    )
+            db = (
+                Database.open_url(database_url, paths.db_dir)
+                if database_url
+                else Database.open_sqlite(paths.sqlite_file)
+            )
+        except OSError as exc:
+            raise StoreUnavailableError(unusable_folder(paths.root, exc)) from None
         try:
             schema_before = current_heads(db)
             upgrade(db)
@@ -206,6 +216,14 @@ class Store:
             store.schema_before = schema_before
             store.moved_in = moved_in
             store.recovered = store.episodic.recover()
+        except OSError as exc:
+            db.dispose()
+            raise StoreUnavailableError(unusable_folder(paths.root, exc)) from None
+        except OperationalError as exc:
+            db.dispose()
+            if "readonly" not in str(exc) and "read-only" not in str(exc):
+                raise
+            raise StoreUnavailableError(unusable_folder(paths.root, PermissionError(str(exc.orig)))) from None
         except BaseException:
             db.dispose()
             raise

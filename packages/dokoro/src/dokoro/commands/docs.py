@@ -7,10 +7,9 @@ from typing import Annotated
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from dokoro.commands._open import open_for_command
-from dokoro.commands._output import JsonOption, PathOption, console, emit_json, short_time
+from dokoro.commands._output import JsonOption, PathOption, console, emit_json, folding_table, short_time
 
 __all__ = ["register"]
 
@@ -33,6 +32,11 @@ def search(
 ) -> None:
     """Search every document (hybrid full text + vectors); best first."""
     from dokoro_store.errors import InvalidArgumentError
+
+    if not query.strip():  # refused before anything is imported or opened
+        raise InvalidArgumentError(
+            'the query must not be empty: pass words or a question, e.g. dokoro search "login race"'
+        )
     from dokoro_store.retrieval.search import SEARCH_MODES
 
     if not 1 <= limit <= 100:
@@ -85,9 +89,7 @@ def search(
     if not hits:
         out.print(f"No document matches {query!r}.")
         return
-    table = Table(title=f"{len(hits)} result(s) for {query!r}", title_justify="left")
-    for column in ("id", "title", "status", "type", "updated", "tags"):
-        table.add_column(column, overflow="fold", no_wrap=column in ("id", "slot", "updated", "type", "status"))
+    table = folding_table(f"{len(hits)} result(s) for {query!r}", ("id", "title", "status", "type", "updated", "tags"))
     for h in hits:
         table.add_row(
             h.doc_id, escape(h.title), h.status, h.doc_type, short_time(h.updated_at), escape(", ".join(h.tags))
@@ -115,9 +117,10 @@ def list_docs(
     if not cards:
         out.print(f"No {'' if status == 'all' else status + ' '}documents. See `dokoro list --status all`.")
         return
-    table = Table(title=f"{len(cards)} {'' if status == 'all' else status + ' '}document(s)", title_justify="left")
-    for column in ("slot", "id", "title", "priority", "estimate", "actual", "status"):
-        table.add_column(column, overflow="fold", no_wrap=column in ("id", "slot", "updated", "type", "status"))
+    table = folding_table(
+        f"{len(cards)} {'' if status == 'all' else status + ' '}document(s)",
+        ("slot", "id", "title", "priority", "estimate", "actual", "status"),
+    )
     for c in cards:
         table.add_row(
             "-" if c.slot is None else str(c.slot),
