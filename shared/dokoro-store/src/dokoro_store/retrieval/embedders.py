@@ -332,10 +332,6 @@ class EmbedderHandle:
             raise EmbedderUnavailableError(f"no embedder available: {self.reason}")
         return embedder
 
-    def expected_id(self) -> str | None:
-        """The id vectors should carry, without loading a model or contacting a server twice."""
-        return self.status().id
-
     # ------------------------------------------------------------------ status
     def status(self) -> EmbedderStatus:
         """What this handle embeds with, without loading a model (Ollama: one cached health check)."""
