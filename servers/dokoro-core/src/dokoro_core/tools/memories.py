@@ -178,6 +178,8 @@ def dokoro_recall(
         if len(excerpt) > 240:
             excerpt = excerpt[:237] + "..."
         tag = f"[{m.type}, proposed]" if m.state == "proposed" else f"[{m.type}]"
+        if h.retired:
+            tag = f"[{m.type}, ⚠️ RETIRED: {h.retired}]"
         lines.append(f"{i}. {tag} {m.title} ({m.id}, score {h.score:.3f})\n   {excerpt}\n   why: {h.reason}")
     lines += _files_lines(files)
     return result("\n".join(lines), Recall(hits=hits, files=files))

@@ -151,6 +151,11 @@ class RecallHit(Result):
     score: Annotated[float, rounded(4)]
     relevance: Annotated[float, rounded(4)]
     reason: str
+    retired: str | None = Field(
+        default=None,
+        description="Set when the memory no longer holds (superseded, archived, deprecated, expired): which, in "
+        "words. Such memories rank below every current one.",
+    )
 
 
 class Recall(Result):
