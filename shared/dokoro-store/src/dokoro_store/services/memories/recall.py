@@ -175,7 +175,7 @@ class MemoryRecall:
             RecallHit(
                 memory=memory_result(memory),
                 score=score,
-                relevance=relevance,
+                relevance=search.relevance.get(f"{DOC_PREFIX}{memory.id}", 0.0),
                 reason=_reason(found.get(f"{DOC_PREFIX}{memory.id}"), memory, parts, retired.get(memory.id)),
                 retired=retired.get(memory.id),
             )
