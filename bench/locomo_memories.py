@@ -15,8 +15,9 @@ weathering recall had before its near-tie rule (relevance × trust × state × (
 Rows: ``default`` is recall exactly as the tool runs it; ``mcp`` is the same through the MCP tools
 over stdio (``bench/locomo_mcp.py``: ``dokoro_remember`` with ``session_id``, ``dokoro_recall``).
 The ablation rows run the same recall with one change of the search engine turned off (the bench
-hands recall's search other fusion settings); ``-threads`` imports the memories without their session thread. Tuned on conversations
-0-3 only; the tuning fold, the report fold (4-6) and the whole split are printed apart.
+hands recall's search other fusion settings); ``-threads`` imports the memories without their
+session thread. Tuned on conversations 0-3 only; the tuning fold, the report fold (4-6) and the
+whole split are printed apart.
 """
 
 from __future__ import annotations
