@@ -150,8 +150,6 @@ def main() -> None:
     tune = np.array([e[2] in FOLDS["tune"] and not e[4] for e in examples])
     report = np.array([e[2] in FOLDS["report"] and not e[4] for e in examples])
     fitting = rows.copy()
-    if family == "text":
-        fitting[:, 0] = 0.0
     foreign_tune = np.array([e[2] in FOLDS["tune"] and e[4] for e in examples])
     train = tune | (foreign_tune if args.train_mismatched > 0 else np.zeros(len(examples), dtype=bool))
     example_weights = np.where(foreign_tune, args.train_mismatched, 1.0)[train]
@@ -160,9 +158,9 @@ def main() -> None:
     print(f'    "{family}": ({", ".join(f"{w:.3f}" for w in weights)}),')
     print()
     for label, coefficients in (("committed", COEFFICIENTS[family]), ("fitted", tuple(weights))):
+        if len(coefficients) != len(FEATURES) + 1:
+            continue  # committed before the features changed
         predicted = np.array([relevance(e[0], family, coefficients) for e in examples])
-        if family == "text":
-            predicted = np.array([relevance([0.0, *e[0][1:]], family, coefficients) for e in examples])
         print(f"## {label} coefficients")
         print()
         for fold, mask in (("tune", tune), ("report", report)):

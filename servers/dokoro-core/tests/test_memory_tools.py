@@ -295,3 +295,22 @@ async def test_recall_under_another_embedder_names_the_memory_side_fix(make_clie
     text = outcome.content[0].text  # type: ignore[union-attr]
     assert "dokoro reembed" in text and "dokoro_recall cannot rank memories by meaning" in text
     assert "mode='keyword'" not in text
+
+
+@pytest.mark.parametrize("store_url", ["sqlite", "postgresql"], indirect=True)
+async def test_recall_of_a_forgotten_topic_says_no_close_match_instead_of_a_high_score(call):
+    pnpm = (await _remember(call, type="fact", title="Package manager", body="We use pnpm for the web app."))["memory"]
+    await _remember(call, type="fact", title="Staging host", body="The staging database runs on db-new.internal.")
+    await call("dokoro_forget", id=pnpm["id"], reason="moved to npm workspaces")
+
+    outcome = await call("dokoro_recall", query="pnpm")
+    matching = await call("dokoro_recall", query="staging database host")
+
+    text = outcome.content[0].text
+    assert text.startswith("(no close match: no memory reaches relevance 0.15; the nearest are)")
+    (hit,) = outcome.structured_content["hits"]
+    assert hit["memory"]["title"] == "Staging host" and hit["relevance"] < 0.15
+    assert f"relevance {hit['relevance']:.2f})" in text
+    best = matching.structured_content["hits"][0]
+    assert best["memory"]["title"] == "Staging host" and best["relevance"] >= 0.3
+    assert not matching.content[0].text.startswith("(no close match")
