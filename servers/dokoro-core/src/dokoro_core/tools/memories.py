@@ -16,7 +16,6 @@ from dokoro_store.results.memories import (
     Recall,
     Remembered,
 )
-from dokoro_store.retrieval.calibration import CLOSE_MATCH
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
 from pydantic import Field
@@ -184,6 +183,8 @@ def dokoro_recall(
         if h.retired:
             tag = f"[{m.type}, ⚠️ RETIRED: {h.retired}]"
         lines.append(f"{i}. {tag} {m.title} ({m.id}, relevance {h.relevance:.2f})\n   {excerpt}\n   why: {h.reason}")
+    from dokoro_store.retrieval.calibration import CLOSE_MATCH  # not at import: tools/list loads no store
+
     if all(h.relevance < CLOSE_MATCH for h in hits):
         lines.insert(0, f"(no close match: no memory reaches relevance {CLOSE_MATCH}; the nearest are)")
     lines += _files_lines(files)
