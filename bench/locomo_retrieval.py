@@ -64,13 +64,20 @@ class Row:
     what: str
 
 
+# The first re-ranker (2026-11-30 morning): 30 candidates, static cosine and neighbour lift only
+# (the weights of ``rerank.FEATURES``); the product's are ``rerank.WEIGHTS`` and ``RERANK_DEPTH``.
+WEIGHTS_BEFORE: tuple[float, ...] = (0.0, 0.0, 0.2, 0.0, 0.75, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+DEPTH_BEFORE = 30
+
+
 def rows_for(base: FusionSettings) -> list[Row]:
-    """The baselines, the default, and the default with each change turned off."""
+    """The baselines, the default, and the default with each change turned off. (Rows of options
+    measured and not kept, which the product no longer carries: ``docs/benchmarks-history.md``.)"""
     changes: list[tuple[str, dict[str, Any], str]] = []
     if base.rerank:
         changes.append(("-rerank", {"rerank": False}, "without the second stage (re-ranker)"))
     if base.rerank:
-        from dokoro_store.retrieval.rerank import DEPTH_BEFORE, FEATURES, WEIGHTS, WEIGHTS_BEFORE
+        from dokoro_store.retrieval.rerank import FEATURES, WEIGHTS
 
         changes.append(
             (
@@ -92,26 +99,12 @@ def rows_for(base: FusionSettings) -> list[Row]:
         # any long document over a short memory in a real store); the row shows what it was worth.
         fitted = tuple(2.0 if f == "length" else w for f, w in zip(FEATURES, weights, strict=True))
         changes.append(("+length", {"rerank_weights": fitted}, "re-ranker with the fitted length feature (not kept)"))
-    if base.text_feedback_weight == 0:
-        changes.append(
-            (
-                "+text-feedback",
-                {"text_feedback_weight": 0.3},
-                "pseudo-relevance feedback on full text, RM3-style (opt-in)",
-            )
-        )
     if base.neighbour_weight > 0:
         changes.append(("-neighbours", {"neighbour_weight": 0.0}, "without the lift from thread neighbours"))
     if base.feedback_weight > 0:
         changes.append(("-feedback", {"feedback_weight": 0.0}, "without pseudo-relevance feedback on vectors"))
-    if base.drop_ubiquitous:
-        changes.append(("-ubiquitous", {"drop_ubiquitous": False}, "without dropping ubiquitous query terms"))
-    else:
-        changes.append(("+ubiquitous", {"drop_ubiquitous": True}, "dropping ubiquitous query terms (not kept)"))
     if base.graph_weight > 0:
         changes.append(("-graph", {"graph_weight": 0.0}, "without the graph signal"))
-    if base.context_weight == 0:
-        changes.append(("+context", {"context_weight": 0.5}, "with context vectors (measured, not kept)"))
     rows = [
         Row("keyword", "keyword", False, base, "full text alone (FTS5 OR'ed, bm25)"),
         Row("semantic", "semantic", False, base, "vectors alone"),
@@ -120,7 +113,7 @@ def rows_for(base: FusionSettings) -> list[Row]:
             "score-only",
             "hybrid",
             True,
-            dataclasses.replace(base, neighbour_weight=0.0, context_weight=0.0, drop_ubiquitous=False, rerank=False),
+            dataclasses.replace(base, neighbour_weight=0.0, rerank=False),
             "hybrid, score fusion alone",
         ),
         Row("default", "hybrid", True, base, "search_universal as the MCP tool runs it"),

@@ -170,6 +170,50 @@ def test_no_server_depends_on_another_server_even_for_its_tests() -> None:
     assert breaches == []
 
 
+# Workspace members that only dokoro's own development uses (the root `dev` dependency group).
+DEV_ONLY = {"dokoro-testkit"}
+
+
+def _members() -> dict[str, dict[str, object]]:
+    """Every workspace member's pyproject, by distribution name."""
+    import tomllib
+
+    found = {}
+    for pyproject in sorted(ROOT.glob("*/*/pyproject.toml")):
+        if pyproject.parent.parent.name in ("shared", "servers", "packages"):
+            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+            found[data["project"]["name"]] = data
+    return found
+
+
+def test_no_runtime_package_registers_a_pytest_plugin_or_needs_the_testkit() -> None:
+    """A ``pytest11`` entry point in a package a user installs loads its fixtures into every pytest
+    run of every project where dokoro is installed (names such as ``root``, ``store``, ``client``).
+    dokoro's fixtures live in the dev-only ``dokoro-testkit``, enabled by the root conftest.py."""
+    import tomllib
+
+    members = _members()
+    assert {"dokoro", "dokoro-store", "dokoro-server", "dokoro-core"} | DEV_ONLY <= set(members)
+    breaches = []
+    for dist, data in members.items():
+        project = data["project"]
+        assert isinstance(project, dict)
+        if dist in DEV_ONLY:
+            continue
+        if "pytest11" in project.get("entry-points", {}):
+            breaches.append(f"{dist} registers a pytest11 entry point")
+        requirements = list(project.get("dependencies", []))
+        for extra in project.get("optional-dependencies", {}).values():
+            requirements += extra
+        breaches += [f"{dist} requires {r}" for r in requirements if _requirement_name(r) in DEV_ONLY]
+    assert breaches == []
+    root = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert not {_requirement_name(r) for r in root["project"]["dependencies"]} & DEV_ONLY
+    assert {_requirement_name(r) for r in root["dependency-groups"]["dev"]} >= DEV_ONLY
+    conftest = (ROOT / "conftest.py").read_text(encoding="utf-8")
+    assert 'pytest_plugins = ["dokoro_testkit.fixtures"]' in conftest
+
+
 def _requirement_name(requirement: str) -> str:
     """The distribution a PEP 508 requirement names, normalised (``dokoro-store[onnx]>=1`` → ``dokoro-store``)."""
     import re
@@ -195,12 +239,9 @@ ENTRY_POINTS = {
     "packages/dokoro/src/dokoro/cli.py",
 }
 ENTRY_FOLDERS = ("packages/dokoro/src/dokoro/commands/",)
-# Modules that touch ``os.environ`` without reading dokoro's settings from it, and why.
-ENVIRONMENT_WRITERS = {
-    # Sets ORT_DISABLE_TELEMETRY before onnxruntime is imported (its Linux wheels report usage and
-    # write a session file at import otherwise); it writes a third-party variable and reads nothing.
-    "shared/dokoro-store/src/dokoro_store/retrieval/onnx.py": ['os.environ.setdefault("ORT_DISABLE_TELEMETRY"'],
-}
+# Modules that touch ``os.environ`` without reading dokoro's settings from it, and why: none (the
+# entry points set what third-party libraries read, ``settings.quiet_third_parties``).
+ENVIRONMENT_WRITERS: dict[str, list[str]] = {}
 _ENV_NAMES = {"environ", "environb", "getenv", "getenvb", "putenv", "unsetenv"}
 
 
@@ -346,3 +387,180 @@ async def test_a_server_answers_tools_list_before_importing_the_store_or_anythin
     # The scan sees the imports that follow: the first tool call needed the store, and got it.
     # (importtime logs `import` statements; the store module itself comes through importlib.)
     assert {"sqlalchemy", "sqlmodel", "dokoro_store.models", "dokoro_store.services.episodic"} <= set(after)
+
+
+# ---------------------------------------------------------------------------------------------- the SDK's surface
+
+# Where dokoro may still reach a private name of the MCP SDK, and why.
+SDK_PRIVATE_ALLOWED = {
+    # The SDK gives no public way to run an MCPServer on wrapped streams (its own in-memory client
+    # reads the same attribute, marked "TODO: make lowlevel_server public"); the stdio wrapper
+    # answers unreadable lines on it (dokoro_server/stdio.py).
+    ("shared/dokoro-server/src/dokoro_server/stdio.py", "_lowlevel_server"),
+}
+
+
+def _sdk_private_names() -> set[str]:
+    """The private attributes of the SDK's server, its managers, its tools and contexts."""
+    from mcp.server.mcpserver import Context, MCPServer
+    from mcp.server.mcpserver.tools import Tool
+
+    def ping() -> str:
+        """Answer pong."""
+        return "pong"
+
+    mcp = MCPServer("probe", log_level="WARNING")
+    mcp.add_tool(ping)
+    managers = [value for name, value in vars(mcp).items() if name.endswith("_manager")]
+    objects = [mcp, *managers, Context(mcp_server=mcp)]
+    names = {name for obj in objects for name in vars(obj) if name.startswith("_") and not name.startswith("__")}
+    names |= {name for name in dir(MCPServer) if name.startswith("_") and not name.startswith("__")}
+    names |= {name for name in dir(Tool) if name.startswith("_") and not name.startswith("__")}
+    names -= {name for name in dir(object)} | {"_abc_impl"}
+    return names
+
+
+def _sdk_private_uses(source: str, private: set[str]) -> list[str]:
+    """``x._name`` (``x`` not ``self``/``cls``) for a private SDK name, ``model_construct(...)``,
+    and writes into an object's ``__dict__``."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute):
+            own = isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")
+            if node.attr in private and not own:
+                found.append(f"line {node.lineno}: .{node.attr}")
+            elif node.attr == "model_construct":
+                found.append(f"line {node.lineno}: .model_construct")
+        elif isinstance(node, ast.Assign | ast.AugAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                value = target.value if isinstance(target, ast.Subscript) else None
+                if isinstance(value, ast.Attribute) and value.attr == "__dict__":
+                    found.append(f"line {node.lineno}: __dict__[...] =")
+    return found
+
+
+def test_the_sdk_scan_sees_private_names_and_schema_shortcuts() -> None:
+    private = _sdk_private_names()
+    assert {"_tool_manager", "_resource_manager", "_lowlevel_server", "_subscriptions"} <= private
+    source = (
+        "mcp._tool_manager._tools['x'] = tool\n"
+        "Tool.model_construct(fn_metadata=None)\n"
+        "tool.__dict__['output_schema'] = {}\n"
+        "self._tool_manager = None\n"
+    )
+    found = {use.partition(": ")[2] for use in _sdk_private_uses(source, private)}
+    assert found == {"._tool_manager", "._tools", ".model_construct", "__dict__[...] ="}
+
+
+def test_dokoro_uses_only_the_public_api_of_the_mcp_sdk() -> None:
+    private = _sdk_private_names()
+    sources = [path for path in _library_sources() if "dokoro-store" not in path.as_posix()]
+    assert {"registration.py", "resources.py", "stdio.py"} <= {path.name for path in sources}
+    breaches = {}
+    for path in sources:
+        relative = path.relative_to(ROOT).as_posix()
+        uses = [
+            use
+            for use in _sdk_private_uses(path.read_text(encoding="utf-8"), private)
+            if (relative, use.rpartition(".")[2]) not in SDK_PRIVATE_ALLOWED
+        ]
+        if uses:
+            breaches[relative] = uses
+    assert breaches == {}
+
+
+# ---------------------------------------------------------------------------------------------- process-wide effects
+
+
+def _calls(source: str, owner: str, name: str) -> list[int]:
+    """Lines calling ``owner.name(...)``, the first argument of the call included as ``owner`` when
+    ``owner`` starts with ``(``: ``event.listen(Session, ...)`` is ``_calls(src, "(Session", "listen")``."""
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == name:
+            if owner.startswith("("):
+                first = node.args[0] if node.args else None
+                if isinstance(first, ast.Name) and first.id == owner[1:]:
+                    lines.append(node.lineno)
+            elif isinstance(node.func.value, ast.Name) and node.func.value.id == owner:
+                lines.append(node.lineno)
+    return lines
+
+
+def test_the_process_wide_effects_happen_at_the_entry_points_only() -> None:
+    sources = {path.relative_to(ROOT).as_posix(): path.read_text(encoding="utf-8") for path in _library_sources()}
+    # GC tuning: the kit's heap module freezes only once an entry point (stdio, HTTP) installed it.
+    freezes = sorted(path for path, text in sources.items() if _calls(text, "gc", "freeze"))
+    installs = sorted(path for path, text in sources.items() if _calls(text, "heap", "install"))
+    assert freezes == ["shared/dokoro-server/src/dokoro_server/heap.py"]
+    assert installs == ["packages/dokoro/src/dokoro/http.py", "shared/dokoro-server/src/dokoro_server/server.py"]
+    # Session hooks: on the store's own session factories, never on every SQLAlchemy Session.
+    global_hooks = {
+        path: lines
+        for path, text in sources.items()
+        if (lines := _calls(text, "(Session", "listen") + _calls(text, "(sessionmaker", "listen"))
+    }
+    assert global_hooks == {}
+
+
+def test_the_effect_scan_sees_the_calls() -> None:
+    source = "import gc\ngc.freeze()\nheap.install()\nevent.listen(Session, 'before_flush', f)\n"
+    assert _calls(source, "gc", "freeze") == [2]
+    assert _calls(source, "heap", "install") == [3]
+    assert _calls(source, "(Session", "listen") == [4]
+
+
+# ---------------------------------------------------------------------------------------------- typed seams
+
+STORE_SRC = ROOT / "shared" / "dokoro-store" / "src" / "dokoro_store"
+# Where one layer of the store is handed another: (module, the classes whose constructor and methods
+# are the seam, the module-level names that are).
+SEAMS = [
+    ("services/analytics/__init__.py", ["AnalyticsService.__init__"], []),
+    ("services/tracking/__init__.py", ["TrackingService.__init__"], []),
+    ("retrieval/search.py", ["SearchService.__init__", "ScopedVectors", "GraphHit"], ["GraphSignal"]),
+]
+
+
+def _any_in_seam(tree: ast.Module, seam: str) -> list[str]:
+    cls, _, method = seam.partition(".")
+    found = []
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == cls:
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef) and (not method or item.name == method):
+                    arguments = item.args
+                    parts = [a.annotation for a in [*arguments.args, *arguments.kwonlyargs] if a.annotation]
+                    if item.returns is not None:
+                        parts.append(item.returns)
+                    found += [f"{seam}: {ast.unparse(p)}" for p in parts if "Any" in ast.unparse(p)]
+    return found
+
+
+def test_the_seams_between_the_stores_layers_are_typed() -> None:
+    breaches = []
+    for module, seams, names in SEAMS:
+        tree = ast.parse((STORE_SRC / module).read_text(encoding="utf-8"))
+        for seam in seams:
+            assert any(isinstance(n, ast.ClassDef) and n.name == seam.partition(".")[0] for n in tree.body), seam
+            breaches += _any_in_seam(tree, seam)
+        aliases = [
+            node
+            for node in tree.body
+            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id in names for t in node.targets)
+        ]
+        assert len(aliases) == len(names)
+        breaches += [f"{module}: {ast.unparse(node)}" for node in aliases if "Any" in ast.unparse(node.value)]
+    assert breaches == []
+
+
+def test_every_tool_context_is_typed_with_the_servers_state() -> None:
+    bare = []
+    for path in _library_sources():
+        if "dokoro-store" in path.as_posix():
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.arg) and isinstance(node.annotation, ast.Name) and node.annotation.id == "Context":
+                bare.append(f"{path.relative_to(ROOT).as_posix()}:{node.lineno} {node.arg}")
+    assert bare == []

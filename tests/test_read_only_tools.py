@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from dokoro_server.testing import MakeClient
+from dokoro_testkit import MakeClient
 
 if TYPE_CHECKING:
     from dokoro_server import Register

@@ -38,7 +38,7 @@ async def test_tools_listed_from_the_cache_are_the_tools_built(tmp_path: Path, n
     server(ToolCache(cache_path))  # fills the cache
     cached = server(ToolCache(cache_path))
 
-    assert all(type(tool).__name__ == "_CachedTool" for tool in cached._tool_manager.list_tools())
+    assert cached.unbuilt_tools() == {tool.name for tool in await built.list_tools()}
     listed = [tool.model_dump() for tool in await cached.list_tools()]
     assert listed == [tool.model_dump() for tool in await built.list_tools()]
     assert len(listed) > 5

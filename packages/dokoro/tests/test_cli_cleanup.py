@@ -8,12 +8,14 @@ import time
 from pathlib import Path
 
 from dokoro.cli import app
+from dokoro_store import Store
 from typer.testing import CliRunner
 
 runner = CliRunner()
 
 
 def _tree(root: Path) -> None:
+    Store.open(root).close()  # a store: only `dokoro init` and the servers make one
     (root / "research").mkdir(parents=True)
     (root / "decisions").mkdir()
     (root / "decisions" / "adr.md").write_text("# ADR\nsame\n", encoding="utf-8")
@@ -59,6 +61,7 @@ def test_cleanup_asks_then_backs_up_moves_and_rolls_back(tmp_path):
 
 
 def test_a_bad_manifest_is_refused(tmp_path):
+    Store.open(tmp_path / "d").close()
     not_json = tmp_path / "x.json"
     not_json.write_text("nope", encoding="utf-8")
 

@@ -85,6 +85,7 @@ def test_rules_lists_guardrails_first(folder):
 
 
 def test_rules_on_an_empty_store_says_where_they_come_from(tmp_path):
+    Store.open(tmp_path / "empty").close()
     result = runner.invoke(app, ["rules", "--path", str(tmp_path / "empty")])
 
     assert result.exit_code == 0 and "dokoro_remember" in result.output

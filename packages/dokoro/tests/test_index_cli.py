@@ -15,6 +15,7 @@ runner = CliRunner()
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
     root = tmp_path / "dokoro"
+    Store.open(root).close()  # a store: only `dokoro init` and the servers make one
     (root / "decisions").mkdir(parents=True)
     (root / "decisions" / "adr-1.md").write_text("---\ntitle: Use JWT\n---\nJWT for the API.\n")
     (root / "notes.md").write_text("# Notes\nloose notes\n")
@@ -88,3 +89,30 @@ def test_reembed_refuses_an_unknown_embedder(folder):
     result = runner.invoke(app, ["reembed", "--embedder", "bert", "--path", str(folder)])
 
     assert result.exit_code == 1 and "--embedder must be one of" in result.output
+
+
+def test_migrate_leaves_out_the_memory_and_tracking_renderings(folder: Path) -> None:
+    with Store.open(folder) as store:
+        remembered = store.memories.remember(
+            type="fact", title="Old cache rule", body="The cache is flushed nightly.", entities=["cache"]
+        )
+        store.memories.forget(remembered.memory.id, reason="the cache is gone")
+        issue = store.tracking.add_issue("Login race", description="refresh races the logout").item
+        store.tracking.work_issue(issue.id)
+        store.tracking.complete_issue(issue.id, "serialised the refresh")
+        store.memories.close()
+    assert list((folder / "memories").rglob("*.md")) and list((folder / "tracking").rglob("*.md"))
+
+    with Store.open(folder) as store:  # what an earlier dokoro's migrate left behind
+        store.docs.save("memories-old", "stale", filepath="memories/fact/old.md", doc_type="issue")
+    result = runner.invoke(app, ["migrate", "--path", str(folder)])
+    assert result.exit_code == 0, result.output
+    assert "removed 1 document(s)" in result.output
+    assert "left out" in result.output and "memories/, tracking/" in result.output
+    with Store.open(folder) as store, store.db.read() as session:
+        from dokoro_store.models import Doc
+        from sqlmodel import select
+
+        paths = [doc.filepath for doc in session.exec(select(Doc))]
+    assert "decisions/adr-1.md" in paths and "notes.md" in paths
+    assert not [p for p in paths if p.startswith(("memories/", "tracking/"))]

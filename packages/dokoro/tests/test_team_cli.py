@@ -7,7 +7,7 @@ from pathlib import Path
 
 from dokoro.cli import app
 from dokoro_store import Store
-from dokoro_store.transfer import read_rows, store_tables
+from dokoro_store.transfer import RESTAMPED, read_rows, store_tables
 from typer.testing import CliRunner
 
 runner = CliRunner()
@@ -21,11 +21,27 @@ def _fill(root: Path) -> None:
         store.working.workspace.claim("team move")
         store.working.workspace.dump("checkpoint")
         store.tokens.create("alice")
+        # Memories with entities and an entity graph: rows the target re-stamps (a memory's rev)
+        # and a table whose every column is its key (memory_entities).
+        store.memories.remember(
+            type="fact", title="Team database", body="The team runs PostgreSQL 16.", entities=["postgres"]
+        )
+        auth = store.graph.upsert_entity("service", "AuthService").id
+        sessions = store.graph.upsert_entity("service", "SessionStore").id
+        store.graph.upsert_relation(auth, sessions, "depends_on")
+        store.graph.complete_pending()
 
 
 def _tables(root: Path, url: str | None = None) -> dict[str, list[dict[str, object]]]:
+    """Every row, without the columns each database stamps itself (a memory's rev)."""
     with Store.open(root, database_url=url) as store:
-        return {table.name: read_rows(store.db, table) for table in store_tables()}
+        return {
+            table.name: [
+                {k: v for k, v in row.items() if k not in RESTAMPED.get(table.name, ())}
+                for row in read_rows(store.db, table)
+            ]
+            for table in store_tables()
+        }
 
 
 def test_migrate_sqlite_to_postgres_and_back_compares_field_by_field(tmp_path: Path, postgres_url: str) -> None:
@@ -55,6 +71,7 @@ def test_migrate_sqlite_to_postgres_and_back_compares_field_by_field(tmp_path: P
 def test_export_then_import_round_trips_and_reports_duplicates(tmp_path: Path) -> None:
     source, target = tmp_path / "a", tmp_path / "b"
     _fill(source)
+    Store.open(target).close()  # restoring into a store made first (`dokoro init`)
     exported = runner.invoke(app, ["export", "--path", str(source), "--out", str(tmp_path / "backups")])
     assert exported.exit_code == 0, exported.output
     (backup,) = (tmp_path / "backups").glob("dokoro-backup-*.json")
@@ -72,12 +89,14 @@ def test_export_then_import_round_trips_and_reports_duplicates(tmp_path: Path) -
     assert _tables(target)["api_tokens"] == []  # credentials never travel in a backup
 
     twice = runner.invoke(app, ["import", str(backup), "--yes", "--path", str(target)])
-    assert twice.exit_code == 0 and "Nothing imported." in twice.output
+    assert twice.exit_code == 0, twice.output
+    assert "already there" in twice.output and "conflict " not in twice.output
 
 
 def test_import_surfaces_a_conflicting_fact(tmp_path: Path) -> None:
     source, target = tmp_path / "a", tmp_path / "b"
     _fill(source)
+    Store.open(target).close()
     runner.invoke(app, ["export", "--path", str(source), "--out", str(tmp_path / "backups")])
     (backup,) = (tmp_path / "backups").glob("*.json")
     runner.invoke(app, ["import", str(backup), "--yes", "--path", str(target)])
@@ -93,6 +112,7 @@ def test_import_surfaces_a_conflicting_fact(tmp_path: Path) -> None:
 
 
 def test_doctor_names_the_backend_and_schema(tmp_path: Path, postgres_url: str) -> None:
+    Store.open(tmp_path / "s").close()
     local = runner.invoke(app, ["doctor", "--path", str(tmp_path / "s")])
     assert local.exit_code == 0, local.output
     assert "SQLite (embedded)" in local.output and "Schema" in local.output and "Embedder" in local.output
@@ -113,6 +133,7 @@ def test_an_unreachable_team_database_is_a_clear_error_at_start(tmp_path: Path) 
 
 def test_tokens_are_created_listed_and_revoked(tmp_path: Path) -> None:
     root = str(tmp_path / "s")
+    Store.open(Path(root)).close()
     created = runner.invoke(app, ["token", "create", "--agent", "alice", "--path", root])
     assert created.exit_code == 0, created.output
     token = created.output.strip().splitlines()[-1]

@@ -1,8 +1,8 @@
 """Fixtures of the analytics tool tests: the analytics tools served by the kit's test server, over one
 store on each backend in turn (SQLite, then PostgreSQL) with the dependency-free embedder.
 
-``call``/``fail``/``make_client``/``connect(agent)`` come from the kit's pytest plugin
-(:mod:`dokoro_server.testing`); the default ``client`` acts for ``alice``, with capture off.
+``call``/``fail``/``make_client``/``connect(agent)`` come from the testkit's fixtures
+(:mod:`dokoro_testkit.fixtures`); the default ``client`` acts for ``alice``, with capture off.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Fixtures of the bridge tool tests: the bridge tools on one store with the bundled static
 embedder, shared by every client, with capture off.
 
-Clock, store folder, clients, ``call``/``fail`` come from the kit's pytest plugin
-(:mod:`dokoro_server.testing`). The bridge composed with the other servers is tested by
+Clock, store folder, clients, ``call``/``fail`` come from the testkit's fixtures
+(:mod:`dokoro_testkit.fixtures`). The bridge composed with the other servers is tested by
 ``tests/test_composition.py``.
 """
 

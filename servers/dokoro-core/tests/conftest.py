@@ -1,7 +1,7 @@
 """Fixtures of the core tool tests: the core tools, served by the kit's test server.
 
 Clock, store folder, clients, ``call``/``fail`` and the file readers come from the kit's pytest
-plugin (:mod:`dokoro_server.testing`).
+plugin (:mod:`dokoro_testkit.fixtures`).
 """
 
 from __future__ import annotations

@@ -7,8 +7,8 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
-from dokoro_server.testing import MakeClient
 from dokoro_store import FrozenClock, Store
+from dokoro_testkit import MakeClient
 from mcp import Client
 
 pytestmark = pytest.mark.anyio

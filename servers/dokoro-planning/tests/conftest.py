@@ -1,8 +1,8 @@
 """Fixtures of the planning tool tests: the planning tools on one store with the bundled static
 embedder, shared by every client, with capture off.
 
-Clock, store folder, clients, ``call``/``fail`` come from the kit's pytest plugin
-(:mod:`dokoro_server.testing`). Plans and questions the planning tools read are written through the
+Clock, store folder, clients, ``call``/``fail`` come from the testkit's fixtures
+(:mod:`dokoro_testkit.fixtures`). Plans and questions the planning tools read are written through the
 store's services (``store.plans``, ``store.working.questions``); the planning tools composed with the
 other servers are tested by ``tests/test_composition.py``.
 """

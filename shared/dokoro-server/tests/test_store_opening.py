@@ -110,7 +110,8 @@ def test_the_heap_is_frozen_once_the_store_is_open(tmp_path: Path) -> None:
         import gc
         from pathlib import Path
         from dokoro_server import DokoroSettings, StoreOpener
-        from dokoro_store.heap import settled
+        from dokoro_server.heap import install, settled
+        install()  # what a server's entry point does
         settings = DokoroSettings(path=Path({str(tmp_path / "dokoro")!r}))
         opener = StoreOpener.for_settings(settings, Path({str(tmp_path)!r}))
         before = (settled("store-open"), gc.get_freeze_count())

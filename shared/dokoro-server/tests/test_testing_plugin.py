@@ -1,4 +1,4 @@
-"""The kit's pytest plugin: ``connect(agent)`` gives each agent its own server over the same store."""
+"""The testkit's ``connect(agent)``: each agent gets its own server over the same store."""
 
 from __future__ import annotations
 

@@ -32,7 +32,7 @@ async def _listing(mcp) -> list[dict]:
 
 
 def _cached_names(mcp) -> set[str]:
-    return {tool.name for tool in mcp._tool_manager.list_tools() if type(tool).__name__ == "_CachedTool"}
+    return mcp.unbuilt_tools()
 
 
 async def test_a_second_start_lists_the_same_tools_from_the_cache(tmp_path: Path, registers) -> None:
@@ -73,7 +73,7 @@ async def test_an_entry_whose_sources_changed_is_rebuilt(tmp_path: Path, registe
     (entry,) = data["modules"].values()
     good = entry["fingerprint"]
     entry["fingerprint"] = "sources changed since"
-    entry["tools"]["kit_echo"]["parameters"] = {"stale": True}
+    entry["tools"]["kit_echo"]["inputSchema"] = {"stale": True}
     path.write_text(json.dumps(data), encoding="utf-8")
 
     rebuilt = _server(tmp_path, registers, ToolCache(path))
@@ -81,7 +81,7 @@ async def test_an_entry_whose_sources_changed_is_rebuilt(tmp_path: Path, registe
     assert _cached_names(rebuilt) == set()
     (entry,) = json.loads(path.read_text(encoding="utf-8"))["modules"].values()
     assert entry["fingerprint"] == good
-    assert entry["tools"]["kit_echo"]["parameters"] != {"stale": True}
+    assert entry["tools"]["kit_echo"]["inputSchema"] != {"stale": True}
 
 
 @pytest.mark.parametrize("content", ["", "{not json", '{"version": 0, "modules": {}}', "[]"])

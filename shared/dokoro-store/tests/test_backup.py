@@ -86,3 +86,37 @@ def test_a_file_that_is_not_a_backup_is_refused_clearly(tmp_path: Path) -> None:
         load_backup(bogus)
     with pytest.raises(InvalidArgumentError, match="no backup file"):
         load_backup(tmp_path / "missing.json")
+
+
+def _fill_memories(store: Store) -> None:
+    for i in range(4):
+        store.memories.remember(
+            type="fact", title=f"Fact {i}", body=f"The cache of service {i} is safe.", entities=["cache", f"s{i}"]
+        )
+    store.memories.close()
+
+
+def test_the_same_backup_twice_is_already_there_even_after_the_memories_were_used(
+    tmp_path: Path, database_url: str | None
+) -> None:
+    with Store.open(tmp_path / "a") as a, Store.open(tmp_path / "b", database_url=database_url) as b:
+        _fill(a)
+        _fill_memories(a)
+        path, counts = export_store(a.db, tmp_path, a.clock.now())
+        apply_import(b.db, plan_import(b.db, load_backup(path)))
+        # The target stamps its own change numbers (rev) and counts its own recalls.
+        assert b.memories.recall(query="cache safe")
+        again = plan_import(b.db, load_backup(path))
+        assert again.conflicts == [] and again.new_rows == 0
+        assert again.duplicates == sum(counts.values())
+
+
+def test_a_memory_changed_on_one_side_is_still_a_conflict(tmp_path: Path, database_url: str | None) -> None:
+    with Store.open(tmp_path / "a") as a, Store.open(tmp_path / "b", database_url=database_url) as b:
+        _fill_memories(a)
+        path, _ = export_store(a.db, tmp_path, a.clock.now())
+        apply_import(b.db, plan_import(b.db, load_backup(path)))
+        document = load_backup(path)
+        document["tables"]["memories"][0]["body"] = "The cache is NOT safe."
+        plan = plan_import(b.db, document)
+        assert [(c.table, c.differing) for c in plan.conflicts] == [("memories", ["body"])]

@@ -101,7 +101,7 @@ def test_a_free_path_is_claimed_for_the_ttl_on_the_database_clock(any_store: Sto
     (view,) = any_store.coord.claims.list()
     (event,) = any_store.coord.claims.history("src/a.py", root=ROOT)
     assert (view.path, view.agent_id, view.expires_at - event.at, view.heartbeat_seq) == ("src/a.py", "alice", 120, 0)
-    assert 118 <= view.expires_in_seconds <= 120
+    assert 0 < view.expires_in_seconds <= 120  # the seconds left when listed, however slow the machine
 
 
 def test_claiming_your_own_path_again_renews_it_and_counts_the_heartbeat(any_store: Store):

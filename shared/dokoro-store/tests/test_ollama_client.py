@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-import time
+import socket
+import threading
 
 import pytest
 from dokoro_store.ollama_client import OllamaCallError, OllamaClient, model_matches
@@ -40,13 +41,32 @@ def test_the_health_check_is_made_once_for_every_caller_and_model(fake_ollama):
 
 
 def test_an_absent_server_costs_one_quick_failure_not_one_per_call():
-    client = OllamaClient("http://127.0.0.1:9", timeout_s=1.0)  # nothing listens on the discard port
+    """Counted, not timed: a real socket on 127.0.0.1 that hangs up on every connection (no Ollama
+    behind it) is asked once for five health checks; the failure is cached for the others."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    connections: list[object] = []
 
-    started = time.monotonic()
-    results = [client.healthy("llama3.2") for _ in range(5)]
+    def hang_up() -> None:
+        while True:
+            try:
+                accepted, _address = listener.accept()
+            except OSError:  # the listener was shut down: the test is over
+                return
+            connections.append(accepted)
+            accepted.close()
 
-    assert all(not ok and "not reachable" in why for ok, why in results)
-    assert time.monotonic() - started < 5.0
+    thread = threading.Thread(target=hang_up, daemon=True)
+    thread.start()
+    try:
+        client = OllamaClient(f"http://127.0.0.1:{listener.getsockname()[1]}", timeout_s=30.0)
+        results = [client.healthy("llama3.2") for _ in range(5)]
+    finally:
+        listener.shutdown(socket.SHUT_RDWR)  # wakes the accept
+        listener.close()
+        thread.join(timeout=30)
+
+    assert all(not ok and "not reachable" in why for ok, why in results), results
+    assert len(connections) == 1
 
 
 def test_a_call_that_outlives_its_timeout_fails_with_a_clear_message_and_marks_the_server_down(fake_ollama):

@@ -147,3 +147,28 @@ def test_a_dump_and_a_copied_file_hold_no_secret(tmp_path: Path, kind: str) -> N
             row = ""
     assert not _leaks(written) and not _leaks(row)
     assert "[REDACTED:" in written
+
+
+def test_the_flush_hook_is_the_stores_own_and_leaves_other_sessions_alone(tmp_path: Path) -> None:
+    # The store's sessions redact the objects they flush; a session of another engine in the same
+    # process (another library's, a script's) keeps what it was given.
+    from datetime import UTC, datetime
+
+    from dokoro_store.models import SharedNote
+    from sqlalchemy import create_engine
+    from sqlmodel import Session, SQLModel
+
+    with Store.open(tmp_path / "dokoro") as store:
+        with store.db.write() as session:
+            note = SharedNote(agent_id="a", content=f"token {GITHUB}", created_at=datetime.now(UTC))
+            session.add(note)
+            session.flush()
+            assert GITHUB not in note.content
+        other = create_engine(f"sqlite:///{tmp_path / 'other.sqlite'}")
+        SQLModel.metadata.create_all(other, tables=[SharedNote.__table__])  # type: ignore[list-item]
+        with Session(other) as session:
+            mine = SharedNote(agent_id="a", content=f"token {GITHUB}", created_at=datetime.now(UTC))
+            session.add(mine)
+            session.flush()
+            assert GITHUB in mine.content
+        other.dispose()

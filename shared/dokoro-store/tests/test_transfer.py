@@ -85,3 +85,56 @@ def test_two_stores_moved_into_one_keep_every_summary(tmp_path: Path, database_u
         assert all(r.verified for r in copy_store(alice.db, team.db))  # again: nothing duplicated
         texts = sorted(hit.summary for hit in team.episodic.recall(limit=10))
     assert texts == ["alice fixed the login race", "bob moved sessions to cookies"]
+
+
+def _fill_semantic(store: Store) -> None:
+    """Memories with entities (memory_entities: a table whose every column is its key) and a graph
+    with relations, as a store that has been used for a while holds them."""
+    store.memories.remember(
+        type="fact",
+        title="The team database",
+        body="The team server runs PostgreSQL 16.",
+        entities=["postgres", "team"],
+    )
+    store.memories.remember(
+        type="decision", title="Packaging", body="The workspace is packaged with uv.", entities=["uv"]
+    )
+    auth = store.graph.upsert_entity("service", "AuthService").id
+    db = store.graph.upsert_entity("service", "SessionStore").id
+    store.graph.upsert_relation(auth, db, "depends_on", valid_from="2026-05-19T10:00:00Z")
+    store.working.workspace.claim("graph")
+    store.working.workspace.dump("AuthService depends on SessionStore in src/auth/session.py")
+    store.graph.complete_pending()
+    store.memories.close()  # the memory files written behind the remembers are on disk
+
+
+def test_a_store_with_memories_and_entities_moves_both_ways_verified_and_a_rerun_copies_nothing(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    with Store.open(tmp_path / "a") as a, Store.open(tmp_path / "b", database_url=postgres_url) as b:
+        _fill_semantic(a)
+        there = {r.table: r for r in copy_store(a.db, b.db)}
+        assert all(r.verified for r in there.values()), [r.table for r in there.values() if not r.verified]
+        assert there["memories"].source_rows == 2 and there["memory_entities"].target_rows == 3
+        assert there["entity_relations"].target_rows >= 1
+        after_first = _tables(b)
+        again = copy_store(a.db, b.db)
+        assert all(r.verified for r in again) and sum(r.copied for r in again) == 0
+        assert _tables(b) == after_first  # not even a memory's rev moved
+        with Store.open(tmp_path / "c") as c:
+            back = {r.table: r for r in copy_store(b.db, c.db)}
+            assert all(r.verified for r in back.values())
+            assert back["memories"].target_rows == 2
+            assert {m.title for m in c.memories.of_types(["fact", "decision"])} == {"The team database", "Packaging"}
+            assert sum(r.copied for r in copy_store(b.db, c.db)) == 0
+
+
+def test_a_memory_changed_in_the_source_is_copied_again_and_verifies(tmp_path: Path, database_url: str | None) -> None:
+    with Store.open(tmp_path / "a") as a, Store.open(tmp_path / "b", database_url=database_url) as b:
+        _fill_semantic(a)
+        assert all(r.verified for r in copy_store(a.db, b.db))
+        (memory,) = [m for m in a.memories.of_types(["fact"])]
+        a.memories.forget(memory.id, reason="moved to a managed database")
+        reports = {r.table: r for r in copy_store(a.db, b.db)}
+        assert reports["memories"].verified and reports["memories"].copied == 1
+        assert b.memories.get(memory.id).state == a.memories.get(memory.id).state != "active"

@@ -29,11 +29,32 @@ app = typer.Typer(
         "dokoro: a persistent, layered memory for coding agents, served over MCP.\n\n"
         "Run with no arguments to serve every tool over stdio (what an MCP client runs)."
     ),
-    add_completion=False,
+    add_completion=True,
     no_args_is_help=True,
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from dokoro_server.entry import version_of
+
+        typer.echo(f"dokoro {version_of('dokoro')}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", "-V", help="Print the version and exit.", callback=_print_version, is_eager=True),
+    ] = False,
+) -> None:
+    """dokoro: a persistent, layered memory for coding agents, served over MCP.
+
+    Run with no arguments to serve every tool over stdio (what an MCP client runs).
+    """
 
 
 @app.command()
@@ -54,7 +75,7 @@ def serve(
         return
     from dokoro.server import serve as serve_stdio
 
-    serve_stdio(path)
+    serve_stdio(path, explicit=True)
 
 
 @app.command()
@@ -179,9 +200,26 @@ def doctor(
 def migrate(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Only list what would be imported.")] = False,
     force: Annotated[bool, typer.Option("--force", help="Re-import files whose content did not change.")] = False,
+    from_original: Annotated[
+        Path | None,
+        typer.Option(
+            "--from-original",
+            help="Move in from a store folder the original (TypeScript) dokoro wrote: a preview, then its "
+            "sessions, summaries, feedback, coordination, documents, plans and questions.",
+        ),
+    ] = None,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="With --from-original: move in without asking.")] = False,
     path: PathOption = None,
 ) -> None:
-    """Import every markdown file of the dokoro folder as a searchable document (and index it)."""
+    """Import every markdown file of the dokoro folder as a searchable document (and index it).
+
+    With --from-original FOLDER: move in from the original dokoro's store instead (into this
+    folder, converted in place and backed up first, or into the store --path names).
+    """
+    if from_original is not None:
+        from dokoro.commands.original import migrate_from_original
+
+        raise typer.Exit(0 if migrate_from_original(path, from_original, yes, dry_run) else 1)
     from dokoro.commands.index import migrate_markdown
 
     raise typer.Exit(0 if migrate_markdown(path, dry_run, force) else 1)
@@ -245,4 +283,7 @@ def token_revoke(token_id: Annotated[str, typer.Argument(help="Token id (tok_...
 
 def run() -> None:
     """Run the command line on ``sys.argv``."""
+    from dokoro_server.settings import quiet_third_parties
+
+    quiet_third_parties()
     app()

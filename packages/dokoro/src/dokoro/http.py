@@ -46,7 +46,7 @@ def serve_http(path: Path | None, host: str, port: int, require_token: bool) -> 
     from dokoro.server import create_unified_server
 
     settings = settings_for(path)
-    store = open_for_command(path)
+    store = open_for_command(path, create=True)
     try:
         auth_on = require_token or not is_loopback(host)
         verifier: StoreTokenVerifier | None = None
@@ -63,6 +63,10 @@ def serve_http(path: Path | None, host: str, port: int, require_token: bool) -> 
             verifier = StoreTokenVerifier(store)
             auth = AuthSettings(issuer_url=url, resource_server_url=f"{url}/mcp", validate_token_resource=False)
         mcp = create_unified_server(settings, store=store, token_verifier=verifier, auth=auth)
+        from dokoro_server import heap
+
+        heap.install()  # the process's long-lived heap kept out of the collector's full walks
+        heap.store_opened()
         mode = "bearer tokens required" if auth_on else "loopback only, no tokens"
         print(f"dokoro: serving every tool on http://{host}:{port}/mcp ({mode})", file=sys.stderr)
         mcp.run("streamable-http", host=host, port=port)

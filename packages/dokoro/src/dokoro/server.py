@@ -70,10 +70,11 @@ def create_unified_server(
     return mcp
 
 
-def serve(path: Path | None = None) -> None:
-    """Serve every tool over stdio; ``path`` overrides ``DOKORO_PATH``."""
+def serve(path: Path | None = None, *, explicit: bool = False) -> None:
+    """Serve every tool over stdio; ``path`` overrides ``DOKORO_PATH``. ``explicit``: asked for by
+    ``dokoro serve`` (on a terminal it serves, saying so, rather than printing the help)."""
     from dokoro_server import DokoroSettings
     from dokoro_server import serve as serve_tools
 
     settings = DokoroSettings(path=path) if path is not None else DokoroSettings()
-    serve_tools(NAME, *registers(settings), settings=settings)
+    serve_tools(NAME, *registers(settings), settings=settings, argv=(), explicit=explicit)

@@ -11,18 +11,29 @@ Servers depend on ``dokoro-store`` and this package only; no server imports anot
 - :mod:`~dokoro_server.resources`: ``ResourceSpec``/``TemplateSpec``/``PromptSpec``, ``add_resources``, ``add_prompts``;
 - :mod:`~dokoro_server.results` and :mod:`~dokoro_server.notices`: what tools return;
 - :mod:`~dokoro_server.server`: ``build_server`` and ``serve``;
-- :mod:`~dokoro_server.testing`: the pytest plugin of every server's tests.
+- :mod:`~dokoro_server.entry`: what a server script does with ``--help``, ``--version`` and a terminal.
+
+The fixtures of the servers' tests are in ``dokoro-testkit``, a development dependency only.
+
+Names are resolved on first use (PEP 562), as in ``dokoro_store``: a command that needs only the
+settings and the store (``dokoro rules``) never imports the MCP SDK.
 """
 
-from dokoro_server.app import AppState, StoreOpener, open_store, open_store_or_exit, state
-from dokoro_server.capture import FeedbackRecorder, SessionTimeTracker, flush_feedback
-from dokoro_server.identity import acting_agent, authenticated_agent, default_agent, over_http
-from dokoro_server.notices import secret_notice
-from dokoro_server.registration import ToolSpec, add_tools
-from dokoro_server.resources import PromptSpec, ResourceSpec, TemplateSpec, add_prompts, add_resources
-from dokoro_server.results import card, result
-from dokoro_server.server import INSTRUCTIONS, VERSION, Register, build_server, serve
-from dokoro_server.settings import DokoroSettings
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from dokoro_server.app import AppState, StoreOpener, open_store, open_store_or_exit, state
+    from dokoro_server.capture import FeedbackRecorder, SessionTimeTracker, flush_feedback
+    from dokoro_server.identity import acting_agent, authenticated_agent, default_agent, over_http
+    from dokoro_server.notices import secret_notice
+    from dokoro_server.registration import ToolSpec, add_tools
+    from dokoro_server.resources import PromptSpec, ResourceSpec, TemplateSpec, add_prompts, add_resources
+    from dokoro_server.results import card, result
+    from dokoro_server.server import INSTRUCTIONS, VERSION, Register, build_server, serve
+    from dokoro_server.settings import DokoroSettings
 
 __all__ = [
     "INSTRUCTIONS",
@@ -54,3 +65,47 @@ __all__ = [
     "serve",
     "state",
 ]
+
+_HOMES = {
+    "AppState": "dokoro_server.app",
+    "StoreOpener": "dokoro_server.app",
+    "open_store": "dokoro_server.app",
+    "open_store_or_exit": "dokoro_server.app",
+    "state": "dokoro_server.app",
+    "FeedbackRecorder": "dokoro_server.capture",
+    "SessionTimeTracker": "dokoro_server.capture",
+    "flush_feedback": "dokoro_server.capture",
+    "acting_agent": "dokoro_server.identity",
+    "authenticated_agent": "dokoro_server.identity",
+    "default_agent": "dokoro_server.identity",
+    "over_http": "dokoro_server.identity",
+    "secret_notice": "dokoro_server.notices",
+    "ToolSpec": "dokoro_server.registration",
+    "add_tools": "dokoro_server.registration",
+    "PromptSpec": "dokoro_server.resources",
+    "ResourceSpec": "dokoro_server.resources",
+    "TemplateSpec": "dokoro_server.resources",
+    "add_prompts": "dokoro_server.resources",
+    "add_resources": "dokoro_server.resources",
+    "card": "dokoro_server.results",
+    "result": "dokoro_server.results",
+    "INSTRUCTIONS": "dokoro_server.server",
+    "VERSION": "dokoro_server.server",
+    "Register": "dokoro_server.server",
+    "build_server": "dokoro_server.server",
+    "serve": "dokoro_server.server",
+    "DokoroSettings": "dokoro_server.settings",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'dokoro_server' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -47,6 +47,7 @@ class StoreOpener:
         self._thread: threading.Thread | None = None
         self._store: Store | None = None
         self._error: BaseException | None = None
+        self._abandoned = False  # close() did not wait: the opening thread closes what it opens
 
     @classmethod
     def for_settings(cls, settings: DokoroSettings, cwd: Path, clock: Clock | None = None) -> StoreOpener:
@@ -86,13 +87,23 @@ class StoreOpener:
 
     def _run(self) -> None:
         from dokoro_store.errors import DokoroError
-        from dokoro_store.heap import settle
+
+        from dokoro_server.heap import store_opened
 
         try:
-            self._store = self._open()
+            opened = self._open()
+            with self._lock:
+                abandoned = self._abandoned
+                if not abandoned:
+                    self._store = opened
+            if abandoned:
+                if self._owned:
+                    opened.close(finish=False)
+                return
             # The process's long-lived heap (store, models, embedder) out of the cyclic collector's
-            # full walks, each of which stalled a call by 100-290 ms (dokoro_store/heap.py).
-            settle("store-open")
+            # full walks, each of which stalled a call by 100-290 ms (dokoro_server/heap.py; only
+            # once the entry point installed it).
+            store_opened()
         except DokoroError as exc:
             self._error = exc
             print(f"dokoro: {exc}", file=sys.stderr, flush=True)
@@ -134,14 +145,27 @@ class StoreOpener:
 
         return StoreUnavailableError(self.reason())
 
-    def close(self) -> None:
-        """Wait for an opening under way, then close the store if this opener opened it."""
+    def close(self, *, finish: bool = True, wait: bool = True) -> bool:
+        """Close the store if this opener opened it; returns False when an opening was abandoned.
+
+        ``finish``: complete the work the writes left behind them first (see
+        :meth:`~dokoro_store.Store.close`); a server whose client has gone leaves it marked for the
+        next process. ``wait``: wait for an opening under way; without it the opening is abandoned
+        (no tool has used the store yet, so nothing of this process's is in it) and the store, if
+        it ever opens, is closed by the opening thread itself.
+        """
         thread = self._thread
+        if thread is not None and thread.is_alive() and not wait:
+            with self._lock:  # _run sets the store under this lock: either it is set, or it never will be here
+                self._abandoned = self._store is None
+            if self._abandoned:
+                return False
         if thread is not None:
             thread.join()
         if self._owned and self._store is not None:
             store, self._store = self._store, None
-            store.close()
+            store.close(finish=finish)
+        return True
 
 
 class AppState:
@@ -159,7 +183,7 @@ class AppState:
         return self.opener.store()
 
 
-def state(ctx: Context) -> AppState:
+def state(ctx: Context[AppState]) -> AppState:
     """The :class:`AppState` of the running server, from a tool's context."""
     app = ctx.request_context.lifespan_context
     if not isinstance(app, AppState):  # pragma: no cover - a wiring bug, not a user error

@@ -12,11 +12,17 @@ Every call answers with a result or an error result that says what to fix:
 - anything else is a dokoro bug: logged with its traceback on the server, answered with an
   error result naming the exception's type (never its text, which may quote stored data).
 
+The tools live in the kit's own table on a :class:`DokoroServer` (an ``MCPServer`` whose public
+``list_tools`` and ``call_tool`` serve that table first), so nothing here writes the SDK's
+private state: each tool is the SDK's public ``Tool`` (built with ``Tool.from_function``) with
+dokoro's checks around its ``run``.
+
 Building a tool's schemas (its argument model, input and output JSON schemas) is most of what a
 server does at start beyond importing the SDK, so an entry point keeps them between starts in a
 :class:`ToolCache`, like bytecode: a tool module whose sources, or whose SDK and pydantic, have
-not changed since is listed from the cache, and the SDK builds its argument model at its first
-call. Without a cache (tests, the shared HTTP server) every tool is built at once.
+not changed since is listed from the cache (the listing the client reads), and its ``Tool`` is
+built at its first call. Without a cache (tests, the shared HTTP server) every tool is built at
+once. (``docs/benchmarks.md``, "Start-up": what the cache saves.)
 """
 
 from __future__ import annotations
@@ -37,13 +43,16 @@ from pathlib import Path
 from typing import Any
 
 from dokoro_store.errors import DokoroError
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from mcp.server.mcpserver.tools.base import Tool
-from mcp_types import ToolAnnotations
-from pydantic import PrivateAttr, ValidationError
+from mcp.server.mcpserver.tools import Tool
+from mcp_types import CallToolResult, InputRequiredResult, ToolAnnotations
+from mcp_types import Tool as ListedTool
+from pydantic import ValidationError
 
-__all__ = ["ToolCache", "ToolSpec", "add_tools"]
+from dokoro_server.app import AppState
+
+__all__ = ["DokoroServer", "ToolCache", "ToolSpec", "add_tools"]
 
 log = logging.getLogger("dokoro")
 
@@ -91,6 +100,12 @@ def _noticed(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         if "redacted" not in said.lower():
             kinds = ", ".join(dict.fromkeys(found))
             outcome.content.append(TextContent(type="text", text=f"🔒 secrets redacted before storing ({kinds})"))
+    if isinstance(outcome, CallToolResult) and not outcome.is_error:
+        from dokoro_store.announcements import take_announcements
+
+        # Said once: a store converted from the original dokoro on this process's open.
+        for text in take_announcements():
+            outcome.content.append(TextContent(type="text", text=text))
     return outcome
 
 
@@ -112,24 +127,109 @@ def _guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+class _Entry:
+    """A dokoro tool of a server: what ``tools/list`` shows, and its ``Tool``, built once."""
+
+    def __init__(self, spec: ToolSpec, listing: ListedTool, tool: _DokoroTool | None = None) -> None:
+        self.spec = spec
+        self.listing = listing
+        self._tool = tool
+
+    @property
+    def built(self) -> bool:
+        return self._tool is not None
+
+    def tool(self) -> _DokoroTool:
+        if self._tool is None:
+            self._tool = _DokoroTool.build(self.spec, description=self.listing.description)
+        return self._tool
+
+
+class DokoroServer(MCPServer[AppState]):
+    """An ``MCPServer`` serving dokoro's tools from the kit's own table (see the module docstring).
+
+    The SDK calls the public :meth:`list_tools` and :meth:`call_tool` for ``tools/list`` and
+    ``tools/call``; both serve the kit's tools and hand any other name to the SDK's own.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._dokoro_tools: dict[str, _Entry] = {}
+
+    def add_entry(self, spec: ToolSpec, listing: ListedTool, tool: _DokoroTool | None = None) -> None:
+        """Serve ``spec``'s tool as ``listing`` shows it (its ``Tool`` built now if given, else at its first call)."""
+        if listing.name in self._dokoro_tools:
+            log.warning("dokoro: tool %s is registered twice; keeping the first", listing.name)
+            return
+        self._dokoro_tools[listing.name] = _Entry(spec, listing, tool)
+
+    def has_tool(self, name: str) -> bool:
+        return name in self._dokoro_tools
+
+    def tool_annotations(self, name: str) -> ToolAnnotations | None:
+        """The annotations of the dokoro tool ``name`` (None: no such tool)."""
+        entry = self._dokoro_tools.get(name)
+        return None if entry is None else entry.spec.annotations
+
+    def unbuilt_tools(self) -> set[str]:
+        """The tools listed from a schema cache whose ``Tool`` is not built yet."""
+        return {name for name, entry in self._dokoro_tools.items() if not entry.built}
+
+    async def list_tools(self) -> list[ListedTool]:
+        return [entry.listing for entry in self._dokoro_tools.values()] + await super().list_tools()
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[AppState, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        entry = self._dokoro_tools.get(name)
+        if entry is None:
+            return await super().call_tool(name, arguments, context)
+        result: CallToolResult | InputRequiredResult = await entry.tool().run(
+            arguments, context if context is not None else Context(mcp_server=self), convert_result=True
+        )
+        return result
+
+
+def _listing(tool: Tool) -> ListedTool:
+    """What ``tools/list`` shows of ``tool`` (as the SDK's ``MCPServer.list_tools`` builds it)."""
+    return ListedTool(
+        name=tool.name,
+        title=tool.title,
+        description=tool.description,
+        input_schema=tool.parameters,
+        output_schema=tool.output_schema,
+        annotations=tool.annotations,
+        icons=tool.icons,
+        _meta=tool.meta,
+    )
+
+
+def _server(mcp: MCPServer[Any]) -> DokoroServer:
+    if not isinstance(mcp, DokoroServer):
+        raise TypeError("dokoro tools need the dokoro server: build it with dokoro_server.build_server")
+    return mcp
+
+
 def add_tools(mcp: MCPServer[Any], specs: Sequence[ToolSpec]) -> None:
     """Register every spec on ``mcp`` (name = function name, description = docstring).
 
     While a :class:`ToolCache` is active (:meth:`ToolCache.active`), tools whose schemas it holds
     are listed from it and built at their first call.
     """
+    server = _server(mcp)
     cache = _ACTIVE_CACHE.get()
-    if cache is not None and cache.add(mcp, specs):
+    if cache is not None and cache.add(server, specs):
         return
-    manager = mcp._tool_manager
+    built = []
     for spec in specs:
-        name = spec.fn.__name__
-        if manager.get_tool(name) is not None:
-            log.warning("dokoro: tool %s is registered twice; keeping the first", name)
+        if server.has_tool(spec.fn.__name__):
+            log.warning("dokoro: tool %s is registered twice; keeping the first", spec.fn.__name__)
             continue
-        manager._tools[name] = _DokoroTool.build(spec)
-    if cache is not None:
-        cache.remember(mcp, specs)
+        tool = _DokoroTool.build(spec)
+        server.add_entry(spec, _listing(tool), tool)
+        built.append(tool)
+    if cache is not None and len(built) == len(specs):
+        cache.remember(specs, built)
 
 
 _ACTIVE_CACHE: contextvars.ContextVar[ToolCache | None] = contextvars.ContextVar("dokoro_tool_cache", default=None)
@@ -158,7 +258,7 @@ class _DokoroTool(Tool):
     async def run(self, arguments: dict[str, Any], context: Any, convert_result: bool = False) -> Any:
         _check_arguments(self.name, self.parameters, arguments)
         try:
-            return await self._run(arguments, context, convert_result)
+            return await super().run(arguments, context, convert_result=convert_result)
         except UnexpectedToolError as exc:
             cause = exc.__cause__ or exc
             log.error("dokoro: %s crashed", self.name, exc_info=cause)
@@ -173,9 +273,6 @@ class _DokoroTool(Tool):
             if isinstance(exc.__cause__, ToolError):
                 raise ToolError(str(exc.__cause__)) from exc.__cause__  # the tool's own message, unprefixed
             raise
-
-    async def _run(self, arguments: dict[str, Any], context: Any, convert_result: bool) -> Any:
-        return await Tool.run(self, arguments, context, convert_result=convert_result)
 
 
 def _check_arguments(tool: str, schema: dict[str, Any], arguments: dict[str, Any]) -> None:
@@ -235,23 +332,6 @@ def _quote(value: Any) -> str:
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
-class _CachedTool(_DokoroTool):
-    """A tool listed from cached schemas; the SDK's own tool is built at its first call."""
-
-    _spec: ToolSpec | None = PrivateAttr(default=None)
-    _built: _DokoroTool | None = PrivateAttr(default=None)
-
-    def built(self) -> _DokoroTool:
-        """The SDK's tool of this function (built once)."""
-        if self._built is None:
-            assert self._spec is not None
-            self._built = _DokoroTool.build(self._spec, description=self.description)
-        return self._built
-
-    async def _run(self, arguments: dict[str, Any], context: Any, convert_result: bool) -> Any:
-        return await self.built()._run(arguments, context, convert_result)
-
-
 class ToolCache:
     """The schemas of a server's tools, kept in a JSON file between starts.
 
@@ -261,7 +341,7 @@ class ToolCache:
     changed fingerprint rebuilds that module's tools and rewrites its entry.
     """
 
-    VERSION = 2
+    VERSION = 3
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -285,7 +365,7 @@ class ToolCache:
             _ACTIVE_CACHE.reset(token)
 
     # ------------------------------------------------------------------ entries
-    def add(self, mcp: MCPServer[Any], specs: Sequence[ToolSpec]) -> bool:
+    def add(self, mcp: DokoroServer, specs: Sequence[ToolSpec]) -> bool:
         """Register ``specs`` from the cache; False (nothing registered) when it has no valid entry."""
         key, fingerprint = self._key(specs), self._fingerprint(specs)
         entry = self._entries.get(key)
@@ -294,45 +374,22 @@ class ToolCache:
         tools = entry.get("tools")
         if not isinstance(tools, dict) or set(tools) != {spec.fn.__name__ for spec in specs}:
             return False
-        manager = mcp._tool_manager
+        try:
+            listings = {spec.fn.__name__: ListedTool.model_validate(tools[spec.fn.__name__]) for spec in specs}
+        except ValidationError:
+            return False
         for spec in specs:
-            name = spec.fn.__name__
-            if manager.get_tool(name) is not None:
-                log.warning("dokoro: tool %s is registered twice; keeping the first", name)
-                continue
-            cached = tools[name]
-            fn = _guarded(spec.fn)
-            tool = _CachedTool.model_construct(
-                fn=fn,
-                name=name,
-                title=spec.title,
-                description=fn.__doc__ or "",
-                parameters=cached["parameters"],
-                fn_metadata=None,  # type: ignore[arg-type]  # built with the SDK's tool, at the first call
-                is_async=False,
-                context_kwarg=cached["context_kwarg"],
-                annotations=spec.annotations,
-                icons=None,
-                meta=None,
-            )
-            tool.__dict__["output_schema"] = cached["output_schema"]  # Tool.output_schema is a cached_property
-            tool._spec = spec
-            manager._tools[name] = tool
+            mcp.add_entry(spec, listings[spec.fn.__name__])
         return True
 
-    def remember(self, mcp: MCPServer[Any], specs: Sequence[ToolSpec]) -> None:
-        """Keep the schemas of ``specs``, just built on ``mcp``, for the next start."""
-        tools: dict[str, Any] = {}
-        for spec in specs:
-            tool = mcp._tool_manager.get_tool(spec.fn.__name__)
-            if tool is None or tool.resolved_params or tool.is_async:
+    def remember(self, specs: Sequence[ToolSpec], tools: Sequence[Tool]) -> None:
+        """Keep the listings of ``tools``, just built from ``specs``, for the next start."""
+        listings: dict[str, Any] = {}
+        for tool in tools:
+            if tool.resolved_params or tool.is_async:
                 return  # not a plain dokoro tool: always built at start
-            tools[tool.name] = {
-                "parameters": tool.parameters,
-                "output_schema": tool.output_schema,
-                "context_kwarg": tool.context_kwarg,
-            }
-        self._entries[self._key(specs)] = {"fingerprint": self._fingerprint(specs), "tools": tools}
+            listings[tool.name] = _listing(tool).model_dump(mode="json", by_alias=True, exclude_none=True)
+        self._entries[self._key(specs)] = {"fingerprint": self._fingerprint(specs), "tools": listings}
         self._dirty = True
 
     def save(self) -> None:

@@ -39,11 +39,10 @@ from dokoro_store.errors import DokoroError, InvalidArgumentError, NotFoundError
 from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.server.mcpserver.prompts.base import Prompt, PromptArgument
-from mcp.server.mcpserver.resources import Resource, ResourceTemplate
+from mcp.server.mcpserver.resources import Resource
 from mcp.server.mcpserver.utilities.context_injection import find_context_parameter
 from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ResourceUpdated
-from mcp.shared.uri_template import UriTemplate
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
 from pydantic import Field, PrivateAttr
 from pydantic.fields import FieldInfo
@@ -52,6 +51,9 @@ from dokoro_server.app import AppState
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
+    from mcp.server.subscriptions import SubscriptionBus
+
+    from dokoro_server.registration import DokoroServer
 
 __all__ = [
     "PromptSpec",
@@ -168,13 +170,15 @@ def _guarded_template(fn: Callable[..., str]) -> Callable[..., str]:
 
 
 class ResourceUpdates:
-    """Announces the fixed-URI resources a tool call may have changed (see the module doc)."""
+    """Announces the fixed-URI resources a tool call may have changed (see the module doc), on
+    ``bus``, the subscription bus the server was built with."""
 
-    def __init__(self) -> None:
-        self._server: MCPServer[Any] | None = None
+    def __init__(self, bus: SubscriptionBus) -> None:
+        self._bus = bus
+        self._server: DokoroServer | None = None
         self._watched: dict[str, frozenset[str] | None] = {}
 
-    def bind(self, mcp: MCPServer[Any]) -> None:
+    def bind(self, mcp: DokoroServer) -> None:
         """Serve the notifications of ``mcp`` (:func:`add_resources` on it then registers here)."""
         self._server = mcp
         _UPDATES[mcp] = self
@@ -184,8 +188,10 @@ class ResourceUpdates:
 
     def changed_by(self, tool_name: str) -> list[str]:
         """The URIs a successful call of ``tool_name`` may have changed."""
-        tool = self._server._tool_manager.get_tool(tool_name) if self._server is not None else None
-        if tool is None or (tool.annotations is not None and tool.annotations.read_only_hint):
+        if self._server is None or not self._server.has_tool(tool_name):
+            return []
+        annotations = self._server.tool_annotations(tool_name)
+        if annotations is not None and annotations.read_only_hint:
             return []
         return [uri for uri, tools in self._watched.items() if tools is None or tool_name in tools]
 
@@ -198,7 +204,7 @@ class ResourceUpdates:
                 failed = answer.get("isError") if isinstance(answer, dict) else getattr(answer, "is_error", False)
                 if not failed:
                     for uri in self.changed_by(str((ctx.params or {}).get("name", ""))):
-                        await self._server._subscriptions.publish(ResourceUpdated(uri=uri))
+                        await self._bus.publish(ResourceUpdated(uri=uri))
             return answer
 
         return middleware
@@ -231,25 +237,13 @@ def add_resources(
             )
         )
     for template in templates:
-        fn = _guarded_template(template.fn)
-        parsed = UriTemplate.parse(template.uri_template)
-        context_kwarg = find_context_parameter(fn)
-        variables = {name for name in inspect.signature(fn).parameters if name != context_kwarg}
-        if variables != set(parsed.variable_names):  # what the SDK's @resource checks
-            raise ValueError(f"{template.uri_template}: the URI's variables must be {fn.__name__}'s parameters")
-        lazy = _LazyTemplate(
-            uri_template=template.uri_template,
+        mcp.resource(
+            template.uri_template,
             name=_dashed(template.fn),
             title=template.title,
             description=_description(template.fn),
             mime_type=template.mime_type,
-            fn=fn,
-            parameters={},  # built with the SDK's template, at the first read
-            context_kwarg=context_kwarg,
-            parsed_template=parsed,
-            security=mcp._resource_security,
-        )
-        mcp._resource_manager._templates[template.uri_template] = lazy
+        )(_guarded_template(template.fn))
 
 
 def _guarded_prompt(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -308,22 +302,3 @@ class _LazyPrompt(Prompt):
         if self._built is None:
             self._built = Prompt.from_function(self.fn, name=self.name, title=self.title, description=self.description)
         return await self._built.render(arguments, context)
-
-
-class _LazyTemplate(ResourceTemplate):
-    """A resource template whose SDK template (argument model, validation) is built at the first read."""
-
-    _built: ResourceTemplate | None = PrivateAttr(default=None)
-
-    async def create_resource(self, uri: str, params: dict[str, Any], context: Any) -> Any:
-        if self._built is None:
-            self._built = ResourceTemplate.from_function(
-                self.fn,
-                uri_template=self.uri_template,
-                name=self.name,
-                title=self.title,
-                description=self.description,
-                mime_type=self.mime_type,
-                security=self.security,
-            )
-        return await self._built.create_resource(uri, params, context)

@@ -10,16 +10,17 @@ from __future__ import annotations
 import contextlib
 import logging
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.subscriptions import InMemorySubscriptionBus
 
 from dokoro_server.app import AppState, StoreOpener, store_root
 from dokoro_server.capture import capture_middleware
 from dokoro_server.lifespan import app_lifespan, store_middleware
-from dokoro_server.registration import ToolCache
+from dokoro_server.registration import DokoroServer, ToolCache
 from dokoro_server.resources import ResourceUpdates
 from dokoro_server.settings import DokoroSettings
 
@@ -61,9 +62,10 @@ def build_server(
     authentication (shared HTTP server); ``clock`` replaces the real UTC clock of the store
     (for tests).
     """
-    updates = ResourceUpdates()
+    bus = InMemorySubscriptionBus()
+    updates = ResourceUpdates(bus)
     with _plain_logging():
-        mcp = MCPServer(
+        mcp = DokoroServer(
             name,
             version=VERSION,
             instructions=instructions,
@@ -72,6 +74,7 @@ def build_server(
             middleware=[store_middleware(), capture_middleware(), updates.middleware()],
             token_verifier=token_verifier,
             auth=auth,
+            subscriptions=bus,
         )
     updates.bind(mcp)
     return mcp
@@ -100,23 +103,63 @@ def _plain_logging() -> Iterator[None]:
         sdk.configure_logging = original  # type: ignore[attr-defined]
 
 
+def _exit_now(status: int) -> None:
+    """End the server's process now that its store is closed, without the interpreter's teardown.
+
+    Unloading the modules of a server that has used its store (SQLAlchemy, numpy, the models) took
+    130 ms after everything was closed, and a thread still opening the store would hold the exit
+    for seconds (its imports, its migration: an unfinished one is rolled back by the database and
+    redone by the next process). Buffered output and the log are flushed first.
+    """
+    import os
+
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(status)
+
+
 def _configure_logging(level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "INFO") -> None:
     logging.basicConfig(level=level, format="%(message)s", handlers=[logging.StreamHandler()])
 
 
-def serve(name: str, *registers: Register, settings: DokoroSettings | None = None) -> None:
+def serve(
+    name: str,
+    *registers: Register,
+    settings: DokoroSettings | None = None,
+    argv: Sequence[str] | None = None,
+    explicit: bool = False,
+) -> None:
     """Serve the tools of ``registers`` over stdio as the server ``name`` (an entry point's body).
 
     The tools are listed before the store is open: it opens in the background once the client
     has its tool list (or at the first tool call), and a tool call waits for it. A store that
     cannot be opened is reported on stderr, answers every tool call with the reason and the
-    fix, and ends the process with status 2. A request line that cannot be read gets a JSON-RPC
-    error reply (:mod:`dokoro_server.stdio`). The tools' schemas are kept between starts in
-    ``.dokoro/cache/`` of the store folder (:class:`~dokoro_server.registration.ToolCache`).
+    fix, and ends the process with status 2. Once the client closes stdin the process ends at
+    once (:func:`_exit_now`): a store never asked for is never opened, one still opening is
+    abandoned, and the work written behind the writes stays marked for the next process. A
+    request line that cannot be read gets a JSON-RPC error reply (:mod:`dokoro_server.stdio`).
+    The tools' schemas are kept between starts in ``.dokoro/cache/`` of the store folder
+    (:class:`~dokoro_server.registration.ToolCache`).
+
+    ``argv`` (default: the process's arguments) may only be ``--help`` or ``--version``, which
+    print and exit before anything is opened or created; on a terminal the server prints its help
+    instead of waiting for a client, unless ``explicit`` (``dokoro serve``: asked for by name).
+    Ctrl-C ends it quietly (status 130).
     """
+    from dokoro_server import heap
+    from dokoro_server.entry import check_invocation
+    from dokoro_server.settings import quiet_third_parties
+
+    check_invocation(name, sys.argv[1:] if argv is None else argv, explicit=explicit)
+    # What this process changes for itself, here at its entry point and nowhere in the libraries.
+    quiet_third_parties()
+    heap.install()  # the process's long-lived heap kept out of the collector's full walks
     settings = settings or DokoroSettings()
     cwd = Path.cwd()
     opener = StoreOpener.for_settings(settings, cwd)
+    status = 0
     try:
         mcp = build_server(settings, name=name, store=opener)
         cache = ToolCache(store_root(settings, cwd) / ".dokoro" / "cache" / f"tools-{name}.json")
@@ -128,9 +171,14 @@ def serve(name: str, *registers: Register, settings: DokoroSettings | None = Non
 
         from dokoro_server.stdio import run_stdio
 
-        anyio.run(run_stdio, mcp)
+        try:
+            anyio.run(run_stdio, mcp)
+        except KeyboardInterrupt:
+            status = 130
     finally:
-        opener.start()  # even when no tool was called: a broken store configuration is never silent
-        opener.close()
-    if opener.failed:
-        raise SystemExit(2)
+        # The client has gone: what is durable-critical is committed already, and what the writes
+        # left behind them stays marked for the next process, so the server exits at once. A
+        # store still being opened is abandoned (no tool used it); one never asked for is never
+        # opened (a broken configuration is reported as soon as an opening fails).
+        opener.close(finish=False, wait=False)
+    _exit_now(2 if opener.failed else status)

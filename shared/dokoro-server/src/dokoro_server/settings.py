@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Literal
 
 from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-__all__ = ["DokoroSettings"]
+__all__ = ["DokoroSettings", "quiet_third_parties"]
 
 
 class DokoroSettings(BaseSettings):
@@ -83,3 +84,11 @@ class DokoroSettings(BaseSettings):
     @property
     def functional_relation_type_set(self) -> frozenset[str]:
         return frozenset(part.strip() for part in self.functional_relation_types.split(",") if part.strip())
+
+
+def quiet_third_parties() -> None:
+    """Environment defaults for third-party libraries, set by every entry point (a server's
+    ``serve``, the command line) before any of them loads: onnxruntime's telemetry off (its Linux
+    wheels report usage and write a session file to the temp folder at import; an offline memory
+    has no business doing either). A value the user set is kept."""
+    os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")

@@ -25,6 +25,7 @@ from dokoro_store.errors import InvalidArgumentError
 from dokoro_store.files import atomic_write_text
 from dokoro_store.transfer import (
     canonical_row,
+    comparable,
     decode_row,
     identity_of,
     insert_keeping_ids,
@@ -41,6 +42,15 @@ BACKUP_VERSION = 1
 
 # Credentials are not memory: a backup never carries them (moving a store does).
 EXCLUDED_TABLES = frozenset({"api_tokens"})
+
+# How much a store has used a row since (a memory's recall count): not what the row says, so a
+# row differing only there is the same fact, already here.
+USAGE_COLUMNS: dict[str, frozenset[str]] = {"memories": frozenset({"recall_count", "last_recalled_at"})}
+
+
+def _content(table: Table, row: Mapping[str, Any]) -> dict[str, Any]:
+    usage = USAGE_COLUMNS.get(table.name, frozenset())
+    return {k: v for k, v in comparable(table, row).items() if k not in usage}
 
 
 def backup_tables() -> list[Table]:
@@ -87,6 +97,9 @@ def load_backup(path: Path) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Conflict:
+    """A row whose identity is in the store with other content: ``ours`` and ``theirs`` are the
+    two versions' content (bookkeeping columns left out)."""
+
     table: str
     key: dict[str, Any]
     ours: dict[str, Any]
@@ -135,30 +148,36 @@ def plan_import(db: Database, document: Mapping[str, Any]) -> ImportPlan:
         rows = incoming.get(table.name, [])
         plan = TablePlan(table.name)
         identity = identity_of(table)
-        surrogate = surrogate_of(table)
-        existing: dict[tuple[Any, ...], dict[str, Any]] = {}
+        # By identity, every row holding it: a natural key may be shared by two real rows (two
+        # identical outcomes recorded in one second), and the backup's n-th row of a key is new
+        # when the store holds fewer than n (so both travel, and a second import adds neither).
+        existing: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
         for row in read_rows(db, table):
-            existing[tuple(row[name] for name in identity)] = row
-        seen: set[tuple[Any, ...]] = set()
+            existing.setdefault(tuple(row[name] for name in identity), []).append(row)
+        seen: dict[tuple[Any, ...], int] = {}
         for raw in rows:
             # A backup may hold secrets (an older dokoro, a hand-made file): compare and import the
             # rows as the store will hold them, redacted.
             row = redacted_row(table, canonical_row(table, _with_defaults(table, decode_row(table, raw))), redactions)
             key = tuple(row[name] for name in identity)
-            if key in seen:
-                plan.duplicates += 1
+            nth = seen.get(key, 0)
+            seen[key] = nth + 1
+            if nth and surrogate_of(table) is None:
+                plan.duplicates += 1  # the same primary key twice in one file
                 continue
-            seen.add(key)
-            ours = existing.get(key)
+            held = existing.get(key, [])
+            ours = held[nth] if nth < len(held) else None
             if ours is None:
                 plan.new.append(row)
                 continue
-            comparable_ours = {k: v for k, v in ours.items() if k != surrogate}
-            comparable_theirs = {k: v for k, v in row.items() if k != surrogate}
-            if comparable_ours == comparable_theirs:
+            # Compared on content: not on the surrogate id, the columns this store stamps itself
+            # (a memory's rev) or its use of the row since (recall counts).
+            content_ours, content_theirs = _content(table, ours), _content(table, row)
+            if content_ours == content_theirs:
                 plan.duplicates += 1
             else:
-                plan.conflicts.append(Conflict(table.name, dict(zip(identity, key, strict=True)), ours, row))
+                key_values = dict(zip(identity, key, strict=True))
+                plan.conflicts.append(Conflict(table.name, key_values, content_ours, content_theirs))
         plans.append(plan)
     unknown = sorted(name for name in incoming if name not in tables or name in EXCLUDED_TABLES)
     return ImportPlan(plans, unknown, tuple(redactions))

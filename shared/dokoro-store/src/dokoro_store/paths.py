@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["StorePaths", "resolve_dokoro_path"]
+__all__ = ["StorePaths", "resolve_dokoro_path", "unusable_folder"]
 
 
 def resolve_dokoro_path(env_value: str | None, cwd: Path) -> Path:
@@ -82,3 +82,38 @@ class StorePaths:
         """POSIX path relative to the workspace root (for display and docs rows); a path whose real
         target is outside the folder is refused, never shown as if it were inside."""
         return self.inside(path).relative_to(self.root.resolve()).as_posix()
+
+
+def unusable_folder(root: Path, error: OSError) -> str:
+    """One line saying why the store folder ``root`` cannot be used, and what to do (``error`` is
+    what opening it raised)."""
+    if _not_a_folder(root):
+        return f"{root} is a file, not a dokoro folder: point DOKORO_PATH (or --path) at a folder"
+    blocked = next((parent for parent in root.parents if _not_a_folder(parent)), None)
+    if blocked is not None:
+        return f"{root} cannot be a dokoro folder: {blocked} is a file; point DOKORO_PATH (or --path) at a folder"
+    reason = error.strerror or str(error)
+    where = f" ({error.filename})" if error.filename else ""
+    if isinstance(error, PermissionError) or error.errno in (1, 13, 30):  # EPERM, EACCES, EROFS
+        if _is_folder(root):
+            return (
+                f"the store at {root} is read-only{where}: dokoro writes to its store even to read it (the "
+                "database's log and lock files); give this user write access, or copy the folder somewhere writable"
+            )
+        return f"cannot create the dokoro folder {root}: {reason}; point DOKORO_PATH (or --path) at a writable place"
+    return f"cannot use the dokoro folder {root}: {reason}{where}"
+
+
+def _not_a_folder(path: Path) -> bool:
+    """Something other than a folder is at ``path`` (a file, a device)."""
+    try:
+        return path.exists() and not path.is_dir()
+    except OSError:
+        return False
+
+
+def _is_folder(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:
+        return False

@@ -6,12 +6,19 @@ import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sqlalchemy.exc import OperationalError
 
 from dokoro_store.clock import Clock
 from dokoro_store.db.changes import ChangeSignal
 from dokoro_store.db.engine import Database
 from dokoro_store.db.migrate import current_heads, upgrade
-from dokoro_store.paths import StorePaths
+from dokoro_store.errors import StoreUnavailableError
+from dokoro_store.paths import StorePaths, unusable_folder
+
+if TYPE_CHECKING:
+    from dokoro_store.original import MoveIn
 from dokoro_store.retrieval import Retrieval, RetrievalConfig
 from dokoro_store.services.analytics import AnalyticsService
 from dokoro_store.services.archive import ArchiveService
@@ -152,6 +159,8 @@ class Store:
         self.recovered: list[CompactionResult] = []
         # The schema revisions found when the store was opened, before any upgrade.
         self.schema_before: frozenset[str] = frozenset()
+        # What opening it moved in from a store of the original dokoro (converted on this open).
+        self.moved_in: MoveIn | None = None
 
     @classmethod
     def open(
@@ -174,14 +183,47 @@ class Store:
         ``memory_review``: memories agents infer wait as ``proposed`` for a person's approval.
         """
         paths = StorePaths(root.expanduser().resolve())
-        paths.root.mkdir(parents=True, exist_ok=True)
-        db = Database.open_url(database_url, paths.db_dir) if database_url else Database.open_sqlite(paths.sqlite_file)
+        clock = clock or Clock()
+        moved_in = None
+        try:
+            paths.root.mkdir(parents=True, exist_ok=True)
+            if database_url is None:
+                # A store the original TypeScript dokoro wrote: backed up, converted, verified, once.
+                from dokoro_store.original import convert_in_place
+
+                moved_in = convert_in_place(paths, clock.now())
+            elif paths.sqlite_file.is_file():
+                from dokoro_store.original import is_original_database
+
+                if is_original_database(paths.sqlite_file):
+                    log.warning(
+                        "dokoro: %s holds a store of the original dokoro; this process uses the database of "
+                        "DOKORO_DATABASE_URL. Bring its history there with `dokoro migrate --from-original %s`",
+                        paths.root,
+                        paths.root,
+                    )
+            db = (
+                Database.open_url(database_url, paths.db_dir)
+                if database_url
+                else Database.open_sqlite(paths.sqlite_file)
+            )
+        except OSError as exc:
+            raise StoreUnavailableError(unusable_folder(paths.root, exc)) from None
         try:
             schema_before = current_heads(db)
             upgrade(db)
-            store = cls(paths, db, clock or Clock(), functional_relation_types, retrieval, memory_review)
+            store = cls(paths, db, clock, functional_relation_types, retrieval, memory_review)
             store.schema_before = schema_before
+            store.moved_in = moved_in
             store.recovered = store.episodic.recover()
+        except OSError as exc:
+            db.dispose()
+            raise StoreUnavailableError(unusable_folder(paths.root, exc)) from None
+        except OperationalError as exc:
+            db.dispose()
+            if "readonly" not in str(exc) and "read-only" not in str(exc):
+                raise
+            raise StoreUnavailableError(unusable_folder(paths.root, PermissionError(str(exc.orig)))) from None
         except BaseException:
             db.dispose()
             raise
@@ -193,10 +235,14 @@ class Store:
         """A poller of the database's write counter (close it when done); see :mod:`dokoro_store.db.changes`."""
         return ChangeSignal(self.db)
 
-    def close(self) -> None:
-        self.graph.close()  # extracts what the writes left behind them (graph write-behind)
+    def close(self, *, finish: bool = True) -> None:
+        """Close the store. ``finish``: first complete the work written behind the writes (the
+        entity graph's extraction, LanceDB's copy of new vectors); without it (a server whose
+        client has gone) that work stays marked in the database, where the next process or the
+        next reader completes it, and closing costs only the database's own close."""
+        self.graph.close(finish=finish)  # the graph write-behind: extracts what waits, or leaves it marked
         self.memories.close()
-        self.retrieval.close()
+        self.retrieval.close(finish=finish)
         self.db.dispose()
 
     def __enter__(self) -> Store:

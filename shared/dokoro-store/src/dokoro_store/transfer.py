@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Table, func, select
+from sqlalchemy import Table, func, select, tuple_
 from sqlalchemy.types import LargeBinary
 
 from dokoro_store.db.engine import Database
@@ -24,8 +24,10 @@ from dokoro_store.db.types import UtcDateTime
 
 __all__ = [
     "NATURAL_KEYS",
+    "RESTAMPED",
     "TableReport",
     "canonical_row",
+    "comparable",
     "copy_store",
     "decode_row",
     "identity_of",
@@ -49,6 +51,22 @@ NATURAL_KEYS: dict[str, tuple[str, ...]] = {
     "handoffs": ("from_agent", "created_at", "summary"),
     "file_claim_events": ("claim_key", "agent_id", "action", "at", "expires_at"),
 }
+
+# Bookkeeping columns the target stamps itself whatever a copy carries: a memory's change number
+# (``rev``) is given by a database trigger on every insert and content change (migration 0019),
+# so two stores holding the same memory hold it under different numbers. Rows are compared, and
+# tables verified, without them.
+# The graph's write-behind token (``docs.unextracted``) is cleared by whichever process extracts
+# the document, so it is the target's own bookkeeping as well.
+RESTAMPED: dict[str, frozenset[str]] = {"memories": frozenset({"rev"}), "docs": frozenset({"unextracted"})}
+
+
+def comparable(table: Table, row: Mapping[str, Any]) -> dict[str, Any]:
+    """A canonical row without what differs between two stores holding the same fact: the
+    surrogate id of a natural-key table and the columns the target re-stamps (:data:`RESTAMPED`)."""
+    skip = RESTAMPED.get(table.name, frozenset())
+    surrogate = surrogate_of(table)
+    return {k: v for k, v in row.items() if k != surrogate and k not in skip}
 
 
 def store_tables() -> list[Table]:
@@ -210,7 +228,6 @@ def _fingerprint(
     taken in identity order; and how many rows the table holds in all. ``redacted``: of the rows
     as the target stores them (secrets redacted), for a source that may still hold some."""
     identity = identity_of(table)
-    surrogate = surrogate_of(table)
     picked: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
     total = 0
     for batch in _canonical_batches(db, table):
@@ -220,9 +237,39 @@ def _fingerprint(
                 row = redacted_row(table, row)
             key = tuple(row[name] for name in identity)
             if wanted is None or key in wanted:
-                picked.append((key, {k: v for k, v in row.items() if k != surrogate}))
+                picked.append((key, comparable(table, row)))
     picked.sort(key=lambda item: json.dumps(item[0], default=str))
     return table_checksum([row for _key, row in picked]), total
+
+
+def _existing(
+    session: Any, table: Table, pk: list[str], rows: Sequence[Mapping[str, Any]]
+) -> dict[tuple[Any, ...], Any]:
+    """The target's rows with the primary keys of ``rows`` (one batch), canonical, by key."""
+    columns = [table.c[name] for name in pk]
+    keys = [tuple(row[name] for name in pk) for row in rows]
+    where = columns[0].in_([key[0] for key in keys]) if len(pk) == 1 else tuple_(*columns).in_(keys)
+    found = session.execute(select(table).where(where)).mappings()
+    return {tuple(row[name] for name in pk): canonical_row(table, row) for row in found}
+
+
+def _copy_batch(session: Any, target: Database, table: Table, rows: list[dict[str, Any]]) -> int:
+    """Upsert the rows of a primary-key table that are missing or differ in the target; returns how
+    many. A row already there as it is is not written again: a rewrite would move what triggers
+    stamp (a memory's ``rev``), so a second copy would not be a no-op."""
+    pk = _primary_key(table)
+    there = _existing(session, table, pk, rows)
+    changed = []
+    for row in rows:
+        ours = there.get(tuple(row[name] for name in pk))
+        theirs = redacted_row(table, canonical_row(table, row))
+        if ours is None or comparable(table, ours) != comparable(table, theirs):
+            changed.append(row)
+    if changed:
+        # A table whose every column is its key (memory_entities) has nothing to update on conflict.
+        update = [c.name for c in table.columns if c.name not in pk] or None
+        session.execute(target.ops.upsert_many(table, changed, pk, update))
+    return len(changed)
 
 
 def copy_store(source: Database, target: Database, *, progress: Progress | None = None) -> list[TableReport]:
@@ -230,17 +277,16 @@ def copy_store(source: Database, target: Database, *, progress: Progress | None 
 
     The target is upgraded to the current schema first. Rows are matched by identity (the
     primary key, or a natural key for tables whose numeric ids differ between stores): a row
-    already in the target is updated (primary key) or left as it is (natural key), a new row is
-    inserted. Running it twice changes nothing the second time, rows only in the target are
-    kept, and the source is only read.
+    already in the target with other content is updated (primary key) or left as it is (natural
+    key), a new row is inserted, a row already there as it is is not touched. Running it twice
+    changes nothing the second time, rows only in the target are kept, and the source is only read.
+    Verification compares content, not the bookkeeping the target stamps itself (:data:`RESTAMPED`).
     """
     upgrade(source)
     upgrade(target)
     reports: list[TableReport] = []
     for table in store_tables():
-        pk = _primary_key(table)
         identity = identity_of(table)
-        update = [c.name for c in table.columns if c.name not in pk]
         total = row_count(source, table)
         seen: set[tuple[Any, ...]] = set()
         known: set[tuple[Any, ...]] = set()
@@ -248,6 +294,7 @@ def copy_store(source: Database, target: Database, *, progress: Progress | None 
             for batch in _canonical_batches(target, table):
                 known.update(tuple(row[name] for name in identity) for row in batch)
         copied = 0
+        read = 0
         if progress:
             progress(table.name, 0, total)
         for batch in _batches(source, table):
@@ -256,14 +303,15 @@ def copy_store(source: Database, target: Database, *, progress: Progress | None 
             seen.update(keys)
             with target.write() as session:
                 if surrogate_of(table) is None:
-                    session.execute(target.ops.upsert_many(table, rows, pk, update))
+                    copied += _copy_batch(session, target, table, rows)
                 else:
                     fresh = [row for row, key in zip(rows, keys, strict=True) if key not in known]
                     insert_keeping_ids(session, target, table, fresh)
                     known.update(keys)
-            copied += len(rows)
+                    copied += len(fresh)
+            read += len(rows)
             if progress:
-                progress(table.name, copied, total)
+                progress(table.name, read, total)
         with target.engine.begin() as connection:
             target.ops.after_bulk_insert(connection, table)
             target.ops.refresh_statistics(connection, [table.name])

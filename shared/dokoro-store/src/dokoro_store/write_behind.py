@@ -12,11 +12,20 @@ import logging
 import threading
 from collections.abc import Callable
 
-from dokoro_store.heap import settle
-
-__all__ = ["DelayedStep"]
+__all__ = ["DelayedStep", "on_first_run"]
 
 log = logging.getLogger(__name__)
+
+# Called with a step's name after each of its runs (an entry point's hook: the kit's heap freeze).
+_after_run: list[Callable[[str], object]] = []
+
+
+def on_first_run(listener: Callable[[str], object]) -> None:
+    """Call ``listener(name)`` after a step's runs, the first one included: a run's first imports
+    the step's lazy modules, which live as long as the process (the server's entry point freezes
+    them out of the cyclic collector, ``dokoro_server.heap``). The listener dedups by name."""
+    if listener not in _after_run:
+        _after_run.append(listener)
 
 
 class DelayedStep:
@@ -60,5 +69,6 @@ class DelayedStep:
         except Exception:  # a background step: the work stays marked, the next step completes it
             log.warning(self._failure, exc_info=True)
         # Its first run imported the step's lazy modules (LanceDB and pyarrow: ~80k objects that
-        # live as long as the process): out of the cyclic collector's walks from now on.
-        settle(self._name)
+        # live as long as the process): the entry point's listener may settle them.
+        for listener in list(_after_run):
+            listener(self._name)

@@ -68,7 +68,7 @@ def test_without_a_thread_nothing_is_lifted(open_store):
 def test_turning_the_neighbours_off_is_the_plain_score_fusion(open_store):
     store = open_store()
     _fill(store, threads=True)
-    plain = dataclasses.replace(DEFAULT_FUSION, neighbour_weight=0.0, context_weight=0.0, rerank=False)
+    plain = dataclasses.replace(DEFAULT_FUSION, neighbour_weight=0.0, rerank=False)
 
     hits = store.search.universal("pottery workshop", limit=10, fusion=plain).hits
 
@@ -96,60 +96,6 @@ def test_a_thread_survives_an_update_of_the_document(open_store):
 
 
 # ---------------------------------------------------------------------- ubiquitous terms
-
-
-def _names_everywhere(store, count: int = 24) -> None:
-    store.docs.save_many(
-        [
-            NewDocument(f"d{i}", f"Caroline: remark number {i} about {'gardening' if i == 3 else 'the weather'}")
-            for i in range(count)
-        ]
-    )
-
-
-def test_a_term_in_most_documents_is_found_ubiquitous_and_dropped_from_the_full_text_leg(open_store):
-    store = open_store(embedder="none")
-    _names_everywhere(store)
-    planned = plan_query("What did Caroline say about gardening?")
-
-    with store.db.read() as session:
-        common = store.search._full_text.ubiquitous(session, planned, 0.5)
-
-    assert common == ("caroline",)
-    assert planned.without(common).terms == ("say", "gardening")
-    assert store.search.universal("Caroline gardening", mode="hybrid").hits[0].doc_id == "d3"
-
-
-def test_a_small_corpus_never_counts_a_term_ubiquitous(open_store):
-    store = open_store(embedder="none")
-    _names_everywhere(store, count=5)
-
-    with store.db.read() as session:
-        assert store.search._full_text.ubiquitous(session, plan_query("Caroline gardening"), 0.5) == ()
-
-
-@pytest.mark.parametrize(
-    "query",
-    [
-        '"; DROP TABLE docs; -- NEAR(* OR caroline',
-        "caroline AND NOT ^gardening* : () 100%_",
-        "キャロラインのガーデニング caroline",
-        "캐롤라인 정원 caroline 園芸",
-        "caroline caroline caroline",
-    ],
-)
-def test_ubiquity_is_measured_safely_on_hostile_and_cjk_queries(open_store, query):
-    store = open_store(embedder="none")
-    _names_everywhere(store)
-    planned = plan_query(query)
-
-    with store.db.read() as session:
-        common = store.search._full_text.ubiquitous(session, planned, 0.5)
-
-    kept = planned.without(common)
-    assert not kept.empty  # never every term: the last one stays
-    assert "caroline" not in kept.terms or len(planned.terms) == 1
-    store.search.universal(query)  # and the whole search never raises
 
 
 def test_a_query_of_one_common_term_keeps_it():

@@ -27,6 +27,31 @@ def _nearest_docs(store, content: str) -> list[str]:
     return [h.doc_id for h in store.docs.vector_index().search(vector, embedder.id, 5)]
 
 
+def _assert_what_ann_promises(store, docs: list[NewDocument], k: int = 5) -> None:
+    """What an approximate index promises, asked with each document's content: the exact scan's
+    nearest neighbour of the same vectors is within the top ``k``, and the top ``k`` agree with the
+    exact scan's (recall@k) well above chance. Not promised, so not asserted: the exact order (HNSW
+    levels and IVF centroids are drawn at random on every build, and near-equal distances come back
+    in either order). With the hashing embedder a text's vector is exactly its document's, so the
+    document itself is found too; a semantic model (onnx) may place another synthetic text nearer."""
+    from dokoro_store.retrieval.vectors import ExactScanIndex
+
+    embedder = store.embedder.get()
+    exact = ExactScanIndex(store.db)
+    index = store.docs.vector_index()
+    agreed = 0
+    for doc in docs:
+        vector = embedder.embed([doc.content], query=True)[0]
+        approximate = [h.doc_id for h in index.search(vector, embedder.id, k)]
+        scanned = [h.doc_id for h in exact.search(vector, embedder.id, k)]
+        assert scanned[0] in approximate, (doc.id, approximate, scanned)
+        if embedder.id.startswith("hashing"):
+            assert doc.id in approximate, (doc.id, approximate)
+        agreed += len(set(approximate) & set(scanned))
+    recall = agreed / (k * len(docs))
+    assert recall >= 0.8, f"recall@{k} against the exact scan: {recall:.2f}"
+
+
 def test_lancedb_keeps_an_exact_scan_below_the_threshold_and_builds_an_ann_index_past_it(
     root, clock, monkeypatch
 ) -> None:
@@ -50,9 +75,8 @@ def test_lancedb_keeps_an_exact_scan_below_the_threshold_and_builds_an_ann_index
         label = store.search.status().vector_engine_label
         assert "IVF_SQ index" in label and "refine" in label
 
-        # Re-ranked on the full vectors: each document is its own nearest neighbour.
-        for doc in docs[::20]:
-            assert _nearest_docs(store, doc.content)[0] == doc.id
+        # Re-ranked on the full vectors: each document is found by its own content.
+        _assert_what_ann_promises(store, docs[::20])
 
         # Rows written after the index was built are found too (scanned exactly until the upkeep).
         store.docs.index_content("late", "w1 w2 w3 w4 w5 w6 w7 w8 w9 w10 w11 w12", "Late")
@@ -77,7 +101,7 @@ def test_a_bulk_index_pass_builds_the_index_itself(root, clock, monkeypatch) -> 
 
         store.docs.reembed()  # drops the copy and rebuilds it, index included
         assert "IVF_SQ index" in store.search.status().vector_engine_label
-        assert _nearest_docs(store, _corpus(350)[7].content)[0] == "d7"
+        _assert_what_ann_promises(store, _corpus(350)[::25])
 
 
 @pytest.mark.parametrize("embedder, dimension", [("hashing", 512), ("onnx", 384)])
@@ -109,7 +133,7 @@ def test_pgvector_keeps_vectors_in_a_typed_column_searched_through_its_hnsw_inde
                 )
             )
         assert f"ix_chunks_v{dimension}_hnsw" in plan
-        assert _nearest_docs(store, _corpus(60)[11].content)[0] == "d11"
+        _assert_what_ann_promises(store, _corpus(60))
         assert "kept up to date" in store.docs.vector_index().optimise()
         assert "rebuilt the HNSW index" in store.docs.vector_index().optimise(rebuild=True)
 
@@ -160,7 +184,7 @@ def test_below_the_threshold_lancedb_answers_as_the_exact_scan_and_sees_every_pr
         other.docs.index_docs()
         engine.optimise()
         assert "IVF_SQ index" in store.search.status().vector_engine_label
-        assert _nearest_docs(store, docs[7].content)[0] == "d7"
+        _assert_what_ann_promises(store, _corpus(400)[::25])
         assert engine.stored_vectors(["d3"], embedder.id) is None  # the fusion reads the database
 
 
@@ -188,7 +212,7 @@ def test_a_large_reembed_on_postgresql_builds_the_hnsw_index_once(postgres_url, 
             event.remove(store.db.engine, "before_cursor_execute", spy)
         assert builds == ["CREATE"]  # built after the rows went in, not rebuilt a second time
         assert "HNSW index on vector(512)" in store.search.status().vector_engine_label
-        assert _nearest_docs(store, _corpus(60)[11].content)[0] == "d11"
+        _assert_what_ann_promises(store, _corpus(60))
 
         # Below the drop size the index stays through the pass: the re-embed then rebuilds it once
         # (the old vectors' entries are dead in it).

@@ -32,6 +32,13 @@ class LoudGroup(TyperGroup):
         except DokoroError as exc:
             typer.echo(f"dokoro: {exc}", err=True)
             raise typer.Exit(1 if isinstance(exc, NotFoundError) else 2) from None
+        except KeyboardInterrupt:
+            typer.echo("dokoro: interrupted", err=True)
+            raise typer.Exit(130) from None
+        except OSError as exc:  # a file the command reads or writes (not the store's: Store.open words those)
+            where = f" ({exc.filename})" if exc.filename else ""
+            typer.echo(f"dokoro: {exc.strerror or exc}{where}", err=True)
+            raise typer.Exit(2) from None
 
 
 def group(help_text: str) -> typer.Typer:

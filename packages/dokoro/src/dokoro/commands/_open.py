@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:  # typing only: the commands import the store and the kit when they run
     from dokoro_server import DokoroSettings
     from dokoro_store import Store
 
-__all__ = ["open_for_command", "settings_for"]
+__all__ = ["open_for_command", "require_store", "settings_for"]
 
 
 def settings_for(path: Path | None, database_url: str | None = None, embedder: str | None = None) -> DokoroSettings:
-    from dokoro_server import DokoroSettings
+    from dokoro_server.settings import DokoroSettings
 
     overrides: dict[str, Any] = {}
     if embedder is not None:
@@ -25,10 +25,53 @@ def settings_for(path: Path | None, database_url: str | None = None, embedder: s
     return DokoroSettings(**overrides)
 
 
-def open_for_command(path: Path | None, database_url: str | None = None, embedder: str | None = None) -> Store:
+def open_for_command(
+    path: Path | None, database_url: str | None = None, embedder: str | None = None, *, create: bool = False
+) -> Store:
     """The store named by ``--path``/``DOKORO_PATH`` and ``DOKORO_DATABASE_URL``; exits 2 with the
-    reason when it cannot be opened. ``embedder`` overrides ``DOKORO_EMBEDDER`` (``dokoro reembed``)."""
-    from dokoro_server import open_store_or_exit
+    reason when it cannot be opened. ``embedder`` overrides ``DOKORO_EMBEDDER`` (``dokoro reembed``).
 
-    store: Store = open_store_or_exit(settings_for(path, database_url, embedder), Path.cwd())
+    Only ``dokoro init`` and the servers (``create``) make a store: any other command on a folder
+    without one says where it looked and how to make one, and exits 1, having created nothing.
+    """
+    from dokoro_server.app import open_store_or_exit
+
+    settings = settings_for(path, database_url, embedder)
+    cwd = Path.cwd()
+    if not create and settings.database_url is None:
+        require_store(settings, path, cwd)
+    store: Store = open_store_or_exit(settings, cwd)
     return store
+
+
+def require_store(settings: DokoroSettings, path: Path | None, cwd: Path) -> None:
+    """Exit 1 with one line unless the folder the settings name holds a dokoro store."""
+    from dokoro_server.app import store_root
+    from dokoro_store.paths import StorePaths
+
+    root = store_root(settings, cwd)
+    if path is not None:
+        where, create = "--path", f"`dokoro init --path {root}`"
+    elif settings.path is not None:
+        where, create = "DOKORO_PATH", "`dokoro init` (it uses DOKORO_PATH)"
+    else:
+        where, create = f"the default ./dokoro of {cwd}", "`dokoro init` here"
+    try:
+        found = StorePaths(root).sqlite_file.is_file()
+        not_a_folder = root.exists() and not root.is_dir()
+    except OSError as exc:
+        _fail(f"cannot look at {root} ({where}): {exc.strerror or exc}")
+    if not_a_folder:
+        _fail(f"{root} ({where}) is a file, not a dokoro folder; point --path or DOKORO_PATH at a dokoro folder")
+    if not found:
+        _fail(
+            f"no dokoro store at {root} ({where}); create one with {create}, "
+            "or point --path or DOKORO_PATH at an existing one"
+        )
+
+
+def _fail(message: str) -> NoReturn:
+    import typer
+
+    typer.echo(f"dokoro: {message}", err=True)
+    raise typer.Exit(1)

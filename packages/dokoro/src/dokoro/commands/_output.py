@@ -12,8 +12,9 @@ from typing import Annotated, Any
 import typer
 from pydantic import BaseModel
 from rich.console import Console
+from rich.table import Table
 
-__all__ = ["JsonOption", "PathOption", "ago", "console", "emit_json", "short_time"]
+__all__ = ["JsonOption", "PathOption", "ago", "console", "emit_json", "folding_table", "short_time"]
 
 PathOption = Annotated[
     Path | None,
@@ -38,6 +39,24 @@ EditorOption = Annotated[
 def console() -> Console:
     """Rich honours NO_COLOR and stops colouring when stdout is not a terminal."""
     return Console(soft_wrap=True, highlight=False)
+
+
+# Columns that stay on one line (a status, a time, a count): never wrapped, never cut.
+_SHORT = {"slot", "status", "type", "updated", "priority", "estimate", "actual", "state", "trust"}
+
+
+def folding_table(title: str, columns: Sequence[str]) -> Table:
+    """A table that fits the terminal (80 columns included): short columns keep their width,
+    ids fold onto several lines and text columns wrap at words."""
+    table = Table(title=title, title_justify="left")
+    for column in columns:
+        if column in _SHORT:
+            table.add_column(column, no_wrap=True, min_width=len(column))
+        elif column == "id":
+            table.add_column(column, overflow="fold", min_width=10)
+        else:
+            table.add_column(column, overflow="fold", min_width=min(len(column) + 2, 12))
+    return table
 
 
 def _plain(value: Any) -> Any:

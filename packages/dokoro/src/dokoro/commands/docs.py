@@ -7,10 +7,9 @@ from typing import Annotated
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from dokoro.commands._open import open_for_command
-from dokoro.commands._output import JsonOption, PathOption, console, emit_json, short_time
+from dokoro.commands._output import JsonOption, PathOption, console, emit_json, folding_table, short_time
 
 __all__ = ["register"]
 
@@ -33,6 +32,11 @@ def search(
 ) -> None:
     """Search every document (hybrid full text + vectors); best first."""
     from dokoro_store.errors import InvalidArgumentError
+
+    if not query.strip():  # refused before anything is imported or opened
+        raise InvalidArgumentError(
+            'the query must not be empty: pass words or a question, e.g. dokoro search "login race"'
+        )
     from dokoro_store.retrieval.search import SEARCH_MODES
 
     if not 1 <= limit <= 100:
@@ -93,9 +97,7 @@ def search(
     close = [h for h in hits if h.relevance >= CLOSE_MATCH]
     shown = close or hits
     title = f"{len(shown)} result(s) for {query!r}" if close else f"No close match for {query!r}; the nearest"
-    table = Table(title=title, title_justify="left")
-    for column in ("id", "title", "relevance", "status", "type", "updated", "tags"):
-        table.add_column(column, overflow="fold", no_wrap=column in ("id", "slot", "updated", "type", "status"))
+    table = folding_table(title, ("id", "title", "relevance", "status", "type", "updated", "tags"))
     for h in shown:
         status = f"{h.status} (retired: {h.retired})" if h.retired else h.status
         table.add_row(
@@ -134,9 +136,10 @@ def list_docs(
     if not cards:
         out.print(f"No {'' if status == 'all' else status + ' '}documents. See `dokoro list --status all`.")
         return
-    table = Table(title=f"{len(cards)} {'' if status == 'all' else status + ' '}document(s)", title_justify="left")
-    for column in ("slot", "id", "title", "priority", "estimate", "actual", "status"):
-        table.add_column(column, overflow="fold", no_wrap=column in ("id", "slot", "updated", "type", "status"))
+    table = folding_table(
+        f"{len(cards)} {'' if status == 'all' else status + ' '}document(s)",
+        ("slot", "id", "title", "priority", "estimate", "actual", "status"),
+    )
     for c in cards:
         table.add_row(
             "-" if c.slot is None else str(c.slot),

@@ -63,6 +63,16 @@ def migrate_markdown(path: Path | None, dry_run: bool, force: bool) -> bool:
         f"errors {len(report.errors)}",
         highlight=False,
     )
+    if report.renderings_removed:
+        console.print(
+            f"removed {report.renderings_removed} document(s) an earlier migrate had made of those renderings",
+            highlight=False,
+        )
+    if report.renderings:
+        console.print(
+            f"left out {report.renderings} file(s) the store renders itself (memories/, tracking/, currentWeek.md)",
+            highlight=False,
+        )
     if dry_run:
         for rel in report.files:
             console.print(f"  {rel}", highlight=False)

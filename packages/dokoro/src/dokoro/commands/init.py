@@ -28,5 +28,9 @@ def init_store(path: Path | None = None, *, cwd: Path | None = None) -> Path:
     with Store.open(root, database_url=settings.database_url) as store:
         database = "the database at DOKORO_DATABASE_URL" if settings.database_url else str(store.paths.sqlite_file)
     typer.echo(f"Database ready: {database}")
-    typer.echo("Next: register the server with your agent, e.g. `claude mcp add dokoro -- uvx dokoro`.")
+    from dokoro_server.entry import registration_lines
+
+    typer.echo("Next: register the server with your agent (from this project's folder, so its store is this one):")
+    for line in registration_lines("dokoro"):
+        typer.echo(line)
     return root

@@ -14,11 +14,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from dokoro.commands._group import group
 from dokoro.commands._open import open_for_command
-from dokoro.commands._output import EditorOption, JsonOption, PathOption, console, emit_json, short_time
+from dokoro.commands._output import EditorOption, JsonOption, PathOption, console, emit_json, folding_table, short_time
 
 if TYPE_CHECKING:
     from dokoro_store.results.memories import FilesSync, Memory
@@ -68,9 +67,7 @@ def memory_list(
     if not memories:
         out.print(f"No {state if state != 'all' else ''} memories.".replace("  ", " "))
         return
-    table = Table(title=f"{len(memories)} memory(ies)", title_justify="left")
-    for column in ("id", "type", "title", "trust", "state", "updated"):
-        table.add_column(column, overflow="fold", no_wrap=column in ("id", "slot", "updated", "type", "status"))
+    table = folding_table(f"{len(memories)} memory(ies)", ("id", "type", "title", "trust", "state", "updated"))
     for m in memories:
         table.add_row(m.id, m.type, escape(m.title), m.trust, m.state, short_time(m.updated_at))
     out.print(table)

@@ -106,6 +106,9 @@ def import_backup(path: Path | None, file: Path, yes: bool, dry_run: bool) -> in
             for column in conflict.differing:
                 console.print(f"    here:   {conflict.ours.get(column)!r}")
                 console.print(f"    backup: {conflict.theirs.get(column)!r}")
+        if plan.new_rows == 0 and not plan.conflicts:
+            console.print(f"Everything in the backup is already there ({plan.duplicates} row(s)); nothing imported.")
+            return 0
         if dry_run or plan.new_rows == 0:
             console.print("Nothing imported." if plan.new_rows == 0 else "Dry run: nothing imported.")
             return 0

@@ -13,6 +13,7 @@ from typing import Any
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, OperationalError
+from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
 from dokoro_store.db import redaction
@@ -121,9 +122,12 @@ class Database:
     def __init__(self, engine: Engine, ops: DialectOps) -> None:
         self.engine = engine
         self.ops = ops
-        # Every string any write statement carries is redacted of secrets (see db/redaction.py).
-        redaction.install(engine)
         self._writer = engine.execution_options(**{_IMMEDIATE: True})
+        self._reads = sessionmaker(engine, class_=Session, expire_on_commit=False)
+        self._writes = sessionmaker(self._writer, class_=Session, expire_on_commit=False)
+        # Every string any write statement carries is redacted of secrets, and every object these
+        # sessions flush (see db/redaction.py).
+        redaction.install(engine, self._reads, self._writes)
         # SQLite: this process's writers (a tool call, the write-behind steps, the outcome
         # capture) queue on a lock that hands over at once, rather than on SQLite's busy handler,
         # which polls in sleeps of 1, 2, 5, 10... ms. Other processes still queue on the latter.
@@ -172,7 +176,7 @@ class Database:
     @contextlib.contextmanager
     def read(self) -> Iterator[Session]:
         """A session for reads (a deferred transaction, never blocks writers in WAL mode)."""
-        with Session(self.engine, expire_on_commit=False) as session:
+        with self._reads() as session:
             yield session
 
     @contextlib.contextmanager
@@ -184,7 +188,7 @@ class Database:
         on the busy timeout; either wait ends in :class:`StoreUnavailableError` after
         :data:`SQLITE_BUSY_TIMEOUT_S`.
         """
-        with self._turn(), Session(self._writer, expire_on_commit=False) as session:
+        with self._turn(), self._writes() as session:
             try:
                 yield session
                 session.commit()

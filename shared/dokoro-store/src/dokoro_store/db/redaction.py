@@ -2,7 +2,9 @@
 
 :func:`install` hooks an engine so that every ``INSERT`` and ``UPDATE`` it sends (ORM flushes,
 Core statements, raw SQL, bulk ``executemany``, imports and migrations alike) has each string
-parameter passed through :func:`dokoro_store.secrets.redact` first. A service that forgets to
+parameter passed through :func:`dokoro_store.secrets.redact` first, and the store's own session
+factories so that their ORM flushes redact the objects too. Nothing else in the process is
+touched: another library's SQLAlchemy sessions and engines keep their own behaviour. A service that forgets to
 redact, or a tool added tomorrow, cannot store a credential: the rule lives below every service.
 
 JSON parameters are redacted value by value (a serialised JSON string is parsed and dumped again
@@ -18,14 +20,13 @@ import re
 from typing import Any
 
 from sqlalchemy import Engine, event, inspect
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, sessionmaker
 
 from dokoro_store.secrets import redact, redact_value
 
 __all__ = ["install", "redact_parameter"]
 
 _WRITE = re.compile(r"\s*(?:INSERT|UPDATE|REPLACE|MERGE)\b", re.IGNORECASE)
-_FLAG = "dokoro_redaction"
 
 
 def redact_parameter(value: Any) -> Any:
@@ -98,15 +99,11 @@ def _before_flush(session: Session, _context: Any, _instances: Any) -> None:
                 setattr(obj, attr.key, cleaned)
 
 
-_SESSION_HOOK: list[bool] = []
-
-
-def install(engine: Engine) -> None:
-    """Redact every write ``engine`` sends from now on (once per engine), and every ORM flush."""
-    if not _SESSION_HOOK:
-        event.listen(Session, "before_flush", _before_flush)
-        _SESSION_HOOK.append(True)
-    if engine.__dict__.get(_FLAG):
-        return
-    event.listen(engine, "before_cursor_execute", _before_cursor_execute, retval=True)
-    engine.__dict__[_FLAG] = True
+def install(engine: Engine, *sessions: sessionmaker[Any]) -> None:
+    """Redact every write ``engine`` sends from now on, and every ORM flush of a session the
+    factories ``sessions`` make (each hook once)."""
+    if not event.contains(engine, "before_cursor_execute", _before_cursor_execute):
+        event.listen(engine, "before_cursor_execute", _before_cursor_execute, retval=True)
+    for factory in sessions:
+        if not event.contains(factory, "before_flush", _before_flush):
+            event.listen(factory, "before_flush", _before_flush)

@@ -69,7 +69,7 @@ class Retrieval:
         """Index one document another service just saved (e.g. a session dump)."""
         return self.docs.index_docs([doc_id])
 
-    def close(self) -> None:
+    def close(self, *, finish: bool = True) -> None:
         if self._vector_index is not None:
-            self._vector_index.close()  # before the database goes: LanceDB copies what waits
+            self._vector_index.close(finish=finish)  # before the database goes: LanceDB copies what waits
         self.embedder.close()

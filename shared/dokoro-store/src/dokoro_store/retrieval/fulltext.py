@@ -72,10 +72,6 @@ class FullTextIndex(Protocol):
         """The best ``limit`` documents for ``planned``, among those ``scope`` allows (a condition of the query)."""
         ...
 
-    def ubiquitous(self, session: Session, planned: PlannedQuery, share: float) -> tuple[str, ...]:
-        """The word terms of ``planned`` found in more than ``share`` of the documents (at least 20)."""
-        ...
-
     def rebuild(self, session: Session) -> None:
         """Rebuild the index from the documents (for ``dokoro reindex --full``)."""
         ...
@@ -131,33 +127,8 @@ def _run(
         return []
 
 
-_MIN_DOCS_FOR_UBIQUITY = 20  # below this a "common" term is just a small corpus
-
-
 def _quote_term(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
-
-
-def _ubiquitous(
-    session: Session,
-    planned: PlannedQuery,
-    share: float,
-    sql: str,
-    quote: Callable[[str], str],
-) -> tuple[str, ...]:
-    if len(planned.terms) < 2:
-        return ()
-    total_row = _run(session, "SELECT count(*) FROM docs WHERE content IS NOT NULL", {}, "document count")
-    total = int(total_row[0][0]) if total_row else 0
-    if total < _MIN_DOCS_FOR_UBIQUITY:
-        return ()
-    cap = int(total * share) + 1
-    found = []
-    for term in planned.terms:
-        rows = _run(session, sql, {"q": quote(term), "cap": cap}, "term frequency")
-        if rows and int(rows[0][0]) >= cap:
-            found.append(term)
-    return tuple(found)
 
 
 def bounded(planned: PlannedQuery, counts: Sequence[int]) -> PlannedQuery:
@@ -359,16 +330,6 @@ class SqliteFullText:
                 matches.setdefault(str(row[0]), []).append(term)
         return _merged(words, matches, bool(planned.cjk), limit)
 
-    def ubiquitous(self, session: Session, planned: PlannedQuery, share: float) -> tuple[str, ...]:
-        # Counting stops at the threshold: a term is ubiquitous or not, its exact count is never needed.
-        return _ubiquitous(
-            session,
-            planned,
-            share,
-            _SQLITE_COUNT,
-            _quote_term,
-        )
-
     def rebuild(self, session: Session) -> None:
         session.execute(text("INSERT INTO docs_fts(docs_fts) VALUES ('rebuild')"))
         session.execute(text("INSERT INTO docs_trgm(docs_trgm) VALUES ('rebuild')"))
@@ -430,15 +391,6 @@ class PostgresFullText:
             for row in rows:
                 matches.setdefault(str(row[0]), []).append(term)
         return _merged(words, matches, bool(planned.cjk), limit)
-
-    def ubiquitous(self, session: Session, planned: PlannedQuery, share: float) -> tuple[str, ...]:
-        return _ubiquitous(
-            session,
-            planned,
-            share,
-            _PG_COUNT.format(q="plainto_tsquery('english', :q)"),
-            lambda term: term,
-        )
 
     def rebuild(self, session: Session) -> None:
         # The tsvector is a generated column: always current. Nothing to rebuild.

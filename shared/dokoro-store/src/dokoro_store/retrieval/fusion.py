@@ -65,8 +65,10 @@ def reciprocal_rank_fusion(legs: Sequence[Sequence[str]], k: int = RRF_K) -> lis
 
 @dataclass(frozen=True)
 class FusionSettings:
-    """How hybrid search fuses its legs. The defaults are what ``search_universal`` does; each field
-    can be turned off on its own (``bench/locomo_retrieval.py`` prints one ablation row per field).
+    """How hybrid search fuses its legs. The defaults are what ``search_universal`` does, the one
+    path of the product; ``SearchService.universal(fusion=...)`` is the seam through which the
+    benches turn a part off for an ablation row (``bench/locomo_retrieval.py``), set rank fusion
+    (``method="rrf"``, the path before score fusion) or other re-ranker weights.
 
     Tuned on LoCoMo conversations 0-3 only (docs/benchmarks.md reports 4-6 and the whole split apart).
     """
@@ -76,17 +78,12 @@ class FusionSettings:
     text_weight: float = 2.0  # × bm25 relative to the query's best full-text hit
     vector_weight: float = 1.0  # × cosine rescaled between the vector leg's floor (0) and best (1)
     vector_floor: float = 1.0  # the floor: the cosine at this quantile of the vector leg, from the top
-    context_weight: float = 0.0  # a thread entry's cosine mixed with its cosine read with its neighbours
     feedback_weight: float = 0.3  # pseudo-relevance feedback: the query vector moved toward the top hits
     neighbour_weight: float = 0.5  # an entry gains this × the best score of the entries beside it
     neighbour_decay: float = 1.0  # two places away: this × neighbour_weight
     graph_weight: float = 1.0  # documents the graph links to entities named in the query (half a top full-text match)
-    drop_ubiquitous: bool = False  # query terms found in most documents leave the full-text leg (no gain: bm25's
-    # idf already weighs them down; measured as an ablation row)
-    text_feedback_weight: float = 0.0  # pseudo-relevance feedback on full text (:mod:`.text_feedback`): the
-    # expansion's share of the leg's score; off (a second full-text query per search; measured as a row)
     rerank: bool = True  # the second stage (:mod:`.rerank`)
-    rerank_weights: tuple[float, ...] | None = None  # None: the fitted ``rerank.WEIGHTS`` (ablation rows only)
+    rerank_weights: tuple[float, ...] | None = None  # None: the fitted ``rerank.WEIGHTS`` (a bench's rows)
     rerank_depth: int | None = None  # None: ``rerank.RERANK_DEPTH`` candidates re-ordered
 
 

@@ -90,18 +90,17 @@ def fuse_scores(
     if not scored:
         return []
     threads = ThreadMap()
-    if settings.neighbour_weight > 0 or settings.context_weight > 0:
+    if settings.neighbour_weight > 0:
         # Rank provisionally to pick whose neighbours are worth loading.
         provisional = sorted(scored.values(), key=lambda s: -(settings.text_weight * s.text + (s.cosine or 0.0)))
         threads = load_threads(db, [s.doc_id for s in provisional[:_EXPAND]] + list(scored))
-        if settings.neighbour_weight > 0:
-            for item in provisional[:_EXPAND]:
-                for distance in (1, 2):
-                    for other in threads.neighbours(item.doc_id, distance):
-                        scored.setdefault(other, Scored(other))
+        for item in provisional[:_EXPAND]:
+            for distance in (1, 2):
+                for other in threads.neighbours(item.doc_id, distance):
+                    scored.setdefault(other, Scored(other))
     vectors = None
     if embedder is not None and query_vector is not None and settings.vector_weight > 0:
-        vectors = _vector_scores(db, settings, scored, threads, vector_hits, embedder, query_vector, stored=stored)
+        vectors = _vector_scores(db, settings, scored, vector_hits, embedder, query_vector, stored=stored)
     _base(settings, scored)
     if vectors is not None and query_vector is not None and settings.feedback_weight > 0:
         # Pseudo-relevance feedback: move the query toward the best few candidates and score again.
@@ -112,7 +111,7 @@ def fuse_scores(
 
             shifted = query_vector + settings.feedback_weight * np.mean(moved, axis=0)
             shifted = (shifted / (np.linalg.norm(shifted) or 1.0)).astype(np.float32)
-            _vector_scores(db, settings, scored, threads, vector_hits, embedder or "", shifted, vectors)
+            _vector_scores(db, settings, scored, vector_hits, embedder or "", shifted, vectors)
             _base(settings, scored)
     if settings.neighbour_weight > 0:
         for item in scored.values():
@@ -137,23 +136,13 @@ def _vector_scores(
     db: Database,
     settings: FusionSettings,
     scored: dict[str, Scored],
-    threads: ThreadMap,
     vector_hits: Sequence[VectorHit],
     embedder: str,
     query: npt.NDArray[np.float32],
     loaded: DocVectors | None = None,
     stored: StoredVectors | None = None,
 ) -> DocVectors:
-    import numpy as np
-
-    if loaded is None:
-        wanted = set(scored)
-        if settings.context_weight > 0:
-            for doc_id in list(scored):
-                wanted.update(threads.neighbours(doc_id, 1))
-        vectors = load_doc_vectors(db, wanted, embedder, query, stored)
-    else:
-        vectors = loaded.rescored(query)
+    vectors = load_doc_vectors(db, set(scored), embedder, query, stored) if loaded is None else loaded.rescored(query)
     raw: dict[str, float] = {}
     for doc_id, item in scored.items():
         if doc_id not in vectors.best:
@@ -162,14 +151,6 @@ def _vector_scores(
         if loaded is None:  # the cosine shown is the query's own, not the feedback pass's
             item.cosine = value
             item.chunk_id = item.chunk_id or vectors.best_chunk[doc_id]
-        if settings.context_weight > 0 and threads.place.get(doc_id):
-            beside = [vectors.mean[o] for o in threads.neighbours(doc_id, 1) if o in vectors.mean]
-            if beside:
-                context = vectors.mean[doc_id] + np.sum(beside, axis=0)
-                norm = float(np.linalg.norm(context))
-                if norm:
-                    mixed = float(context @ query) / norm
-                    value = (1 - settings.context_weight) * value + settings.context_weight * mixed
         raw[doc_id] = value
     if not raw:
         return vectors

@@ -373,9 +373,12 @@ class LanceIndex:
         matrix = np.frombuffer(b"".join(bytes(r[2]) for r in rows), dtype="<f4").reshape(len(rows), -1)
         return [str(r[0]) for r in rows], [str(r[1]) for r in rows], matrix
 
-    def close(self) -> None:
-        """Copy what is still waiting (the store is closing) and stop the background step."""
+    def close(self, *, finish: bool = True) -> None:
+        """Stop the background step and (``finish``) copy what is still waiting; unfinished, the
+        marks stay in the database and the next search or process copies them."""
         self._step.close()
+        if not finish:
+            return
         try:
             self.mirror()
         except (OSError, RuntimeError, ValueError):

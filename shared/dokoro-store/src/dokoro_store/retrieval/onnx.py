@@ -83,9 +83,8 @@ def _load(folder: Path) -> tuple[Any, Any]:
         ok, why = onnx_available(folder)
         if not ok:
             raise EmbedderUnavailableError(f"the onnx embedder cannot run: {why} (or set DOKORO_EMBEDDER=static)")
-        # onnxruntime's telemetry (on by default in its Linux wheels) writes a session file to the temp
-        # folder at import and would report usage: an offline memory has no business doing either.
-        os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+        # onnxruntime's telemetry is turned off by the entry points (ORT_DISABLE_TELEMETRY,
+        # dokoro_server.settings.quiet_third_parties), not here: a library leaves the environment alone.
         import onnxruntime as ort  # type: ignore[import-untyped]  # ships no type information
         from tokenizers import Tokenizer
 

@@ -198,7 +198,7 @@ class PgVectorIndex:
     def clear(self) -> None:
         self._fresh = None
 
-    def close(self) -> None:
+    def close(self, *, finish: bool = True) -> None:
         return None
 
     def optimise(self, rebuild: bool = False) -> str:

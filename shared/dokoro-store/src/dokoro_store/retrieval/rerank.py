@@ -40,12 +40,10 @@ if TYPE_CHECKING:
     from dokoro_store.retrieval.hybrid import Scored
 
 __all__ = [
-    "DEPTH_BEFORE",
     "FEATURES",
     "RERANKER_LABEL",
     "RERANK_DEPTH",
     "WEIGHTS",
-    "WEIGHTS_BEFORE",
     "coverage",
     "features",
     "is_temporal_question",
@@ -81,9 +79,6 @@ FEATURES = (
 # The date weight was fitted afterwards with the others held (bench/fit_reranker.py --from-committed
 # --features date): tune MRR@10 0.607 → 0.612, leaving one conversation out 0.607 → 0.611.
 WEIGHTS: tuple[float, ...] = (-0.3, 0.05, 0.0, 0.0, 0.5, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0, 2.0, 1.0, 0.0, 0.0, 2.0)
-# The first re-ranker (2026-11-30 morning): 30 candidates, static cosine and neighbour lift only.
-WEIGHTS_BEFORE: tuple[float, ...] = (0.0, 0.0, 0.2, 0.0, 0.75, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-DEPTH_BEFORE = 30
 RERANKER_LABEL = (
     "linear re-ranker over the 50 best fused candidates (static cosine, rare-term coverage, temporal, speaker,"
     " dates, neighbours)"

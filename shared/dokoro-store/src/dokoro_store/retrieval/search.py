@@ -61,33 +61,49 @@ from dokoro_store.retrieval.vectors import VectorHit, VectorIndex
 from dokoro_store.retrieval.workspace_index import ReconcileReport, WorkspaceIndex
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
     from dokoro_store.retrieval.embedders import Embedder
+
+    Vector = npt.NDArray[np.float32]
 
 __all__ = ["SEARCH_MODES", "RefreshReport", "SearchHit", "SearchMode", "SearchResults", "SearchService"]
 
 log = logging.getLogger("dokoro.store")
 
 SearchMode = Literal["hybrid", "keyword", "semantic"]
-# The graph signal: (query, depth) → documents linked to entities named in the query, best first,
-# each with ``doc_id`` and ``entities`` (names) — GraphService.search_signal.
-GraphSignal = Callable[[str, int], Sequence[Any]]
+
+
+class GraphHit(Protocol):
+    """A document the graph links to entities named in the query (``graph_queries.GraphLink``)."""
+
+    @property
+    def doc_id(self) -> str: ...
+
+    @property
+    def entities(self) -> tuple[str, ...]: ...
+
+
+# The graph signal: (query, depth) → documents linked to entities named in the query, best first
+# (GraphService.search_signal).
+GraphSignal = Callable[[str, int], Sequence[GraphHit]]
 
 
 class ScopedVectors(Protocol):
     """A vector leg for some scopes (recall's, on a large store: ``services.memories.chunks``)."""
 
-    def search(self, vector: Any, embedder: str, k: int, scope: DocScope) -> list[VectorHit] | None:
+    def search(self, vector: Vector, embedder: str, k: int, scope: DocScope) -> list[VectorHit] | None:
         """The engine's answer for ``scope``, or None when the engine should answer."""
         ...
 
-    def stored_vectors(self, doc_ids: Sequence[str], embedder: str) -> list[tuple[str, str, Any]] | None:
+    def stored_vectors(self, doc_ids: Sequence[str], embedder: str) -> list[tuple[str, str, Vector]] | None:
         """The candidates' chunk vectors as the last search saw them (None: read them)."""
         ...
 
 
 SEARCH_MODES: tuple[SearchMode, ...] = ("hybrid", "keyword", "semantic")
 MAX_LIMIT = 100
-_UBIQUITOUS_SHARE = 0.5  # a query term in more than half the documents (a speaker's name) says nothing
 
 
 @dataclass
@@ -106,10 +122,10 @@ class _Legs:
     engine: str
     text_hits: list[TextHit] = field(default_factory=list)
     vector_hits: list[VectorHit] = field(default_factory=list)
-    graph_hits: list[Any] = field(default_factory=list)
+    graph_hits: list[GraphHit] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     embedder_id: str | None = None
-    query_vector: Any = None
+    query_vector: Vector | None = None
     # The candidates' vectors held by whatever answered the vector leg (None: the engine's or read).
     stored: StoredVectors | None = None
 
@@ -123,7 +139,7 @@ class Ranked:
     top: list[Fused]
     _text_by_doc: dict[str, TextHit]
     _vector_by_doc: dict[str, VectorHit]
-    _graph_by_doc: dict[str, Any]
+    _graph_by_doc: dict[str, GraphHit]
     _lifted: dict[str, str] | None
     retired: dict[str, str] = field(default_factory=dict)  # retired memories' documents → their state in words
     relevance: dict[str, float] = field(default_factory=dict)  # calibrated (:mod:`.calibration`), per document
@@ -220,8 +236,9 @@ class SearchService:
         Hybrid mode fuses the legs' scores (:mod:`.hybrid`): full text, vectors, the neighbours of
         thread entries and, unless ``graph`` is False, the documents the entity graph links to
         entities named in the query; then re-ranks the best (:mod:`.rerank`). ``fusion`` overrides
-        the tuned settings (benchmarks only). ``scope`` restricts the documents: a condition of every
-        leg (:mod:`.scope`), so a match is found however many other documents outrank it.
+        the tuned settings (the benches' seam: the product has one path). ``scope`` restricts the
+        documents: a condition of every leg (:mod:`.scope`), so a match is found however many
+        other documents outrank it.
         """
         ranked = self.ranked(query, limit, mode, depth, graph, fusion, scope)
         hits = ranked.hits()
@@ -400,14 +417,7 @@ class SearchService:
         # cannot outvote the other's top hits. Score fusion weighs by score, so it can look deeper.
         depth = depth or (max(settings.depth, limit) if scored else max(limit * 3 // 2, 10))
         legs = _Legs(planned=plan_query(query), scored=scored, engine=self._vectors().engine)
-        text_planned = legs.planned
-        if mode == "hybrid" and settings.drop_ubiquitous and not legs.planned.empty:
-            with self._db.read() as session:
-                common = self._full_text.ubiquitous(session, legs.planned, _UBIQUITOUS_SHARE)
-            text_planned = legs.planned.without(common)
-        legs.text_hits = self._keyword(text_planned, depth, scope) if mode != "semantic" else []
-        if mode == "hybrid" and settings.text_feedback_weight > 0 and legs.text_hits:
-            legs.text_hits = self._text_feedback(text_planned, legs.text_hits, depth, scope, settings)
+        legs.text_hits = self._keyword(legs.planned, depth, scope) if mode != "semantic" else []
         if mode != "keyword":
             embedder = self._embedder.get()
             if embedder is None:
@@ -435,16 +445,17 @@ class SearchService:
         legs.graph_hits = [g for g in graph_hits if g.doc_id in found]
         return legs
 
-    def _embed_query(self, embedder: Embedder, query: str, notes: list[str], mode: str) -> Any:
+    def _embed_query(self, embedder: Embedder, query: str, notes: list[str], mode: str) -> Vector | None:
         try:
-            return embedder.embed([query], query=True)[0]
+            vector: Vector = embedder.embed([query], query=True)[0]
         except EmbedderUnavailableError as exc:
             if mode == "semantic":
                 raise
             notes.append(f"vectors skipped ({exc}); results are full-text only")
             return None
+        return vector
 
-    def _graph(self, query: str, depth: int, notes: list[str]) -> list[Any]:
+    def _graph(self, query: str, depth: int, notes: list[str]) -> list[GraphHit]:
         if self.graph_signal is None:
             return []
         try:
@@ -454,27 +465,7 @@ class SearchService:
             notes.append(f"graph signal skipped: {exc}")
             return []
 
-    def _text_feedback(
-        self,
-        planned: PlannedQuery,
-        hits: list[TextHit],
-        depth: int,
-        scope: DocScope | None,
-        settings: FusionSettings,
-    ) -> list[TextHit]:
-        """The full-text hits with those of the query expanded by their best few's words mixed in."""
-        from dataclasses import replace
-
-        from dokoro_store.retrieval.text_feedback import expansion_terms, mix
-
-        texts = self._texts([h.doc_id for h in hits])
-        terms = expansion_terms(planned, [texts.get(h.doc_id, "") for h in hits], [h.score for h in hits])
-        if not terms:
-            return hits
-        expanded = self._keyword(replace(planned, terms=terms, phrases=(), cjk=()), depth, scope)
-        return mix(hits, expanded, settings.text_feedback_weight, depth)
-
-    def _keyword(self, planned: PlannedQuery, depth: int, scope: DocScope | None = None) -> list[Any]:
+    def _keyword(self, planned: PlannedQuery, depth: int, scope: DocScope | None = None) -> list[TextHit]:
         if planned.empty:
             return []
         with self._db.read() as session:

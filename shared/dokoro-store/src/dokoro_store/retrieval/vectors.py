@@ -79,8 +79,9 @@ class VectorIndex(Protocol):
         """Vectors the engine holds."""
         ...
 
-    def close(self) -> None:
-        """The store is closing: finish what was written behind (nothing for most engines)."""
+    def close(self, *, finish: bool = True) -> None:
+        """The store is closing: finish what was written behind when ``finish`` (nothing for most
+        engines), else leave it marked for the next process."""
         ...
 
     def optimise(self, rebuild: bool = False) -> str:
@@ -213,7 +214,7 @@ class ExactScanIndex:
     def optimise(self, rebuild: bool = False) -> str:
         return "exact scan: no index to build"
 
-    def close(self) -> None:
+    def close(self, *, finish: bool = True) -> None:
         return None
 
 

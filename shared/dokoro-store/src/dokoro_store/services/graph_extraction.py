@@ -288,8 +288,9 @@ class GraphExtraction:
                         [(doc_id, text, force) for doc_id, text, _token, _at in rows],
                         marks=[(doc_id, token) for doc_id, _text, token, _at in rows],
                         # Relations hold from when their text was written, however late the
-                        # extraction (a full reindex records them from now, as before).
-                        written_at=None if force else {doc_id: at for doc_id, _text, _token, at in rows},
+                        # extraction: a full reindex reads old texts again, and what they say
+                        # held when they were written, not from the reindex (graph history).
+                        written_at={doc_id: at for doc_id, _text, _token, at in rows},
                         strict=False,
                     )
                     done += len(rows)
@@ -303,9 +304,12 @@ class GraphExtraction:
         if marked is not None:
             self.complete_pending()
 
-    def close(self) -> None:
-        """Extract what is still marked (the store is closing) and stop the background step."""
+    def close(self, *, finish: bool = True) -> None:
+        """Stop the background step and (``finish``) extract what is still marked; unfinished, the
+        marks stay in the database and the next process or graph read completes them."""
         self._step.close()
+        if not finish:
+            return
         try:
             self.complete_pending()
         except Exception:  # closing: the marks stay in the database, the next process completes them

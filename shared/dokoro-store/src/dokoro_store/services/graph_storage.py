@@ -276,6 +276,23 @@ class GraphStorage:
         for row in open_rows:
             if row.target_id == target_id:
                 return _Recorded(row, created=False)
+        if relation_type in self.functional_relation_types:
+            # The same fact already known to hold at that time (a text read again: a reindex, an
+            # old note extracted once more) changes nothing: re-recording it would close what
+            # superseded it and move its start to now.
+            known = session.execute(
+                select(EntityRelation)
+                .where(
+                    col(EntityRelation.source_id) == source_id,
+                    col(EntityRelation.target_id) == target_id,
+                    col(EntityRelation.relation_type) == relation_type,
+                    col(EntityRelation.valid_from) <= start,
+                    col(EntityRelation.valid_to) > start,
+                )
+                .limit(1)
+            ).scalar_one_or_none()
+            if known is not None:
+                return _Recorded(known, created=False)
         ends: datetime | None = None
         closed: list[EntityRelation] = []
         if relation_type in self.functional_relation_types:

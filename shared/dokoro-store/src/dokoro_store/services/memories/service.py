@@ -41,6 +41,7 @@ from dokoro_store.errors import (
     InvalidArgumentError,
     NotFoundError,
     NotOwnerError,
+    OutsideStoreError,
 )
 from dokoro_store.models.docs import Doc
 from dokoro_store.models.memories import Memory as MemoryRow
@@ -58,8 +59,8 @@ from dokoro_store.results.memories import (
 )
 from dokoro_store.results.memory_files import MemoryReindex, Reviewed
 from dokoro_store.retrieval.threads import clean_thread, place_in_thread
-from dokoro_store.secrets import redact_all, redact_value
-from dokoro_store.services.memories.files import DEFAULT_RENDER_BATCH, DEFAULT_SWEEP, MemoryFiles
+from dokoro_store.secrets import redact, redact_all, redact_value
+from dokoro_store.services.memories.files import DEFAULT_RENDER_BATCH, DEFAULT_SWEEP, LOCK_WAIT, MemoryFiles
 from dokoro_store.services.memories.gate import ConflictGate, pair_hash, sync_entities, text_similarity
 from dokoro_store.services.memories.recall import MemoryRecall
 from dokoro_store.services.memories.review import PROPOSED, MemoryReview, initial_state
@@ -160,13 +161,24 @@ class MemoryService:
 
     # ------------------------------------------------------------------ files (hooks)
     def _sync(self) -> FilesSync | None:
-        """Pick up what a person changed in the memory files (and render rows changed elsewhere)."""
-        return self._files.sync(sweep=False) if self._files is not None else None
+        """Pick up what a person changed in the memory files (and render rows changed elsewhere):
+        a bounded share of the work, waiting at most a second for another process's reconcile. The
+        files are a person's: what goes wrong with them is reported, never the call's failure."""
+        if self._files is None:
+            return None
+        try:
+            return self._files.sync(sweep=False, wait=LOCK_WAIT)
+        except (OSError, OutsideStoreError) as exc:
+            log.warning("dokoro: the memory files could not be reconciled", exc_info=True)
+            return FilesSync(note=f"the memory files could not be reconciled now ({redact(str(exc)).text})")
 
     def _rendered(self, *memory_ids: str | None) -> None:
-        """Render the memories a write just changed."""
+        """Render the memories a write just changed (left to a later call when the folder is busy)."""
         if self._files is not None:
-            self._files.sync(render=[i for i in memory_ids if i], scan=False)
+            try:
+                self._files.sync(render=[i for i in memory_ids if i], scan=False, wait=LOCK_WAIT)
+            except (OSError, OutsideStoreError):
+                log.warning("dokoro: a memory's file could not be written now", exc_info=True)
 
     def _entities(self, entities: Sequence[str] | None) -> list[str]:
         """Entities as stored: cleaned, each under its name in ``memories/dictionary.md``."""
@@ -286,7 +298,7 @@ class MemoryService:
         try:
             if self._files is not None:
                 self._files.render_written([memory] + ([superseded] if superseded is not None else []))
-        except OSError as exc:
+        except (OSError, OutsideStoreError) as exc:
             log.warning("dokoro: a stored memory's file could not be written", exc_info=True)
             notes.append(f"stored; its file could not be written now ({exc}); the next call retries")
         return Remembered(
@@ -680,8 +692,10 @@ class MemoryService:
     # ------------------------------------------------------------------ files
     def sync_files(self, *, sweep: bool = True) -> FilesSync:
         """Reconcile the memory files now and say what a person changed (every memory call does it).
-        ``sweep=False``: the rolling sweep of files edited in place takes this call's share of its rate
-        (as every memory call's own reconcile), not a whole window."""
+        ``sweep=False``: as every memory call's own reconcile (the rolling sweep's share of its rate,
+        a bounded number of files, a second's wait for another process at most), not a whole window."""
+        if not sweep:
+            return self._sync() or FilesSync()
         return self._files.sync(sweep=sweep) if self._files is not None else FilesSync()
 
     def close(self) -> None:

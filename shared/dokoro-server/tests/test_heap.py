@@ -1,5 +1,6 @@
 """The long-lived heap is frozen out of the cyclic collector once per stage per process
-(``dokoro_store/heap.py``); each case runs in a fresh process, whose freeze count starts at 0."""
+once an entry point installed it (``dokoro_server/heap.py``); each case runs in a fresh process,
+whose freeze count starts at 0."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ def test_settle_freezes_what_is_alive_once_per_stage() -> None:
     out = _run(
         """
         import gc
-        from dokoro_store.heap import settle, settled
+        from dokoro_server.heap import install, settle, settled
+        install()
         kept = [[i] for i in range(5000)]
         before = gc.get_freeze_count()
         first = settle("open")
@@ -38,8 +40,10 @@ def test_a_background_steps_first_run_freezes_what_it_imported() -> None:
     out = _run(
         """
         import gc, threading
-        from dokoro_store.heap import settled
+        from dokoro_server.heap import install, settled, store_opened
         from dokoro_store.write_behind import DelayedStep
+        install()
+        store_opened()
         cache = []
         ran = threading.Event()
         def step():
@@ -63,8 +67,10 @@ def test_a_failing_first_run_still_settles_and_the_next_run_retries() -> None:
     out = _run(
         """
         import threading
-        from dokoro_store.heap import settled
+        from dokoro_server.heap import install, settled, store_opened
         from dokoro_store.write_behind import DelayedStep
+        install()
+        store_opened()
         runs = []
         second = threading.Event()
         def step():
@@ -84,3 +90,21 @@ def test_a_failing_first_run_still_settles_and_the_next_run_retries() -> None:
         """
     )
     assert out == ["True", "True", "2"]
+
+
+def test_nothing_is_frozen_until_an_entry_point_installs_it() -> None:
+    out = _run(
+        """
+        import gc, threading
+        from dokoro_server.heap import settle, settled
+        from dokoro_store.write_behind import DelayedStep
+        ran = threading.Event()
+        background = DelayedStep(ran.set, name="library-step", failure="failed")
+        background.schedule(0.0)
+        assert ran.wait(30)
+        threading.Event().wait(0.2)
+        print(settle("open"), settled("open"), settled("library-step"), gc.get_freeze_count())
+        background.close()
+        """
+    )
+    assert out == ["False", "False", "False", "0"]

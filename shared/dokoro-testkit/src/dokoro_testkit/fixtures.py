@@ -1,4 +1,6 @@
-"""The pytest plugin of every dokoro server's tests (loaded through the ``pytest11`` entry point).
+"""The pytest plugin of every dokoro server's tests, enabled by the workspace's root ``conftest.py``
+(``pytest_plugins = ["dokoro_testkit.fixtures"]``; no entry point, so installing dokoro adds no
+fixture to another project's tests).
 
 A server's ``conftest.py`` keeps only what is its own, above all ``registers``: the ``register``
 functions of the packages its test server serves. Everything else is here:
@@ -32,14 +34,13 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
+    from dokoro_server.app import StoreOpener
+    from dokoro_server.server import Register
+    from dokoro_server.settings import DokoroSettings
     from dokoro_store import FrozenClock, Store
     from dokoro_store.retrieval import RetrievalConfig
     from mcp import Client
     from mcp_types import CallToolResult
-
-    from dokoro_server.app import StoreOpener
-    from dokoro_server.server import Register
-    from dokoro_server.settings import DokoroSettings
 
 __all__ = ["START", "Call", "Connect", "Fail", "MakeClient", "Snapshot"]
 
@@ -149,10 +150,9 @@ def make_client(
     """Factory: ``async with make_client(**setting_overrides) as client``, a client of a fresh
     server over the same store, serving ``registers``."""
     import anyio
-    from mcp import Client
-
     from dokoro_server.app import StoreOpener
     from dokoro_server.server import build_server
+    from mcp import Client
 
     @asynccontextmanager
     async def connect(**overrides: Any) -> AsyncIterator[Client]:

@@ -1,0 +1,69 @@
+"""``dokoro migrate --from-original``: a preview, then the original's history moved in, once."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from dokoro.cli import app
+from dokoro_store import Store
+from dokoro_store.original import is_original_database
+from typer.testing import CliRunner
+
+runner = CliRunner()
+
+FIXTURE = Path(__file__).resolve().parents[4] / "shared" / "fixtures" / "original-store" / "dokoro"
+
+
+def original_copy(tmp_path: Path) -> Path:
+    if not FIXTURE.is_dir():
+        pytest.skip(f"the original store fixture is not at {FIXTURE}")
+    target = tmp_path / "dokoro"
+    shutil.copytree(FIXTURE, target)
+    for path in [target, *target.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    return target
+
+
+def test_in_place_previews_then_converts_once(tmp_path: Path) -> None:
+    store = original_copy(tmp_path)
+    preview = runner.invoke(app, ["migrate", "--from-original", str(store), "--path", str(store), "--dry-run"])
+    assert preview.exit_code == 0, preview.output
+    assert "conversation summaries" in preview.output and "Dry run: nothing changed." in preview.output
+    assert is_original_database(store / ".dokoro" / "db" / "dokoro.sqlite")  # the preview changed nothing
+
+    moved = runner.invoke(app, ["migrate", "--from-original", str(store), "--path", str(store), "--yes"])
+    assert moved.exit_code == 0, moved.output
+    assert "every count verified" in moved.output
+    assert not is_original_database(store / ".dokoro" / "db" / "dokoro.sqlite")
+
+    again = runner.invoke(app, ["migrate", "--from-original", str(store), "--path", str(store), "--yes"])
+    assert again.exit_code == 0 and "converted already" in again.output
+    with Store.open(store) as opened:
+        assert opened.moved_in is None
+        assert len(opened.episodic.recall(limit=10)) == 3
+
+
+def test_into_another_store_twice_adds_nothing_the_second_time(tmp_path: Path, database_url: str | None) -> None:
+    original = original_copy(tmp_path)
+    target = tmp_path / "team"
+    env = {"DOKORO_DATABASE_URL": database_url} if database_url else {}
+    first = runner.invoke(app, ["migrate", "--from-original", str(original), "--path", str(target), "--yes"], env=env)
+    assert first.exit_code == 0, first.output
+    assert "Imported 46 row(s); 0 already there, 0 conflict(s)" in first.output
+    second = runner.invoke(app, ["migrate", "--from-original", str(original), "--path", str(target), "--yes"], env=env)
+    assert second.exit_code == 0, second.output
+    assert "Imported 0 row(s); 46 already there, 0 conflict(s)" in second.output
+    # The original's folder was only read.
+    assert is_original_database(original / ".dokoro" / "db" / "dokoro.sqlite")
+    with Store.open(target, database_url=database_url) as store:
+        questions = {q.question for q in store.working.questions.list("all")}
+        assert "Which CI runner should the e2e job use?" in questions
+        assert store.coord.blocks.read("conventions") is not None
+
+
+def test_a_folder_that_is_no_original_store_is_refused_with_the_fix(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["migrate", "--from-original", str(tmp_path / "nothing"), "--path", str(tmp_path)])
+    assert result.exit_code == 1
+    assert "holds no store of the original dokoro" in result.output

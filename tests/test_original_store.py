@@ -1,0 +1,113 @@
+"""A store the original TypeScript dokoro wrote opens as it is: backed up, converted once, used.
+
+Every test works on a copy of ``../shared/fixtures/original-store`` (never the fixture itself).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+from mcp import Client
+
+pytestmark = pytest.mark.anyio
+
+FIXTURE = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "original-store" / "dokoro"
+
+
+def original_copy(tmp_path: Path) -> Path:
+    """A writable copy of the original's store folder."""
+    if not FIXTURE.is_dir():
+        pytest.skip(f"the original store fixture is not at {FIXTURE}")
+    target = tmp_path / "dokoro"
+    shutil.copytree(FIXTURE, target)
+    for path in [target, *target.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    return target
+
+
+def _text(outcome: object) -> str:
+    assert not getattr(outcome, "is_error", False), outcome
+    return "\n".join(getattr(block, "text", "") for block in getattr(outcome, "content", []))
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _tables(database: Path) -> dict[str, list[tuple[object, ...]]]:
+    with sqlite3.connect(database) as connection:
+        names = [r[0] for r in connection.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]
+        return {
+            name: sorted(map(tuple, connection.execute(f'SELECT * FROM "{name}"')), key=repr)
+            for name in names
+            if not name.startswith(("summaries_fts", "docs_fts", "docs_trigram"))
+        }
+
+
+async def test_the_original_store_opens_over_stdio_with_its_whole_history(tmp_path: Path, server_params) -> None:
+    store = original_copy(tmp_path)
+    originals = {p.relative_to(store): _digest(p) for p in store.rglob("*") if p.is_file() and ".dokoro" not in p.parts}
+    async with Client(server_params("dokoro", store, tmp_path)) as client:
+        recall = _text(await client.call_tool("dokoro_session_recall", {"query": "session refresh race"}))
+        assert "Fixed race in session refresh" in recall
+        assert "moved in from the original dokoro store" in recall  # said once, on the first answer
+        everything = _text(await client.call_tool("dokoro_session_recall", {"limit": 10}))
+        assert "sqlite cache behind a write-ahead log" in everything and "ubuntu-24.04" in everything
+        assert "moved in from the original" not in everything  # only once
+
+        plan = _text(await client.call_tool("dokoro_plan_status", {}))
+        assert "Harden login" in plan and "needs a staging account" in plan and "33%" in plan
+        questions = _text(await client.call_tool("dokoro_question_list", {"status": "all"}))
+        assert "Which CI runner should the e2e job use?" in questions and "No, removed in May" in questions
+        feedback = _text(await client.call_tool("dokoro_feedback_query", {"tool_name": "sed"}))
+        assert "sed: total=1 success=0 failure=1" in feedback
+        grep = _text(await client.call_tool("dokoro_feedback_query", {"tool_name": "grep"}))
+        assert "grep: total=2" in grep  # two identical outcomes in one second are both kept
+        block = _text(await client.call_tool("dokoro_block_read", {"block_key": "conventions"}))
+        assert "tests live beside the code" in block and "version 1" in block
+        handoffs = _text(await client.call_tool("dokoro_handoff_inbox", {}))
+        assert "login race half fixed" in handoffs and "regression test" in handoffs
+        notes = _text(await client.call_tool("dokoro_shared_note_read", {}))
+        assert "keep the old endpoint one more week" in notes
+        found = _text(await client.call_tool("search_universal", {"query": "flaky login test regression"}))
+        assert "2026-12-02-01h57-wednesday-session-fix-flaky-login-test" in found
+
+        # And it goes on: the original's plan can be continued.
+        checked = await client.call_tool("dokoro_plan_check", {"itemIndex": 2, "notes": "staging account arrived"})
+        assert not checked.is_error, checked.content
+
+    (backup,) = (store / ".dokoro" / "backup").glob("original-*")
+    assert (backup / "conversion.json").is_file()
+    # The original's database lives on in the backup, unchanged in what it holds.
+    assert (
+        _tables(backup / "dokoro.sqlite")["conversation_summaries"]
+        == _tables(FIXTURE / ".dokoro" / "db" / "dokoro.sqlite")["conversation_summaries"]
+    )
+    # None of the original's files is gone (the plan file is its rendering now, the rest untouched).
+    for relative, digest in originals.items():
+        assert (store / relative).is_file(), relative
+        if relative.parts[:2] != (".mcp", "plans") and relative.name != "session.json":
+            assert _digest(store / relative) == digest, relative
+
+
+async def test_a_second_open_changes_nothing(tmp_path: Path, server_params) -> None:
+    store = original_copy(tmp_path)
+    async with Client(server_params("dokoro", store, tmp_path)) as client:
+        _text(await client.call_tool("dokoro_block_read", {"block_key": "conventions"}))
+    database = store / ".dokoro" / "db" / "dokoro.sqlite"
+    before = _tables(database)
+    backups = sorted((store / ".dokoro" / "backup").iterdir())
+    async with Client(server_params("dokoro", store, tmp_path)) as client:
+        again = _text(await client.call_tool("dokoro_block_read", {"block_key": "conventions"}))
+        assert "moved in" not in again
+    after = _tables(database)
+    # Only the outcome capture of the calls themselves is new.
+    assert {k: v for k, v in after.items() if k != "agent_feedback"} == {
+        k: v for k, v in before.items() if k != "agent_feedback"
+    }
+    assert set(before["agent_feedback"]) <= set(after["agent_feedback"])
+    assert sorted((store / ".dokoro" / "backup").iterdir()) == backups
