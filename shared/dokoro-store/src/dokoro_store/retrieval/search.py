@@ -426,7 +426,15 @@ class SearchService:
                     raise EmbedderUnavailableError(f"semantic search needs an embedder: {reason}")
                 legs.notes.append(f"vectors skipped ({reason}); results are full-text only")
             else:
-                embedder = self._docs.check_search_stamp(embedder)  # raises, naming `dokoro reembed`
+                try:
+                    embedder = self._docs.check_search_stamp(embedder)  # raises, naming `dokoro reembed`
+                except EmbedderMismatchError as exc:
+                    if mode == "semantic":
+                        raise
+                    # Word matching still answers, and every answer says why there is no more.
+                    legs.notes.append(f"vectors skipped ({exc}); results are full-text only")
+                    embedder = None
+            if embedder is not None:
                 legs.query_vector = self._embed_query(embedder, query, legs.notes, mode)
                 if legs.query_vector is not None:
                     legs.embedder_id = embedder.id
