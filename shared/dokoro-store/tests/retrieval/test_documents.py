@@ -240,3 +240,23 @@ def test_long_documents_are_chunked_and_each_chunk_has_a_vector(open_store):
     with store.db.read() as session:
         ids = [r.chunk_id for r in session.execute(select(chunks).order_by(chunks.c.chunk_index)).all()]
     assert ids[:2] == ["long_0", "long_1"]
+
+
+def test_a_process_that_cannot_run_the_store_embedder_says_so_on_every_search_answer(open_store, monkeypatch):
+    from dokoro_store.retrieval import embedders as embedders_module
+
+    first = open_store(embedder="static")
+    first.docs.index_content("x", "refresh token rotation", "Auth")
+    stamp = first.docs.stamp()[0]
+    first.close()
+    assert first.search.vector_notice() is None  # the process that made the vectors compares them
+
+    monkeypatch.setattr(embedders_module, "static_available", lambda: (False, "model2vec is not installed"))
+    other = open_store()  # auto: the stamp decides, and this process cannot run it
+    notice = other.search.vector_notice()
+    assert notice is not None and "cannot run" in notice and str(stamp) in notice and "dokoro reembed" in notice
+    for _ in range(2):  # every answer, not the first only
+        found = other.search.universal("token rotation")
+        assert found.results[0].doc_id == "x"
+        assert any("model2vec is not installed" in note for note in found.notes)
+    assert other.docs.stamp()[0] == stamp  # nothing switched the store's embedder

@@ -67,7 +67,11 @@ def dokoro_session_recall(
         query=query, session_id=session_id, since=since, until=until, limit=limit
     )
     out = recalled.result()
-    return result(recall_text(out), out)
+    text = recall_text(out)
+    if query and (notice := state(ctx).store.search.vector_notice()):
+        # A process that cannot compare vectors on this store says so (one embedder per store).
+        text += f"\n\nnote: {notice}"
+    return result(text, out)
 
 
 def recall_text(out: EpisodeRecall) -> str:

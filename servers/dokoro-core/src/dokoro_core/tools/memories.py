@@ -171,8 +171,11 @@ def dokoro_recall(
     hits = memories.recall(
         query, limit=limit, types=types, entity=entity, since=since, until=until, states=states, reconcile=False
     )
+    # A process that cannot compare vectors on this store says so on every answer (one embedder per store).
+    notice = state(ctx).store.search.vector_notice()
+    said = [f"note: {notice}"] if notice else []
     if not hits:
-        return result("\n".join(["(no memories found)", *_files_lines(files)]), Recall(hits=[], files=files))
+        return result("\n".join(["(no memories found)", *_files_lines(files), *said]), Recall(hits=[], files=files))
     lines = []
     for i, h in enumerate(hits, start=1):
         m = h.memory
@@ -187,7 +190,7 @@ def dokoro_recall(
 
     if all(h.relevance < CLOSE_MATCH for h in hits):
         lines.insert(0, f"(no close match: no memory reaches relevance {CLOSE_MATCH}; the nearest are)")
-    lines += _files_lines(files)
+    lines += _files_lines(files) + said
     return result("\n".join(lines), Recall(hits=hits, files=files))
 
 

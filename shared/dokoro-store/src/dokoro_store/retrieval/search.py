@@ -198,6 +198,22 @@ class SearchService:
         # the engine when it can (``services.memories.chunks``).
         self.scoped_vectors: ScopedVectors | None = None
 
+    def vector_notice(self) -> str | None:
+        """Why this process answers by word matching only on this store, as the notice every search
+        and recall answer carries; None when it compares vectors (or vectors are off by choice with
+        nothing stored)."""
+        embedder = self._embedder.get()
+        stored, _dim = self._docs.stamp()
+        if embedder is None:
+            reason = self._embedder.reason
+            return f"word matching only: {reason}" if reason and stored else None
+        if stored is not None and stored != embedder.id:
+            from dokoro_store.retrieval.documents import mismatch_message
+
+            message = mismatch_message(stored, embedder.id).split("; search_universal with mode=", 1)[0]
+            return f"word matching only: {message}"
+        return None
+
     # ------------------------------------------------------------------ keeping in step
     def refresh(self) -> RefreshReport:
         """Reconcile workspace markdown and index changed documents (never raises for index problems)."""
