@@ -49,7 +49,7 @@ def test_reembed_rebuilds_vectors_with_the_configured_embedder(folder, monkeypat
     runner.invoke(app, ["migrate", "--path", str(folder)])
     monkeypatch.setenv("DOKORO_EMBEDDER", "hashing")
 
-    result = runner.invoke(app, ["reembed", "--path", str(folder)])
+    result = runner.invoke(app, ["reembed", "--yes", "--path", str(folder)])
 
     assert result.exit_code == 0, result.output
     assert "re-embedding with hashing floor" in result.output
@@ -74,7 +74,7 @@ def test_reembed_moves_a_static_store_to_the_onnx_embedder_and_auto_follows(fold
         assert static_stamp is not None and static_stamp.startswith("static:")
         assert store.embedder.status().id == static_stamp  # auto stays with the stamped model
 
-    result = runner.invoke(app, ["reembed", "--embedder", "onnx", "--path", str(folder)])
+    result = runner.invoke(app, ["reembed", "--embedder", "onnx", "--yes", "--path", str(folder)])
 
     assert result.exit_code == 0, result.output
     assert f"(was {static_stamp})" in result.output and "reembed" in result.output
@@ -116,3 +116,47 @@ def test_migrate_leaves_out_the_memory_and_tracking_renderings(folder: Path) -> 
         paths = [doc.filepath for doc in session.exec(select(Doc))]
     assert "decisions/adr-1.md" in paths and "notes.md" in paths
     assert not [p for p in paths if p.startswith(("memories/", "tracking/"))]
+
+
+def _static_store(folder: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setenv("DOKORO_EMBEDDER", "static")
+    runner.invoke(app, ["migrate", "--path", str(folder)])
+    monkeypatch.delenv("DOKORO_EMBEDDER")
+    with Store.open(folder) as store:
+        stamp = store.docs.stamp()[0]
+    assert stamp is not None and stamp.startswith("static:")
+    return stamp
+
+
+def test_a_full_reindex_keeps_the_store_embedder_and_refuses_to_switch_it(folder, monkeypatch):
+    stamp = _static_store(folder, monkeypatch)
+    kept = runner.invoke(app, ["reindex", "--full", "--path", str(folder)])  # auto: the stamp decides
+    assert kept.exit_code == 0, kept.output
+    assert f"stamp {stamp}" in kept.output
+
+    monkeypatch.setenv("DOKORO_EMBEDDER", "hashing")
+    refused = runner.invoke(app, ["reindex", "--full", "--path", str(folder)])
+    assert refused.exit_code != 0
+    assert "nothing was changed" in refused.output and "dokoro reembed" in refused.output
+    with Store.open(folder) as store:
+        assert store.docs.stamp()[0] == stamp and store.docs.stats().vectors == 2
+
+
+def test_reembed_previews_and_asks_before_it_changes_the_store_embedder(folder, monkeypatch):
+    stamp = _static_store(folder, monkeypatch)
+    preview = runner.invoke(app, ["reembed", "--embedder", "onnx", "--dry-run", "--path", str(folder)])
+    assert preview.exit_code == 0, preview.output
+    assert f"stamped {stamp}" in preview.output and "Dry run: nothing changed." in preview.output
+    declined = runner.invoke(app, ["reembed", "--embedder", "onnx", "--path", str(folder)], input="n\n")
+    assert declined.exit_code == 0 and "Nothing changed." in declined.output
+    with Store.open(folder) as store:
+        assert store.docs.stamp()[0] == stamp
+
+
+def test_doctor_fails_on_a_process_whose_embedder_is_not_the_store_one(folder, monkeypatch):
+    _static_store(folder, monkeypatch)
+    assert runner.invoke(app, ["doctor", "--path", str(folder)]).exit_code == 0
+    monkeypatch.setenv("DOKORO_EMBEDDER", "hashing")
+    doctor = runner.invoke(app, ["doctor", "--path", str(folder)])
+    assert doctor.exit_code == 1, doctor.output
+    assert "✗" in doctor.output and "dokoro reembed" in doctor.output

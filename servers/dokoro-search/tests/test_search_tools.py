@@ -30,7 +30,23 @@ async def test_search_universal_explains_every_hit(call):
     assert top["fts_score"] == 1.0 and top["vector_score"] > 0 and top["score"] > 0
     assert data["mode"] == "hybrid" and data["embedder"].startswith("onnx:")  # the bundled transformer
     text = outcome.content[0].text
-    assert "**1. Auth decision|auth**" in text and "Source: hybrid | Score:" in text and "Why:" in text
+    assert "**1. Auth decision|auth**" in text and "Source: hybrid | Relevance: " in text and "Why:" in text
+
+
+@BOTH
+async def test_search_universal_says_no_close_match_when_nothing_matches_well(call):
+    await index(call, "auth", "We chose JWT access tokens with refresh token rotation.", "Auth decision")
+    await index(call, "garden", "Tomatoes and basil grow on the balcony.", "Garden")
+
+    nothing = await call("search_universal", query="pnpm", limit=2)
+    matching = await call("search_universal", query="refresh token rotation", limit=2)
+
+    assert nothing.content[0].text.startswith("🔎 No close match for 'pnpm' (no hit reaches relevance 0.15)")
+    assert nothing.structured_content["close_match"] is False
+    assert all(r["relevance"] < 0.15 for r in nothing.structured_content["results"])
+    assert matching.structured_content["close_match"] is True
+    top = matching.structured_content["results"][0]
+    assert top["relevance"] >= 0.3 and f"Relevance: {top['relevance']:.2f}" in matching.content[0].text
 
 
 async def test_search_universal_modes_and_an_empty_result_hint(call):
@@ -174,14 +190,17 @@ async def test_a_dumped_session_is_searchable(call, store):
     assert dump.relative.startswith("daily/")
 
 
-async def test_search_with_another_embedder_refuses_and_names_dokoro_reembed(make_client):
+async def test_search_with_another_embedder_matches_words_and_names_dokoro_reembed(make_client):
     async with make_client(embedder="hashing") as client:
         assert not (await client.call_tool("search_index_content", {"doc_id": "a", "content": "alpha"})).is_error
     async with make_client(embedder="static") as client:
         outcome = await client.call_tool("search_universal", {"query": "alpha"})
+        semantic = await client.call_tool("search_universal", {"query": "alpha", "mode": "semantic"})
         status = await client.call_tool("search_status", {})
-    assert outcome.is_error
-    assert "dokoro reembed" in outcome.content[0].text  # type: ignore[union-attr]
+    assert not outcome.is_error and outcome.structured_content["results"][0]["doc_id"] == "a"  # type: ignore[index]
+    text = "\n".join(block.text for block in outcome.content)  # type: ignore[union-attr]
+    assert "dokoro reembed" in text and "full-text only" in text
+    assert semantic.is_error and "dokoro reembed" in semantic.content[0].text  # type: ignore[union-attr]
     assert status.structured_content["stamp_mismatch"]  # type: ignore[index]
 
 

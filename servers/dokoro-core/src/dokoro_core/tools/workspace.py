@@ -129,25 +129,6 @@ def status_text(status: WorkspaceStatus) -> str:
             "Tool calls": status.tool_calls,
         },
     )
-    lock_text = "unlocked"
-    if status.locked_by is not None and status.lock_expires_at is not None:
-        lock_text = f"locked by {status.locked_by} until {iso(status.lock_expires_at)}{stale}"
-    text = card(
-        "Workspace Status",
-        "",
-        {
-            "Workspace": "current.md",
-            "Task": status.task,
-            "Agent": status.agent_id,
-            "Session": status.session_id,
-            "Lock": lock_text,
-            "Session duration": format_duration(status.session_minutes),
-            "Active time": format_duration(status.active_minutes),
-            "Log entries": status.entries,
-            "Tool calls": status.tool_calls,
-        },
-    )
-    return result(text, status)
 
 
 def dokoro_session_log(

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from dokoro_store.errors import EmbedderUnavailableError
 from dokoro_store.retrieval.config import RetrievalConfig
+from dokoro_store.retrieval.vector_math import from_bytes, normalise_rows, products, to_bytes, unit_mean
 
 if TYPE_CHECKING:
     import numpy as np
@@ -83,49 +84,6 @@ class EmbedderStatus:
     model_file: str | None = None  # the weights it loads (a bundled file, or Ollama's model name)
 
 
-def normalise_rows(matrix: Any) -> FloatMatrix:
-    """Rows scaled to unit length (zero rows stay zero), as float32."""
-    import numpy as np
-
-    array = np.asarray(matrix, dtype=np.float32)
-    if array.ndim == 1:
-        array = array.reshape(1, -1)
-    norms = np.linalg.norm(array, axis=1, keepdims=True)
-    norms[norms == 0] = 1.0
-    normalised: FloatMatrix = (array / norms).astype(np.float32, copy=False)
-    return normalised
-
-
-def products(matrix: Any, query: Any) -> Any:
-    """``matrix @ query`` without BLAS: numpy's own loop on one thread. OpenBLAS spreads a
-    matrix-vector product over its threads, which then spin waiting for the next one: measured on
-    2 shared cores, 10k × 384 cost 7.8 ms of CPU through ``@`` and 0.9 ms through ``einsum``."""
-    import numpy as np
-
-    return np.einsum("ij,j->i", matrix, query)
-
-
-def unit_mean(vectors: Any) -> Any:
-    """The mean direction of ``vectors`` (rows) as one unit-length float32 vector (zero stays zero):
-    a document's vector from its chunks'."""
-    import numpy as np
-
-    return normalise_rows(np.sum(np.asarray(vectors, dtype=np.float32), axis=0))[0]
-
-
-def to_bytes(vector: Any) -> bytes:
-    """A vector as little-endian float32 bytes (how the database keeps it)."""
-    import numpy as np
-
-    return np.asarray(vector, dtype="<f4").tobytes()
-
-
-def from_bytes(data: bytes | memoryview) -> Any:
-    import numpy as np
-
-    return np.frombuffer(bytes(data), dtype="<f4")
-
-
 def static_available() -> tuple[bool, str]:
     from dokoro_store.retrieval.static import MODEL_DIR, model_files_present
 
@@ -144,6 +102,14 @@ def onnx_available() -> tuple[bool, str]:
 
 def _kind_of(stamp: str | None) -> str | None:
     return stamp.split(":", 1)[0] if stamp else None
+
+
+def _cannot_run(stamp: str | None, why: str, install: str) -> str:
+    return (
+        f"this store's vectors were made by {stamp}, which this process cannot run ({why}); search and recall "
+        f"use word matching here. Fix: {install}, or move the whole store to another embedder with "
+        "`dokoro reembed --embedder onnx|static`"
+    )
 
 
 class EmbedderHandle:
@@ -195,28 +161,37 @@ class EmbedderHandle:
         if self.config.ollama_url is None:
             return False
         ollama = self.ollama()
-        if ollama.healthy()[0]:
-            return True
         stamp = self._stamp()
-        return bool(stamp and stamp == ollama.id)
+        if stamp is not None:
+            return bool(stamp == ollama.id)  # a stamped store keeps its embedder (see _auto_bundled)
+        return bool(ollama.healthy()[0])
 
     def _auto_bundled(self) -> tuple[str | None, str]:
-        """``auto`` without Ollama: which bundled model (``onnx``, ``static``, or None), and why."""
+        """``auto`` without Ollama: which embedder (``onnx``, ``static``, ``hashing``, or None), and why.
+
+        A stamped store decides: every process embeds with the embedder that made its vectors, or,
+        when it cannot run that one, with none (word matching, said on every search answer) — never
+        with another, which would split the store in two. Only ``dokoro reembed`` changes a stamp.
+        """
         onnx_ok, onnx_why = onnx_available()
         static_ok, static_why = static_available()
-        stamped = _kind_of(self._stamp())
+        stamp = self._stamp()
+        stamped = _kind_of(stamp)
         if stamped == "onnx":
             if onnx_ok:
                 return "onnx", "auto: the index is stamped with the onnx embedder"
-            return None, (
-                f"the index was built with the onnx embedder, which this process cannot run ({onnx_why}); "
-                "search falls back to full text. Install dokoro-store[onnx], or run `dokoro reembed` to move the index"
-            )
-        if stamped == "static" and static_ok:
-            why = "auto: the index is stamped with the static embedder"
-            if onnx_ok:
-                why += " (`dokoro reembed --embedder onnx` moves it to the stronger transformer)"
-            return "static", why
+            return None, _cannot_run(stamp, onnx_why, "install onnxruntime and tokenizers here (dokoro-store[onnx])")
+        if stamped == "static":
+            if static_ok:
+                why = "auto: the index is stamped with the static embedder"
+                if onnx_ok:
+                    why += " (`dokoro reembed --embedder onnx` moves it to the stronger transformer)"
+                return "static", why
+            return None, _cannot_run(stamp, static_why, "install model2vec here")
+        if stamped == "hashing":
+            return "hashing", "auto: the index is stamped with the hashing floor"
+        if stamped is not None:  # ollama, and a stamp of an embedder this dokoro does not know
+            return None, _cannot_run(stamp, "this process does not reach it", "set OLLAMA_URL for this process too")
         if onnx_ok:
             return "onnx", f"auto: {onnx_why}"
         if static_ok:
@@ -256,7 +231,7 @@ class EmbedderHandle:
             from dokoro_store.retrieval.static import StaticEmbedder
 
             return StaticEmbedder(), ""
-        if _kind_of(self._stamp()) == "onnx":
+        if kind is None and self._stamp() is not None:
             return None, why
         from dokoro_store.retrieval.hashing import HashingEmbedder
 
@@ -315,10 +290,6 @@ class EmbedderHandle:
             raise EmbedderUnavailableError(f"no embedder available: {self.reason}")
         return embedder
 
-    def expected_id(self) -> str | None:
-        """The id vectors should carry, without loading a model or contacting a server twice."""
-        return self.status().id
-
     # ------------------------------------------------------------------ status
     def status(self) -> EmbedderStatus:
         """What this handle embeds with, without loading a model (Ollama: one cached health check)."""
@@ -359,9 +330,10 @@ class EmbedderHandle:
             return EmbedderStatus(
                 choice, "static", static.id, static.dimension, static.label, True, why, str(MODEL_DIR)
             )
-        if kind in ("onnx", "static") or (choice == "auto" and _kind_of(self._stamp()) == "onnx"):
-            label = f"{kind or 'onnx'} (unavailable)"
-            return EmbedderStatus(choice, kind or "onnx", None, None, label, False, why, None)
+        stamped = _kind_of(self._stamp()) if choice == "auto" else None
+        if kind in ("onnx", "static") or (kind is None and stamped is not None):
+            unavailable = kind or stamped or "onnx"
+            return EmbedderStatus(choice, unavailable, None, None, f"{unavailable} (unavailable)", False, why, None)
         from dokoro_store.retrieval.hashing import HashingEmbedder
 
         floor = HashingEmbedder()

@@ -19,6 +19,7 @@ from sqlmodel import Session, col
 
 from dokoro_store.clock import Clock, parse_iso
 from dokoro_store.db.engine import Database
+from dokoro_store.db.model_tables import table_of
 from dokoro_store.errors import InvalidArgumentError, NotFoundError
 from dokoro_store.models import DocEntity, Entity, EntityRelation
 from dokoro_store.secrets import redact
@@ -157,7 +158,7 @@ class GraphStorage:
                     "updated_at": now,
                 },
             )
-        table = Entity.__table__  # type: ignore[attr-defined]
+        table = table_of(Entity)
         ordered = [rows[key] for key in sorted(rows)]
         ids: dict[tuple[str, str], int] = {}
         for start in range(0, len(ordered), _UPSERT_BATCH):
@@ -358,7 +359,7 @@ class GraphStorage:
         start = as_datetime(valid_from, "valid_from")
         starts = [start if moment is None else moment for moment in (valid_froms or [None] * len(cleaned))]
         now = self._clock.now()
-        links_table = DocEntity.__table__  # type: ignore[attr-defined]
+        links_table = table_of(DocEntity)
         # One row per entity key; a later document's surface form wins, as a later persist's would.
         entities: dict[tuple[str, str], tuple[str, str, str | None, str | None, dict[str, Any] | None]] = {}
         for _doc_id, extraction in cleaned:
