@@ -509,3 +509,58 @@ def test_the_effect_scan_sees_the_calls() -> None:
     assert _calls(source, "gc", "freeze") == [2]
     assert _calls(source, "heap", "install") == [3]
     assert _calls(source, "(Session", "listen") == [4]
+
+
+# ---------------------------------------------------------------------------------------------- typed seams
+
+STORE_SRC = ROOT / "shared" / "dokoro-store" / "src" / "dokoro_store"
+# Where one layer of the store is handed another: (module, the classes whose constructor and methods
+# are the seam, the module-level names that are).
+SEAMS = [
+    ("services/analytics/__init__.py", ["AnalyticsService.__init__"], []),
+    ("services/tracking/__init__.py", ["TrackingService.__init__"], []),
+    ("retrieval/search.py", ["SearchService.__init__", "ScopedVectors", "GraphHit"], ["GraphSignal"]),
+]
+
+
+def _any_in_seam(tree: ast.Module, seam: str) -> list[str]:
+    cls, _, method = seam.partition(".")
+    found = []
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == cls:
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef) and (not method or item.name == method):
+                    arguments = item.args
+                    parts = [a.annotation for a in [*arguments.args, *arguments.kwonlyargs] if a.annotation]
+                    if item.returns is not None:
+                        parts.append(item.returns)
+                    found += [f"{seam}: {ast.unparse(p)}" for p in parts if "Any" in ast.unparse(p)]
+    return found
+
+
+def test_the_seams_between_the_stores_layers_are_typed() -> None:
+    breaches = []
+    for module, seams, names in SEAMS:
+        tree = ast.parse((STORE_SRC / module).read_text(encoding="utf-8"))
+        for seam in seams:
+            assert any(isinstance(n, ast.ClassDef) and n.name == seam.partition(".")[0] for n in tree.body), seam
+            breaches += _any_in_seam(tree, seam)
+        aliases = [
+            node
+            for node in tree.body
+            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id in names for t in node.targets)
+        ]
+        assert len(aliases) == len(names)
+        breaches += [f"{module}: {ast.unparse(node)}" for node in aliases if "Any" in ast.unparse(node.value)]
+    assert breaches == []
+
+
+def test_every_tool_context_is_typed_with_the_servers_state() -> None:
+    bare = []
+    for path in _library_sources():
+        if "dokoro-store" in path.as_posix():
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.arg) and isinstance(node.annotation, ast.Name) and node.annotation.id == "Context":
+                bare.append(f"{path.relative_to(ROOT).as_posix()}:{node.lineno} {node.arg}")
+    assert bare == []

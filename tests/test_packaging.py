@@ -34,8 +34,10 @@ pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 
 ROOT = Path(__file__).resolve().parents[1]
 BRIDGE_TOOLS = {"bridge_index_research", "bridge_import_plan", "bridge_get_context"}
-# What the minimal server must never pull in: each is tens to hundreds of megabytes.
-NOT_IN_CORE = ("lancedb", "pyarrow", "scipy", "onnxruntime")
+# What the minimal server must never pull in: each is tens to hundreds of megabytes. (onnxruntime
+# is in every server: the default embedder, so every process on one store embeds alike; see
+# docs/configuration.md, "One embedder per store".)
+NOT_IN_CORE = ("lancedb", "pyarrow", "scipy")
 
 
 @dataclass(frozen=True)
@@ -206,9 +208,10 @@ async def test_a_server_installed_alone_starts_and_lists_its_tools(member: Membe
     if member.dist == "dokoro-core":
         assert _installed(where, NOT_IN_CORE) == []
     if member.dist == "dokoro-search":
-        # The embedded vector engine and the ONNX embedder come with search (and show the probe above
-        # can see a package).
-        assert _installed(where, NOT_IN_CORE) == ["lancedb", "pyarrow", "onnxruntime"]
+        # The embedded vector engine comes with search (and shows the probe above can see a package).
+        assert _installed(where, NOT_IN_CORE) == ["lancedb", "pyarrow"]
+    # The default embedder's runtime comes with every server.
+    assert _installed(where, ("onnxruntime", "tokenizers")) == ["onnxruntime", "tokenizers"]
 
 
 async def test_the_installed_unified_server_serves_the_bridge_with_the_flag(venv: Any, tmp_path: Path) -> None:

@@ -49,7 +49,7 @@ def test_reembed_rebuilds_vectors_with_the_configured_embedder(folder, monkeypat
     runner.invoke(app, ["migrate", "--path", str(folder)])
     monkeypatch.setenv("DOKORO_EMBEDDER", "hashing")
 
-    result = runner.invoke(app, ["reembed", "--path", str(folder)])
+    result = runner.invoke(app, ["reembed", "--yes", "--path", str(folder)])
 
     assert result.exit_code == 0, result.output
     assert "re-embedding with hashing floor" in result.output
@@ -74,7 +74,7 @@ def test_reembed_moves_a_static_store_to_the_onnx_embedder_and_auto_follows(fold
         assert static_stamp is not None and static_stamp.startswith("static:")
         assert store.embedder.status().id == static_stamp  # auto stays with the stamped model
 
-    result = runner.invoke(app, ["reembed", "--embedder", "onnx", "--path", str(folder)])
+    result = runner.invoke(app, ["reembed", "--embedder", "onnx", "--yes", "--path", str(folder)])
 
     assert result.exit_code == 0, result.output
     assert f"(was {static_stamp})" in result.output and "reembed" in result.output
@@ -89,3 +89,74 @@ def test_reembed_refuses_an_unknown_embedder(folder):
     result = runner.invoke(app, ["reembed", "--embedder", "bert", "--path", str(folder)])
 
     assert result.exit_code == 1 and "--embedder must be one of" in result.output
+
+
+def test_migrate_leaves_out_the_memory_and_tracking_renderings(folder: Path) -> None:
+    with Store.open(folder) as store:
+        remembered = store.memories.remember(
+            type="fact", title="Old cache rule", body="The cache is flushed nightly.", entities=["cache"]
+        )
+        store.memories.forget(remembered.memory.id, reason="the cache is gone")
+        issue = store.tracking.add_issue("Login race", description="refresh races the logout").item
+        store.tracking.work_issue(issue.id)
+        store.tracking.complete_issue(issue.id, "serialised the refresh")
+        store.memories.close()
+    assert list((folder / "memories").rglob("*.md")) and list((folder / "tracking").rglob("*.md"))
+
+    with Store.open(folder) as store:  # what an earlier dokoro's migrate left behind
+        store.docs.save("memories-old", "stale", filepath="memories/fact/old.md", doc_type="issue")
+    result = runner.invoke(app, ["migrate", "--path", str(folder)])
+    assert result.exit_code == 0, result.output
+    assert "removed 1 document(s)" in result.output
+    assert "left out" in result.output and "memories/, tracking/" in result.output
+    with Store.open(folder) as store, store.db.read() as session:
+        from dokoro_store.models import Doc
+        from sqlmodel import select
+
+        paths = [doc.filepath for doc in session.exec(select(Doc))]
+    assert "decisions/adr-1.md" in paths and "notes.md" in paths
+    assert not [p for p in paths if p.startswith(("memories/", "tracking/"))]
+
+
+def _static_store(folder: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setenv("DOKORO_EMBEDDER", "static")
+    runner.invoke(app, ["migrate", "--path", str(folder)])
+    monkeypatch.delenv("DOKORO_EMBEDDER")
+    with Store.open(folder) as store:
+        stamp = store.docs.stamp()[0]
+    assert stamp is not None and stamp.startswith("static:")
+    return stamp
+
+
+def test_a_full_reindex_keeps_the_store_embedder_and_refuses_to_switch_it(folder, monkeypatch):
+    stamp = _static_store(folder, monkeypatch)
+    kept = runner.invoke(app, ["reindex", "--full", "--path", str(folder)])  # auto: the stamp decides
+    assert kept.exit_code == 0, kept.output
+    assert f"stamp {stamp}" in kept.output
+
+    monkeypatch.setenv("DOKORO_EMBEDDER", "hashing")
+    refused = runner.invoke(app, ["reindex", "--full", "--path", str(folder)])
+    assert refused.exit_code != 0
+    assert "nothing was changed" in refused.output and "dokoro reembed" in refused.output
+    with Store.open(folder) as store:
+        assert store.docs.stamp()[0] == stamp and store.docs.stats().vectors == 2
+
+
+def test_reembed_previews_and_asks_before_it_changes_the_store_embedder(folder, monkeypatch):
+    stamp = _static_store(folder, monkeypatch)
+    preview = runner.invoke(app, ["reembed", "--embedder", "onnx", "--dry-run", "--path", str(folder)])
+    assert preview.exit_code == 0, preview.output
+    assert f"stamped {stamp}" in preview.output and "Dry run: nothing changed." in preview.output
+    declined = runner.invoke(app, ["reembed", "--embedder", "onnx", "--path", str(folder)], input="n\n")
+    assert declined.exit_code == 0 and "Nothing changed." in declined.output
+    with Store.open(folder) as store:
+        assert store.docs.stamp()[0] == stamp
+
+
+def test_doctor_fails_on_a_process_whose_embedder_is_not_the_store_one(folder, monkeypatch):
+    _static_store(folder, monkeypatch)
+    assert runner.invoke(app, ["doctor", "--path", str(folder)]).exit_code == 0
+    monkeypatch.setenv("DOKORO_EMBEDDER", "hashing")
+    doctor = runner.invoke(app, ["doctor", "--path", str(folder)])
+    assert doctor.exit_code == 1, doctor.output
+    assert "✗" in doctor.output and "dokoro reembed" in doctor.output

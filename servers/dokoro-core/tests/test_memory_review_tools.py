@@ -51,9 +51,10 @@ async def test_an_inferred_memory_waits_for_review_and_recall_shows_it_only_when
     assert [h["memory"]["state"] for h in after.structured_content["hits"]] == ["active"]
 
 
-async def test_what_the_user_states_never_waits(review_client):
+async def test_an_agents_claim_of_user_stated_still_waits_for_a_person(review_client):
     remembered = await review_client.call_tool("dokoro_remember", {**CI, "trust": "user-stated"})
-    assert remembered.structured_content["memory"]["state"] == "active"
+    assert remembered.structured_content["memory"]["state"] == "proposed"
+    assert "does not skip the review queue" in remembered.content[0].text
 
 
 async def test_a_rejected_proposal_stays_out_of_recall(review_client, person):

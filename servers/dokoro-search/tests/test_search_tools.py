@@ -178,14 +178,17 @@ async def test_a_dumped_session_is_searchable(call, store):
     assert dump.relative.startswith("daily/")
 
 
-async def test_search_with_another_embedder_refuses_and_names_dokoro_reembed(make_client):
+async def test_search_with_another_embedder_matches_words_and_names_dokoro_reembed(make_client):
     async with make_client(embedder="hashing") as client:
         assert not (await client.call_tool("search_index_content", {"doc_id": "a", "content": "alpha"})).is_error
     async with make_client(embedder="static") as client:
         outcome = await client.call_tool("search_universal", {"query": "alpha"})
+        semantic = await client.call_tool("search_universal", {"query": "alpha", "mode": "semantic"})
         status = await client.call_tool("search_status", {})
-    assert outcome.is_error
-    assert "dokoro reembed" in outcome.content[0].text  # type: ignore[union-attr]
+    assert not outcome.is_error and outcome.structured_content["results"][0]["doc_id"] == "a"  # type: ignore[index]
+    text = "\n".join(block.text for block in outcome.content)  # type: ignore[union-attr]
+    assert "dokoro reembed" in text and "full-text only" in text
+    assert semantic.is_error and "dokoro reembed" in semantic.content[0].text  # type: ignore[union-attr]
     assert status.structured_content["stamp_mismatch"]  # type: ignore[index]
 
 

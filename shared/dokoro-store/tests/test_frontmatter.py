@@ -61,3 +61,48 @@ def test_keys_that_are_not_plain_identifiers_are_quoted_and_round_trip():
     data = {"task": "x", "tags": {"area: auth": "yes", "#hash": ["a"], "plain_key": 1}}
     parsed, body = fm.parse(fm.render(data) + "body")
     assert parsed == data and body == "body"
+
+
+# An alias bomb: nine levels of nine aliases each, a few hundred bytes that expand to 9**9 strings
+# once walked (``str()`` of the loaded value, a title read from it).
+ALIAS_BOMB = 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n' + "".join(
+    f"{chr(ord('b') + i)}: &{chr(ord('b') + i)} [{','.join(['*' + chr(ord('a') + i)] * 9)}]\n" for i in range(8)
+)
+
+
+def test_anchors_and_aliases_are_refused_with_what_to_fix():
+    import pytest
+
+    with pytest.raises(frontmatter.FrontMatterError, match="anchor or alias"):
+        frontmatter.load(ALIAS_BOMB)
+    with pytest.raises(frontmatter.FrontMatterError, match="anchor or alias"):
+        frontmatter.load("base: &base {a: 1}\nother:\n  <<: *base\n")
+    # The lenient reader: an empty map, the body kept (an issue rendering's title read from it is None).
+    assert frontmatter.parse(f"---\ntitle: *i\n{ALIAS_BOMB}---\nbody\n") == ({}, "body\n")
+
+
+def test_nesting_and_length_are_bounded():
+    import pytest
+
+    deep = "x: " + "[" * (frontmatter.MAX_DEPTH + 1) + "]" * (frontmatter.MAX_DEPTH + 1)
+    with pytest.raises(frontmatter.FrontMatterError, match="nests deeper"):
+        frontmatter.load(deep)
+    assert frontmatter.load("x: " + "[" * 10 + "1" + "]" * 10) == {"x": [[[[[[[[[[1]]]]]]]]]]}
+    with pytest.raises(frontmatter.FrontMatterError, match="characters long"):
+        frontmatter.load("x: " + "a" * frontmatter.MAX_CHARS)
+
+
+def test_python_tags_are_not_constructed():
+    import pytest
+
+    with pytest.raises(frontmatter.FrontMatterError, match="not valid YAML"):
+        frontmatter.load("x: !!python/object/apply:os.system ['true']\n")
+
+
+def test_an_issue_rendering_with_an_alias_bomb_reads_as_a_broken_front_matter():
+    from dokoro_store.services.tracking.markdown import parse_item
+
+    parsed = parse_item(f"---\nissue_id: ISS-1\ntitle: *i\n{ALIAS_BOMB}---\n# Title\n")
+
+    assert parsed.front_ok is False
+    assert parsed.front["title"] is None

@@ -473,3 +473,41 @@ def test_a_batch_of_documents_writes_the_graph_one_persist_after_another_would(a
     assert relations == batch_relations
     assert links == batch_links
     assert {p.entity_ids.keys() == set() for p in done} == {False}
+
+
+def _spans(store, name):
+    entity = store.graph.find_entity("file", name)
+    return sorted(
+        (r.target_id, r.valid_from, r.valid_to, r.recorded_at)
+        for r in _rows(store, EntityRelation)
+        if r.source_id == entity.id and r.relation_type != "mentions"
+    )
+
+
+def test_a_full_reindex_keeps_every_relation_time(any_store, clock):
+    any_store.search.index_content("d1", "src/auth.ts depends on redis. src/auth.ts is replaced by src/login.ts.")
+    any_store.graph.complete_pending()
+    clock.advance(10 * DAY)
+    any_store.search.index_content("d2", "src/auth.ts is replaced by src/session.ts.")
+    any_store.graph.complete_pending()
+    before = _spans(any_store, "src/auth.ts")
+    assert len(before) == 3  # redis (open), login.ts (closed when session.ts came), session.ts (open)
+
+    clock.advance(30 * DAY)
+    any_store.docs.reindex(full=True)
+    any_store.graph.complete_pending()
+    assert _spans(any_store, "src/auth.ts") == before  # no start moved to the reindex, nothing reopened
+    auth = any_store.graph.find_entity("file", "src/auth.ts")
+    assert _visible(any_store, auth.id) >= {("src/auth.ts", "superseded_by", "src/session.ts")}
+    assert ("src/auth.ts", "superseded_by", "src/login.ts") not in _visible(any_store, auth.id)
+
+
+def test_a_superseded_fact_said_again_later_still_returns(any_store, clock):
+    any_store.graph.extract_text("n1", "src/auth.ts is replaced by src/login.ts.")
+    clock.advance(DAY)
+    any_store.graph.extract_text("n2", "src/auth.ts is replaced by src/session.ts.")
+    clock.advance(DAY)
+    any_store.graph.extract_text("n3", "src/auth.ts is replaced by src/login.ts.")  # a new text, a new time
+    auth = any_store.graph.find_entity("file", "src/auth.ts")
+    assert ("src/auth.ts", "superseded_by", "src/login.ts") in _visible(any_store, auth.id)
+    assert ("src/auth.ts", "superseded_by", "src/session.ts") not in _visible(any_store, auth.id)

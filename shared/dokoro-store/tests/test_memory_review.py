@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from dokoro_store import ConflictError, FrozenClock, NotFoundError, Store
@@ -21,7 +22,9 @@ def test_an_agents_inference_waits_as_proposed_and_recall_shows_it_only_when_ask
         type="fact", title="CI owner", body="Ana owns the CI pipeline on main.", trust="user-stated"
     ).memory
 
-    assert (inferred.state, stated.state) == ("proposed", "active")
+    # An agent's claim of user-stated waits too; a person's approval makes it count.
+    assert (inferred.state, stated.state) == ("proposed", "proposed")
+    stated = reviewed.memories.approve(stated.id, by="ana").memory
     assert [h.memory.id for h in reviewed.memories.recall("CI main")] == [stated.id]
     shown = reviewed.memories.recall("CI main", states=("active", "proposed"))
     assert {h.memory.id for h in shown} == {inferred.id, stated.id}
@@ -30,7 +33,13 @@ def test_an_agents_inference_waits_as_proposed_and_recall_shows_it_only_when_ask
 
 
 def test_approving_makes_it_active_and_only_then_supersedes(reviewed: Store, root: Path) -> None:
-    old = reviewed.memories.remember(type="fact", title="Port", body="The api listens on 8080.", trust="user-stated")
+    from dokoro_store.services.memories.service import MemoryDraft
+
+    # What a person brought in (an import) is active at once; an agent's new version waits.
+    (imported,) = reviewed.memories.remember_many(
+        [MemoryDraft(type="fact", title="Port", body="The api listens on 8080.")]
+    )
+    old = SimpleNamespace(memory=imported)
     proposal = reviewed.memories.remember(
         type="fact", title="Port now", body="The api listens on 9090.", supersedes=old.memory.id
     ).memory

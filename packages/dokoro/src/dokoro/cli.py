@@ -246,11 +246,16 @@ def reembed(
             "Processes left on `auto` follow the new stamp.",
         ),
     ] = None,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Re-embed without asking.")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Only show what would be re-embedded.")] = False,
 ) -> None:
-    """Rebuild every vector (documents, session summaries) with one embedder, and restamp the index."""
+    """Rebuild every vector (documents, session summaries) with one embedder, and restamp the index.
+
+    The only command that changes a store's embedder: it shows what it will rebuild and asks first.
+    """
     from dokoro.commands.index import reembed_store
 
-    raise typer.Exit(0 if reembed_store(path, embedder) else 1)
+    raise typer.Exit(0 if reembed_store(path, embedder, yes=yes, dry_run=dry_run) else 1)
 
 
 @token_app.command("create")

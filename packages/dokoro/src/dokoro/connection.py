@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from dokoro_server import VERSION, ToolSpec, acting_agent, add_tools, card, result, state
+from dokoro_server import VERSION, AppState, ToolSpec, acting_agent, add_tools, card, result, state
 from dokoro_store.results.connection import ConnectionCheck
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult
@@ -12,7 +12,7 @@ from mcp_types import CallToolResult
 __all__ = ["TOOLS", "register"]
 
 
-def test_connection(ctx: Context) -> Annotated[CallToolResult, ConnectionCheck]:
+def test_connection(ctx: Context[AppState]) -> Annotated[CallToolResult, ConnectionCheck]:
     """Check that the dokoro server answers, and see which store folder and database it uses."""
     store = state(ctx).store
     check = ConnectionCheck(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from dokoro_server import PromptSpec, state
+from dokoro_server import AppState, PromptSpec, state
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
@@ -19,7 +19,7 @@ __all__ = ["PROMPTS"]
 
 
 def resume_session(
-    ctx: Context,
+    ctx: Context[AppState],
     task: Annotated[str | None, Field(description="What you are about to work on (orders the rules).")] = None,
 ) -> str:
     """Resume work on this project: the session briefing (rules, workspace, blockers, latest sessions, others'
@@ -42,7 +42,7 @@ def resume_session(
 
 
 def end_session(
-    ctx: Context,
+    ctx: Context[AppState],
     session_id: Annotated[str | None, Field(description="Id of the session to summarise.")] = None,
     ai_model: Annotated[str | None, Field(description="Model that ran the session.")] = None,
 ) -> str:

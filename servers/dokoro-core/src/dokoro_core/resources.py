@@ -51,7 +51,7 @@ def sessions_recent(app: AppState) -> str:
 
 
 def plan(
-    ctx: Context,
+    ctx: Context[AppState],
     id: Annotated[str, Field(description="Plan id (plan-...), as dokoro_plan_list shows it.")],
 ) -> str:
     """A plan: status, progress, items with completion times, blockers and notes (dokoro_plan_status)."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from dokoro_server import PromptSpec, state
+from dokoro_server import AppState, PromptSpec, state
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
@@ -21,7 +21,7 @@ RELATED_PLANS = 5
 
 
 def plan_feature(
-    ctx: Context,
+    ctx: Context[AppState],
     feature: Annotated[str, Field(description="The feature to plan, in a sentence.")],
     context: Annotated[str | None, Field(description="Constraints or background for the plan.")] = None,
 ) -> str:

@@ -183,7 +183,7 @@ class AppState:
         return self.opener.store()
 
 
-def state(ctx: Context) -> AppState:
+def state(ctx: Context[AppState]) -> AppState:
     """The :class:`AppState` of the running server, from a tool's context."""
     app = ctx.request_context.lifespan_context
     if not isinstance(app, AppState):  # pragma: no cover - a wiring bug, not a user error

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from mcp.server.mcpserver.exceptions import ToolError
 
-from dokoro_server.app import state
+from dokoro_server.app import AppState, state
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import Context
@@ -25,7 +25,7 @@ def authenticated_agent() -> str | None:
     return token.client_id if token is not None else None
 
 
-def acting_agent(ctx: Context, claimed: str | None = None) -> str:
+def acting_agent(ctx: Context[AppState], claimed: str | None = None) -> str:
     """Who this call acts for: the authenticated agent, which may not claim to be another.
 
     Without authentication (stdio, loopback HTTP) it is ``claimed`` or ``DOKORO_AGENT_ID``.
@@ -41,7 +41,7 @@ def acting_agent(ctx: Context, claimed: str | None = None) -> str:
     return claimed or state(ctx).settings.agent_id
 
 
-def over_http(ctx: Context) -> bool:
+def over_http(ctx: Context[AppState]) -> bool:
     """True when this call came over HTTP (the shared server, or loopback), not stdio or in memory."""
     if authenticated_agent() is not None:
         return True

@@ -44,8 +44,8 @@ class DokoroSettings(BaseSettings):
     memory_review: bool = Field(
         default=False,
         description=(
-            "Review queue: memories agents remember as agent-inferred wait as proposed until a person approves "
-            "them (`dokoro memory approve|reject`, `dokoro browse`); recall shows them only when asked."
+            "Review queue: every memory an agent remembers (whatever trust it claims) waits as proposed until a "
+            "person approves it (`dokoro memory approve|reject`, `dokoro browse`); recall shows them only when asked."
         ),
     )
     functional_relation_types: str = Field(

@@ -16,7 +16,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult
 from pydantic import Field
 
-from dokoro_server.app import state
+from dokoro_server.app import AppState, state
 from dokoro_server.bounds import Key, Note, Title
 from dokoro_server.identity import acting_agent
 from dokoro_server.notices import secret_notice
@@ -50,7 +50,7 @@ def _line(task: TaskView) -> str:
 
 
 def dokoro_task_track(
-    ctx: Context,
+    ctx: Context[AppState],
     action: Annotated[
         Literal["start", "pause", "resume", "iterate", "complete", "abandon"],
         Field(
@@ -91,7 +91,7 @@ def dokoro_task_track(
     return result(f"{text}\n\n{notice}" if notice else text, done)
 
 
-def dokoro_task_list(ctx: Context) -> Annotated[CallToolResult, TaskList]:
+def dokoro_task_list(ctx: Context[AppState]) -> Annotated[CallToolResult, TaskList]:
     """Your tasks, grouped: active (time so far), paused, completed (duration, iterations), abandoned."""
     done = state(ctx).store.tracking.list_tasks(acting_agent(ctx))
     lines = [f"## ⏱️ Tasks of {done.agent_id}"]

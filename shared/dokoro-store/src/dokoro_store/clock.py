@@ -75,10 +75,6 @@ def slug(moment: datetime) -> str:
     return f"{utc:%Y-%m-%d-%Hh%M}-{_WEEKDAYS[utc.weekday()]}"
 
 
-def weekday_name(day: date) -> str:
-    return _WEEKDAYS[day.weekday()]
-
-
 def iso_week_dir(day: date) -> str:
     """``YYYY-Www`` with the ISO week-year (Dec 29-31 may belong to week 1 of the next year)."""
     year, week, _ = day.isocalendar()

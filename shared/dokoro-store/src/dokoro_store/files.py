@@ -104,12 +104,13 @@ def read_text_or_none(path: Path, *, within: Path | None, errors: str = "strict"
 
 
 @contextlib.contextmanager
-def file_lock(lock_dir: Path, name: str, *, within: Path) -> Iterator[None]:
-    """Hold the cross-process lock ``<lock_dir>/<name>.lock`` for the duration of the block.
+def file_lock(lock_dir: Path, name: str, *, within: Path, timeout: float = _LOCK_TIMEOUT_S) -> Iterator[None]:
+    """Hold the cross-process lock ``<lock_dir>/<name>.lock`` for the duration of the block;
+    ``filelock.Timeout`` when another process held it for ``timeout`` seconds.
 
     The lock file is placed by :func:`dokoro_store.walls.lock_file`: ``name`` a plain name, the
     lock folder inside ``within`` (the store folder) once resolved, the lock file no symlink.
     """
     path = lock_file(within, lock_dir, name)
-    with FileLock(str(path), timeout=_LOCK_TIMEOUT_S):
+    with FileLock(str(path), timeout=timeout):
         yield

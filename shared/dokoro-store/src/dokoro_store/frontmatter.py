@@ -1,4 +1,12 @@
-"""YAML front-matter of workspace markdown: split, parse leniently, render."""
+"""YAML front-matter of workspace markdown: split, load safely, parse leniently, render.
+
+Front matter is written by people (memory files, issue and task renderings, ``current.md``) and
+so is hostile input. Every reader in the store loads it through :func:`load`: PyYAML's safe
+loader, refusing anchors and aliases (``&a`` / ``*a``: an alias bomb of a few hundred bytes
+expands to gigabytes once its values are walked), nesting deeper than :data:`MAX_DEPTH` and a
+block longer than :data:`MAX_CHARS`. :func:`parse` is the lenient reader (an empty map when the
+block cannot be loaded); :func:`load` raises :class:`FrontMatterError` with what to fix.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +14,22 @@ import json
 import re
 from typing import Any
 
-__all__ = ["parse", "render", "split"]
+__all__ = ["MAX_CHARS", "MAX_DEPTH", "FrontMatterError", "load", "opens", "parse", "render", "split"]
 
 _FRONT = re.compile(r"\A---\r?\n(.*?)\r?\n---\r?\n?", re.DOTALL)
+_OPENER = re.compile(r"\A---[ \t]*\r?\n")
+# A front-matter block is a few keys: anything longer is not one a person wrote by hand.
+MAX_CHARS = 64 * 1024
+MAX_DEPTH = 16
+
+
+class FrontMatterError(ValueError):
+    """Front matter that is not loaded; the message says what to fix."""
+
+
+def opens(text: str) -> bool:
+    """Whether ``text`` starts a front-matter block (a first line ``---``), closed or not."""
+    return _OPENER.match(text) is not None
 
 
 def split(text: str) -> tuple[str | None, str]:
@@ -19,18 +40,73 @@ def split(text: str) -> tuple[str | None, str]:
     return match.group(1), text[match.end() :]
 
 
+def load(raw: str) -> Any:
+    """The YAML of a front-matter block (without its ``---`` lines), loaded safely: no anchors or
+    aliases, at most :data:`MAX_DEPTH` levels of nesting, at most :data:`MAX_CHARS` characters.
+    Raises :class:`FrontMatterError` (the message says what to fix)."""
+    if len(raw) > MAX_CHARS:
+        raise FrontMatterError(
+            f"the front matter is {len(raw):,} characters long (at most {MAX_CHARS:,}); keep a few keys in it"
+        )
+    import yaml  # lazy: only markdown readers pay for it
+
+    loader = _loader_class()(raw)
+    try:
+        return loader.get_single_data()
+    except yaml.YAMLError as exc:
+        if isinstance(exc, FrontMatterError):
+            raise
+        raise FrontMatterError(f"the front matter is not valid YAML ({str(exc).splitlines()[0]})") from None
+    finally:
+        loader.dispose()
+
+
 def parse(text: str) -> tuple[dict[str, Any], str]:
-    """Parse front matter into a dict (empty when absent or not valid YAML) and the body."""
+    """Parse front matter into a dict (empty when absent or not loadable by :func:`load`) and the body."""
     raw, body = split(text)
     if raw is None:
         return {}, body
-    import yaml  # lazy: only markdown readers pay for it
-
     try:
-        data = yaml.safe_load(raw)
-    except yaml.YAMLError:
+        data = load(raw)
+    except FrontMatterError:
         return {}, body
     return (data if isinstance(data, dict) else {}), body
+
+
+_LOADER: type | None = None
+
+
+def _loader_class() -> type:
+    """PyYAML's safe loader, refusing anchors, aliases and deep nesting (built on first use)."""
+    global _LOADER
+    if _LOADER is not None:
+        return _LOADER
+    import yaml
+
+    class Refused(FrontMatterError, yaml.YAMLError):
+        pass
+
+    class SafeFrontMatterLoader(yaml.SafeLoader):
+        _depth = 0
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            event = self.peek_event()  # type: ignore[no-untyped-call]
+            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+                line = event.start_mark.line + 1 if event.start_mark is not None else 0
+                raise Refused(
+                    f"the front matter uses a YAML anchor or alias (&name / *name, line {line}); "
+                    "write each value out in full"
+                )
+            self._depth += 1
+            try:
+                if self._depth > MAX_DEPTH:
+                    raise Refused(f"the front matter nests deeper than {MAX_DEPTH} levels; keep it flat")
+                return super().compose_node(parent, index)
+            finally:
+                self._depth -= 1
+
+    _LOADER = SafeFrontMatterLoader
+    return _LOADER
 
 
 def _scalar(value: Any) -> str:

@@ -30,7 +30,16 @@ def _retrieval_checks(store: Store) -> list[Check]:
     if status.embedder_kind == "none":
         checks = [Check("Embedder", f"none: {status.embedder_detail}", "info")]
     elif not status.embedder_available:
-        checks = [Check("Embedder", f"{status.embedder_label}: unavailable ({status.embedder_detail})", "warn")]
+        # The store's vectors are made by an embedder this process cannot run: search and recall
+        # here fall back to word matching, a failure to fix (the detail says how), not a nuance.
+        stranded = bool(status.index_stamp and status.vectors)
+        checks = [
+            Check(
+                "Embedder",
+                f"{status.embedder_label}: unavailable ({status.embedder_detail})",
+                "fail" if stranded else "warn",
+            )
+        ]
     else:
         state = "warn" if status.embedder_kind == "hashing" else "ok"
         checks = [Check("Embedder", f"{status.embedder_label}, stamp {status.embedder}", state)]
@@ -47,7 +56,8 @@ def _retrieval_checks(store: Store) -> list[Check]:
         f"vectors (stamp {status.index_stamp or 'none yet'})"
     )
     if status.stamp_mismatch:
-        checks.append(Check("Search index", f"{summary}; {status.stamp_mismatch}", "warn"))
+        # One store, two embedders: this process's vectors cannot be compared with the store's.
+        checks.append(Check("Search index", f"{summary}; {status.stamp_mismatch}", "fail"))
     elif status.pending_docs:
         checks.append(Check("Search index", f"{summary}; {status.pending_docs} waiting (dokoro reindex)", "info"))
     else:

@@ -314,7 +314,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str], int, _Check], ...] = (
         "url-password",
         re.compile(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,31}://[^\s:/@\"'\\]{0,256}:([^\s@/\"'\\]{1,256})@"),
         1,
-        None,
+        lambda match: set(match.group(1)) != {"*"},  # ``***``: a URL shown with its password hidden
     ),
     (
         "password",

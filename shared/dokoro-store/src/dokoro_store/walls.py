@@ -15,20 +15,37 @@ takes the folder as ``within``; :class:`~dokoro_store.paths.StorePaths` resolves
 - :func:`regular_source` is the rule for files an agent asks the server to read from the project
   (``dokoro_save_file``, ``dokoro_save_image``): inside the project once resolved, and a regular
   file (never a device, FIFO, socket or a file of ``/proc``, ``/sys`` or ``/dev``).
+- :func:`read_within` reads a file a person may have planted or replaced (a memory file): opened
+  folder by folder from the store's folder without following any link, never blocking on a FIFO,
+  a regular file of at most :data:`MAX_FILE_BYTES` (the megabyte a tool call takes);
+  :func:`unsafe_on_path` is the same rule before a write: no link, no special file on the way.
 """
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import re
 import stat
 from collections.abc import Callable, Iterator
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from dokoro_store.errors import InvalidArgumentError, NotFoundError, OutsideStoreError
 
-__all__ = ["inside", "is_inside", "lock_file", "plain_file", "read_source", "regular_source", "scan"]
+__all__ = [
+    "MAX_FILE_BYTES",
+    "UnsafeFile",
+    "inside",
+    "is_inside",
+    "lock_file",
+    "plain_file",
+    "read_source",
+    "read_within",
+    "regular_source",
+    "scan",
+    "unsafe_on_path",
+]
 
 log = logging.getLogger("dokoro.store")
 
@@ -199,3 +216,91 @@ def plain_file(root: Path, path: Path) -> bool:
         log.warning("dokoro: skipped the symlink %s (never followed)", path)
         return False
     return path.is_file() and is_inside(root, path)
+
+
+# The largest file read from a folder a person edits: the megabyte a tool call's body may be.
+MAX_FILE_BYTES = 1_000_000
+
+
+class UnsafeFile(Exception):
+    """A file :func:`read_within` refuses (a link on the way, not a regular file, too big); the
+    message says why and what to do."""
+
+
+def _parts(relative: str) -> tuple[str, ...]:
+    path = PurePosixPath(relative)
+    if path.is_absolute() or not path.parts or any(part in (".", "..") for part in path.parts) or "\0" in relative:
+        raise UnsafeFile(f"{relative!r} is not a plain path inside the folder")
+    return path.parts
+
+
+def read_within(root: Path, relative: str, *, limit: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of ``root/relative``, opened one folder at a time from ``root`` (``O_NOFOLLOW``
+    on every folder and on the file, each relative to the one before): a symlink anywhere below
+    ``root`` is refused, never followed, and so is a FIFO, socket or device (``O_NONBLOCK``: no
+    wait on a FIFO) and a file over ``limit`` bytes (read no further than that). Raises
+    :class:`UnsafeFile`; ``FileNotFoundError`` when the file or a folder on the way is gone."""
+    parts = _parts(relative)
+    nofollow = getattr(os, "O_NOFOLLOW", 0)
+    folder_flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | nofollow
+    fd = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))  # the store's folder itself: the person's
+    try:
+        for depth, part in enumerate(parts[:-1], start=1):
+            try:
+                inner = os.open(part, folder_flags, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise UnsafeFile(
+                        f"{'/'.join(parts[:depth])} is a symlink or not a folder: nothing is read through a link "
+                        "(its target may be outside the store); replace it by a real folder"
+                    ) from None
+                raise
+            os.close(fd)
+            fd = inner
+        try:
+            file_fd = os.open(parts[-1], os.O_RDONLY | nofollow | getattr(os, "O_NONBLOCK", 0), dir_fd=fd)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise UnsafeFile(
+                    "a symlink: files are never read through a link (its target may be outside the store); "
+                    "replace it by a regular file holding the text"
+                ) from None
+            raise
+    finally:
+        os.close(fd)
+    with os.fdopen(file_fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            kind = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file (a FIFO, socket or device)"
+            raise UnsafeFile(f"{kind}: only regular files are read")
+        data = handle.read(limit + 1) if info.st_size <= limit else b""
+        if info.st_size > limit or len(data) > limit:
+            size = max(info.st_size, len(data))
+            raise UnsafeFile(
+                f"{size:,} bytes: files are read up to {limit:,} bytes (what a tool call takes); "
+                "shorten it or split it into several files"
+            )
+        return data
+
+
+def unsafe_on_path(root: Path, relative: str) -> str | None:
+    """Why writing ``root/relative`` would go through a link or over a special file (the first
+    folder on the way that is a symlink or no folder, or a target that exists and is not a regular
+    file), or None when it is safe. Folders not there yet are safe (they are created)."""
+    parts = _parts(relative)
+    current = root
+    for depth, part in enumerate(parts, start=1):
+        current = current / part
+        try:
+            info = os.lstat(current)
+        except FileNotFoundError:
+            return None
+        last = depth == len(parts)
+        if stat.S_ISLNK(info.st_mode):
+            what = "the file" if last else "/".join(parts[:depth])
+            return f"{what} is a symlink: nothing is written through a link or over it; replace it by a real one"
+        if not last and not stat.S_ISDIR(info.st_mode):
+            return f"{'/'.join(parts[:depth])} is not a folder"
+        if last and not stat.S_ISREG(info.st_mode):
+            return "not a regular file: only regular files are written"
+    return None

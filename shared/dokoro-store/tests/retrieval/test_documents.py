@@ -146,14 +146,17 @@ def test_without_an_embedder_documents_are_indexed_for_full_text_only(open_store
     assert store.docs.pending() == []
 
 
-def test_searching_with_another_embedder_refuses_and_names_dokoro_reembed(open_store):
+def test_searching_with_another_embedder_matches_words_says_why_and_names_dokoro_reembed(open_store):
     first = open_store(embedder="hashing")
     first.docs.index_content("x", "refresh token rotation", "Auth")
     first.close()
 
     other = open_store(embedder="static")
+    hybrid = other.search.universal("token rotation")  # word matching still answers, and says why
+    assert hybrid.results[0].doc_id == "x" and hybrid.embedder is None
+    assert any("dokoro reembed" in note and "full-text only" in note for note in hybrid.notes)
     with pytest.raises(EmbedderMismatchError, match="dokoro reembed"):
-        other.search.universal("token rotation")
+        other.search.universal("token rotation", mode="semantic")
     with pytest.raises(EmbedderMismatchError, match="dokoro reembed"):
         other.docs.index_content("y", "another document")
     assert other.search.universal("token rotation", mode="keyword").hits[0].doc_id == "x"

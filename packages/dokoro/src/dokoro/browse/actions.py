@@ -57,7 +57,7 @@ def _daily_name(item: Item) -> str | None:
     return None
 
 
-def arm(store: Store, key: str, item: Item | None, last: UndoRecord | None) -> Confirm | str:
+def arm(store: Store, key: str, item: Item | None, last: UndoRecord | None) -> Confirm | str:  # noqa: C901 - one flat branch per key and refusal, read top to bottom
     """The confirm a key asks for on ``item``, or why it does nothing."""
     if key == "u":
         if last is None:
@@ -135,7 +135,7 @@ def run(store: Store, confirm: Confirm) -> Outcome:
         return Outcome(f"refused: {exc}")
 
 
-def _run(store: Store, confirm: Confirm) -> Outcome:
+def _run(store: Store, confirm: Confirm) -> Outcome:  # noqa: C901 - one flat branch per confirmed action kind
     item = confirm.item
     if confirm.kind == "undo" and confirm.record is not None:
         return _undo(store, confirm.record)

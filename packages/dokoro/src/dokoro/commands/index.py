@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -63,6 +64,16 @@ def migrate_markdown(path: Path | None, dry_run: bool, force: bool) -> bool:
         f"errors {len(report.errors)}",
         highlight=False,
     )
+    if report.renderings_removed:
+        console.print(
+            f"removed {report.renderings_removed} document(s) an earlier migrate had made of those renderings",
+            highlight=False,
+        )
+    if report.renderings:
+        console.print(
+            f"left out {report.renderings} file(s) the store renders itself (memories/, tracking/, currentWeek.md)",
+            highlight=False,
+        )
     if dry_run:
         for rel in report.files:
             console.print(f"  {rel}", highlight=False)
@@ -100,9 +111,12 @@ def reindex_store(path: Path | None, full: bool) -> bool:
 _EMBEDDERS = ("onnx", "static", "ollama", "hashing")
 
 
-def reembed_store(path: Path | None, embedder_choice: str | None = None) -> bool:
+def reembed_store(
+    path: Path | None, embedder_choice: str | None = None, *, yes: bool = False, dry_run: bool = False
+) -> bool:
     """Rebuild every vector (documents and session summaries) with ``embedder_choice`` (default: the
-    configured one), moving the store from the embedder its index is stamped with."""
+    configured one), moving the store from the embedder its index is stamped with: the one command
+    that changes a store's embedder, so it shows what it will do and asks first (``yes`` skips that)."""
     console = Console(soft_wrap=True)
     if embedder_choice is not None and embedder_choice not in _EMBEDDERS:
         console.print(f"[red]--embedder must be one of {', '.join(_EMBEDDERS)}[/]", highlight=False)
@@ -111,6 +125,23 @@ def reembed_store(path: Path | None, embedder_choice: str | None = None) -> bool
     try:
         before = store.docs.stamp()[0]
         embedder = store.embedder.require()
+        stats = store.docs.stats()
+        summaries = store.retrieval.summaries.count()
+        console.print(
+            f"This store's vectors: {stats.vectors} over {stats.indexed_docs} document(s), and {summaries} session "
+            f"summaries, stamped {before or 'none'}.\n"
+            f"Re-embedding rebuilds every one with {embedder.label} (stamp {embedder.id}) and restamps the store: "
+            "every process on it follows under DOKORO_EMBEDDER=auto, and one that cannot run that embedder "
+            "falls back to word matching (and says so).",
+            highlight=False,
+            markup=False,
+        )
+        if dry_run:
+            console.print("Dry run: nothing changed.")
+            return True
+        if not yes and not typer.confirm("Re-embed the whole store?"):
+            console.print("Nothing changed.")
+            return True
         console.print(
             f"re-embedding with {embedder.label}, stamp {embedder.id} (was {before or 'none'})",
             highlight=False,

@@ -79,7 +79,7 @@ def migrate_from_original(path: Path | None, folder: Path, yes: bool, dry_run: b
             highlight=False,
         )
         return True
-    store = open_for_command(path)
+    store = open_for_command(path, create=True)  # moving in may make the store it moves into
     try:
         moved = import_original(source, store.db, now)
     finally:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from dokoro_server import ToolSpec, card, result, state
+from dokoro_server import AppState, ToolSpec, card, result, state
 from dokoro_store.results.analytics import CompressWeek
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
@@ -14,7 +14,7 @@ __all__ = ["TOOLS"]
 
 
 def dokoro_compress_week(
-    ctx: Context,
+    ctx: Context[AppState],
     weekNumber: Annotated[int | None, Field(ge=1, le=53, description="ISO week number (default: last week).")] = None,
     year: Annotated[int | None, Field(ge=1, le=9999, description="ISO week-year (default: that of the week).")] = None,
     dryRun: Annotated[bool, Field(description="Only show what would be written and moved.")] = False,

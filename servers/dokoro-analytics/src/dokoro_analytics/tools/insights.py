@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Annotated, Literal
 
-from dokoro_server import ToolSpec, result, state
+from dokoro_server import AppState, ToolSpec, result, state
 from dokoro_server.bounds import Title
 from dokoro_store.results.analytics import FeatureStatus, Pending, TestChecklist, Timeline, Velocity
 from mcp.server.mcpserver import Context
@@ -19,7 +19,7 @@ _STATUS_ICON = {"completed": "✅", "in_progress": "🚧", "planned": "📋", "u
 
 
 def dokoro_feature_status(
-    ctx: Context,
+    ctx: Context[AppState],
     feature: Annotated[Title, Field(description="The feature (its title, words of it, or its id).")],
 ) -> Annotated[CallToolResult, FeatureStatus]:
     """Where a feature stands: completed, in progress or planned, from the tracked feature (or issue)
@@ -42,7 +42,7 @@ def dokoro_feature_status(
 
 
 def dokoro_pending(
-    ctx: Context,
+    ctx: Context[AppState],
     staleness: Annotated[
         Literal["all", "stale", "very_stale"],
         Field(description="all; stale: untouched for more than 7 days; very_stale: more than 14 days."),
@@ -62,7 +62,7 @@ def dokoro_pending(
 
 
 def dokoro_velocity_insights(
-    ctx: Context,
+    ctx: Context[AppState],
     period: Annotated[Literal["day", "week", "month"], Field(description="The last 1, 7 or 30 days.")] = "week",
 ) -> Annotated[CallToolResult, Velocity]:
     """How much got done: issues, features, week items, task timers, plan items and sessions in the
@@ -83,7 +83,7 @@ def dokoro_velocity_insights(
 
 
 def dokoro_timeline(
-    ctx: Context,
+    ctx: Context[AppState],
     range: Annotated[
         Literal["week", "month", "quarter", "all"], Field(description="The last 7, 30 or 90 days, or everything.")
     ] = "month",
@@ -109,7 +109,7 @@ def dokoro_timeline(
 
 
 def dokoro_test_checklist(
-    ctx: Context,
+    ctx: Context[AppState],
     feature: Annotated[Title, Field(description="The feature to test.")],
     format: Annotated[
         Literal["checklist", "detailed", "json"], Field(description="checklist, detailed (with sources) or json.")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from dokoro_server import ToolSpec, acting_agent, card, result, secret_notice, state
+from dokoro_server import AppState, ToolSpec, acting_agent, card, result, secret_notice, state
 from dokoro_server.bounds import Lines, Mapping, PathText, Query, Text, Title
 from dokoro_store.results.bridge import BridgeContext, PlanImported, ResearchIndexed, ResearchSource
 from mcp.server.mcpserver import Context
@@ -25,7 +25,7 @@ def _notes(text: str, notes: list[str], redacted: list[str] | None = None) -> st
 
 
 def bridge_index_research(
-    ctx: Context,
+    ctx: Context[AppState],
     source: Annotated[ResearchSource, Field(description="The tachibot tool that produced the answer.")],
     query: Annotated[Query, Field(min_length=1, description="The question that was asked.")],
     content: Annotated[Text, Field(min_length=1, description="The answer to keep (markdown welcome).")],
@@ -53,7 +53,7 @@ def bridge_index_research(
 
 
 def bridge_import_plan(
-    ctx: Context,
+    ctx: Context[AppState],
     title: Annotated[Title, Field(min_length=1, description="Title of the plan.")],
     phases: Annotated[
         Lines, Field(min_length=1, description="The phases, in order; each becomes an item of the plan.")
@@ -74,7 +74,7 @@ def bridge_import_plan(
 
 
 def bridge_get_context(
-    ctx: Context,
+    ctx: Context[AppState],
     query: Annotated[Query, Field(min_length=1, description="What the context is for, in plain words.")],
     limit: Annotated[int, Field(ge=1, le=50, description="How many documents to return.")] = 5,
     include_research: Annotated[bool, Field(description="Include research documents.")] = True,

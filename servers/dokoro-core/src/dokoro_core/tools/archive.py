@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
-from dokoro_server import ToolSpec, result, state
+from dokoro_server import AppState, ToolSpec, result, state
 from dokoro_server.bounds import Days, PathText
 from dokoro_store.results.archive import ArchiveSweep
 from mcp.server.mcpserver import Context
@@ -24,7 +24,7 @@ def _capped(lines: list[str]) -> list[str]:
     return [*lines[:_CAP], f"- …(+{len(lines) - _CAP} more)"]
 
 
-def _status_only(ctx: Context) -> CallToolResult:
+def _status_only(ctx: Context[AppState]) -> CallToolResult:
     status = state(ctx).store.archive.status()
     if status is None:
         return result("No sweep has run yet.", ArchiveSweep(status_only=True))
@@ -43,7 +43,7 @@ def _status_only(ctx: Context) -> CallToolResult:
 
 
 def dokoro_archive_sweep(
-    ctx: Context,
+    ctx: Context[AppState],
     olderThanDays: Annotated[
         Days, Field(ge=0, description="Move daily/ files dated more than this many days ago.")
     ] = 7,

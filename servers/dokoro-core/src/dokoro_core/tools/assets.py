@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from dokoro_server import ToolSpec, acting_agent, authenticated_agent, card, result, state
+from dokoro_server import AppState, ToolSpec, acting_agent, authenticated_agent, card, result, state
 from dokoro_server.bounds import Note, PathOrData, PathText
 from dokoro_store.results.working import AssetListing, SavedAsset
 from mcp.server.mcpserver import Context
@@ -15,7 +15,7 @@ __all__ = ["TOOLS"]
 
 
 def dokoro_save_image(
-    ctx: Context,
+    ctx: Context[AppState],
     source: Annotated[
         PathOrData,
         Field(
@@ -52,7 +52,7 @@ def dokoro_save_image(
 
 
 def dokoro_save_file(
-    ctx: Context,
+    ctx: Context[AppState],
     source: Annotated[
         PathText, Field(description="A regular file of the project (absolute, or relative to the server's cwd).")
     ],
@@ -79,7 +79,7 @@ def dokoro_save_file(
 
 
 def dokoro_list_assets(
-    ctx: Context,
+    ctx: Context[AppState],
     category: Annotated[
         Literal["images", "documents", "code", "data", "other", "all"], Field(description="Which folder to list.")
     ] = "all",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from dokoro_server import ToolSpec, acting_agent, result, state
+from dokoro_server import AppState, ToolSpec, acting_agent, result, state
 from dokoro_server.bounds import Version
 from dokoro_store.results.coordination import BlockList, BlockRead, BlockWrite
 from mcp.server.mcpserver import Context
@@ -15,7 +15,7 @@ __all__ = ["TOOLS"]
 
 
 def dokoro_block_write(
-    ctx: Context,
+    ctx: Context[AppState],
     block_key: Annotated[str, Field(min_length=1, max_length=200, description="Name of the block.")],
     content: Annotated[str, Field(max_length=100000, description="The block's whole new text.")],
     agent_id: Annotated[
@@ -41,7 +41,7 @@ def dokoro_block_write(
 
 
 def dokoro_block_read(
-    ctx: Context,
+    ctx: Context[AppState],
     block_key: Annotated[str, Field(min_length=1, max_length=200, description="Name of the block.")],
 ) -> Annotated[CallToolResult, BlockRead]:
     """Read a shared block and its version (pass the version to dokoro_block_write)."""
@@ -57,7 +57,7 @@ def dokoro_block_read(
     return result(text, BlockRead(found=True, block=block))
 
 
-def dokoro_block_list(ctx: Context) -> Annotated[CallToolResult, BlockList]:
+def dokoro_block_list(ctx: Context[AppState]) -> Annotated[CallToolResult, BlockList]:
     """List the shared blocks, most recently updated first."""
     from dokoro_store.clock import iso
 

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Annotated, Any
 
-from dokoro_server import ToolSpec, acting_agent, state
+from dokoro_server import AppState, ToolSpec, acting_agent, state
 from dokoro_server.bounds import Key, PathText
 from dokoro_store.results.base import Result
 from dokoro_store.results.coordination import ClaimList, ClaimOutcome, ReleaseOutcome
@@ -42,7 +42,7 @@ def _two_blocks(human: str, payload: dict[str, Any], data: Result) -> CallToolRe
     )
 
 
-def _root(ctx: Context, root: str | None) -> Path:
+def _root(ctx: Context[AppState], root: str | None) -> Path:
     app = state(ctx)
     if not root or not root.strip():
         return app.cwd
@@ -66,7 +66,7 @@ _DONE = {
 
 
 def dokoro_file_claim(
-    ctx: Context,
+    ctx: Context[AppState],
     paths: PathList,
     agent_id: AgentArg = None,
     session_id: Annotated[
@@ -133,7 +133,7 @@ def dokoro_file_claim(
 
 
 def dokoro_file_release(
-    ctx: Context,
+    ctx: Context[AppState],
     agent_id: AgentArg = None,
     paths: Annotated[
         list[PathText] | None, Field(min_length=1, max_length=50, description="The paths to release (or all=true).")
@@ -167,7 +167,7 @@ def _cell(value: str | None) -> str:
 
 
 def dokoro_claim_list(
-    ctx: Context,
+    ctx: Context[AppState],
     agent_id: Annotated[Key | None, Field(description="Only this agent's claims.")] = None,
     include_expired: Annotated[bool, Field(description="Also list expired claims nobody released.")] = False,
     root: Annotated[

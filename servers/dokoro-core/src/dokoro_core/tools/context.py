@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Annotated
 
-from dokoro_server import ToolSpec, result, state
+from dokoro_server import AppState, ToolSpec, result, state
 from dokoro_server.bounds import Mapping, Query
 from dokoro_store.results.context import ContextEvents, ContextLogged
 from mcp.server.mcpserver import Context
@@ -16,7 +16,7 @@ __all__ = ["TOOLS"]
 
 
 def dokoro_context_log(
-    ctx: Context,
+    ctx: Context[AppState],
     event: Annotated[
         Mapping,
         Field(
@@ -38,7 +38,7 @@ def dokoro_context_log(
 
 
 def dokoro_context_last(
-    ctx: Context,
+    ctx: Context[AppState],
     limit: Annotated[int, Field(ge=1, le=500, description="How many events.")] = 5,
 ) -> Annotated[CallToolResult, ContextEvents]:
     """The most recent context-inspector events, newest first, as a JSON array."""
@@ -48,7 +48,7 @@ def dokoro_context_last(
 
 
 def dokoro_context_search(
-    ctx: Context,
+    ctx: Context[AppState],
     query: Annotated[Query, Field(description="Text to find in session ids and layer reasons, snippets or sources.")],
     limit: Annotated[int, Field(ge=1, le=500, description="How many events.")] = 10,
 ) -> Annotated[CallToolResult, ContextEvents]:

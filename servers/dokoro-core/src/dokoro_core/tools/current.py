@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from dokoro_server import ToolSpec, acting_agent, card, result, secret_notice, state
+from dokoro_server import AppState, ToolSpec, acting_agent, card, result, secret_notice, state
 from dokoro_server.bounds import Keys, Text, Title
 from dokoro_store.results.working import CurrentFocus, CurrentRegenerated, SectionUpdate
 from mcp.server.mcpserver import Context
@@ -15,7 +15,7 @@ __all__ = ["TOOLS"]
 
 
 def dokoro_regenerate_current(
-    ctx: Context,
+    ctx: Context[AppState],
     includeDays: Annotated[int, Field(ge=0, le=3650, description="How many days of daily/ files to scan.")] = 7,
     preserveSections: Annotated[
         Keys, Field(description="Sections of the old current.md to keep, e.g. ['Next Steps'].")
@@ -40,7 +40,7 @@ def dokoro_regenerate_current(
 
 
 def dokoro_update_current_section(
-    ctx: Context,
+    ctx: Context[AppState],
     section: Annotated[Title, Field(description="Heading to edit, e.g. 'Next Steps' (leading # optional).")],
     content: Annotated[Text, Field(description="New markdown body of the section.")],
     append: Annotated[bool, Field(description="Append to the section instead of replacing it.")] = False,
@@ -54,7 +54,7 @@ def dokoro_update_current_section(
     return result(card(f'Updated "{done.section}"', message), done)
 
 
-def dokoro_get_current_focus(ctx: Context) -> Annotated[CallToolResult, CurrentFocus]:
+def dokoro_get_current_focus(ctx: Context[AppState]) -> Annotated[CallToolResult, CurrentFocus]:
     """Read the Current Focus, In Progress and Next Steps sections of current.md."""
     focus = state(ctx).store.working.current.focus()
     lines = ["# Current Workspace Status", "", f"*Last Updated: {focus.last_updated or 'unknown'}*"]

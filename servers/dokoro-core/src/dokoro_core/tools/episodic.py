@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from dokoro_server import ToolSpec, result, secret_notice, state
+from dokoro_server import AppState, ToolSpec, result, secret_notice, state
 from dokoro_server.bounds import Count, IsoDate, Key, Lines, Query, Text, TokenCount
 from dokoro_store.results.episodic import EpisodeRecall, SummaryAdded
 from mcp.server.mcpserver import Context
@@ -15,7 +15,7 @@ __all__ = ["TOOLS", "recall_text"]
 
 
 def dokoro_session_summary_add(
-    ctx: Context,
+    ctx: Context[AppState],
     session_id: Annotated[Key, Field(description="Id of the session summarised (any stable string).")],
     ai_model: Annotated[Key, Field(description="Model that ran the session, e.g. claude-opus-4-7.")],
     summary: Annotated[Text, Field(description="What the session did, found and left open.")],
@@ -47,7 +47,7 @@ def dokoro_session_summary_add(
 
 
 def dokoro_session_recall(
-    ctx: Context,
+    ctx: Context[AppState],
     query: Annotated[
         Query | None,
         Field(description="What was done, in any words: matched by meaning, by its words in any order, and as text."),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from dokoro_server import ToolSpec, acting_agent, result, state
+from dokoro_server import AppState, ToolSpec, acting_agent, result, state
 from dokoro_server.bounds import Count, IsoDate, Key, Mapping, Milliseconds
 from dokoro_store.results.feedback import RecordedOutcome, Routes, ToolTallies
 from mcp.server.mcpserver import Context
@@ -16,14 +16,14 @@ __all__ = ["TOOLS"]
 Outcome = Literal["success", "failure", "partial", "rejected", "timeout"]
 
 
-def _flush(ctx: Context) -> None:
+def _flush(ctx: Context[AppState]) -> None:
     from dokoro_server import flush_feedback
 
     flush_feedback(state(ctx))
 
 
 def dokoro_feedback_record(
-    ctx: Context,
+    ctx: Context[AppState],
     tool_name: Annotated[str, Field(min_length=1, max_length=200, description="The tool whose outcome this is.")],
     outcome: Annotated[Outcome, Field(description="How the call went.")],
     agent_id: Annotated[
@@ -56,7 +56,7 @@ def dokoro_feedback_record(
 
 
 def dokoro_feedback_query(
-    ctx: Context,
+    ctx: Context[AppState],
     tool_name: Annotated[Key | None, Field(description="Only this tool.")] = None,
     agent_id: Annotated[Key | None, Field(description="Only this agent's outcomes.")] = None,
     since: Annotated[
@@ -84,7 +84,7 @@ def dokoro_feedback_query(
 
 
 def dokoro_feedback_route(
-    ctx: Context,
+    ctx: Context[AppState],
     tool_name: Annotated[Key | None, Field(description="Only this tool.")] = None,
     agent_id: Annotated[
         Key | None, Field(description="Only this agent (rows are then per tool); default: every agent, per agent.")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Literal
 
-from dokoro_server import ToolSpec, result, state
+from dokoro_server import AppState, ToolSpec, result, state
 from dokoro_server.bounds import IsoDate, Key, Query, RowId, Text
 from dokoro_store.results.graph import DeepExtraction, EntityGraph
 from mcp.server.mcpserver import Context
@@ -72,7 +72,7 @@ def _search(store: Store, query: str | None, entity_type: str | None, limit: int
 
 
 def dokoro_entity_graph(
-    ctx: Context,
+    ctx: Context[AppState],
     query: Annotated[Query | None, Field(description="Part of an entity name to search for (search mode).")] = None,
     type: Annotated[EntityType | None, Field(description="Only entities of this type (search mode).")] = None,
     entityId: Annotated[
@@ -99,7 +99,7 @@ def dokoro_entity_graph(
     return _search(store, query, type, limit)
 
 
-def _chat(ctx: Context) -> OllamaChat:
+def _chat(ctx: Context[AppState]) -> OllamaChat:
     from dokoro_store.services.extraction.ollama import DEFAULT_OLLAMA_URL, OllamaChat
 
     settings = state(ctx).settings
@@ -112,7 +112,7 @@ def _chat(ctx: Context) -> OllamaChat:
 
 
 def dokoro_entity_extract_deep(
-    ctx: Context,
+    ctx: Context[AppState],
     docId: Annotated[
         Key, Field(min_length=1, description="Document id the entities are linked to (need not exist as a document).")
     ],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from dokoro_server import ToolSpec, acting_agent, result, state
+from dokoro_server import AppState, ToolSpec, acting_agent, result, state
 from dokoro_server.bounds import Key, Note, RowId
 from dokoro_store.results.coordination import Handoff, HandoffInbox
 from mcp.server.mcpserver import Context
@@ -15,7 +15,7 @@ __all__ = ["TOOLS"]
 
 
 def dokoro_handoff_write(
-    ctx: Context,
+    ctx: Context[AppState],
     summary: Annotated[str, Field(min_length=1, max_length=20000, description="What is handed over, and its state.")],
     from_agent: Annotated[
         str | None, Field(max_length=200, description="You; default: DOKORO_AGENT_ID or your token's agent.")
@@ -32,7 +32,7 @@ def dokoro_handoff_write(
 
 
 def dokoro_handoff_inbox(
-    ctx: Context,
+    ctx: Context[AppState],
     agent_id: Annotated[
         Key | None, Field(description="Only handoffs for this agent or for anyone; default: every open one.")
     ] = None,
@@ -53,7 +53,7 @@ def dokoro_handoff_inbox(
 
 
 def dokoro_handoff_claim(
-    ctx: Context,
+    ctx: Context[AppState],
     handoff_id: Annotated[RowId, Field(gt=0, description="The #id from dokoro_handoff_inbox.")],
     agent_id: Annotated[
         str | None, Field(max_length=200, description="You; default: DOKORO_AGENT_ID or your token's agent.")

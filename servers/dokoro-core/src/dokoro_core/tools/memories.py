@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from dokoro_server import ToolSpec, acting_agent, result, secret_notice, state
+from dokoro_server import AppState, ToolSpec, acting_agent, result, secret_notice, state
 from dokoro_server.bounds import IsoDate, Key, Keys, Note, Query, Text, Title
 from dokoro_store.results.memories import (
     BriefingSummary,
@@ -35,7 +35,7 @@ def _files_lines(files: FilesSync | None) -> list[str]:
 
 
 def dokoro_remember(
-    ctx: Context,
+    ctx: Context[AppState],
     type: Annotated[MemoryType, Field(description="What kind of memory this is.")],
     title: Annotated[Title, Field(description="One line naming the memory.")],
     body: Annotated[Text, Field(description="The memory itself; its first paragraph is the excerpt.")],
@@ -123,7 +123,7 @@ def _in_full(memory: Memory) -> str:
 
 
 def dokoro_memory_verdict(
-    ctx: Context,
+    ctx: Context[AppState],
     new_id: Annotated[Key, Field(description="The newer memory of the pair.")],
     old_id: Annotated[Key, Field(description="The older memory of the pair.")],
     verdict: Annotated[
@@ -142,7 +142,7 @@ def dokoro_memory_verdict(
 
 
 def dokoro_recall(
-    ctx: Context,
+    ctx: Context[AppState],
     query: Annotated[Query, Field(description="What you want to remember, in your own words.")],
     limit: Annotated[int, Field(ge=1, le=50, description="Top-k memories to return.")] = 10,
     types: Annotated[list[MemoryType] | None, Field(max_length=8, description="Only these kinds of memory.")] = None,
@@ -184,7 +184,7 @@ def dokoro_recall(
 
 
 def dokoro_forget(
-    ctx: Context,
+    ctx: Context[AppState],
     id: Annotated[Key, Field(description="The memory to forget.")],
     reason: Annotated[
         Note | None, Field(description="Why it no longer holds (required to deprecate; history is kept).")
@@ -203,7 +203,7 @@ def dokoro_forget(
     return result(text, done)
 
 
-def dokoro_memory_status(ctx: Context) -> Annotated[CallToolResult, MemoryStatus]:
+def dokoro_memory_status(ctx: Context[AppState]) -> Annotated[CallToolResult, MemoryStatus]:
     """An honest health report of the memories: index freshness, stale ones past review_after, unresolved
     conflicts, never-recalled ones, and aging episodes that could be compacted into one memory."""
     memories = state(ctx).store.memories
@@ -237,7 +237,7 @@ def dokoro_memory_status(ctx: Context) -> Annotated[CallToolResult, MemoryStatus
 
 
 def dokoro_briefing(
-    ctx: Context,
+    ctx: Context[AppState],
     budget: Annotated[int, Field(ge=200, le=32000, description="Token budget of the briefing.")] = 2000,
     focus: Annotated[
         Query | None, Field(description="What you are about to do (default: the claimed task); orders the rules.")

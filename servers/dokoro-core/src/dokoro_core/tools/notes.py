@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from dokoro_server import ToolSpec, acting_agent, result, state
+from dokoro_server import AppState, ToolSpec, acting_agent, result, state
 from dokoro_server.bounds import IsoDate, Key, Mapping
 from dokoro_store.results.coordination import Note, NoteList
 from mcp.server.mcpserver import Context
@@ -17,7 +17,7 @@ NoteType = Literal["scratch", "decision", "blocker", "handoff"]
 
 
 def dokoro_shared_note_append(
-    ctx: Context,
+    ctx: Context[AppState],
     content: Annotated[str, Field(min_length=1, max_length=20000, description="The note.")],
     agent_id: Annotated[
         str | None, Field(max_length=200, description="You; default: DOKORO_AGENT_ID or your token's agent.")
@@ -34,7 +34,7 @@ def dokoro_shared_note_append(
 
 
 def dokoro_shared_note_read(
-    ctx: Context,
+    ctx: Context[AppState],
     agent_id: Annotated[Key | None, Field(description="Only notes by this agent.")] = None,
     note_type: Annotated[NoteType | None, Field(description="Only notes of this kind.")] = None,
     since: Annotated[

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from dokoro_server import ToolSpec, acting_agent, card, result, state
+from dokoro_server import AppState, ToolSpec, acting_agent, card, result, state
 from dokoro_server.bounds import Index, Key, Line, Steps, Title
 from dokoro_store.results.plans import (
     Plan,
@@ -45,7 +45,7 @@ def _progress(plan: Plan | PlanView) -> str:
 
 
 def dokoro_plan_create(
-    ctx: Context,
+    ctx: Context[AppState],
     title: Annotated[Title, Field(description="What the plan achieves.")],
     items: Annotated[Steps, Field(description="The steps, in order (at least one).")],
     description: Annotated[Line | None, Field(description="Optional context for the plan.")] = None,
@@ -71,7 +71,7 @@ def dokoro_plan_create(
 
 
 def dokoro_plan_check(
-    ctx: Context,
+    ctx: Context[AppState],
     itemIndex: ItemIndexArg,
     planId: PlanIdArg = None,
     notes: Annotated[Line | None, Field(description="A note kept on the item.")] = None,
@@ -102,7 +102,7 @@ def dokoro_plan_check(
 
 
 def dokoro_plan_blocker(
-    ctx: Context,
+    ctx: Context[AppState],
     itemIndex: ItemIndexArg,
     blocker: Annotated[Line, Field(description="What blocks the item.")],
     planId: PlanIdArg = None,
@@ -119,7 +119,7 @@ def dokoro_plan_blocker(
 
 
 def dokoro_plan_validate(
-    ctx: Context,
+    ctx: Context[AppState],
     planId: Annotated[
         Key | None, Field(description="Plan id. Default: the newest live plan that is active or completed.")
     ] = None,
@@ -170,7 +170,7 @@ def plan_text(plan: PlanView) -> str:
 
 
 def dokoro_plan_status(
-    ctx: Context,
+    ctx: Context[AppState],
     planId: Annotated[Key | None, Field(description="Plan id. Default: the newest plan, archived included.")] = None,
 ) -> Annotated[CallToolResult, PlanShown]:
     """Show a plan: status, progress bar, items with completion times, blockers and notes."""
@@ -182,7 +182,7 @@ def dokoro_plan_status(
 
 
 def dokoro_plan_list(
-    ctx: Context,
+    ctx: Context[AppState],
     status: Annotated[
         Literal["all", "active", "completed", "validated"], Field(description="Only plans with this status.")
     ] = "all",

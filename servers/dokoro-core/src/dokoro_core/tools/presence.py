@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from dokoro_server import ToolSpec, acting_agent, result, state
+from dokoro_server import AppState, ToolSpec, acting_agent, result, state
 from dokoro_store.results.coordination import Presence, PresenceList
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
@@ -14,7 +14,7 @@ __all__ = ["TOOLS"]
 
 
 def dokoro_presence_ping(
-    ctx: Context,
+    ctx: Context[AppState],
     agent_id: Annotated[
         str | None, Field(max_length=200, description="You; default: DOKORO_AGENT_ID or your token's agent.")
     ] = None,
@@ -33,7 +33,7 @@ def dokoro_presence_ping(
 
 
 def dokoro_presence_list(
-    ctx: Context,
+    ctx: Context[AppState],
     ttl_seconds: Annotated[int, Field(ge=1, le=86400, description="Count agents seen within this many seconds.")] = 900,
 ) -> Annotated[CallToolResult, PresenceList]:
     """Which agents are working on this store right now, most recently seen first."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from dokoro_server import ToolSpec, acting_agent, card, result, secret_notice, state
+from dokoro_server import AppState, ToolSpec, acting_agent, card, result, secret_notice, state
 from dokoro_server.bounds import Key, Note
 from dokoro_store.results.working import BlockerCheck, QuestionAdded, QuestionAnswered, QuestionList
 from mcp.server.mcpserver import Context
@@ -26,7 +26,7 @@ def _ago(seconds: float) -> str:
 
 
 def dokoro_question_add(
-    ctx: Context,
+    ctx: Context[AppState],
     question: Annotated[Note, Field(description="The open question.")],
     context: Annotated[Note | None, Field(description="What it is about or why it matters.")] = None,
     priority: Annotated[
@@ -54,7 +54,7 @@ def dokoro_question_add(
 
 
 def dokoro_question_answer(
-    ctx: Context,
+    ctx: Context[AppState],
     answer: Annotated[Note, Field(description="The answer.")],
     id: Annotated[Key | None, Field(description="Question id (q-...). Default: the most recent open question.")] = None,
 ) -> Annotated[CallToolResult, QuestionAnswered]:
@@ -74,7 +74,7 @@ def dokoro_question_answer(
 
 
 def dokoro_question_list(
-    ctx: Context,
+    ctx: Context[AppState],
     status: Annotated[Literal["open", "answered", "all"], Field(description="Which questions to list.")] = "open",
     includeAnswered: Annotated[bool, Field(description="Also show up to 10 answered questions.")] = False,
 ) -> Annotated[CallToolResult, QuestionList]:
@@ -108,7 +108,7 @@ def dokoro_question_list(
     return result("\n".join(lines), QuestionList(questions=rows))
 
 
-def dokoro_question_check(ctx: Context) -> Annotated[CallToolResult, BlockerCheck]:
+def dokoro_question_check(ctx: Context[AppState]) -> Annotated[CallToolResult, BlockerCheck]:
     """Are we blocked? Lists open blocker questions that must be answered before going on."""
     out = state(ctx).store.working.questions.check()
     blockers, counts = out.blockers, out.counts

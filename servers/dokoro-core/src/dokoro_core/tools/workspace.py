@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal
 
-from dokoro_server import ToolSpec, acting_agent, authenticated_agent, card, result, secret_notice, state
+from dokoro_server import AppState, ToolSpec, acting_agent, authenticated_agent, card, result, secret_notice, state
 from dokoro_server.bounds import Mapping, Note, PathText, Text
 from dokoro_store.results.working import FolderInit, LogEntry, SessionDump, WorkspaceClaim, WorkspaceStatus
 from mcp.server.mcpserver import Context
@@ -17,7 +17,7 @@ __all__ = ["TOOLS", "status_text"]
 
 
 def dokoro_init(
-    ctx: Context,
+    ctx: Context[AppState],
     projectPath: Annotated[
         PathText | None,
         Field(
@@ -59,7 +59,7 @@ def dokoro_init(
 
 
 def dokoro_workspace_claim(
-    ctx: Context,
+    ctx: Context[AppState],
     task: Annotated[Note, Field(description="What this session will work on, in a sentence.")],
     force: Annotated[
         bool,
@@ -91,7 +91,7 @@ def dokoro_workspace_claim(
     return result(card("Workspace Claimed", message, details), claimed.result())
 
 
-def dokoro_workspace_status(ctx: Context) -> Annotated[CallToolResult, WorkspaceStatus]:
+def dokoro_workspace_status(ctx: Context[AppState]) -> Annotated[CallToolResult, WorkspaceStatus]:
     """Is a task in flight? Shows the claimed task, who holds the lock, session time and log entries."""
     status = state(ctx).store.working.workspace.status()
     return result(status_text(status), status)
@@ -129,29 +129,10 @@ def status_text(status: WorkspaceStatus) -> str:
             "Tool calls": status.tool_calls,
         },
     )
-    lock_text = "unlocked"
-    if status.locked_by is not None and status.lock_expires_at is not None:
-        lock_text = f"locked by {status.locked_by} until {iso(status.lock_expires_at)}{stale}"
-    text = card(
-        "Workspace Status",
-        "",
-        {
-            "Workspace": "current.md",
-            "Task": status.task,
-            "Agent": status.agent_id,
-            "Session": status.session_id,
-            "Lock": lock_text,
-            "Session duration": format_duration(status.session_minutes),
-            "Active time": format_duration(status.active_minutes),
-            "Log entries": status.entries,
-            "Tool calls": status.tool_calls,
-        },
-    )
-    return result(text, status)
 
 
 def dokoro_session_log(
-    ctx: Context,
+    ctx: Context[AppState],
     entry: Annotated[Text, Field(description="What happened: progress, a note, an issue or a decision.")],
     type: Annotated[Literal["progress", "note", "issue", "decision"], Field(description="Kind of entry.")] = "progress",
 ) -> Annotated[CallToolResult, LogEntry]:
@@ -162,7 +143,7 @@ def dokoro_session_log(
 
 
 def dokoro_workspace_dump(
-    ctx: Context,
+    ctx: Context[AppState],
     reason: Annotated[Note, Field(description="Why the session is being saved (end of day, handoff, ...).")],
     keepActive: Annotated[
         bool, Field(description="Keep the workspace claimed (true) or release the lock and end it (false).")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from dokoro_server import ToolSpec, card, result, state
+from dokoro_server import AppState, ToolSpec, card, result, state
 from dokoro_server.bounds import Mapping, Note, Paths, Title
 from dokoro_store.results.planning import (
     ConflictCheck,
@@ -53,7 +53,7 @@ def _footer(doc_ids: list[str], plan_ids: list[str], notes: list[str]) -> list[s
 
 
 def dokoro_plan_feature(
-    ctx: Context,
+    ctx: Context[AppState],
     feature: Annotated[Note, Field(description="The feature to plan, in a sentence.")],
     approach: Annotated[
         Literal["do_new_research", "use_existing_research", "plan_only", "use_docs"],
@@ -76,7 +76,7 @@ def dokoro_plan_feature(
 
 
 def dokoro_capture_research(
-    ctx: Context,
+    ctx: Context[AppState],
     topic: Annotated[Title, Field(description="What the research was about.")],
     findings: Annotated[Note, Field(description="What was found (markdown).")],
     sources: Annotated[Paths | None, Field(description="Where it came from: URLs, papers, files.")] = None,
@@ -109,7 +109,7 @@ _SECTIONS = (
 
 
 def dokoro_whats_next(
-    ctx: Context,
+    ctx: Context[AppState],
     context: Annotated[Note | None, Field(description="What you are about to work on, to rank suggestions.")] = None,
 ) -> Annotated[CallToolResult, WhatsNext]:
     """Suggest what to do next: the next item of each plan in flight, blockers, blocking questions,
@@ -132,7 +132,7 @@ def dokoro_whats_next(
 
 
 def dokoro_detect_conflicts(
-    ctx: Context,
+    ctx: Context[AppState],
     feature: Annotated[Note, Field(description="The feature or change you are about to make.")],
 ) -> Annotated[CallToolResult, ConflictCheck]:
     """Before building something: what the store already knows that could clash with it — past
@@ -154,7 +154,7 @@ def dokoro_detect_conflicts(
 
 
 def dokoro_check_duplicate(
-    ctx: Context,
+    ctx: Context[AppState],
     description: Annotated[Note, Field(description="What you plan to build.")],
 ) -> Annotated[CallToolResult, DuplicateCheck]:
     """Has this been built or planned already? Finished features, plans and documents close to the
@@ -174,7 +174,7 @@ def dokoro_check_duplicate(
 
 
 def dokoro_regression_history(
-    ctx: Context,
+    ctx: Context[AppState],
     component: Annotated[Title, Field(description="The component, feature or area to look up.")],
 ) -> Annotated[CallToolResult, RegressionHistory]:
     """What has broken before in this area: notes about the component (found by meaning) that record

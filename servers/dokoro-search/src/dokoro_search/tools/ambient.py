@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
-from dokoro_server import ToolSpec, card, over_http, result, state
+from dokoro_server import AppState, ToolSpec, card, over_http, result, state
 from dokoro_server.bounds import PathText
 from dokoro_store.results.search import AmbientResult
 from mcp.server.mcpserver import Context
@@ -19,7 +19,7 @@ __all__ = ["TOOLS"]
 
 
 def dokoro_ambient_context(
-    ctx: Context,
+    ctx: Context[AppState],
     projectPath: Annotated[
         PathText | None,
         Field(

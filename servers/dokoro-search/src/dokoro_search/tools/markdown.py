@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from dokoro_server import ToolSpec, card, result, state
+from dokoro_server import AppState, ToolSpec, card, result, state
 from dokoro_server.bounds import Mapping, Query
 from dokoro_store.results.search import MarkdownHit, MarkdownResults
 from mcp.server.mcpserver import Context
@@ -29,7 +29,7 @@ def _render(hits: list[MarkdownHit]) -> str:
 
 
 def search_dokoros(
-    ctx: Context,
+    ctx: Context[AppState],
     query: Annotated[Query, Field(description="Text the title or body contains (case-insensitive); empty = any.")] = "",
     type: Annotated[
         Literal["insights", "decisions", "features", "daily", "current", "all"],
@@ -56,7 +56,7 @@ def search_dokoros(
 
 
 def list_recent_dokoros(
-    ctx: Context,
+    ctx: Context[AppState],
     days: Annotated[int, Field(ge=1, le=3650, description="Modified within this many days.")] = 7,
     type: Annotated[
         Literal["posts", "ideas", "features", "all"],

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from dokoro_server import ToolSpec, card, result, state
+from dokoro_server import AppState, ToolSpec, card, result, state
 from dokoro_server.bounds import IsoDate, Key, Keys, Query, Text, Title
 from dokoro_store.results.search import (
     IndexContentResult,
@@ -52,7 +52,7 @@ def _notes(text: str, notes: list[str]) -> str:
 
 
 def search_universal(
-    ctx: Context,
+    ctx: Context[AppState],
     query: Annotated[Query, Field(min_length=1, description="What to look for, in plain words (a question works).")],
     limit: Annotated[int, Field(ge=1, le=100, description="How many documents to return.")] = 10,
     mode: Annotated[
@@ -94,7 +94,7 @@ def search_universal(
 
 
 def search_reindex(
-    ctx: Context,
+    ctx: Context[AppState],
     full: Annotated[
         bool,
         Field(description="Drop every chunk and vector and rebuild them all with the current embedder."),
@@ -116,7 +116,7 @@ def search_reindex(
 
 
 def search_index_content(
-    ctx: Context,
+    ctx: Context[AppState],
     doc_id: Annotated[Key, Field(min_length=1, description="Stable id of the document (created when new).")],
     content: Annotated[Text, Field(min_length=1, description="The text to index (markdown welcome).")],
     title: Annotated[Title, Field(description="A title for the document.")] = "Untitled",
@@ -150,7 +150,7 @@ def search_index_content(
     return result(_notes(card("Content Indexed", "", details), out.notes), out)
 
 
-def search_status(ctx: Context) -> Annotated[CallToolResult, SearchStatusResult]:
+def search_status(ctx: Context[AppState]) -> Annotated[CallToolResult, SearchStatusResult]:
     """Show what the search index holds and which engines it uses: embedder (and its model file), re-ranker,
     vector engine (LanceDB, pgvector or exact scan), full-text engine, documents indexed and waiting."""
     out = state(ctx).store.search.status()

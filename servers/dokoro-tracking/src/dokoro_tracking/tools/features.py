@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from dokoro_server import ToolSpec, acting_agent, result, state
+from dokoro_server import AppState, ToolSpec, acting_agent, result, state
 from dokoro_server.bounds import Key, Note, Title
 from dokoro_store.results.tracking import ItemChanged, ItemList
 from mcp.server.mcpserver import Context
@@ -20,7 +20,7 @@ PriorityFilter = Literal["all", "low", "medium", "high", "critical"]
 
 
 def dokoro_feature_add(
-    ctx: Context,
+    ctx: Context[AppState],
     title: Annotated[Title, Field(description="The feature, in one line.")],
     complexity: Annotated[
         Literal["trivial", "simple", "moderate", "complex", "epic"], Field(description="How big it is.")
@@ -38,7 +38,7 @@ def dokoro_feature_add(
 
 
 def dokoro_feature_list(
-    ctx: Context,
+    ctx: Context[AppState],
     status: Annotated[
         Literal["all", "ideas", "planned", "active", "completed", "archived"],
         Field(description="Only features with this status."),
@@ -52,7 +52,7 @@ def dokoro_feature_list(
 
 
 def dokoro_feature_start(
-    ctx: Context,
+    ctx: Context[AppState],
     feature_id: Annotated[Key, Field(description="The id dokoro_feature_add returned (or its file name).")],
 ) -> Annotated[CallToolResult, ItemChanged]:
     """Start building a feature: ideas or planned → active."""
@@ -61,7 +61,7 @@ def dokoro_feature_start(
 
 
 def dokoro_feature_plan(
-    ctx: Context,
+    ctx: Context[AppState],
     feature_id: Annotated[Key, Field(description="The id dokoro_feature_add returned (or its file name).")],
     approach: Annotated[
         Literal["use_existing_research", "do_new_research", "plan_only"],

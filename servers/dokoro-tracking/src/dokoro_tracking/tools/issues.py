@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from dokoro_server import ToolSpec, acting_agent, card, result, secret_notice, state
+from dokoro_server import AppState, ToolSpec, acting_agent, card, result, secret_notice, state
 from dokoro_server.bounds import Key, Note, Title
 from dokoro_store.results.tracking import ItemChanged, ItemList
 from mcp.server.mcpserver import Context
@@ -53,7 +53,7 @@ def list_text(kind: str, done: ItemList) -> str:
 
 
 def dokoro_issue_add(
-    ctx: Context,
+    ctx: Context[AppState],
     title: Annotated[Title, Field(description="What is wrong or needed, in one line.")],
     category: Annotated[Category, Field(description="Kind of issue.")] = "bug",
     priority: Annotated[Priority, Field(description="How urgent it is.")] = "medium",
@@ -69,7 +69,7 @@ def dokoro_issue_add(
 
 
 def dokoro_issue_list(
-    ctx: Context,
+    ctx: Context[AppState],
     status: Annotated[
         Literal["all", "pending", "active", "resolved", "archived"], Field(description="Only issues with this status.")
     ] = "all",
@@ -82,7 +82,7 @@ def dokoro_issue_list(
 
 
 def dokoro_issue_work(
-    ctx: Context,
+    ctx: Context[AppState],
     issue_id: Annotated[Key, Field(description="The id dokoro_issue_add returned (or its file name).")],
 ) -> Annotated[CallToolResult, ItemChanged]:
     """Start work on an issue: pending → active (a resolved issue is reopened)."""
@@ -92,7 +92,7 @@ def dokoro_issue_work(
 
 
 def dokoro_issue_complete(
-    ctx: Context,
+    ctx: Context[AppState],
     issue_id: Annotated[Key, Field(description="The id dokoro_issue_add returned (or its file name).")],
     solution: Annotated[Note, Field(description="How it was solved (markdown).")],
 ) -> Annotated[CallToolResult, ItemChanged]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from dokoro_server import ToolSpec, acting_agent, card, result, state
+from dokoro_server import AppState, ToolSpec, acting_agent, card, result, state
 from dokoro_store.results.tracking import BackupVerify, HealthReport, RestoreReport
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
@@ -16,7 +16,7 @@ __all__ = ["TOOLS"]
 
 
 def dokoro_backup_verify(
-    ctx: Context,
+    ctx: Context[AppState],
     create_backup: Annotated[
         bool, Field(description="Also write a backup (JSON export of the tracking tables) to tracking/backups/.")
     ] = False,
@@ -41,7 +41,7 @@ def dokoro_backup_verify(
 
 
 def dokoro_restore_items(
-    ctx: Context,
+    ctx: Context[AppState],
     type: Annotated[Literal["all", "issues", "features"], Field(description="What to restore.")] = "all",
     source: Annotated[
         Literal["backup", "auto"],
@@ -73,7 +73,7 @@ def dokoro_restore_items(
 
 
 def dokoro_health_check(
-    ctx: Context,
+    ctx: Context[AppState],
     fix_issues: Annotated[
         bool, Field(description="Create missing folders and re-render missing or stale renderings.")
     ] = False,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from dokoro_server import ToolSpec, acting_agent, card, result, secret_notice, state
+from dokoro_server import AppState, ToolSpec, acting_agent, card, result, secret_notice, state
 from dokoro_server.bounds import Key, Title
 from dokoro_store.results.tracking import WeeklyAdded, WeeklyItemView, WeeklyStatus, WeeklySync
 from mcp.server.mcpserver import Context
@@ -26,7 +26,7 @@ def _line(item: WeeklyItemView) -> str:
 
 
 def dokoro_weekly_add_item(
-    ctx: Context,
+    ctx: Context[AppState],
     type: Annotated[Literal["issue", "feature", "task"], Field(description="What kind of item.")],
     title: Annotated[Title, Field(description="The item, in one line.")],
     priority: Annotated[Literal["low", "medium", "high", "critical"], Field(description="How urgent.")] = "medium",
@@ -45,7 +45,7 @@ def dokoro_weekly_add_item(
 
 
 def dokoro_weekly_sync(
-    ctx: Context,
+    ctx: Context[AppState],
     dry_run: Annotated[bool, Field(description="Only show what would be added.")] = False,
 ) -> Annotated[CallToolResult, WeeklySync]:
     """Copy the unchecked `- [ ]` items of current.md's Progress / Active Task sections onto this
@@ -69,7 +69,7 @@ def dokoro_weekly_sync(
 
 
 def dokoro_weekly_status(
-    ctx: Context,
+    ctx: Context[AppState],
     include_time: Annotated[bool, Field(description="Add the task time tracked this week, per agent.")] = False,
     include_summary: Annotated[bool, Field(description="Add a one-line summary.")] = True,
 ) -> Annotated[CallToolResult, WeeklyStatus]:

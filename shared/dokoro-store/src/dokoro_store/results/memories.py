@@ -107,16 +107,22 @@ class FilesSync(Result):
     problems: list[FileProblem] = []  # noqa: RUF012 - a pydantic field: each instance gets a copy
     rendered: int = 0
     removed: int = 0
+    note: str | None = Field(
+        default=None,
+        description="When the reconcile was cut short: another process was reconciling the folder, or more "
+        "files changed than one call reads (the next calls read them).",
+    )
 
     @property
     def quiet(self) -> bool:
         """Nothing a person or an agent needs to hear about (files written for rows are routine)."""
-        return not self.changes and not self.problems
+        return not self.changes and not self.problems and self.note is None
 
     def lines(self) -> list[str]:
         """One line per change and per unreadable file, for a tool's or a command's text."""
         out = [f"- {c.path}: {c.message}" for c in self.changes]
         out += [f"- {p.path}: not read ({p.reason})" for p in self.problems]
+        out += [f"- {self.note}"] if self.note else []
         return out
 
 

@@ -17,7 +17,7 @@ Importing this package loads no numpy, model2vec, lancedb or pyarrow: they load 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from dokoro_store.retrieval.config import EMBEDDER_CHOICES, EmbedderChoice, RetrievalConfig
 
@@ -64,10 +64,6 @@ class Retrieval:
 
             self._vector_index = open_vector_index(self._db, self._paths, self.config)
         return self._vector_index
-
-    def index_saved_doc(self, doc_id: str) -> Any:
-        """Index one document another service just saved (e.g. a session dump)."""
-        return self.docs.index_docs([doc_id])
 
     def close(self, *, finish: bool = True) -> None:
         self.docs.close(finish=finish)  # embeds what waits first (finish), so LanceDB copies it below

@@ -638,8 +638,29 @@ class DocumentService:
         full-text index), with the embedder this process uses."""
         if not full:
             return self.index_pending(progress)
+        self._keeps_the_stamp()
         self.clear_index(rebuild_full_text=True)
         return self.index_docs(None, force=True, progress=progress)
+
+    def _keeps_the_stamp(self) -> None:
+        """Before a full reindex: refuse unless this process embeds with the embedder the store's
+        vectors are stamped with. Clearing the vectors would otherwise move the whole store to this
+        process's embedder, and every other process on it would stop matching; only
+        :meth:`reembed` (``dokoro reembed``) changes a store's embedder."""
+        stored, _dim = self.stamp()
+        if stored is None or self._vector_count() == 0:
+            return
+        embedder = self._embedder.get()
+        if embedder is not None and embedder.id != stored:
+            embedder = self._embedder.adopt(stored) or embedder
+        if embedder is not None and embedder.id == stored:
+            return
+        here = f"embeds with {embedder.id}" if embedder is not None else f"cannot run it ({self._embedder.reason})"
+        raise EmbedderMismatchError(
+            f"a full reindex rebuilds the vectors with the store's embedder {stored}, but this process {here}; "
+            "nothing was changed. Run it where that embedder runs (or with DOKORO_EMBEDDER=auto), or move the "
+            "whole store to another embedder with `dokoro reembed`"
+        )
 
     def clear_index(self, *, rebuild_full_text: bool = False) -> None:
         """Forget every chunk and vector (and the stamp); documents stay."""

@@ -146,6 +146,14 @@ def _kind_of(stamp: str | None) -> str | None:
     return stamp.split(":", 1)[0] if stamp else None
 
 
+def _cannot_run(stamp: str | None, why: str, install: str) -> str:
+    return (
+        f"this store's vectors were made by {stamp}, which this process cannot run ({why}); search and recall "
+        f"use word matching here. Fix: {install}, or move the whole store to another embedder with "
+        "`dokoro reembed --embedder onnx|static`"
+    )
+
+
 class EmbedderHandle:
     """Resolves the configured embedder on first use and keeps it for the life of the store.
 
@@ -195,28 +203,37 @@ class EmbedderHandle:
         if self.config.ollama_url is None:
             return False
         ollama = self.ollama()
-        if ollama.healthy()[0]:
-            return True
         stamp = self._stamp()
-        return bool(stamp and stamp == ollama.id)
+        if stamp is not None:
+            return bool(stamp == ollama.id)  # a stamped store keeps its embedder (see _auto_bundled)
+        return bool(ollama.healthy()[0])
 
     def _auto_bundled(self) -> tuple[str | None, str]:
-        """``auto`` without Ollama: which bundled model (``onnx``, ``static``, or None), and why."""
+        """``auto`` without Ollama: which embedder (``onnx``, ``static``, ``hashing``, or None), and why.
+
+        A stamped store decides: every process embeds with the embedder that made its vectors, or,
+        when it cannot run that one, with none (word matching, said on every search answer) — never
+        with another, which would split the store in two. Only ``dokoro reembed`` changes a stamp.
+        """
         onnx_ok, onnx_why = onnx_available()
         static_ok, static_why = static_available()
-        stamped = _kind_of(self._stamp())
+        stamp = self._stamp()
+        stamped = _kind_of(stamp)
         if stamped == "onnx":
             if onnx_ok:
                 return "onnx", "auto: the index is stamped with the onnx embedder"
-            return None, (
-                f"the index was built with the onnx embedder, which this process cannot run ({onnx_why}); "
-                "search falls back to full text. Install dokoro-store[onnx], or run `dokoro reembed` to move the index"
-            )
-        if stamped == "static" and static_ok:
-            why = "auto: the index is stamped with the static embedder"
-            if onnx_ok:
-                why += " (`dokoro reembed --embedder onnx` moves it to the stronger transformer)"
-            return "static", why
+            return None, _cannot_run(stamp, onnx_why, "install onnxruntime and tokenizers here (dokoro-store[onnx])")
+        if stamped == "static":
+            if static_ok:
+                why = "auto: the index is stamped with the static embedder"
+                if onnx_ok:
+                    why += " (`dokoro reembed --embedder onnx` moves it to the stronger transformer)"
+                return "static", why
+            return None, _cannot_run(stamp, static_why, "install model2vec here")
+        if stamped == "hashing":
+            return "hashing", "auto: the index is stamped with the hashing floor"
+        if stamped is not None:  # ollama, and a stamp of an embedder this dokoro does not know
+            return None, _cannot_run(stamp, "this process does not reach it", "set OLLAMA_URL for this process too")
         if onnx_ok:
             return "onnx", f"auto: {onnx_why}"
         if static_ok:
@@ -256,7 +273,7 @@ class EmbedderHandle:
             from dokoro_store.retrieval.static import StaticEmbedder
 
             return StaticEmbedder(), ""
-        if _kind_of(self._stamp()) == "onnx":
+        if kind is None and self._stamp() is not None:
             return None, why
         from dokoro_store.retrieval.hashing import HashingEmbedder
 
@@ -315,10 +332,6 @@ class EmbedderHandle:
             raise EmbedderUnavailableError(f"no embedder available: {self.reason}")
         return embedder
 
-    def expected_id(self) -> str | None:
-        """The id vectors should carry, without loading a model or contacting a server twice."""
-        return self.status().id
-
     # ------------------------------------------------------------------ status
     def status(self) -> EmbedderStatus:
         """What this handle embeds with, without loading a model (Ollama: one cached health check)."""
@@ -359,9 +372,10 @@ class EmbedderHandle:
             return EmbedderStatus(
                 choice, "static", static.id, static.dimension, static.label, True, why, str(MODEL_DIR)
             )
-        if kind in ("onnx", "static") or (choice == "auto" and _kind_of(self._stamp()) == "onnx"):
-            label = f"{kind or 'onnx'} (unavailable)"
-            return EmbedderStatus(choice, kind or "onnx", None, None, label, False, why, None)
+        stamped = _kind_of(self._stamp()) if choice == "auto" else None
+        if kind in ("onnx", "static") or (kind is None and stamped is not None):
+            unavailable = kind or stamped or "onnx"
+            return EmbedderStatus(choice, unavailable, None, None, f"{unavailable} (unavailable)", False, why, None)
         from dokoro_store.retrieval.hashing import HashingEmbedder
 
         floor = HashingEmbedder()

@@ -63,7 +63,7 @@ class Scored:
     vector_rank: int | None = None
 
 
-def fuse_scores(
+def fuse_scores(  # noqa: C901 - the fusion's steps in the order they score; split, each would take the same dozen arguments
     db: Database,
     settings: FusionSettings,
     text_hits: Sequence[TextHit],

@@ -278,7 +278,7 @@ class Indexer:
         vector engine's own copy)."""
         return self._write(session, plan, embedded, report, mark)
 
-    def _write(
+    def _write(  # noqa: C901 - one write transaction's statements, in the order the transaction runs them
         self,
         session: Session | None,
         plan: BatchPlan,

@@ -476,7 +476,7 @@ class LanceIndex:
             return None
         return self._exact.stored_vectors(doc_ids, embedder)
 
-    def search(self, vector: Any, embedder: str, k: int, scope: DocScope | None = None) -> list[VectorHit]:
+    def search(self, vector: Any, embedder: str, k: int, scope: DocScope | None = None) -> list[VectorHit]:  # noqa: C901 - the read-once checks (generation, drift, unmirrored rows) share one session and one answer
         import numpy as np
 
         from dokoro_store.retrieval.vectors import current_generation

@@ -49,10 +49,6 @@ class ThreadMap:
         found = (self.at.get((thread, position - distance)), self.at.get((thread, position + distance)))
         return [doc for doc in found if doc is not None]
 
-    def thread_of(self, doc_id: str) -> str | None:
-        where = self.place.get(doc_id)
-        return where[0] if where else None
-
 
 def load_threads(db: Database, doc_ids: Iterable[str], span: int = NEIGHBOUR_SPAN) -> ThreadMap:
     """The thread places of ``doc_ids`` and of their neighbours up to ``span`` places away.

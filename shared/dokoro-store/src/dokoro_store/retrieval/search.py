@@ -59,26 +59,43 @@ from dokoro_store.retrieval.vectors import VectorHit, VectorIndex
 from dokoro_store.retrieval.workspace_index import ReconcileReport, WorkspaceIndex
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
     from dokoro_store.retrieval.embedders import Embedder
+
+    Vector = npt.NDArray[np.float32]
 
 __all__ = ["SEARCH_MODES", "RefreshReport", "SearchHit", "SearchMode", "SearchResults", "SearchService"]
 
 log = logging.getLogger("dokoro.store")
 
 SearchMode = Literal["hybrid", "keyword", "semantic"]
-# The graph signal: (query, depth) → documents linked to entities named in the query, best first,
-# each with ``doc_id`` and ``entities`` (names) — GraphService.search_signal.
-GraphSignal = Callable[[str, int], Sequence[Any]]
+
+
+class GraphHit(Protocol):
+    """A document the graph links to entities named in the query (``graph_queries.GraphLink``)."""
+
+    @property
+    def doc_id(self) -> str: ...
+
+    @property
+    def entities(self) -> tuple[str, ...]: ...
+
+
+# The graph signal: (query, depth) → documents linked to entities named in the query, best first
+# (GraphService.search_signal).
+GraphSignal = Callable[[str, int], Sequence[GraphHit]]
 
 
 class ScopedVectors(Protocol):
     """A vector leg for some scopes (recall's, on a large store: ``services.memories.chunks``)."""
 
-    def search(self, vector: Any, embedder: str, k: int, scope: DocScope) -> list[VectorHit] | None:
+    def search(self, vector: Vector, embedder: str, k: int, scope: DocScope) -> list[VectorHit] | None:
         """The engine's answer for ``scope``, or None when the engine should answer."""
         ...
 
-    def stored_vectors(self, doc_ids: Sequence[str], embedder: str) -> list[tuple[str, str, Any]] | None:
+    def stored_vectors(self, doc_ids: Sequence[str], embedder: str) -> list[tuple[str, str, Vector]] | None:
         """The candidates' chunk vectors as the last search saw them (None: read them)."""
         ...
 
@@ -103,10 +120,10 @@ class _Legs:
     engine: str
     text_hits: list[TextHit] = field(default_factory=list)
     vector_hits: list[VectorHit] = field(default_factory=list)
-    graph_hits: list[Any] = field(default_factory=list)
+    graph_hits: list[GraphHit] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     embedder_id: str | None = None
-    query_vector: Any = None
+    query_vector: Vector | None = None
     # The candidates' vectors held by whatever answered the vector leg (None: the engine's or read).
     stored: StoredVectors | None = None
 
@@ -120,7 +137,7 @@ class Ranked:
     top: list[Fused]
     _text_by_doc: dict[str, TextHit]
     _vector_by_doc: dict[str, VectorHit]
-    _graph_by_doc: dict[str, Any]
+    _graph_by_doc: dict[str, GraphHit]
     _lifted: dict[str, str] | None
     retired: dict[str, str] = field(default_factory=dict)  # retired memories' documents → their state in words
 
@@ -360,7 +377,15 @@ class SearchService:
                     raise EmbedderUnavailableError(f"semantic search needs an embedder: {reason}")
                 legs.notes.append(f"vectors skipped ({reason}); results are full-text only")
             else:
-                embedder = self._docs.check_search_stamp(embedder)  # raises, naming `dokoro reembed`
+                try:
+                    embedder = self._docs.check_search_stamp(embedder)  # raises, naming `dokoro reembed`
+                except EmbedderMismatchError as exc:
+                    if mode == "semantic":
+                        raise
+                    # Word matching still answers, and every answer says why there is no more.
+                    legs.notes.append(f"vectors skipped ({exc}); results are full-text only")
+                    embedder = None
+            if embedder is not None:
                 legs.query_vector = self._embed_query(embedder, query, legs.notes, mode)
                 if legs.query_vector is not None:
                     legs.embedder_id = embedder.id
@@ -379,16 +404,17 @@ class SearchService:
         legs.graph_hits = [g for g in graph_hits if g.doc_id in found]
         return legs
 
-    def _embed_query(self, embedder: Embedder, query: str, notes: list[str], mode: str) -> Any:
+    def _embed_query(self, embedder: Embedder, query: str, notes: list[str], mode: str) -> Vector | None:
         try:
-            return embedder.embed([query], query=True)[0]
+            vector: Vector = embedder.embed([query], query=True)[0]
         except EmbedderUnavailableError as exc:
             if mode == "semantic":
                 raise
             notes.append(f"vectors skipped ({exc}); results are full-text only")
             return None
+        return vector
 
-    def _graph(self, query: str, depth: int, notes: list[str]) -> list[Any]:
+    def _graph(self, query: str, depth: int, notes: list[str]) -> list[GraphHit]:
         if self.graph_signal is None:
             return []
         try:
@@ -398,7 +424,7 @@ class SearchService:
             notes.append(f"graph signal skipped: {exc}")
             return []
 
-    def _keyword(self, planned: PlannedQuery, depth: int, scope: DocScope | None = None) -> list[Any]:
+    def _keyword(self, planned: PlannedQuery, depth: int, scope: DocScope | None = None) -> list[TextHit]:
         if planned.empty:
             return []
         with self._db.read() as session:

@@ -12,8 +12,6 @@ recall ranking adds to it (``embedding``, ``embedder``).
 
 from __future__ import annotations
 
-from typing import cast
-
 from sqlalchemy import (
     BigInteger,
     Column,
@@ -29,6 +27,7 @@ from sqlalchemy import (
     text,
 )
 
+from dokoro_store.db.model_tables import table_of
 from dokoro_store.db.types import UtcDateTime
 from dokoro_store.models import Doc
 
@@ -43,7 +42,7 @@ __all__ = [
 ]
 
 # The documents table (owned by the models), as a typed Core table for the index's queries.
-docs_table = cast(Table, Doc.__table__)  # type: ignore[attr-defined]
+docs_table = table_of(Doc)
 
 INDEX_METADATA = MetaData()
 

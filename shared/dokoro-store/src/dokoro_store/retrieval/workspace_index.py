@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import or_, select
 
 from dokoro_store.db.engine import Database
 from dokoro_store.files import atomic_write_text, file_lock
@@ -40,12 +40,25 @@ from dokoro_store.retrieval.markdown_docs import (
 from dokoro_store.retrieval.tables import docs_table
 from dokoro_store.walls import plain_file, scan
 
-__all__ = ["WATCHED_DIRS", "WATCHED_FILES", "ImportReport", "ReconcileReport", "WorkspaceIndex"]
+__all__ = [
+    "RENDERED_DIRS",
+    "RENDERED_FILES",
+    "WATCHED_DIRS",
+    "WATCHED_FILES",
+    "ImportReport",
+    "ReconcileReport",
+    "WorkspaceIndex",
+]
 
 log = logging.getLogger("dokoro.store")
 
 WATCHED_DIRS = ("daily", "decisions", "insights", "research", "features", "retrospective", "archive")
 WATCHED_FILES = ("current.md",)
+# The store's own renderings of its rows (memory files, tracking items and features, the week):
+# never documents of their own. A memory is searched as the memory it is (deprecated ones too, as
+# such), an issue with its real status; imported as files they came back as live `inbox` issues.
+RENDERED_DIRS = ("memories", "tracking")
+RENDERED_FILES = ("currentWeek.md",)
 _CACHE_VERSION = 1
 
 
@@ -70,6 +83,8 @@ class ImportReport:
     errors: list[str] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     index: IndexReport | None = None
+    renderings: int = 0  # the store's own renderings (memories/, tracking/) left out
+    renderings_removed: int = 0  # documents an earlier import had made of them, deleted
 
 
 @dataclass
@@ -104,6 +119,10 @@ class WorkspaceIndex:
 
     def _all_markdown(self) -> Iterator[Path]:
         return scan(self._paths.root, self._paths.root, skip_dir=lambda name: name in IGNORED_DIRS)
+
+    def _is_rendering(self, relative: str) -> bool:
+        parts = relative.split("/")
+        return (parts[0] in RENDERED_DIRS and len(parts) > 1) or relative in RENDERED_FILES
 
     def _load_cache(self) -> dict[str, _Entry]:
         try:
@@ -206,7 +225,12 @@ class WorkspaceIndex:
     ) -> ImportReport:
         """Import every markdown file of the folder as a document, then index what changed."""
         report = ImportReport()
-        files = list(self._all_markdown())
+        files = []
+        for path in self._all_markdown():
+            if self._is_rendering(self._paths.relative(path)):
+                report.renderings += 1
+            else:
+                files.append(path)
         changed: list[str] = []
         for done, path in enumerate(files, start=1):
             rel = self._paths.relative(path)
@@ -229,6 +253,24 @@ class WorkspaceIndex:
                 report.errors.append(f"{rel}: {exc}")
             if progress is not None:
                 progress(done, len(files), "files")
+        if not dry_run:
+            report.renderings_removed = self._forget_rendering_documents()
         if not dry_run and changed:
             report.index = self._docs.index_docs(changed, force=force, progress=progress)
         return report
+
+    def _forget_rendering_documents(self) -> int:
+        """Delete the documents an earlier import made of the store's renderings (a memory or issue
+        there is searched as itself, under ``memory://`` or as a tracking row, never as its file)."""
+        column = docs_table.c.filepath
+        prefixes = [column.startswith(f"{name}/", autoescape=True) for name in RENDERED_DIRS]
+        with self._db.read() as session:
+            ids = [
+                str(doc_id)
+                for doc_id in session.execute(
+                    select(docs_table.c.id).where(or_(*prefixes, column.in_(RENDERED_FILES)))
+                ).scalars()
+            ]
+        for doc_id in ids:
+            self._docs.delete(doc_id)
+        return len(ids)

@@ -19,6 +19,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from dokoro_store.db.engine import Database
+from dokoro_store.db.model_tables import table_of
 from dokoro_store.errors import ConflictError, InvalidArgumentError
 from dokoro_store.models import FileClaim, FileClaimEvent
 from dokoro_store.results.coordination import (
@@ -53,11 +54,11 @@ MAX_INTENT = 2000
 
 
 def _claims() -> Table:
-    return FileClaim.__table__  # type: ignore[attr-defined,no-any-return]
+    return table_of(FileClaim)
 
 
 def _events() -> Table:
-    return FileClaimEvent.__table__  # type: ignore[attr-defined,no-any-return]
+    return table_of(FileClaimEvent)
 
 
 class ClaimService:

@@ -38,6 +38,7 @@ from sqlmodel import Session, col, select
 
 from dokoro_store.clock import Clock, iso, parse_iso
 from dokoro_store.db.engine import Database
+from dokoro_store.db.model_tables import table_of
 from dokoro_store.errors import InvalidArgumentError
 from dokoro_store.limits import MAX_COUNT, MAX_SUM, MAX_TOKEN_COUNT
 from dokoro_store.models import ConversationSummary, EpisodeSession
@@ -232,7 +233,7 @@ class EpisodicService:
         with self._db.write() as session:
             session.execute(
                 self._db.ops.upsert(
-                    EpisodeSession.__table__,  # type: ignore[attr-defined]
+                    table_of(EpisodeSession),
                     {"id": session_id, "started_at": now, "status": "completed"},
                     ["id"],
                     None,

@@ -18,6 +18,7 @@ from sqlalchemy import TextClause, bindparam, text
 
 from dokoro_store.clock import parse_iso
 from dokoro_store.db.engine import Database
+from dokoro_store.db.model_tables import table_of
 from dokoro_store.db.types import UtcDateTime
 from dokoro_store.errors import InvalidArgumentError
 from dokoro_store.models import AgentFeedback
@@ -197,7 +198,7 @@ class FeedbackService:
             )
         if not rows:
             return 0
-        table = AgentFeedback.__table__  # type: ignore[attr-defined]
+        table = table_of(AgentFeedback)
         with self._db.write() as session:
             now = db_now(session, self._db.ops)
             for row in rows:

@@ -33,6 +33,7 @@ from sqlmodel import Session
 
 from dokoro_store.clock import Clock
 from dokoro_store.db.engine import Database
+from dokoro_store.db.model_tables import table_of
 from dokoro_store.errors import InvalidArgumentError, NotFoundError
 from dokoro_store.models import Doc, DocEntity, EntityContentHash
 from dokoro_store.results.graph import DeepEntity, DeepExtraction, DeepRelation
@@ -142,7 +143,7 @@ class GraphExtraction:
         done = self.index_documents([(doc_id, text, force)])
         return done[0] if done else None
 
-    def index_documents(
+    def index_documents(  # noqa: C901 - one batch's transaction: clears, extraction, links and marks together
         self,
         docs: Sequence[tuple[str, str | None, bool]],
         *,
@@ -169,7 +170,7 @@ class GraphExtraction:
                     self._clear_marks(session, marks)
             return []
         lone = strict and len(wanted) == 1
-        hashes = EntityContentHash.__table__  # type: ignore[attr-defined]
+        hashes = table_of(EntityContentHash)
         ids = sorted(wanted)
         seen: dict[str, str] = {}
         with self._db.read() as session:
@@ -226,7 +227,7 @@ class GraphExtraction:
             if doc_id in by_doc
         ]
         if written or marks:
-            links = DocEntity.__table__  # type: ignore[attr-defined]
+            links = table_of(DocEntity)
             with self._db.write() as session:
                 for start in range(0, len(unlinked), _IN_BATCH):
                     session.execute(delete(links).where(links.c.doc_id.in_(unlinked[start : start + _IN_BATCH])))
@@ -243,7 +244,7 @@ class GraphExtraction:
         """Clear the marks of exactly these writes (a document marked again since keeps its mark)."""
         if not marks:
             return
-        docs = Doc.__table__  # type: ignore[attr-defined]
+        docs = table_of(Doc)
         # One statement run for every mark (executemany): each write has its own token.
         session.connection().execute(
             update(docs)
@@ -254,7 +255,7 @@ class GraphExtraction:
 
     def _marked(self, only: Sequence[str] | None, limit: int) -> list[tuple[str, str | None, int, datetime]]:
         """Up to ``limit`` marked documents (among ``only`` when given): id, text, token, when written."""
-        docs = Doc.__table__  # type: ignore[attr-defined]
+        docs = table_of(Doc)
         statement = select(docs.c.id, docs.c.content, docs.c.unextracted, docs.c.updated_at).where(
             docs.c.unextracted.is_not(None)
         )
@@ -267,7 +268,7 @@ class GraphExtraction:
 
     def pending(self) -> int:
         """How many documents are marked not yet extracted (by any process)."""
-        docs = Doc.__table__  # type: ignore[attr-defined]
+        docs = table_of(Doc)
         with self._db.read() as session:
             count = session.execute(
                 select(func.count()).select_from(docs).where(docs.c.unextracted.is_not(None))
@@ -288,8 +289,9 @@ class GraphExtraction:
                         [(doc_id, text, force) for doc_id, text, _token, _at in rows],
                         marks=[(doc_id, token) for doc_id, _text, token, _at in rows],
                         # Relations hold from when their text was written, however late the
-                        # extraction (a full reindex records them from now, as before).
-                        written_at=None if force else {doc_id: at for doc_id, _text, _token, at in rows},
+                        # extraction: a full reindex reads old texts again, and what they say
+                        # held when they were written, not from the reindex (graph history).
+                        written_at={doc_id: at for doc_id, _text, _token, at in rows},
                         strict=False,
                     )
                     done += len(rows)
@@ -297,7 +299,7 @@ class GraphExtraction:
 
     def catch_up(self) -> None:
         """Before a graph read: complete what any process left marked (one indexed query when none is)."""
-        docs = Doc.__table__  # type: ignore[attr-defined]
+        docs = table_of(Doc)
         with self._db.read() as session:
             marked = session.execute(select(docs.c.id).where(docs.c.unextracted.is_not(None)).limit(1)).first()
         if marked is not None:
@@ -335,8 +337,8 @@ class GraphExtraction:
     def forget_document(self, doc_id: str) -> int:
         """Drop a deleted document's links and extraction hash (entities and relations stay: history)."""
         self.complete_pending([doc_id])  # its own pending extraction first, as if written inline
-        links = DocEntity.__table__  # type: ignore[attr-defined]
-        hashes = EntityContentHash.__table__  # type: ignore[attr-defined]
+        links = table_of(DocEntity)
+        hashes = table_of(EntityContentHash)
         with self._db.write() as session:
             removed = session.execute(
                 select(func.count()).select_from(links).where(links.c.doc_id == doc_id)

@@ -20,6 +20,7 @@ from sqlmodel import col
 
 from dokoro_store.clock import Clock
 from dokoro_store.db.engine import Database
+from dokoro_store.db.model_tables import table_of
 from dokoro_store.errors import InvalidArgumentError, NotFoundError
 from dokoro_store.models import DocEntity, Entity, EntityRelation
 from dokoro_store.results.graph import EntityGraph, GraphEntity, GraphRelation, GraphStats, LinkedDoc
@@ -121,15 +122,15 @@ class GraphQueries:
         with self._db.read() as session:
             query = self._relation_views()
             if entity_id is not None:
-                rel = EntityRelation.__table__  # type: ignore[attr-defined]
+                rel = table_of(EntityRelation)
                 query = query.where(or_(rel.c.source_id == entity_id, rel.c.target_id == entity_id))
             return [self._view(row) for row in session.execute(query)]
 
     @staticmethod
     def _relation_views() -> Any:
-        rel = EntityRelation.__table__  # type: ignore[attr-defined]
-        source = aliased(Entity.__table__)  # type: ignore[attr-defined]
-        target = aliased(Entity.__table__)  # type: ignore[attr-defined]
+        rel = table_of(EntityRelation)
+        source = aliased(table_of(Entity))
+        target = aliased(table_of(Entity))
         return (
             select(rel, source.c.name.label("source_name"), target.c.name.label("target_name"))
             .join(source, source.c.id == rel.c.source_id)
@@ -158,7 +159,7 @@ class GraphQueries:
     # ------------------------------------------------------------------ reads
     @staticmethod
     def _valid_at(as_of: datetime) -> ColumnElement[bool]:
-        rel = EntityRelation.__table__  # type: ignore[attr-defined]
+        rel = table_of(EntityRelation)
         return and_(rel.c.valid_from <= as_of, or_(rel.c.valid_to.is_(None), rel.c.valid_to > as_of))
 
     def traverse(self, entity_id: int, depth: int = DEFAULT_DEPTH, as_of: datetime | str | None = None) -> Traversal:
@@ -168,7 +169,7 @@ class GraphQueries:
         if not 1 <= depth <= MAX_DEPTH:
             raise InvalidArgumentError(f"depth must be between 1 and {MAX_DEPTH}; got {depth}")
         moment = as_datetime(as_of, "as_of") or self._clock.now()
-        rel = EntityRelation.__table__  # type: ignore[attr-defined]
+        rel = table_of(EntityRelation)
         valid = self._valid_at(moment)
         with self._db.read() as session:
             root = session.get(Entity, entity_id)
@@ -236,9 +237,9 @@ class GraphQueries:
 
     def stats(self) -> GraphStats:
         self._before_read()
-        rel = EntityRelation.__table__  # type: ignore[attr-defined]
+        rel = table_of(EntityRelation)
         with self._db.read() as session:
-            entities = session.execute(select(func.count()).select_from(Entity.__table__)).scalar_one()  # type: ignore[attr-defined]
+            entities = session.execute(select(func.count()).select_from(table_of(Entity))).scalar_one()
             relations = session.execute(select(func.count()).select_from(rel)).scalar_one()
             open_ = session.execute(select(func.count()).select_from(rel).where(rel.c.valid_to.is_(None))).scalar_one()
         return GraphStats(entities=int(entities), relations=int(relations), open_relations=int(open_))
@@ -251,8 +252,8 @@ class GraphQueries:
             raise InvalidArgumentError(f"type must be one of {', '.join(ENTITY_TYPES)}; got {entity_type!r}")
         if not 1 <= limit <= SEARCH_MAX_LIMIT:
             raise InvalidArgumentError(f"limit must be between 1 and {SEARCH_MAX_LIMIT}; got {limit}")
-        table = Entity.__table__  # type: ignore[attr-defined]
-        links = DocEntity.__table__  # type: ignore[attr-defined]
+        table = table_of(Entity)
+        links = table_of(DocEntity)
         doc_count = func.count(distinct(links.c.doc_id)).label("doc_count")
         stmt = select(table, doc_count).outerjoin(links, links.c.entity_id == table.c.id).group_by(table.c.id)
         text = (query or "").strip()

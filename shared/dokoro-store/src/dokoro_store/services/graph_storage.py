@@ -19,6 +19,7 @@ from sqlmodel import Session, col
 
 from dokoro_store.clock import Clock, parse_iso
 from dokoro_store.db.engine import Database
+from dokoro_store.db.model_tables import table_of
 from dokoro_store.errors import InvalidArgumentError, NotFoundError
 from dokoro_store.models import DocEntity, Entity, EntityRelation
 from dokoro_store.secrets import redact
@@ -157,7 +158,7 @@ class GraphStorage:
                     "updated_at": now,
                 },
             )
-        table = Entity.__table__  # type: ignore[attr-defined]
+        table = table_of(Entity)
         ordered = [rows[key] for key in sorted(rows)]
         ids: dict[tuple[str, str], int] = {}
         for start in range(0, len(ordered), _UPSERT_BATCH):
@@ -276,6 +277,23 @@ class GraphStorage:
         for row in open_rows:
             if row.target_id == target_id:
                 return _Recorded(row, created=False)
+        if relation_type in self.functional_relation_types:
+            # The same fact already known to hold at that time (a text read again: a reindex, an
+            # old note extracted once more) changes nothing: re-recording it would close what
+            # superseded it and move its start to now.
+            known = session.execute(
+                select(EntityRelation)
+                .where(
+                    col(EntityRelation.source_id) == source_id,
+                    col(EntityRelation.target_id) == target_id,
+                    col(EntityRelation.relation_type) == relation_type,
+                    col(EntityRelation.valid_from) <= start,
+                    col(EntityRelation.valid_to) > start,
+                )
+                .limit(1)
+            ).scalar_one_or_none()
+            if known is not None:
+                return _Recorded(known, created=False)
         ends: datetime | None = None
         closed: list[EntityRelation] = []
         if relation_type in self.functional_relation_types:
@@ -341,7 +359,7 @@ class GraphStorage:
         start = as_datetime(valid_from, "valid_from")
         starts = [start if moment is None else moment for moment in (valid_froms or [None] * len(cleaned))]
         now = self._clock.now()
-        links_table = DocEntity.__table__  # type: ignore[attr-defined]
+        links_table = table_of(DocEntity)
         # One row per entity key; a later document's surface form wins, as a later persist's would.
         entities: dict[tuple[str, str], tuple[str, str, str | None, str | None, dict[str, Any] | None]] = {}
         for _doc_id, extraction in cleaned:

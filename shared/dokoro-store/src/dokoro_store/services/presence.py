@@ -15,6 +15,7 @@ from sqlalchemy import Row, Table, literal_column, select
 from sqlalchemy.orm import Session
 
 from dokoro_store.db.engine import Database
+from dokoro_store.db.model_tables import table_of
 from dokoro_store.errors import InvalidArgumentError
 from dokoro_store.models import AgentPresence
 from dokoro_store.results.coordination import Presence
@@ -32,7 +33,7 @@ PresenceLabel = Literal["live", "stale", "unknown"]
 
 
 def _table() -> Table:
-    return AgentPresence.__table__  # type: ignore[attr-defined,no-any-return]
+    return table_of(AgentPresence)
 
 
 def presence_labels(session: Session, agents: Iterable[str], now: int, ttl: int = PRESENCE_TTL) -> dict[str, str]:

@@ -5,18 +5,22 @@ secrets never land; this is for what an older dokoro, a hand edit or a copied fi
 The scan reads every text and JSON field of every table (the search index's chunks included) and
 every regular file under the store folder (not the database's own files, not through symlinks),
 and reports where secrets sit: table, column and primary key, or file path. It never keeps or
-prints a secret.
+prints a secret. The memory files' manifest (``.dokoro/index/memory-files.sqlite``, a SQLite file
+of this folder, so skipped as binary by the file scan) is read table by table as the database is.
 
 ``fix=True`` redacts each finding in place: the row is updated (the redaction hook rewrites it),
-the file is rewritten atomically, the documents whose content or chunks changed are indexed again,
-the SQLite full-text index is rebuilt, and the database is vacuumed so the old text does not
-linger in free pages (PostgreSQL: ``VACUUM`` of the fixed tables; a ``VACUUM FULL`` rewrites them
-completely).
+the file is rewritten atomically, a manifest entry holding a secret is dropped (it is a cache: the
+next memory call compares that file with its row again) and the manifest vacuumed, the
+documents whose content or chunks changed are indexed again, the SQLite full-text index is
+rebuilt, and the database is vacuumed so the old text does not linger in free pages
+(PostgreSQL: ``VACUUM`` of the fixed tables; a ``VACUUM FULL`` rewrites them completely).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -26,11 +30,11 @@ from sqlalchemy.exc import IntegrityError
 
 from dokoro_store.db.engine import Database
 from dokoro_store.db.types import UtcDateTime
-from dokoro_store.files import atomic_write_bytes, redact_bytes
+from dokoro_store.files import atomic_write_bytes, file_lock, redact_bytes
 from dokoro_store.paths import StorePaths
 from dokoro_store.results.secrets import SecretFinding, SecretScan
 from dokoro_store.retrieval.documents import DocumentService
-from dokoro_store.secrets import contains_secret, redact_value
+from dokoro_store.secrets import contains_secret, redact, redact_value
 
 __all__ = ["SecretScanner"]
 
@@ -39,6 +43,13 @@ log = logging.getLogger("dokoro.store")
 _BATCH = 500
 # Tables whose rows are a document's derived text: a fixed row means the document is indexed again.
 _DOC_COLUMN = {"docs": "id", "chunks": "doc_id"}
+# The memory files' manifest: its tables, each with its key and its text columns.
+MEMORY_MANIFEST = ("index", "memory-files.sqlite")
+_MANIFEST_TABLES = (
+    ("files", "path", ("path", "memory_id", "note")),
+    ("dirs", "path", ("path",)),
+    ("meta", "key", ("value",)),
+)
 
 
 def _scan_tables() -> list[Table]:
@@ -90,6 +101,9 @@ class SecretScanner:
                 reindex.update(docs)
         files, file_findings = self._scan_files(fix=fix)
         findings += file_findings
+        manifest_findings = self._scan_manifest(fix=fix)
+        files += manifest_findings is not None
+        findings += manifest_findings or []
         reindexed = 0
         if fix and fixed_tables:
             reindexed = self._after_fix(sorted(reindex), sorted(fixed_tables))
@@ -152,6 +166,54 @@ class SecretScanner:
         return finding.model_copy(update={"fixed": True})
 
     # ------------------------------------------------------------------ files
+    @property
+    def _manifest(self) -> Path:
+        return self._paths.data_dir.joinpath(*MEMORY_MANIFEST)
+
+    def _scan_manifest(self, *, fix: bool) -> list[SecretFinding] | None:
+        """The memory files' manifest, row by row (None when there is none). ``fix`` drops the
+        entries holding secrets (a cache, rebuilt from the files and rows) and vacuums it."""
+        path = self._manifest
+        if path.is_symlink() or not path.is_file():
+            return None
+        relative = path.relative_to(self._paths.root).as_posix()
+        findings: list[SecretFinding] = []
+        with contextlib.ExitStack() as stack:
+            if fix:
+                stack.enter_context(file_lock(self._paths.locks_dir, "memory-files", within=self._paths.root))
+            connection = stack.enter_context(contextlib.closing(sqlite3.connect(path, timeout=30.0)))
+            dropped: list[tuple[str, str, str]] = []
+            for table, key, columns in _MANIFEST_TABLES:
+                try:
+                    rows = connection.execute(f"SELECT {key}, {', '.join(columns)} FROM {table}").fetchall()
+                except sqlite3.DatabaseError:
+                    continue  # an older or damaged manifest: the next memory call rebuilds it
+                for row in rows:
+                    for column, value in zip(columns, row[1:], strict=True):
+                        kinds = contains_secret(value) if isinstance(value, str) else ()
+                        if not kinds:
+                            continue
+                        shown = f"{key}={redact(str(row[0])).text}"
+                        findings.append(
+                            SecretFinding(
+                                where=f"file {relative} ({table}.{column} [{shown}])",
+                                path=relative,
+                                row=shown,
+                                kinds=list(kinds),
+                                fixed=fix,
+                            )
+                        )
+                        dropped.append((table, key, str(row[0])))
+            if fix and dropped:
+                with connection:
+                    for table, key, value in dropped:
+                        connection.execute(f"DELETE FROM {table} WHERE {key} = ?", (value,))
+                    if any(table == "meta" for table, _key, _value in dropped):
+                        connection.execute("DELETE FROM files")  # the manifest's identity gone: start it again
+                        connection.execute("DELETE FROM dirs")
+                connection.execute("VACUUM")
+        return findings
+
     def _files(self) -> Iterator[Path]:
         skip = self._paths.db_dir.resolve()
         root = self._paths.root

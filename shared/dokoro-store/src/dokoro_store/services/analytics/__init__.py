@@ -5,7 +5,7 @@ sessions, plans, feedback) and documents (hybrid search), never from file modifi
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from dokoro_store.clock import Clock
 from dokoro_store.db.engine import Database
@@ -15,6 +15,11 @@ from dokoro_store.services.analytics.compress import WeekCompressor
 from dokoro_store.services.analytics.features import FeatureDesk
 from dokoro_store.services.analytics.insights import Insights
 from dokoro_store.services.tracking import TrackingService
+
+if TYPE_CHECKING:
+    from dokoro_store.retrieval.documents import DocumentService
+    from dokoro_store.retrieval.search import SearchService
+    from dokoro_store.services.plans import PlanService
 
 __all__ = ["AnalyticsService"]
 
@@ -27,9 +32,9 @@ class AnalyticsService:
         clock: Clock,
         tracking: TrackingService,
         *,
-        search: Any = None,
-        docs: Any = None,
-        plans: Any = None,
+        search: SearchService,
+        docs: DocumentService,
+        plans: PlanService,
     ) -> None:
         self._tracking = tracking
         self._insights = Insights(db, clock, tracking.tasks)

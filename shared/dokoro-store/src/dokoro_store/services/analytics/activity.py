@@ -16,6 +16,7 @@ from sqlalchemy import case, func, select
 from sqlmodel import col
 
 from dokoro_store.db.engine import Database
+from dokoro_store.db.model_tables import table_of
 from dokoro_store.models import (
     AgentFeedback,
     ConversationSummary,
@@ -126,7 +127,7 @@ class ToolCalls:
 
 def tool_calls(db: Database, start: datetime, end: datetime) -> ToolCalls:
     """Tool outcomes recorded in [start, end) (affective layer), aggregated in the database."""
-    table = AgentFeedback.__table__  # type: ignore[attr-defined]
+    table = table_of(AgentFeedback)
     statement = select(
         func.count(),
         func.coalesce(func.sum(case((table.c.outcome == "failure", 1), else_=0)), 0),

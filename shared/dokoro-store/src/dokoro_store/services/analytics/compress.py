@@ -18,7 +18,7 @@ import shutil
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.exc import SQLAlchemyError
 from sqlmodel import col, select
@@ -33,6 +33,10 @@ from dokoro_store.paths import StorePaths
 from dokoro_store.results.analytics import CompressWeek, DailyFileDigest, Figure, MovedFile
 from dokoro_store.secrets import redact
 from dokoro_store.services.tracking.rules import iso_week, week_bounds
+
+if TYPE_CHECKING:
+    from dokoro_store.retrieval.documents import DocumentService
+    from dokoro_store.retrieval.search import SearchService
 
 __all__ = ["HOURS_PER_SESSION", "WeekCompressor", "digest_daily"]
 
@@ -110,7 +114,14 @@ class _Week:
 
 
 class WeekCompressor:
-    def __init__(self, paths: StorePaths, db: Database, clock: Clock, docs: Any, search: Any) -> None:
+    def __init__(
+        self,
+        paths: StorePaths,
+        db: Database,
+        clock: Clock,
+        docs: DocumentService,
+        search: SearchService | None,
+    ) -> None:
         self._paths = paths
         self._db = db
         self._clock = clock

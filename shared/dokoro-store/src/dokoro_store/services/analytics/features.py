@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Any
+from typing import TYPE_CHECKING
 
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -26,6 +26,11 @@ from dokoro_store.results.analytics import (
 )
 from dokoro_store.services.tracking.items import ItemService
 from dokoro_store.services.tracking.rules import clean_text
+
+if TYPE_CHECKING:
+    from dokoro_store.retrieval.documents import DocumentService
+    from dokoro_store.retrieval.search import SearchService
+    from dokoro_store.services.plans import PlanService
 
 __all__ = ["FORMATS", "FeatureDesk", "similarity"]
 
@@ -69,7 +74,13 @@ def similarity(query: str, title: str) -> float:
 
 
 class FeatureDesk:
-    def __init__(self, items: ItemService, search: Any, docs: Any, plans: Any) -> None:
+    def __init__(
+        self,
+        items: ItemService,
+        search: SearchService | None,
+        docs: DocumentService,
+        plans: PlanService | None,
+    ) -> None:
         self._items = items
         self._search = search
         self._docs = docs

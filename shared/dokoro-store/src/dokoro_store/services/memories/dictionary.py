@@ -20,11 +20,13 @@ when its modification time or size changes.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dokoro_store import walls
 from dokoro_store.files import atomic_write_text
 from dokoro_store.services.memories.rows import canonical_entities
 
@@ -44,6 +46,7 @@ For example (lines inside a fenced block like this one are not read):
 ```
 """
 
+log = logging.getLogger("dokoro.store")
 _ITEM = re.compile(r"^\s*[-*+]\s+(.+?)\s*$")
 _AKA = re.compile(r"\(\s*(?:aka|a\.k\.a\.?|also)\s*:\s*([^)]*)\)", re.IGNORECASE)
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
@@ -88,7 +91,7 @@ class EntityDictionary:
     def refresh(self) -> bool:
         """Re-read the file when its stat changed; True when the mapping changed."""
         try:
-            stat = self.path.stat()
+            stat = self.path.lstat()
         except FileNotFoundError:
             changed = bool(self._mapping)
             self._mapping, self._stat = {}, None
@@ -96,7 +99,13 @@ class EntityDictionary:
         key = (stat.st_mtime_ns, stat.st_size)
         if key == self._stat:
             return False
-        mapping = parse_dictionary(self.path.read_text(encoding="utf-8", errors="replace"))
+        try:
+            # Behind the walls, as the memory files: no link followed, at most a megabyte.
+            data = walls.read_within(self.path.parent.parent, f"{self.path.parent.name}/{self.path.name}")
+        except (walls.UnsafeFile, OSError) as exc:
+            log.warning("dokoro: %s not read: %s", self.path, exc)
+            data = b""
+        mapping = parse_dictionary(data.decode("utf-8", errors="replace"))
         changed = mapping != self._mapping
         self._mapping, self._stat = mapping, key
         if changed:

@@ -42,39 +42,60 @@ stat changed is read; only a file whose fields changed is acted on:
 - a file that cannot be read is reported and left alone (its memory is not rendered over it)
   until it is fixed.
 
+**Behind the store's walls** (:mod:`dokoro_store.walls`): the files are a person's and so hostile
+input. A symlink (a file, or a whole type folder) is never followed, read or written over: it is
+reported and skipped. A file over :data:`~dokoro_store.walls.MAX_FILE_BYTES` is reported, never
+imported (and stays so across restarts: the manifest keeps the note until its stat changes). Front
+matter is loaded by :func:`dokoro_store.frontmatter.load` (no YAML anchors or aliases, nesting
+bounded); one that is broken or never closes is reported, never a new version. Secrets in a file
+are redacted from every field read (and from every reason reported) before anything is stored or
+echoed. A memory made from a file gets an id derived from the file (its path, text and time), so
+a call that fails part-way and is retried finds the row it wrote instead of writing another. A
+file deleted by a person while a call reads it is simply gone (seen as deleted next time), never
+the call's failure. A memory call's own reconcile acts on at most :data:`READS_PER_CALL` files
+(the rest on the next calls), and waits at most :data:`LOCK_WAIT` for another process's
+reconcile: past that it goes on with the rows as they stand (its answer says so).
+
 ``memories/dictionary.md`` (:mod:`.dictionary`) is re-read when its stat changes.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
+import hashlib
+import json
 import os
 import secrets
+import stat as stat_kind
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
+from filelock import Timeout
 from sqlalchemy import bindparam, func
 from sqlalchemy import select as core_select
 from sqlmodel import col, select
 
+from dokoro_store import walls
 from dokoro_store.clock import Clock, parse_iso
 from dokoro_store.db.engine import Database
-from dokoro_store.errors import NotFoundError
+from dokoro_store.errors import DokoroError, NotFoundError
 from dokoro_store.files import atomic_write_text, file_lock
 from dokoro_store.models.memories import Memory as MemoryRow
 from dokoro_store.models.memories import MemoryConflict
 from dokoro_store.paths import StorePaths
 from dokoro_store.results.memories import CloseMemory, FileChange, FileProblem, FilesSync
 from dokoro_store.results.memory_files import MemoryReindex
-from dokoro_store.secrets import redact_all
+from dokoro_store.secrets import redact, redact_all
 from dokoro_store.services.memories.dictionary import DICTIONARY_FILE, EntityDictionary
 from dokoro_store.services.memories.gate import pair_hash, replace_entities, sync_entities, text_similarity
 from dokoro_store.services.memories.manifest import FileEntry, Manifest, ManifestFile
 from dokoro_store.services.memories.markdown import (
+    CONTENT_FIELDS,
     MEMORIES_DIR,
     MemoryFields,
     UnparseableFile,
@@ -89,7 +110,7 @@ if TYPE_CHECKING:
     from dokoro_store.retrieval.documents import Progress
     from dokoro_store.services.memories.gate import ConflictGate
 
-__all__ = ["DEFAULT_RENDER_BATCH", "DEFAULT_SWEEP", "MemoryFiles", "new_memory_id"]
+__all__ = ["DEFAULT_RENDER_BATCH", "DEFAULT_SWEEP", "LOCK_WAIT", "READS_PER_CALL", "MemoryFiles", "new_memory_id"]
 
 DEFAULT_SWEEP = 2000
 # Files whose memory is looked up per call, to find memories purged by another process.
@@ -105,8 +126,25 @@ DEFAULT_RENDER_BATCH = 500
 SWEEP_INTERVAL = 1.0
 SWEEP_ALWAYS = 100
 FILE_DELETED = "file deleted"
+# A memory call's own reconcile reads and acts on at most this many files (each may be a new memory
+# to embed and check); the others wait for the next calls. An explicit sync reads them all.
+READS_PER_CALL = 50
+# How long a memory call waits for another process's reconcile of the folder before going on with
+# the rows as they stand (seconds): one process's slow files never hold another's calls.
+LOCK_WAIT = 1.0
+_LINKED = (
+    "a symlink: nothing is read through it or written over it (its target may be outside the store); "
+    "replace it by a real folder or file"
+)
+_LINKED_ROOT = "a symlink or not a folder: no memory file is read or written until it is a real folder"
+BUSY = (
+    "the memory files are being reconciled by another process; this call used the memories as they "
+    "stand (edits to the files are picked up by a later call)"
+)
 # A manifest ``rev`` no row has: the file is rendered again on this sync.
 _RERENDER = -1
+# A folder time no folder has: the folder is listed again on the next sync.
+_RELIST = -1
 _MEMORIES = MemoryRow.__table__  # type: ignore[attr-defined]
 # The rows changed since a folder's mark, oldest change first (built once: every memory call asks).
 _FEED = (
@@ -123,11 +161,38 @@ def new_memory_id(now: datetime) -> str:
     return f"mem_{now:%Y%m%d}_{secrets.token_hex(4)}"
 
 
+def file_memory_id(when: datetime, *key: str) -> str:
+    """The id of a memory made from a file, derived from ``key`` (the file's path and text, or the
+    memory it is a new version of and the text): the same file read again after a failed call
+    names the row that call wrote, so a retry never writes a second one. Same format as
+    :func:`new_memory_id`."""
+    digest = hashlib.sha256("\x1f".join(key).encode("utf-8")).hexdigest()
+    return f"mem_{when:%Y%m%d}_{digest[:8]}"
+
+
 def _stat(path: Path | str) -> os.stat_result | None:
+    """The stat of the path itself, a symlink's own (never its target's)."""
     try:
-        return os.stat(path)  # noqa: PTH116 - a str path: the sweep stats thousands per call
-    except FileNotFoundError:
+        return os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
         return None
+
+
+class _Gone(Exception):
+    """The file was deleted (by a person) while this call was reading it: seen as deleted next time."""
+
+
+def _redacted_fields(fields: MemoryFields) -> MemoryFields:
+    """Every text a file gave, secrets redacted: what is stored and what is echoed."""
+    changes: dict[str, object] = {}
+    for name in ("title", "body", "source", "agent", "session", "state_reason", "id", "supersedes", "superseded_by"):
+        value = getattr(fields, name)
+        if isinstance(value, str) and (cleaned := redact(value)).kinds:
+            changes[name] = cleaned.text
+    entities = [redact(e).text for e in fields.entities]
+    if entities != list(fields.entities):
+        changes["entities"] = tuple(entities)
+    return replace(fields, **changes) if changes else fields  # type: ignore[arg-type]
 
 
 def _is_memory_file(name: str) -> bool:
@@ -136,6 +201,20 @@ def _is_memory_file(name: str) -> bool:
 
 def _when(text: str | None) -> datetime | None:
     return parse_iso(text) if text else None
+
+
+def _content_key(fields: MemoryFields) -> str:
+    return json.dumps([getattr(fields, name) for name in CONTENT_FIELDS], ensure_ascii=False, default=list)
+
+
+def _file_id(now: datetime, path: str, fields: MemoryFields) -> str:
+    """The id of the memory a new file becomes (its day, its path, its text)."""
+    return file_memory_id(now, "file", path, _content_key(fields))
+
+
+def _version_id(now: datetime, old_id: str, fields: MemoryFields) -> str:
+    """The id of the new version a person's edit of ``old_id``'s file makes (its day, the memory, the text)."""
+    return file_memory_id(now, "version", old_id, _content_key(fields))
 
 
 @dataclass
@@ -149,9 +228,36 @@ class _Run:
     blocked: set[str] = field(default_factory=set)
     rendered: int = 0
     removed: int = 0
+    # Files this call may still read and act on (None: no bound, an explicit sync).
+    budget: int | None = None
+    deferred: int = 0
+
+    def problem(self, path: str, reason: str) -> str:
+        """Report a file (once per call), its reason redacted of secrets; the reason as reported."""
+        reason = redact(reason).text
+        if not any(p.path == path and p.reason == reason for p in self.problems):
+            self.problems.append(FileProblem(path=path, reason=reason))
+        return reason
+
+    def spend(self) -> bool:
+        """Take one file of the call's budget; False when it is spent (the file waits)."""
+        if self.budget is None:
+            return True
+        if self.budget <= 0:
+            self.deferred += 1
+            return False
+        self.budget -= 1
+        return True
 
     def result(self) -> FilesSync:
-        return FilesSync(changes=self.changes, problems=self.problems, rendered=self.rendered, removed=self.removed)
+        note = (
+            f"{self.deferred} more changed file(s) than a call reads; the next calls read them"
+            if self.deferred
+            else None
+        )
+        return FilesSync(
+            changes=self.changes, problems=self.problems, rendered=self.rendered, removed=self.removed, note=note
+        )
 
 
 @dataclass
@@ -221,21 +327,38 @@ class MemoryFiles:
         """Close the manifest's connection (a later call opens it again)."""
         self._manifest_file.close()
 
+    @contextlib.contextmanager
+    def _locked(self, wait: float | None = None) -> Iterator[Manifest]:
+        """The folder's lock (``filelock.Timeout`` after ``wait`` seconds, default the store's lock
+        wait) and its manifest, in one transaction."""
+        lock = (
+            file_lock(self._paths.locks_dir, "memory-files", within=self._paths.root)
+            if wait is None
+            else file_lock(self._paths.locks_dir, "memory-files", within=self._paths.root, timeout=wait)
+        )
+        with lock, self._manifest() as m:
+            yield m
+
     # ------------------------------------------------------------------ public
-    def sync(self, render: Iterable[str] = (), *, scan: bool = True, sweep: bool = True) -> FilesSync:
+    def sync(
+        self, render: Iterable[str] = (), *, scan: bool = True, sweep: bool = True, wait: float | None = None
+    ) -> FilesSync:
         """Bring files and rows in step (module doc); ``render`` names memories just written.
-        ``sweep=False``: the rolling sweep takes this call's share of its rate (:data:`SWEEP_INTERVAL`)."""
+        ``sweep=False``: a memory call's own reconcile: the rolling sweep takes this call's share of
+        its rate (:data:`SWEEP_INTERVAL`) and at most :data:`READS_PER_CALL` files are read.
+        ``wait``: seconds to wait for another process's reconcile (then this one is skipped, and
+        the answer says so)."""
         self.dictionary.refresh()
-        with (
-            file_lock(self._paths.locks_dir, "memory-files", within=self._paths.root),
-            self._manifest() as m,
-        ):
-            run = _Run(m)
-            run.render.update(render)
-            if scan:
-                self._scan(run, window=self._sweep if sweep else self._sweep_window(m))
-            self._render_changed(run, limit=self._render_batch)
-            return run.result()
+        try:
+            with self._locked(wait) as m:
+                run = _Run(m, budget=None if sweep else READS_PER_CALL)
+                run.render.update(render)
+                if scan:
+                    self._scan(run, window=self._sweep if sweep else self._sweep_window(m))
+                self._render_changed(run, limit=self._render_batch)
+                return run.result()
+        except Timeout:
+            return FilesSync(note=BUSY)
 
     def render_written(self, rows: Sequence[MemoryRow]) -> FilesSync:
         """Render the memories a write of this process just committed (``rows``, detached, as written,
@@ -257,33 +380,33 @@ class MemoryFiles:
                     select(table.c.id, table.c.rev, table.c.state).where(table.c.id.in_(list(by_id)))
                 )
             }
-        with (
-            file_lock(self._paths.locks_dir, "memory-files", within=self._paths.root),
-            self._manifest() as m,
-        ):
-            run = _Run(m)
-            for memory_id in sorted(by_id):
-                if memory_id not in revs:
-                    continue  # gone since (purged by another process)
-                rev, state = revs[memory_id]
-                row = by_id[memory_id]
-                if rev != row.rev or state != row.state:  # changed since: the next sync renders it
-                    continue
-                self._render_one(run, row)
-            mark = m.rev
-            for rev, _state in sorted(revs.values()):
-                if rev == mark + 1:
-                    mark = rev
-            m.rev = mark
-            return run.result()
+        try:
+            with self._locked(LOCK_WAIT) as m:
+                return self._render_rows(_Run(m), by_id, revs)
+        except Timeout:
+            return FilesSync(note=BUSY)  # the next sync renders them (their change numbers are above the mark)
+
+    def _render_rows(self, run: _Run, by_id: dict[str, MemoryRow], revs: dict[str, tuple[int, str]]) -> FilesSync:
+        m = run.manifest
+        for memory_id in sorted(by_id):
+            if memory_id not in revs:
+                continue  # gone since (purged by another process)
+            rev, state = revs[memory_id]
+            row = by_id[memory_id]
+            if rev != row.rev or state != row.state:  # changed since: the next sync renders it
+                continue
+            self._render_one(run, row)
+        mark = m.rev
+        for rev, _state in sorted(revs.values()):
+            if rev == mark + 1:
+                mark = rev
+        m.rev = mark
+        return run.result()
 
     def file_of(self, memory_id: str) -> Path:
         """The file of a memory, after a sync; written again when a person had deleted it."""
         self.sync(render=[memory_id])
-        with (
-            file_lock(self._paths.locks_dir, "memory-files", within=self._paths.root),
-            self._manifest() as m,
-        ):
+        with self._locked() as m:
             entry = m.of_memory(memory_id)
             if entry is None or entry.tombstone:
                 row = self._row(memory_id)
@@ -297,21 +420,37 @@ class MemoryFiles:
     def remove(self, memory_id: str) -> None:
         """A purged memory's file goes too (unless a person edited it since; then it stays, and
         the next sync brings the memory back from it: an edit is never lost)."""
-        with (
-            file_lock(self._paths.locks_dir, "memory-files", within=self._paths.root),
-            self._manifest() as m,
-        ):
-            entry = m.of_memory(memory_id)
-            if entry is None:
-                return
-            self._remove_file(m, entry)
+        try:
+            with self._locked(LOCK_WAIT) as m:
+                entry = m.of_memory(memory_id)
+                if entry is None:
+                    return
+                self._remove_file(m, entry)
+        except Timeout:
+            return  # its file goes with a later call's sweep (a file of a memory the database lacks)
 
     def problems(self) -> list[FileProblem]:
-        """The files under ``memories/`` that hold no memory, and why."""
+        """The files under ``memories/`` that hold no memory, and why (with the symlinks found in
+        it: a linked type folder or ``memories/`` itself is never read or written)."""
+        found = [FileProblem(path=path, reason=reason) for path, reason in self._linked_folders()]
         if not self.manifest_file.exists():
-            return []
+            return found
         with self._manifest() as m:
-            return [FileProblem(path=e.path, reason=e.note or "") for e in m.noted()]
+            return found + [FileProblem(path=e.path, reason=e.note or "") for e in m.noted()]
+
+    def _linked_folders(self) -> list[tuple[str, str]]:
+        """``memories/`` or its type folders when they are symlinks or no folders (a few entries)."""
+        root = _stat(self.root)
+        if root is None:
+            return []
+        if not stat_kind.S_ISDIR(root.st_mode):
+            return [(MEMORIES_DIR, _LINKED_ROOT)]
+        linked: list[tuple[str, str]] = []
+        with contextlib.suppress(OSError), os.scandir(self.root) as entries:
+            for entry in entries:
+                if entry.is_symlink() and not entry.name.startswith("."):
+                    linked.append((f"{MEMORIES_DIR}/{entry.name}", _LINKED))
+        return sorted(linked)
 
     # ------------------------------------------------------------------ rows
     def _load(self, ids: Iterable[str]) -> dict[str, MemoryRow]:
@@ -388,12 +527,15 @@ class MemoryFiles:
         return found
 
     def _new_version(self, fields: MemoryFields, old: MemoryRow) -> tuple[MemoryRow, list[CloseMemory]]:
-        """A person's edit of ``old``'s file: a new, active, user-stated memory that supersedes it."""
-        new = self._new_row(fields)
+        """A person's edit of ``old``'s file: a new, active, user-stated memory that supersedes it
+        (written once: a retry of a call that failed after writing it finds it by its id)."""
+        new = self._new_row(fields, memory_id=_version_id(self._clock.now(), old.id, fields))
         new.supersedes = old.id
         new.source = new.source or f"edited file of {old.id}"
         now = new.created_at
         with self._db.write() as session:
+            if (written := session.get(MemoryRow, new.id)) is not None:
+                return written, []
             current = session.get(MemoryRow, old.id, with_for_update=True)
             if current is not None:
                 if current.state in ("active", "proposed"):
@@ -427,7 +569,10 @@ class MemoryFiles:
         return row
 
     def _insert(self, row: MemoryRow) -> MemoryRow:
+        """Insert ``row`` unless its id is there already (a retry: that row is returned)."""
         with self._db.write() as session:
+            if (written := session.get(MemoryRow, row.id)) is not None:
+                return written
             session.add(row)
             session.flush()
             sync_entities(session, [row])
@@ -466,14 +611,36 @@ class MemoryFiles:
             self._sweep_files(run, subdirs, found, window)
         # New files first: a moved file takes its memory's entry before the old path counts as deleted.
         for path, stat in sorted(found.new):
-            self._on_new_file(run, path, stat)
+            if self._due(run, path):
+                self._guarded(run, path, functools.partial(self._on_new_file, run, path, stat))
         for path, (entry, stat) in sorted(found.changed.items()):
-            if m.get(path) == entry:  # not taken over by a moved file above
-                self._on_changed_file(run, entry, stat)
+            if m.get(path) == entry and self._due(run, path):  # not taken over by a moved file above
+                self._guarded(run, path, functools.partial(self._on_changed_file, run, entry, stat))
         for path in sorted(found.missing):
             current = m.get(path)
-            if current is not None and not current.tombstone and _stat(self._paths.root / path) is None:
+            gone = current is not None and not current.tombstone and _stat(self._paths.root / path) is None
+            if gone and current is not None and self._due(run, path):
                 self._on_deleted_file(run, current)
+
+    @staticmethod
+    def _due(run: _Run, path: str) -> bool:
+        """Whether this call handles ``path`` (its budget of files not spent); else its folder is
+        listed again on the next call, which finds it still new, changed or missing."""
+        if run.spend():
+            return True
+        run.manifest.set_dir(PurePosixPath(path).parent.as_posix(), _RELIST)
+        return False
+
+    @staticmethod
+    def _guarded(run: _Run, path: str, handle: Callable[[], None]) -> None:
+        """Handle one file; one that a person deleted meanwhile is left for the next call (which
+        sees it deleted), one the system cannot read now is reported: neither fails the call."""
+        try:
+            handle()
+        except _Gone:
+            return
+        except OSError as exc:
+            run.problem(path, f"cannot be read now ({exc.strerror or exc})")
 
     def _sweep_files(self, run: _Run, subdirs: list[str], found: _Found, files: int) -> None:
         """The rolling sweep of ``files`` files: in-place edits do not move a folder's time."""
@@ -515,6 +682,9 @@ class MemoryFiles:
         m = run.manifest
         known_dirs = m.dirs()
         root_stat = _stat(self.root)
+        if root_stat is not None and not stat_kind.S_ISDIR(root_stat.st_mode):
+            run.problem(MEMORIES_DIR, _LINKED_ROOT)  # a symlink: nothing under it is read or written
+            return None
         if root_stat is None:
             if m.count():
                 # The whole folder is gone: render it again (deleting the memory files one by one is
@@ -526,8 +696,16 @@ class MemoryFiles:
         if known_dirs.get(MEMORIES_DIR) == root_stat.st_mtime_ns:
             return sorted(d for d in known_dirs if d != MEMORIES_DIR)
         m.set_dir(MEMORIES_DIR, root_stat.st_mtime_ns)
+        subdirs = []
         with os.scandir(self.root) as entries:
-            subdirs = sorted(f"{MEMORIES_DIR}/{e.name}" for e in entries if e.is_dir() and not e.name.startswith("."))
+            for e in entries:
+                if e.name.startswith("."):
+                    continue
+                if e.is_symlink():
+                    run.problem(f"{MEMORIES_DIR}/{e.name}", _LINKED)
+                elif e.is_dir(follow_symlinks=False):
+                    subdirs.append(f"{MEMORIES_DIR}/{e.name}")
+        subdirs.sort()
         gone = [d for d in known_dirs if d != MEMORIES_DIR and d not in subdirs]
         for folder in gone:
             self._forget_folder(run, folder)
@@ -545,12 +723,18 @@ class MemoryFiles:
         """Compare a folder's files with the manifest: new, changed (stat) and missing files."""
         known = m.in_dir(folder)
         seen: set[str] = set()
+        if (folder_stat := _stat(self._paths.root / folder)) is None or not stat_kind.S_ISDIR(folder_stat.st_mode):
+            return  # replaced by a link meanwhile: listed (and reported) from the memories folder
         with os.scandir(self._paths.root / folder) as entries:
             for item in entries:
-                if not item.is_file() or not _is_memory_file(item.name):
+                # A link or a special file is listed too: reading it refuses it, and it is reported.
+                if not _is_memory_file(item.name) or item.is_dir(follow_symlinks=False):
                     continue
+                try:
+                    stat = item.stat(follow_symlinks=False)
+                except FileNotFoundError:
+                    continue  # deleted while listed
                 seen.add(item.name)
-                stat = item.stat()
                 entry = known.get(item.name)
                 if entry is None or entry.tombstone:
                     found.new.append((f"{folder}/{item.name}", stat))
@@ -586,21 +770,30 @@ class MemoryFiles:
             # of a memory the database no longer has, and brings the memory back from it.
             return
         if stat is not None:
-            path.unlink()
+            path.unlink(missing_ok=True)
         m.drop(entry.path)
 
-    def _read(self, run: _Run, path: str, *, memory_id: str | None) -> MemoryFields | None:
-        """A file's fields, or None (reported) when it cannot be read."""
+    def _read(self, run: _Run, path: str, *, memory_id: str | None) -> MemoryFields | str:
+        """A file's fields (secrets redacted), read behind the walls; or why it cannot be read
+        (reported; its memory, ``memory_id``, is then not rendered over it). Raises :class:`_Gone`
+        when the file was deleted meanwhile."""
         folder = path.split("/")[1] if path.count("/") >= 2 else None
         try:
-            text = (self._paths.root / path).read_text(encoding="utf-8")
-            return parse_memory_file(text, folder_type=folder)
-        except (UnparseableFile, UnicodeDecodeError) as exc:
-            reason = str(exc) if isinstance(exc, UnparseableFile) else "not UTF-8 text"
-            run.problems.append(FileProblem(path=path, reason=reason))
+            text = walls.read_within(self._paths.root, path).decode("utf-8")
+            return _redacted_fields(parse_memory_file(text, folder_type=folder))
+        except (FileNotFoundError, NotADirectoryError):
+            raise _Gone(path) from None
+        except (UnparseableFile, walls.UnsafeFile, UnicodeDecodeError, OSError) as exc:
+            if isinstance(exc, UnicodeDecodeError):
+                reason = "not UTF-8 text"
+            elif isinstance(exc, OSError):
+                reason = f"cannot be read ({exc.strerror or exc})"
+            else:
+                reason = str(exc)
+            reason = run.problem(path, reason)
             if memory_id is not None:
                 run.blocked.add(memory_id)
-            return None
+            return reason
 
     def _on_changed_file(self, run: _Run, entry: FileEntry, stat: os.stat_result) -> None:
         """A known file whose stat changed."""
@@ -611,8 +804,8 @@ class MemoryFiles:
             return
         memory_id = str(entry.memory_id)
         fields = self._read(run, entry.path, memory_id=memory_id)
-        if fields is None:
-            m.put(replace(entry, note=run.problems[-1].reason))
+        if isinstance(fields, str):
+            m.put(replace(entry, note=fields))  # its stat kept: read again (and reported) until fixed
             return
         row = self._row(memory_id)
         if row is None:
@@ -744,7 +937,20 @@ class MemoryFiles:
                 )
             )
             return
-        new = self._insert(self._new_row(edited))
+        new_id = _version_id(self._clock.now(), row.id, edited)
+        if row.superseded_by == new_id:  # a retry: an earlier call made this edit a new version
+            run.changes.append(
+                FileChange(
+                    path=path,
+                    memory_id=row.id,
+                    action="new_version",
+                    new_id=new_id,
+                    state="active",
+                    message=f"edited: new version {new_id} supersedes {row.id}",
+                )
+            )
+            return
+        new = self._insert(self._new_row(edited, memory_id=new_id))
         conflicts = self._gate_check(new, also=row)
         run.render.add(new.id)
         run.changes.append(
@@ -798,8 +1004,8 @@ class MemoryFiles:
     def _on_new_file(self, run: _Run, path: str, stat: os.stat_result) -> None:
         m = run.manifest
         fields = self._read(run, path, memory_id=None)
-        if fields is None:
-            m.put(FileEntry(path, None, stat.st_mtime_ns, stat.st_size, None, 0, note=run.problems[-1].reason))
+        if isinstance(fields, str):
+            m.put(FileEntry(path, None, stat.st_mtime_ns, stat.st_size, None, 0, note=fields))
             return
         fields = self._normalise(fields)
         if fields.id is None:
@@ -826,7 +1032,7 @@ class MemoryFiles:
             other is not None
             and other.path != path
             and not other.tombstone
-            and (self._paths.root / other.path).exists()
+            and _stat(self._paths.root / other.path) is not None
         ):
             # A copy of another memory's file: a new memory when it says something else.
             stored = fields_of_row(row)
@@ -843,8 +1049,14 @@ class MemoryFiles:
         self._on_changed_file(run, entry, stat)
 
     def _remember_file(self, run: _Run, path: str, stat: os.stat_result, fields: MemoryFields, what: str) -> None:
-        """A file that is no memory's yet: remembered as a new user-stated memory, through the gate."""
-        new = self._insert(self._new_row(fields))
+        """A file that is no memory's yet: remembered as a new user-stated memory, through the gate
+        (once: its id comes from the file, so a retry finds the row an earlier call wrote)."""
+        built = self._new_row(fields, memory_id=_file_id(self._clock.now(), path, fields))
+        new = self._insert(built)
+        if new is not built and new.state == "deprecated" and new.state_reason == FILE_DELETED:
+            # An earlier call wrote it (and failed before the manifest took it), or the same file
+            # came back after its deletion: it is this memory again.
+            new = self._set_state(new.id, "active", "its file came back") or new
         conflicts = self._gate_check(new)
         run.manifest.put(FileEntry(path, new.id, stat.st_mtime_ns, stat.st_size, None, _RERENDER))
         run.render.add(new.id)
@@ -926,7 +1138,13 @@ class MemoryFiles:
         relative = entry.path if entry is not None else memory_path(row.id, row.type, row.title)
         target = self._paths.root / relative
         folder = target.parent
-        if not self.root.exists():
+        if (why := walls.unsafe_on_path(self._paths.root, relative)) is not None:
+            # A link (the file, its type folder, memories/) is never written through or over.
+            where = relative if why.startswith(("the file", "not a regular")) else why.split(" ", 1)[0]
+            run.problem(where, why)
+            run.blocked.add(row.id)
+            return
+        if _stat(self.root) is None:
             self.root.mkdir(parents=True, exist_ok=True)
             self.dictionary.write_starter()
             if (created := _stat(self.root)) is not None:
@@ -934,8 +1152,14 @@ class MemoryFiles:
         root_before = _stat(self.root)
         before = _stat(folder)
         fields = fields_of_row(row)
-        atomic_write_text(target, render_memory(fields), within=self._paths.root)
-        stat = target.stat()
+        try:
+            atomic_write_text(target, render_memory(fields), within=self._paths.root)
+        except DokoroError as exc:  # a link swapped in since the check leads out of the store
+            run.problem(relative, str(exc))
+            run.blocked.add(row.id)
+            return
+        if (stat := _stat(target)) is None:
+            return  # deleted by a person right after the write: the next sync renders it again
         m.put(FileEntry(relative, row.id, stat.st_mtime_ns, stat.st_size, fields_digest(fields), row.rev))
         run.rendered += 1
         # Our own write moved the folder's time; record it, unless the folder had moved before it
@@ -959,26 +1183,28 @@ class MemoryFiles:
         new memory). Rows without a file are left as they are and rendered again. The manifest is
         rebuilt. Returns the report (``indexed`` still 0) and the ids whose documents to index."""
         self.dictionary.refresh()
-        with (
-            file_lock(self._paths.locks_dir, "memory-files", within=self._paths.root),
-            self._manifest() as m,
-        ):
+        with self._locked() as m:
             m.reset()
             m.set_meta("database", str(self._database_key))  # set by _manifest()
             m.set_meta("version", "1")
             run = _Run(m)
-            paths = self._all_files()
+            paths = self._all_files(run)
             counts = {"restored": 0, "updated": 0, "unchanged": 0, "created": 0}
             duplicates: list[FileProblem] = []
             owners: dict[str, str] = {}
             for done, path in enumerate(paths, start=1):
                 stat = _stat(self._paths.root / path)
-                fields = self._read(run, path, memory_id=None) if stat is not None else None
-                if stat is not None and fields is not None:
+                try:
+                    fields = self._read(run, path, memory_id=None) if stat is not None else None
+                except _Gone:
+                    fields = None
+                if stat is not None and isinstance(fields, MemoryFields):
                     self._reindex_file(run, path, stat, self._normalise(fields), owners, counts, duplicates)
                 if progress is not None:
                     progress(done, len(paths), "memory files")
             for problem in run.problems:
+                if problem.path.count("/") < 2:
+                    continue  # memories/ or a type folder (a link), not a file of the manifest
                 if (stat := _stat(self._paths.root / problem.path)) is not None:
                     m.put(FileEntry(problem.path, None, stat.st_mtime_ns, stat.st_size, None, 0, note=problem.reason))
             with self._db.read() as session:
@@ -994,19 +1220,29 @@ class MemoryFiles:
             )
             return report, sorted(owners)
 
-    def _all_files(self) -> list[str]:
-        if not self.root.is_dir():
+    def _all_files(self, run: _Run) -> list[str]:
+        """Every file of the type folders (links among them too: reading them reports them); a
+        linked type folder is reported, never listed."""
+        if (root := _stat(self.root)) is None:
+            return []
+        if not stat_kind.S_ISDIR(root.st_mode):
+            run.problem(MEMORIES_DIR, _LINKED_ROOT)
             return []
         found: list[str] = []
         with os.scandir(self.root) as folders:
             for folder in folders:
-                if not folder.is_dir() or folder.name.startswith("."):
+                if folder.name.startswith("."):
+                    continue
+                if folder.is_symlink():
+                    run.problem(f"{MEMORIES_DIR}/{folder.name}", _LINKED)
+                    continue
+                if not folder.is_dir(follow_symlinks=False):
                     continue
                 with os.scandir(folder.path) as entries:
                     found += [
                         f"{MEMORIES_DIR}/{folder.name}/{e.name}"
                         for e in entries
-                        if e.is_file() and _is_memory_file(e.name)
+                        if _is_memory_file(e.name) and not e.is_dir(follow_symlinks=False)
                     ]
         return sorted(found)
 
@@ -1028,7 +1264,7 @@ class MemoryFiles:
             m.put(FileEntry(path, None, stat.st_mtime_ns, stat.st_size, None, 0, note=f"a copy of {owners[fields.id]}"))
             return
         if fields.id is None:
-            row = self._insert(self._new_row(fields))
+            row = self._insert(self._new_row(fields, memory_id=_file_id(self._clock.now(), path, fields)))
             counts["created"] += 1
         else:
             existing = self._row(fields.id)

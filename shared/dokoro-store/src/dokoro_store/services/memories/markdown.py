@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import date, datetime
 from typing import Any
 
-from dokoro_store import frontmatter  # split() only: the block is rendered here, plainer
+from dokoro_store import frontmatter  # split() and load(): the block is rendered here, plainer
 from dokoro_store.clock import iso, parse_iso
 from dokoro_store.models.memories import Memory as MemoryRow
 from dokoro_store.services.memories.rows import MEMORY_TYPES, STATES, TRUST_LEVELS
@@ -234,15 +234,18 @@ def parse_memory_file(text: str, *, folder_type: str | None = None) -> MemoryFie
     names none. Raises :class:`UnparseableFile` when the front matter is not a YAML map, a value
     is not one the store accepts, or there is no title or no body.
     """
-    raw, rest = frontmatter.split(text.lstrip("\ufeff"))
+    text = text.lstrip("\ufeff")
+    raw, rest = frontmatter.split(text)
+    if raw is None and frontmatter.opens(text):
+        raise UnparseableFile(
+            "the front matter opened by '---' on the first line never closes: end it with a line '---'"
+        )
     data: dict[str, Any] = {}
     if raw is not None:
-        import yaml  # lazy, as in dokoro_store.frontmatter
-
         try:
-            loaded = yaml.safe_load(raw)
-        except yaml.YAMLError as exc:
-            raise UnparseableFile(f"the front matter is not valid YAML ({str(exc).splitlines()[0]})") from None
+            loaded = frontmatter.load(raw)
+        except frontmatter.FrontMatterError as exc:
+            raise UnparseableFile(str(exc)) from None
         if loaded is not None and not isinstance(loaded, dict):
             raise UnparseableFile("the front matter must be a map of keys (id: …, type: …)")
         data = {str(k): v for k, v in (loaded or {}).items()}

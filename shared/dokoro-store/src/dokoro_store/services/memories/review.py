@@ -1,13 +1,15 @@
 """The review queue: what agents infer waits for a person before it becomes shared truth.
 
-Opt-in (``DOKORO_MEMORY_REVIEW=true``, passed to the store as ``memory_review``). With it on, a
-memory an agent remembers with trust ``agent-inferred`` is stored as ``proposed``: it is indexed
+Opt-in (``DOKORO_MEMORY_REVIEW=true``, passed to the store as ``memory_review``). With it on, every
+memory an agent remembers is stored as ``proposed``, whatever trust it claims (an agent passing
+``trust: user-stated`` is recorded as claiming it, and still waits): it is indexed
 and the conflict gate runs on it, but recall leaves it out unless asked (``include_proposed``)
 and the briefing does not show it. A memory it says it supersedes stays active until the
 proposal is approved. A person approves it (it becomes ``active``, and what it supersedes is
 archived then) or rejects it (it becomes ``deprecated``, with the reason: history is kept), with
 ``dokoro memory approve|reject`` or in ``dokoro browse``; setting ``state: active`` in its file
-approves it too. Memories a person states (``user-stated``) and imports never wait.
+approves it too. What a person writes in the memory files and bulk imports never wait. A verdict
+``supersede`` on a proposed memory archives the old one only once the proposal is approved.
 """
 
 from __future__ import annotations
@@ -29,9 +31,10 @@ __all__ = ["PROPOSED", "MemoryReview", "initial_state"]
 PROPOSED = "proposed"
 
 
-def initial_state(trust: str, *, review: bool) -> str:
-    """The state a new memory starts in: ``proposed`` when it needs a person's review."""
-    return PROPOSED if review and trust == "agent-inferred" else "active"
+def initial_state(*, review: bool) -> str:
+    """The state a memory an agent remembers starts in: ``proposed`` under review, whatever trust
+    it claims (only a person makes it count: the CLI, the TUI, or their own memory files)."""
+    return PROPOSED if review else "active"
 
 
 class MemoryReview:

@@ -41,6 +41,7 @@ from dokoro_store.errors import (
     InvalidArgumentError,
     NotFoundError,
     NotOwnerError,
+    OutsideStoreError,
 )
 from dokoro_store.models.docs import Doc
 from dokoro_store.models.memories import Memory as MemoryRow
@@ -57,8 +58,8 @@ from dokoro_store.results.memories import (
     Remembered,
 )
 from dokoro_store.results.memory_files import MemoryReindex, Reviewed
-from dokoro_store.secrets import redact_all, redact_value
-from dokoro_store.services.memories.files import DEFAULT_RENDER_BATCH, DEFAULT_SWEEP, MemoryFiles
+from dokoro_store.secrets import redact, redact_all, redact_value
+from dokoro_store.services.memories.files import DEFAULT_RENDER_BATCH, DEFAULT_SWEEP, LOCK_WAIT, MemoryFiles
 from dokoro_store.services.memories.gate import ConflictGate, pair_hash, sync_entities, text_similarity
 from dokoro_store.services.memories.recall import MemoryRecall
 from dokoro_store.services.memories.review import PROPOSED, MemoryReview, initial_state
@@ -159,13 +160,24 @@ class MemoryService:
 
     # ------------------------------------------------------------------ files (hooks)
     def _sync(self) -> FilesSync | None:
-        """Pick up what a person changed in the memory files (and render rows changed elsewhere)."""
-        return self._files.sync(sweep=False) if self._files is not None else None
+        """Pick up what a person changed in the memory files (and render rows changed elsewhere):
+        a bounded share of the work, waiting at most a second for another process's reconcile. The
+        files are a person's: what goes wrong with them is reported, never the call's failure."""
+        if self._files is None:
+            return None
+        try:
+            return self._files.sync(sweep=False, wait=LOCK_WAIT)
+        except (OSError, OutsideStoreError) as exc:
+            log.warning("dokoro: the memory files could not be reconciled", exc_info=True)
+            return FilesSync(note=f"the memory files could not be reconciled now ({redact(str(exc)).text})")
 
     def _rendered(self, *memory_ids: str | None) -> None:
-        """Render the memories a write just changed."""
+        """Render the memories a write just changed (left to a later call when the folder is busy)."""
         if self._files is not None:
-            self._files.sync(render=[i for i in memory_ids if i], scan=False)
+            try:
+                self._files.sync(render=[i for i in memory_ids if i], scan=False, wait=LOCK_WAIT)
+            except (OSError, OutsideStoreError):
+                log.warning("dokoro: a memory's file could not be written now", exc_info=True)
 
     def _entities(self, entities: Sequence[str] | None) -> list[str]:
         """Entities as stored: cleaned, each under its name in ``memories/dictionary.md``."""
@@ -229,7 +241,7 @@ class MemoryService:
             body=str(body_clean),
             entities=self._entities(entities),
             trust=trust,
-            state=initial_state(trust, review=self._review),
+            state=initial_state(review=self._review),
             agent_id=agent_id,
             session_id=session_id,
             source=source_clean,
@@ -275,6 +287,11 @@ class MemoryService:
             )
         # Committed: from here on nothing fails the call (the agent would retry and store it twice).
         notes: list[str] = list(prepared.report.notes)
+        if memory.state == PROPOSED and trust != "agent-inferred":
+            notes.append(
+                f"trust {trust!r} does not skip the review queue: a person approves it "
+                "(`dokoro memory approve`, `dokoro browse`)"
+            )
         if gate_failed is not None:
             notes.append(f"stored; the conflict check could not run ({gate_failed})")
         try:
@@ -285,7 +302,7 @@ class MemoryService:
         try:
             if self._files is not None:
                 self._files.render_written([memory] + ([superseded] if superseded is not None else []))
-        except OSError as exc:
+        except (OSError, OutsideStoreError) as exc:
             log.warning("dokoro: a stored memory's file could not be written", exc_info=True)
             notes.append(f"stored; its file could not be written now ({exc}); the next call retries")
         return Remembered(
@@ -480,8 +497,13 @@ class MemoryService:
         old.updated_at = now
 
     def verdict(self, new_id: str, old_id: str, verdict: str, agent_id: str | None = None) -> MemoryVerdict:
-        """Record the agent's verdict on a pair the gate showed; ``supersede`` archives the old one,
-        ``discard_new`` deprecates the new one, ``keep_both`` keeps both active."""
+        """Record the agent's verdict on a pair the gate showed; ``supersede`` archives the old one
+        (once approved, when the new one is a proposal under review), ``discard_new`` deprecates
+        the new one, ``keep_both`` keeps both active.
+
+        Accepted from ``agent_id`` for a pair the gate proposed to it (it remembered the new one),
+        or for memories it may change (its own, or ones that record no author): one agent's
+        verdict never archives another's memory the gate did not put before it."""
         if verdict not in VERDICTS:
             raise InvalidArgumentError(f"verdict must be one of {', '.join(VERDICTS)}; got {verdict!r}")
         self._sync()
@@ -493,6 +515,7 @@ class MemoryService:
                 missing = new_id if new is None else old_id
                 raise NotFoundError(f"no memory {missing!r}; the ids are in dokoro_remember's answer")
             pair = session.get(MemoryConflict, pair_hash(new.id, old.id), with_for_update=True)
+            _check_verdict_allowed(new, old, verdict, shown=pair is not None, agent=agent_id)
             if pair is None:
                 pair = MemoryConflict(pair_hash=pair_hash(new.id, old.id), new_id=new.id, old_id=old.id, shown_at=now)
             if pair.verdict is not None:
@@ -503,7 +526,8 @@ class MemoryService:
             if verdict == "supersede":
                 if old.state != "active":
                     raise ConflictError(f"memory {old.id} is already {old.state}; nothing changed")
-                self._archive(old, by=new.id, now=now, agent=agent_id)
+                if new.state != PROPOSED:  # a proposal supersedes only once a person approves it
+                    self._archive(old, by=new.id, now=now, agent=agent_id)
                 new.supersedes = old.id
                 new.updated_at = now
             elif verdict == "discard_new":
@@ -673,8 +697,10 @@ class MemoryService:
     # ------------------------------------------------------------------ files
     def sync_files(self, *, sweep: bool = True) -> FilesSync:
         """Reconcile the memory files now and say what a person changed (every memory call does it).
-        ``sweep=False``: the rolling sweep of files edited in place takes this call's share of its rate
-        (as every memory call's own reconcile), not a whole window."""
+        ``sweep=False``: as every memory call's own reconcile (the rolling sweep's share of its rate,
+        a bounded number of files, a second's wait for another process at most), not a whole window."""
+        if not sweep:
+            return self._sync() or FilesSync()
         return self._files.sync(sweep=sweep) if self._files is not None else FilesSync()
 
     def close(self) -> None:
@@ -714,6 +740,25 @@ _BULK_STATISTICS = 1_000
 
 def _nothing() -> None:
     return None
+
+
+def _check_verdict_allowed(new: MemoryRow, old: MemoryRow, verdict: str, *, shown: bool, agent: str | None) -> None:
+    """Refuse (:class:`NotOwnerError`, nothing changed) a verdict ``agent`` may not give: the pair
+    was not proposed to it by the gate (it did not remember the new one, or the gate never paired
+    them) and the verdict changes a memory another agent wrote."""
+    if shown and not owned_by_another(new.agent_id, agent):
+        return  # the gate put this pair before the agent that remembered the new one
+    touched = [new] if verdict == "discard_new" else [new, old]
+    foreign = next((m for m in touched if owned_by_another(m.agent_id, agent)), None)
+    if foreign is None:
+        return
+    why = "the conflict gate did not propose this pair to you" if not shown else f"{new.id} is {new.agent_id}'s memory"
+    raise NotOwnerError(
+        f"verdict refused ({why}): memory {foreign.id} was written by {foreign.agent_id}, and you ({agent}) may "
+        "give a verdict only on a pair the gate showed you in your own dokoro_remember answer, or on memories "
+        f"you wrote. Nothing changed. To retire {foreign.id}, deprecate it with dokoro_forget and a reason "
+        f"(history kept), or ask {foreign.agent_id}"
+    )
 
 
 _MEMORIES = MemoryRow.__table__  # type: ignore[attr-defined]

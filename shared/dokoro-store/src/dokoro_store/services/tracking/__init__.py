@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -38,6 +38,9 @@ from dokoro_store.services.tracking.tasks import TaskService, task_view
 from dokoro_store.services.tracking.upkeep import TrackingBackups
 from dokoro_store.services.tracking.weekly import WeeklyService
 
+if TYPE_CHECKING:
+    from dokoro_store.retrieval.search import SearchService
+
 __all__ = ["TrackingService"]
 
 log = logging.getLogger("dokoro.store")
@@ -54,7 +57,7 @@ class TrackingService:
         *,
         session_id: Callable[[], str | None] = lambda: None,
         log_line: Callable[..., bool] | None = None,  # CurrentFile.log_line(icon, text, agent=...)
-        search: Any = None,
+        search: SearchService | None = None,
     ) -> None:
         self._paths = paths
         self._db = db

@@ -274,7 +274,7 @@ class ItemService:
             self._bump(session, row, now, action, previous, target, agent_id, note)
         return Change(row, previous)
 
-    def apply_hand_edit(
+    def apply_hand_edit(  # noqa: C901 - one flat check per editable field, each with its own refusal
         self, item_id: str, changes: dict[str, str | None], agent_id: str | None, where: str
     ) -> tuple[TrackingItem | None, list[str], list[str]]:
         """Write a person's edit of a rendering back into the row, field by field.

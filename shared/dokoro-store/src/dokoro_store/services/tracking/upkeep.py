@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -228,11 +227,6 @@ def _cleaned(values: dict[str, Any]) -> dict[str, Any]:
         if isinstance(values.get(column), str):
             values[column] = redact(values[column]).text
     return values
-
-
-def backup_rows(document: dict[str, Any], names: Sequence[str] = TRACKING_TABLES) -> dict[str, int]:
-    tables = document.get("tables") or {}
-    return {name: len(tables.get(name) or []) for name in names}
 
 
 def when(moment: datetime | None) -> str:

@@ -27,7 +27,6 @@ from dokoro_store.services.tracking.renderings import Pass, RenderKeeper
 from dokoro_store.services.tracking.rules import PRIORITIES, clean_text, clean_texts, title_key, week_bounds
 from dokoro_store.services.tracking.week_file import (
     outside_text,
-    parse_section,
     render_section,
     replace_section,
     section_edits,
@@ -290,11 +289,6 @@ class WeeklyService:
     def outside(self) -> str | None:
         text = read_text_or_none(self._keeper.abs(WEEK_FILE), within=self._paths.root)
         return outside_text(text) if text is not None else None
-
-    def parsed_lines(self) -> int:
-        text = read_text_or_none(self._keeper.abs(WEEK_FILE), within=self._paths.root) or ""
-        parts = split_section(text)
-        return len(parse_section(parts[1])) if parts else 0
 
 
 def _split_week(week: str) -> tuple[int, int]:
