@@ -564,3 +564,86 @@ def test_every_tool_context_is_typed_with_the_servers_state() -> None:
             if isinstance(node, ast.arg) and isinstance(node.annotation, ast.Name) and node.annotation.id == "Context":
                 bare.append(f"{path.relative_to(ROOT).as_posix()}:{node.lineno} {node.arg}")
     assert bare == []
+
+
+# ---------------------------------------------------------------------------------------------- import cycles
+
+
+def _module_names() -> dict[str, Path]:
+    names = {}
+    for path in _library_sources():
+        src = next(parent for parent in path.parents if parent.name == "src")
+        parts = list(path.relative_to(src).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        names[".".join(parts)] = path
+    return names
+
+
+def _imports_of(name: str, path: Path, known: set[str]) -> set[str]:
+    """Every module of ours ``name`` imports anywhere (module level, inside functions, for type
+    checking), but its own ancestor packages (which Python imports first in any case)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[: len(parts) - node.level + 1] + ([node.module] if node.module else []))
+            targets = [base, *(f"{base}.{alias.name}" for alias in node.names)]
+        for target in targets:
+            ancestor = name.startswith(f"{target}.")
+            if target in known and target != name and not ancestor:
+                found.add(target)
+    return found
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        on_stack.add(module)
+        for other in sorted(graph[module]):
+            if other not in index:
+                visit(other)
+                low[module] = min(low[module], low[other])
+            elif other in on_stack:
+                low[module] = min(low[module], index[other])
+        if low[module] == index[module]:
+            group = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                group.append(top)
+                if top == module:
+                    break
+            if len(group) > 1:
+                groups.append(sorted(group))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return groups
+
+
+def test_the_cycle_scan_finds_a_cycle_through_a_lazy_import() -> None:
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_cycles() -> None:
+    names = _module_names()
+    assert {"dokoro_store.retrieval.embedders", "dokoro.browse.app", "dokoro_server.registration"} <= set(names)
+    graph = {name: _imports_of(name, path, set(names)) for name, path in names.items()}
+    assert _cycles(graph) == []

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from rich.text import Text
 from textual import on, work
@@ -34,11 +34,9 @@ from dokoro.browse.data import (
     summaries,
 )
 from dokoro.browse.fuzzy import fuzzy_filter
+from dokoro.browse.host import BrowseHost
 from dokoro.browse.live import MAX_AGE_SECONDS, Freshness, folder_signature
 from dokoro.browse.render import changed_lines, markdown_lines, plain_lines
-
-if TYPE_CHECKING:
-    from dokoro.browse.app import BrowseApp
 
 __all__ = ["CategoriesScreen", "ConfirmScreen", "HelpScreen", "ItemsScreen", "PreviewScreen"]
 
@@ -70,8 +68,8 @@ HELP = """\
   ?  this help · any key closes it"""
 
 
-def _app(screen: Screen[Any]) -> BrowseApp:
-    return screen.app  # type: ignore[return-value]
+def _app(screen: Screen[Any]) -> BrowseHost:
+    return cast(BrowseHost, screen.app)  # the BrowseApp hosting every screen of this module
 
 
 class Crumbs(Static):

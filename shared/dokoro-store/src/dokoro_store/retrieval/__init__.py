@@ -60,7 +60,7 @@ class Retrieval:
     def vectors(self) -> VectorIndex:
         """The vector engine of this store, chosen on first use."""
         if self._vector_index is None:
-            from dokoro_store.retrieval.vectors import open_vector_index
+            from dokoro_store.retrieval.vector_engines import open_vector_index
 
             self._vector_index = open_vector_index(self._db, self._paths, self.config)
         return self._vector_index

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from dokoro_store.retrieval.embedders import FloatMatrix
+    from dokoro_store.retrieval.vector_math import FloatMatrix
 
 __all__ = ["HashingEmbedder"]
 
@@ -54,7 +54,7 @@ class HashingEmbedder:
     def embed(self, texts: Sequence[str], *, query: bool = False) -> FloatMatrix:
         import numpy as np
 
-        from dokoro_store.retrieval.embedders import normalise_rows
+        from dokoro_store.retrieval.vector_math import normalise_rows
 
         matrix = np.zeros((len(texts), self.dimension), dtype=np.float32)
         for row, text in enumerate(texts):

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from dokoro_store.errors import EmbedderUnavailableError
 
 if TYPE_CHECKING:
-    from dokoro_store.retrieval.embedders import FloatMatrix
+    from dokoro_store.retrieval.vector_math import FloatMatrix
 
 __all__ = ["KNOWN_DIMENSIONS", "OllamaEmbedder", "clean_text"]
 
@@ -69,7 +69,7 @@ class OllamaEmbedder:
         import numpy as np
 
         from dokoro_store.ollama_client import OllamaCallError
-        from dokoro_store.retrieval.embedders import normalise_rows
+        from dokoro_store.retrieval.vector_math import normalise_rows
 
         ok, why = self.healthy()
         if not ok:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from dokoro_store.errors import EmbedderUnavailableError
 
 if TYPE_CHECKING:
-    from dokoro_store.retrieval.embedders import FloatMatrix
+    from dokoro_store.retrieval.vector_math import FloatMatrix
 
 __all__ = ["MODEL_DIR", "OnnxEmbedder", "onnx_available"]
 
@@ -151,7 +151,7 @@ class OnnxEmbedder:
     def _embed(self, texts: Sequence[str]) -> FloatMatrix:
         import numpy as np
 
-        from dokoro_store.retrieval.embedders import normalise_rows
+        from dokoro_store.retrieval.vector_math import normalise_rows
 
         session, tokenizer = _load(self._folder)
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from dokoro_store.errors import EmbedderUnavailableError
 
 if TYPE_CHECKING:
-    from dokoro_store.retrieval.embedders import FloatMatrix
+    from dokoro_store.retrieval.vector_math import FloatMatrix
 
 __all__ = ["MODEL_DIR", "StaticEmbedder", "model_files_present"]
 
@@ -97,7 +97,7 @@ class StaticEmbedder:
         return f"static model2vec distilled from all-MiniLM-L6-v2 ({self.dimension} dimensions, bundled, offline)"
 
     def embed(self, texts: Sequence[str], *, query: bool = False) -> FloatMatrix:
-        from dokoro_store.retrieval.embedders import normalise_rows
+        from dokoro_store.retrieval.vector_math import normalise_rows
 
         model = _load(self._folder)
         if not texts:

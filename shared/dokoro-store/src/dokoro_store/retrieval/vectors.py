@@ -10,8 +10,8 @@ answers nearest-neighbour queries over those vectors:
   when the optional ``lancedb`` extra is installed; rebuilt from the database when it drifts.
 - ``PgVectorIndex`` (``pgvector.py``) — pgvector on PostgreSQL when the extension was enabled.
 
-:func:`open_vector_index` picks one; ``search_status`` and ``dokoro doctor`` name it. A recall on a
-store of 2,000 memories or more takes its vector leg from neither: the memories' chunk vectors are
+``vector_engines.open_vector_index`` picks one; ``search_status`` and ``dokoro doctor`` name it.
+A recall on a store of 2,000 memories or more takes its vector leg from neither: the memories' chunk vectors are
 held in memory and scanned exactly (``services/memories/chunks.py``).
 """
 
@@ -20,7 +20,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from importlib.util import find_spec
 from typing import TYPE_CHECKING, Any, Protocol
 
 from sqlalchemy import func, select
@@ -30,11 +29,9 @@ from dokoro_store.db.engine import Database
 from dokoro_store.retrieval.tables import chunks, index_state
 
 if TYPE_CHECKING:
-    from dokoro_store.paths import StorePaths
-    from dokoro_store.retrieval.config import RetrievalConfig
     from dokoro_store.retrieval.scope import DocScope
 
-__all__ = ["ChunkVector", "ExactScanIndex", "VectorHit", "VectorIndex", "current_generation", "open_vector_index"]
+__all__ = ["ChunkVector", "ExactScanIndex", "VectorHit", "VectorIndex", "current_generation"]
 
 
 @dataclass(frozen=True)
@@ -216,27 +213,3 @@ class ExactScanIndex:
 
     def close(self, *, finish: bool = True) -> None:
         return None
-
-
-def lancedb_installed() -> bool:
-    return find_spec("lancedb") is not None and find_spec("pyarrow") is not None
-
-
-def open_vector_index(db: Database, paths: StorePaths, config: RetrievalConfig) -> VectorIndex:
-    """The engine for this store: pgvector or LanceDB when possible, else the exact scan."""
-    if db.dialect == "postgresql":
-        from dokoro_store.retrieval.pgvector import PgVectorIndex, pgvector_column_present
-
-        if config.vector_engine != "exact":
-            present, why = pgvector_column_present(db)
-            if present:
-                return PgVectorIndex(db)
-            return ExactScanIndex(db, why)
-        return ExactScanIndex(db, "chosen by configuration")
-    if config.vector_engine == "exact":
-        return ExactScanIndex(db, "chosen by configuration")
-    if lancedb_installed():
-        from dokoro_store.retrieval.lance import LanceIndex
-
-        return LanceIndex(db, paths)
-    return ExactScanIndex(db, "LanceDB is not installed: pip install 'dokoro-store[lancedb]' for large stores")
