@@ -12,10 +12,12 @@ weathering recall had before its near-tie rule (relevance × trust × state × (
 
     uv run python bench/locomo_memories.py [--embedder auto|onnx|static|hashing|none] [--rows default,...]
 
-Rows: ``default`` is recall exactly as the tool runs it. The ablation rows run the same recall with
-one change of the search engine turned off (the bench hands recall's search other fusion
-settings); ``-threads`` imports the memories without their session thread. Tuned on conversations
-0-3 only; the tuning fold, the report fold (4-6) and the whole split are printed apart.
+Rows: ``default`` is recall exactly as the tool runs it; ``mcp`` is the same through the MCP tools
+over stdio (``bench/locomo_mcp.py``: ``dokoro_remember`` with ``session_id``, ``dokoro_recall``).
+The ablation rows run the same recall with one change of the search engine turned off (the bench
+hands recall's search other fusion settings); ``-threads`` imports the memories without their
+session thread. Tuned on conversations 0-3 only; the tuning fold, the report fold (4-6) and the
+whole split are printed apart.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ def rows_for() -> list[Row]:
     base = DEFAULT_FUSION
     return [
         Row("default", "hybrid", True, base, "dokoro_recall as the MCP tool runs it (use not counted)"),
+        Row("mcp", "hybrid", True, base, "through the MCP tools over stdio (session_id passed; use counted)"),
         Row("+use", "hybrid", True, base, "the same with use counted, questions asked in order"),
         Row("+use-before", "hybrid", True, base, "use counted, heat multiplying relevance (before the rule)"),
         Row("-threads", "hybrid", True, base, "memories imported without their session thread"),
@@ -175,7 +178,15 @@ def main() -> None:
     rows = rows_for()
     if args.rows:
         rows = [r for r in rows if r.name in args.rows.split(",")]
-    outcome = run(data, convs, RetrievalConfig(embedder=args.embedder), rows)
+    in_process = [r for r in rows if r.name != "mcp"]
+    outcome = run(data, convs, RetrievalConfig(embedder=args.embedder), in_process)
+    if len(in_process) < len(rows):
+        from locomo_mcp import run_mcp
+
+        mcp = run_mcp(data, convs, "memory", args.embedder)
+        outcome["scores"]["mcp"] = mcp["scores"]["mcp"]
+        outcome["latency"]["mcp"] = mcp["latency"]
+        print(f"ingest through dokoro_remember over stdio: {mcp['ingest']:.0f} memories/s")
     print("LoCoMo typed-memory recall (store.memories.recall, top 10)")
     print(report(outcome, rows, folds).replace("turns/s", "memories/s"))
 

@@ -13,8 +13,10 @@ reports that fold, conversations 4-6 (the *report* fold) and the whole split apa
     uv run python bench/locomo_retrieval.py --rows default --embedder static
     uv run python bench/locomo_retrieval.py --set neighbour_weight=0.3 --rows default --folds tune
 
-Rows: ``default`` is search_universal exactly as the MCP tool runs it; ``-X`` rows turn one change
-off; the baselines are full text alone, vectors alone and the former reciprocal rank fusion.
+Rows: ``default`` is search_universal exactly as the MCP tool runs it; ``mcp`` is the same through the
+MCP tools over stdio (``bench/locomo_mcp.py``: ``search_index_content`` with ``thread`` and ``at``,
+``search_universal``); ``-X`` rows turn one change off; the baselines are full text alone, vectors
+alone and the former reciprocal rank fusion.
 """
 
 from __future__ import annotations
@@ -115,6 +117,7 @@ def rows_for(base: FusionSettings) -> list[Row]:
             "hybrid, score fusion alone",
         ),
         Row("default", "hybrid", True, base, "search_universal as the MCP tool runs it"),
+        Row("mcp", "hybrid", True, base, "through the MCP tools over stdio (thread and at passed)"),
     ]
     for name, change, what in changes:
         rows.append(Row(name, "hybrid", True, dataclasses.replace(base, **change), what))
@@ -359,7 +362,25 @@ def main() -> None:
         wanted = args.rows.split(",")
         rows = [r for r in rows if r.name in wanted]
     config = RetrievalConfig(embedder=args.embedder, vector_engine=args.engine)
-    outcome = run_conversations(data, convs, config, asker(rows), threads=not args.no_threads, cache=args.store_cache)
+    in_process = [r for r in rows if r.name != "mcp"]
+    outcome: dict[str, Any] = {
+        "scores": defaultdict(dict),
+        "latency": defaultdict(list),
+        "ingest": 0.0,
+        "embedder": args.embedder,
+        "engine": "(server's)",
+    }
+    if in_process:
+        outcome = run_conversations(
+            data, convs, config, asker(in_process), threads=not args.no_threads, cache=args.store_cache
+        )
+    if len(in_process) < len(rows):
+        from locomo_mcp import run_mcp
+
+        mcp = run_mcp(data, convs, "search", args.embedder)
+        outcome["scores"]["mcp"] = mcp["scores"]["mcp"]
+        outcome["latency"]["mcp"] = mcp["latency"]
+        print(f"ingest through search_index_content over stdio: {mcp['ingest']:.0f} turns/s")
     print(report(outcome, rows, folds))
     if hasattr(os, "getloadavg"):
         print(f"\nload average at the end: {' '.join(f'{v:.1f}' for v in os.getloadavg())} (2 cores)")

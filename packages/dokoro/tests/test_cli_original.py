@@ -40,6 +40,9 @@ def test_in_place_previews_then_converts_once(tmp_path: Path) -> None:
 
     again = runner.invoke(app, ["migrate", "--from-original", str(store), "--path", str(store), "--yes"])
     assert again.exit_code == 0 and "converted already" in again.output
+    doctor = runner.invoke(app, ["doctor", "--path", str(store)])
+    assert doctor.exit_code == 0, doctor.output
+    assert "from the original dokoro on" in doctor.output
     with Store.open(store) as opened:
         assert opened.moved_in is None
         assert len(opened.episodic.recall(limit=10)) == 3
@@ -67,3 +70,29 @@ def test_a_folder_that_is_no_original_store_is_refused_with_the_fix(tmp_path: Pa
     result = runner.invoke(app, ["migrate", "--from-original", str(tmp_path / "nothing"), "--path", str(tmp_path)])
     assert result.exit_code == 1
     assert "holds no store of the original dokoro" in result.output
+
+
+SAMPLES = Path(__file__).resolve().parents[3] / "shared" / "dokoro-store" / "tests" / "samples"
+
+
+def test_moving_in_from_the_mcp_memory_graph_previews_then_imports_once(tmp_path: Path) -> None:
+    store = tmp_path / "dokoro"
+    graph = SAMPLES / "mcp-memory" / "memory.jsonl"
+    preview = runner.invoke(app, ["migrate", "--from-mcp-memory", str(graph), "--path", str(store), "--dry-run"])
+    assert preview.exit_code == 0, preview.output
+    assert "Dry run: nothing imported." in preview.output and "skipped: line 7: not JSON" in preview.output
+    done = runner.invoke(app, ["migrate", "--from-mcp-memory", str(graph), "--path", str(store), "--yes"])
+    assert done.exit_code == 0 and "Imported 3 new" in done.output, done.output
+    again = runner.invoke(app, ["migrate", "--from-mcp-memory", str(graph), "--path", str(store), "--yes"])
+    assert again.exit_code == 0 and "Everything is already there" in again.output
+
+
+def test_moving_in_from_a_notes_folder(tmp_path: Path) -> None:
+    store = tmp_path / "dokoro"
+    done = runner.invoke(app, ["migrate", "--from-notes", str(SAMPLES / "notes"), "--path", str(store), "--yes"])
+    assert done.exit_code == 0, done.output
+    assert "Imported 5 new" in done.output
+    with Store.open(store) as opened:
+        assert opened.graph.find_entity("service", "Auth Service") is not None
+    both = runner.invoke(app, ["migrate", "--from-notes", "a", "--from-mcp-memory", "b", "--path", str(store)])
+    assert both.exit_code != 0

@@ -268,3 +268,49 @@ async def test_recall_reports_a_file_edited_in_place_a_second_later_in_a_large_f
 
     assert made[0]["id"] in answer.content[0].text.split("memory files edited by a person", 1)[1]
     assert answer.structured_content["files"]["changes"]
+
+
+@pytest.mark.parametrize("store_url", ["sqlite", "postgresql"], indirect=True)
+async def test_recall_with_include_archived_marks_the_superseded_memory_in_the_text_and_ranks_it_last(call):
+    old = (await _remember(call, **JWT))["memory"]
+    new = (await _remember(call, **COOKIES, supersedes=old["id"]))["memory"]
+
+    outcome = await call("dokoro_recall", query="login sessions use JWT tokens", include_archived=True)
+
+    hits = outcome.structured_content["hits"]
+    assert [h["memory"]["id"] for h in hits] == [new["id"], old["id"]]
+    assert hits[1]["retired"] == f"superseded by {new['id']}"
+    lines = outcome.content[0].text.splitlines()
+    assert lines[0].startswith("1. [fact] Login sessions use cookies")
+    assert f"2. [fact, ⚠️ RETIRED: superseded by {new['id']}] Login sessions use JWT" in outcome.content[0].text
+
+
+async def test_recall_under_another_embedder_names_the_memory_side_fix(make_client):
+    async with make_client(embedder="hashing") as client:
+        assert not (await client.call_tool("dokoro_remember", JWT)).is_error
+    async with make_client(embedder="static") as client:
+        outcome = await client.call_tool("dokoro_recall", {"query": "login sessions"})
+
+    assert outcome.is_error
+    text = outcome.content[0].text  # type: ignore[union-attr]
+    assert "dokoro reembed" in text and "dokoro_recall cannot rank memories by meaning" in text
+    assert "mode='keyword'" not in text
+
+
+@pytest.mark.parametrize("store_url", ["sqlite", "postgresql"], indirect=True)
+async def test_recall_of_a_forgotten_topic_says_no_close_match_instead_of_a_high_score(call):
+    pnpm = (await _remember(call, type="fact", title="Package manager", body="We use pnpm for the web app."))["memory"]
+    await _remember(call, type="fact", title="Staging host", body="The staging database runs on db-new.internal.")
+    await call("dokoro_forget", id=pnpm["id"], reason="moved to npm workspaces")
+
+    outcome = await call("dokoro_recall", query="pnpm")
+    matching = await call("dokoro_recall", query="staging database host")
+
+    text = outcome.content[0].text
+    assert text.startswith("(no close match: no memory reaches relevance 0.15; the nearest are)")
+    (hit,) = outcome.structured_content["hits"]
+    assert hit["memory"]["title"] == "Staging host" and hit["relevance"] < 0.15
+    assert f"relevance {hit['relevance']:.2f})" in text
+    best = matching.structured_content["hits"][0]
+    assert best["memory"]["title"] == "Staging host" and best["relevance"] >= 0.3
+    assert not matching.content[0].text.startswith("(no close match")

@@ -30,7 +30,23 @@ async def test_search_universal_explains_every_hit(call):
     assert top["fts_score"] == 1.0 and top["vector_score"] > 0 and top["score"] > 0
     assert data["mode"] == "hybrid" and data["embedder"].startswith("onnx:")  # the bundled transformer
     text = outcome.content[0].text
-    assert "**1. Auth decision|auth**" in text and "Source: hybrid | Score:" in text and "Why:" in text
+    assert "**1. Auth decision|auth**" in text and "Source: hybrid | Relevance: " in text and "Why:" in text
+
+
+@BOTH
+async def test_search_universal_says_no_close_match_when_nothing_matches_well(call):
+    await index(call, "auth", "We chose JWT access tokens with refresh token rotation.", "Auth decision")
+    await index(call, "garden", "Tomatoes and basil grow on the balcony.", "Garden")
+
+    nothing = await call("search_universal", query="pnpm", limit=2)
+    matching = await call("search_universal", query="refresh token rotation", limit=2)
+
+    assert nothing.content[0].text.startswith("🔎 No close match for 'pnpm' (no hit reaches relevance 0.15)")
+    assert nothing.structured_content["close_match"] is False
+    assert all(r["relevance"] < 0.15 for r in nothing.structured_content["results"])
+    assert matching.structured_content["close_match"] is True
+    top = matching.structured_content["results"][0]
+    assert top["relevance"] >= 0.3 and f"Relevance: {top['relevance']:.2f}" in matching.content[0].text
 
 
 async def test_search_universal_modes_and_an_empty_result_hint(call):
@@ -63,8 +79,12 @@ async def test_index_content_works_for_an_id_with_no_row_yet(call, store):
     outcome = await index(call, "brand-new", "Fresh research notes on caching.", "Caching")
 
     data = outcome.structured_content
-    assert data["doc_id"] == "brand-new" and data["chunks"] == 1 and data["vectors"] == 1
+    # Written before its vectors: they are embedded just behind the write (write-behind).
+    assert data["doc_id"] == "brand-new" and data["chunks"] == 1 and data["vectors"] == 0 and data["vectors_behind"]
+    assert "embedded just behind this write" in outcome.content[0].text
     assert store.docs.get("brand-new").title == "Caching"
+    found = await call("search_universal", query="caching research", mode="semantic")  # embeds what waits first
+    assert "brand-new" in found.content[0].text
     assert "Content Indexed" in outcome.content[0].text
 
 

@@ -77,3 +77,64 @@ def test_bridge_context_puts_retired_memories_last_and_marks_them(any_store):
 
     assert context.entries[0].doc_id == f"memory:{new.id}" and context.entries[0].retired is None
     assert all(e.retired for e in context.entries[1:])
+
+
+def test_recall_with_include_archived_ranks_the_superseded_jwt_memory_below_the_current_one(any_store):
+    old = any_store.memories.remember(
+        type="decision", title="Use JWT", body="Use JWT for the API's auth tokens."
+    ).memory
+    new = any_store.memories.remember(
+        type="decision",
+        title="Use opaque session tokens",
+        body="The API's auth moved to opaque session tokens kept server side.",
+        supersedes=old.id,
+    ).memory
+
+    hits = any_store.memories.recall(
+        "use JWT for auth tokens", states=("active", "archived", "deprecated"), count_use=False
+    )
+
+    assert [h.memory.id for h in hits] == [new.id, old.id]
+    assert hits[0].retired is None
+    assert hits[1].retired == f"superseded by {new.id}"
+    assert f"superseded by {new.id}: ranked below every current memory" in hits[1].reason
+
+
+def test_recall_ranks_an_expired_memory_below_current_ones_and_says_so(any_store, clock):
+    expired = any_store.memories.remember(
+        type="fact",
+        title="Deploys go through Jenkins",
+        body="Deploys go through the Jenkins pipeline.",
+        valid_until=iso(clock.now() + timedelta(days=1)),
+    ).memory
+    current = any_store.memories.remember(
+        type="fact", title="Deploy pipeline", body="Deploys run from GitHub Actions."
+    ).memory
+    clock.advance(timedelta(days=3))
+
+    hits = any_store.memories.recall("deploys through the Jenkins pipeline", count_use=False)
+
+    assert [h.memory.id for h in hits] == [current.id, expired.id]
+    assert hits[1].retired is not None and hits[1].retired.startswith("expired (valid until")
+
+
+def test_memories_remembered_in_one_session_are_a_thread_in_the_order_remembered(any_store):
+    from dokoro_store.retrieval.scope import MEMORY_DOC_PREFIX
+
+    bodies = [
+        "Ben asked where the pottery workshop takes place.",
+        "Ana said: Lisbon, the first week of June!",
+        "Ben said the food there is wonderful.",
+    ]
+    made = [
+        any_store.memories.remember(type="episode", title=f"Turn {i}", body=b, session_id="chat-7").memory
+        for i, b in enumerate(bodies)
+    ]
+    other = any_store.memories.remember(type="episode", title="Elsewhere", body="A note.", session_id="chat-8")
+
+    docs = [any_store.docs.get(f"{MEMORY_DOC_PREFIX}{m.id}") for m in made]
+    assert [(d.thread, d.thread_pos) for d in docs] == [("chat-7", 0), ("chat-7", 1), ("chat-7", 2)]
+    assert any_store.docs.get(f"{MEMORY_DOC_PREFIX}{other.memory.id}").thread_pos == 0
+    hits = any_store.memories.recall("where is the pottery workshop", count_use=False)
+    lifted = next(h for h in hits if h.memory.id == made[1].id)
+    assert f"beside {MEMORY_DOC_PREFIX}{made[0].id}" in lifted.reason

@@ -208,18 +208,45 @@ def migrate(
             "sessions, summaries, feedback, coordination, documents, plans and questions.",
         ),
     ] = None,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="With --from-original: move in without asking.")] = False,
+    from_mcp_memory: Annotated[
+        Path | None,
+        typer.Option(
+            "--from-mcp-memory",
+            help="Import the JSONL knowledge graph of the MCP reference memory server (memory.jsonl): "
+            "entities as documents and graph entities, relations as graph relations.",
+        ),
+    ] = None,
+    from_notes: Annotated[
+        Path | None,
+        typer.Option(
+            "--from-notes",
+            help="Import a folder of markdown notes with front matter (basic-memory, Obsidian): notes as "
+            "documents and graph entities, [[links]] and relation lines as relations.",
+        ),
+    ] = None,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="With --from-*: move in without asking.")] = False,
     path: PathOption = None,
 ) -> None:
     """Import every markdown file of the dokoro folder as a searchable document (and index it).
 
     With --from-original FOLDER: move in from the original dokoro's store instead (into this
     folder, converted in place and backed up first, or into the store --path names).
+    With --from-mcp-memory FILE or --from-notes FOLDER: import another memory tool's data, with a preview.
     """
+    sources = [s for s in (from_original, from_mcp_memory, from_notes) if s is not None]
+    if len(sources) > 1:
+        raise typer.BadParameter("pass one of --from-original, --from-mcp-memory, --from-notes")
     if from_original is not None:
         from dokoro.commands.original import migrate_from_original
 
         raise typer.Exit(0 if migrate_from_original(path, from_original, yes, dry_run) else 1)
+    if from_mcp_memory is not None or from_notes is not None:
+        from dokoro.commands.importers import import_from
+
+        kind = "mcp-memory" if from_mcp_memory is not None else "notes"
+        source = from_mcp_memory or from_notes
+        assert source is not None
+        raise typer.Exit(0 if import_from(path, source, kind, yes, dry_run) else 1)
     from dokoro.commands.index import migrate_markdown
 
     raise typer.Exit(0 if migrate_markdown(path, dry_run, force) else 1)

@@ -75,6 +75,8 @@ def search(
                         "filepath": h.filepath,
                         "updated_at": h.updated_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
                         "score": round(h.score, 6),
+                        "relevance": h.relevance,
+                        "retired": h.retired,
                         "why": h.why,
                         "excerpt": h.excerpt,
                     }
@@ -89,12 +91,29 @@ def search(
     if not hits:
         out.print(f"No document matches {query!r}.")
         return
-    table = folding_table(f"{len(hits)} result(s) for {query!r}", ("id", "title", "status", "type", "updated", "tags"))
-    for h in hits:
+    from dokoro_store.retrieval.calibration import CLOSE_MATCH
+
+    # Close matches only, when there are any (the JSON keeps every hit); else the nearest, said so.
+    close = [h for h in hits if h.relevance >= CLOSE_MATCH]
+    shown = close or hits
+    title = f"{len(shown)} result(s) for {query!r}" if close else f"No close match for {query!r}; the nearest"
+    table = folding_table(title, ("id", "title", "relevance", "status", "type", "updated", "tags"))
+    for h in shown:
+        status = f"{h.status} (retired: {h.retired})" if h.retired else h.status
         table.add_row(
-            h.doc_id, escape(h.title), h.status, h.doc_type, short_time(h.updated_at), escape(", ".join(h.tags))
+            h.doc_id,
+            escape(h.title),
+            f"{h.relevance:.2f}",
+            escape(status),
+            h.doc_type,
+            short_time(h.updated_at),
+            escape(", ".join(h.tags)),
         )
     out.print(table)
+    if close and len(close) < len(hits):
+        out.print(
+            f"[dim]{len(hits) - len(close)} weaker hit(s) not shown (relevance < {CLOSE_MATCH}; --json lists them)[/]"
+        )
 
 
 def list_docs(

@@ -158,7 +158,9 @@ def dokoro_recall(
     ] = False,
 ) -> Annotated[CallToolResult, Recall]:
     """Recall memories by meaning and words (hybrid search over full text, vectors and the entity graph),
-    ranked by relevance weighted by trust, state, freshness and use. Each hit says why it surfaced."""
+    ranked by relevance weighted by trust, state, freshness and use; superseded, deprecated and expired
+    memories come last and say so. Each hit shows its relevance (how likely it is what you asked for, on
+    one scale for every query) and why it surfaced; when none is a close match the answer says so."""
     states = ("active", "archived", "deprecated") if include_archived else ("active",)
     if include_proposed:
         states = (*states, "proposed")
@@ -178,7 +180,13 @@ def dokoro_recall(
         if len(excerpt) > 240:
             excerpt = excerpt[:237] + "..."
         tag = f"[{m.type}, proposed]" if m.state == "proposed" else f"[{m.type}]"
-        lines.append(f"{i}. {tag} {m.title} ({m.id}, score {h.score:.3f})\n   {excerpt}\n   why: {h.reason}")
+        if h.retired:
+            tag = f"[{m.type}, ⚠️ RETIRED: {h.retired}]"
+        lines.append(f"{i}. {tag} {m.title} ({m.id}, relevance {h.relevance:.2f})\n   {excerpt}\n   why: {h.reason}")
+    from dokoro_store.retrieval.calibration import CLOSE_MATCH  # not at import: tools/list loads no store
+
+    if all(h.relevance < CLOSE_MATCH for h in hits):
+        lines.insert(0, f"(no close match: no memory reaches relevance {CLOSE_MATCH}; the nearest are)")
     lines += _files_lines(files)
     return result("\n".join(lines), Recall(hits=hits, files=files))
 

@@ -35,7 +35,7 @@ def render_hits(hits: list[SearchHit]) -> str:
             scores.append(f"Vector: {h.vector_score:.3f} (#{(h.vector_rank or 0) + 1})")
         lines = [
             f"**{h.rank}. {h.title}|{h.doc_id}**" + (f" — ⚠️ RETIRED: {h.retired}" if h.retired else ""),
-            f"Source: {h.source} | Score: {h.score:.4f}",
+            f"Source: {h.source} | Relevance: {h.relevance:.2f} | Score: {h.score:.4f}",
             " | ".join(scores),
             f"Why: {h.why}",
             f"File: {h.filepath}" + (f" (lines {h.start_line}-{h.end_line})" if h.start_line else ""),
@@ -87,6 +87,11 @@ def search_universal(
         text = (
             f"No results for {query!r}. If documents should match, run search_reindex "
             "(or search_status to see what is indexed)."
+        )
+    elif not out.close_match:
+        text = (
+            f"🔎 No close match for {query!r} (no hit reaches relevance 0.15); the nearest "
+            f"{len(out.results)} ({found.mode}):\n\n" + render_hits(out.results)
         )
     else:
         text = f"🔎 {len(out.results)} result(s) for {query!r} ({found.mode}):\n\n" + render_hits(out.results)
@@ -143,6 +148,8 @@ def search_index_content(
         "Tokens": out.tokens,
         "Vectors": f"{out.vectors} ({out.embedder})" if out.embedder else "none (full text only)",
     }
+    if out.vectors_behind:  # full text finds it now; a search embeds it first if it runs sooner
+        details["Vectors"] = f"embedded just behind this write ({out.embedder}), within a second"
     if out.thread is not None:
         details["Thread"] = f"{out.thread}, place {(out.thread_pos or 0) + 1}"
     return result(_notes(card("Content Indexed", "", details), out.notes), out)

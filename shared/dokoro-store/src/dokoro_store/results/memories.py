@@ -154,9 +154,19 @@ class MemoryVerdict(Result):
 
 class RecallHit(Result):
     memory: Memory
-    score: Annotated[float, rounded(4)]
-    relevance: Annotated[float, rounded(4)]
+    score: Annotated[float, rounded(4)] = Field(
+        description="What orders this recall's hits: relevance within it, weighted by trust, state, freshness, use."
+    )
+    relevance: Annotated[float, rounded(4)] = Field(
+        description="How likely the memory is relevant, on one scale for every query (calibrated; 0-1); below "
+        "0.15 it is not a close match."
+    )
     reason: str
+    retired: str | None = Field(
+        default=None,
+        description="Set when the memory no longer holds (superseded, archived, deprecated, expired): which, in "
+        "words. Such memories rank below every current one.",
+    )
 
 
 class Recall(Result):

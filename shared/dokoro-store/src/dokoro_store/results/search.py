@@ -39,7 +39,12 @@ class SearchHit(Result):
     status: str
     tags: list[str]
     updated_at: IsoTime
-    score: float = Field(description="The fused score (higher is better; comparable within one search).")
+    score: float = Field(description="The fused score that orders this search's hits (not comparable across searches).")
+    relevance: float = Field(
+        default=0.0,
+        description="How likely the hit is relevant, on one scale for every query (calibrated; 0-1). Below 0.15 "
+        "it is not a close match.",
+    )
     source: SearchSource
     why: str
     matched_terms: list[str]
@@ -71,6 +76,9 @@ class SearchResults(Result):
     vector_engine: str
     notes: list[str]
     results: list[SearchHit]
+    close_match: bool = Field(
+        default=True, description="False when no hit is a close match (relevance under 0.15): only the nearest."
+    )
 
     @property
     def hits(self) -> list[SearchHit]:
@@ -104,6 +112,10 @@ class IndexContentResult(Result):
     vectors: int
     embedder: str | None
     notes: list[str]
+    vectors_behind: bool = Field(
+        default=False,
+        description="The vectors are embedded just behind this write (within a second or two); full text finds it now.",
+    )
 
 
 class SearchStatusResult(Result):

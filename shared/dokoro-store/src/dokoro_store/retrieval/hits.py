@@ -65,6 +65,7 @@ def build_hits(
     graph_by_doc: dict[str, Any] | None = None,
     lifted: dict[str, str] | None = None,
     retired: dict[str, str] | None = None,
+    relevance: dict[str, float] | None = None,
 ) -> list[SearchHit]:
     ids = [f.key for f in fused]
     if not ids:
@@ -127,6 +128,7 @@ def build_hits(
                 tags=[str(t) for t in tags] if isinstance(tags, list) else [],
                 updated_at=doc.updated_at,
                 score=round(fused_hit.score, 6),
+                relevance=round((relevance or {}).get(doc.id, 0.0), 4),
                 source=source,
                 fts_score=round(text_hit.score, 4) if text_hit else None,
                 fts_rank=fts_rank,

@@ -37,6 +37,8 @@ from dokoro_store.results.search import (
     SearchResults,
     SearchStatusResult,
 )
+from dokoro_store.retrieval.calibration import CLOSE_MATCH, RelevanceInputs, family_of, relevance
+from dokoro_store.retrieval.calibration import features as relevance_features
 from dokoro_store.retrieval.documents import DocumentService, IndexReport, validate_doc_id
 from dokoro_store.retrieval.embedders import EmbedderHandle
 from dokoro_store.retrieval.fulltext import FullTextIndex, TextHit, full_text_for
@@ -53,7 +55,7 @@ from dokoro_store.retrieval.hybrid import Scored, fuse_scores, keep_agreement
 from dokoro_store.retrieval.lifecycle import demote_retired
 from dokoro_store.retrieval.neighbours import StoredVectors
 from dokoro_store.retrieval.planner import PlannedQuery, plan_query
-from dokoro_store.retrieval.rerank import RERANK_DEPTH, RERANKER_LABEL, rerank
+from dokoro_store.retrieval.rerank import RERANK_DEPTH, RERANKER_LABEL, coverage, rerank
 from dokoro_store.retrieval.scope import DocScope
 from dokoro_store.retrieval.vectors import VectorHit, VectorIndex
 from dokoro_store.retrieval.workspace_index import ReconcileReport, WorkspaceIndex
@@ -140,6 +142,13 @@ class Ranked:
     _graph_by_doc: dict[str, GraphHit]
     _lifted: dict[str, str] | None
     retired: dict[str, str] = field(default_factory=dict)  # retired memories' documents → their state in words
+    relevance: dict[str, float] = field(default_factory=dict)  # calibrated (:mod:`.calibration`), per document
+    features: dict[str, list[float]] = field(default_factory=dict)  # what the relevance was computed from
+
+    @property
+    def close_match(self) -> bool:
+        """Whether any hit reaches :data:`~dokoro_store.retrieval.calibration.CLOSE_MATCH`."""
+        return any(p >= CLOSE_MATCH for p in self.relevance.values())
 
     @property
     def scores(self) -> list[tuple[str, float]]:
@@ -158,6 +167,7 @@ class Ranked:
             self._graph_by_doc,
             self._lifted,
             self.retired,
+            self.relevance,
         )
 
 
@@ -239,6 +249,7 @@ class SearchService:
             vector_engine=ranked.legs.engine,
             notes=ranked.legs.notes,
             results=hits,
+            close_match=ranked.close_match,
         )
 
     def ranked(
@@ -261,6 +272,15 @@ class SearchService:
         graph_by_doc = {g.doc_id: g for g in legs.graph_hits}
         text_by_doc = {h.doc_id: h for h in legs.text_hits}
         lifted: dict[str, str] | None = None
+        seen: dict[str, str] = {}  # the candidates' texts, read once (the re-ranker's, then relevance's)
+
+        def texts(doc_ids: Sequence[str]) -> dict[str, str]:
+            missing = [d for d in doc_ids if d not in seen]
+            if missing:
+                seen.update(self._texts(missing))
+            return {d: seen[d] for d in doc_ids if d in seen}
+
+        inputs: list[RelevanceInputs] = []
         if legs.scored:
             fused_docs = self._fuse(legs, settings, scope)
             if settings.rerank:
@@ -268,7 +288,7 @@ class SearchService:
                     legs.planned,
                     query,
                     fused_docs,
-                    self._texts,
+                    texts,
                     limit,
                     vectors=legs.embedder_id is not None,
                     weights=settings.rerank_weights,
@@ -287,6 +307,19 @@ class SearchService:
                 if s.cosine is not None and s.chunk_id is not None and (s.vector > 0 or s.vector_rank is not None)
             }
             lifted = {s.doc_id: s.lifted_by for s in fused_docs[:limit] if s.lifted_by and s.lift > 0}
+            bodies = texts([f.key for f in top])
+            inputs = [
+                RelevanceInputs(
+                    s.cosine,
+                    coverage(legs.planned, bodies.get(s.doc_id, "")),
+                    s.text,
+                    s.text_rank,
+                    s.vector_rank,
+                    s.lift > 0,
+                    place,
+                )
+                for place, s in enumerate(fused_docs[:limit])
+            ]
         else:
             ranked = [
                 [h.doc_id for h in legs.text_hits],
@@ -297,7 +330,23 @@ class SearchService:
             retired = self._retired([f.key for f in fused[: max(limit, RERANK_DEPTH)]])
             top = demote_retired(fused, lambda f: f.key, retired)[:limit]
             vector_by_doc = {h.doc_id: h for h in legs.vector_hits}
-        return Ranked(self._db, legs, top, text_by_doc, vector_by_doc, graph_by_doc, lifted, retired)
+            bodies = texts([f.key for f in top])
+            inputs = [
+                RelevanceInputs(
+                    vector_by_doc[f.key].score if f.key in vector_by_doc else None,
+                    coverage(legs.planned, bodies.get(f.key, "")),
+                    text_by_doc[f.key].score if f.key in text_by_doc else 0.0,
+                    f.ranks[0],
+                    f.ranks[1] if len(f.ranks) > 1 else None,
+                    False,
+                    place,
+                )
+                for place, f in enumerate(top)
+            ]
+        family = family_of(legs.embedder_id)
+        rows = {f.key: relevance_features(i) for f, i in zip(top, inputs, strict=True)}
+        calibrated = {key: relevance(row, family) for key, row in rows.items()}
+        return Ranked(self._db, legs, top, text_by_doc, vector_by_doc, graph_by_doc, lifted, retired, calibrated, rows)
 
     def _retired(self, doc_ids: Sequence[str]) -> dict[str, str]:
         """The retired memories among ``doc_ids`` (:mod:`.lifecycle`), in words."""
@@ -482,6 +531,7 @@ class SearchService:
             vectors=report.vectors,
             embedder=report.embedder,
             notes=report.notes,
+            vectors_behind=report.vectors_behind > 0,
         )
 
     def ambient(self, project: Path, limit: int = 10, *, project_root: Path) -> AmbientResult:
@@ -514,6 +564,9 @@ class SearchService:
     # ------------------------------------------------------------------ status
     def status(self) -> SearchStatusResult:
         """What indexes, embedder and re-ranker this store uses, and how much is indexed (loads no model)."""
+        # This process's writes still waiting for their vectors are embedded first (the model is
+        # loaded already: their write used it), so the counts say what the store holds.
+        self._docs.embed_written()
         embedder = self._embedder.status()
         engine = self._vectors()
         stats = self._docs.stats()

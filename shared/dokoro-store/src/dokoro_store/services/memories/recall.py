@@ -30,7 +30,7 @@ from sqlmodel import col, select
 
 from dokoro_store.clock import Clock
 from dokoro_store.db.engine import Database
-from dokoro_store.errors import InvalidArgumentError
+from dokoro_store.errors import EmbedderMismatchError, InvalidArgumentError
 from dokoro_store.models.memories import Memory as MemoryRow
 from dokoro_store.results.memories import RecallHit
 from dokoro_store.services.memories.rows import (
@@ -53,7 +53,9 @@ __all__ = [
     "HEAT_HALF_LIFE_DAYS",
     "NEAR_TIE",
     "MemoryRecall",
+    "memory_mismatch_message",
     "recall_depth",
+    "retired_state",
     "weather",
 ]
 
@@ -102,16 +104,7 @@ class MemoryRecall:
         count_use: bool = True,
     ) -> list[RecallHit]:
         """Memories for ``query``, weathered, filtered; every returned hit counts as a use."""
-        if not query.strip():
-            raise InvalidArgumentError("query must not be empty: say what you want to remember")
-        if not 1 <= limit <= 50:
-            raise InvalidArgumentError(f"limit must be between 1 and 50; got {limit}")
-        for kind in types or ():
-            if kind not in MEMORY_TYPES:
-                raise InvalidArgumentError(f"types: {kind!r} is not one of {', '.join(MEMORY_TYPES)}")
-        for state in states:
-            if state not in STATES:
-                raise InvalidArgumentError(f"states: {state!r} is not one of {', '.join(STATES)}")
+        _check_arguments(query, limit, types, states)
         start = parse_time(since, "since")
         end = parse_time(until, "until")
         named = self._entities([entity]) if entity and entity.strip() else []
@@ -135,7 +128,10 @@ class MemoryRecall:
                 until=end,
             ),
         )
-        search = self._search.ranked(self._expand(query), limit=recall_depth(limit, checked_entity), scope=scope)
+        try:
+            search = self._search.ranked(self._expand(query), limit=recall_depth(limit, checked_entity), scope=scope)
+        except EmbedderMismatchError as exc:
+            raise EmbedderMismatchError(memory_mismatch_message(str(exc))) from None
         ranked = [(d[len(DOC_PREFIX) :], score) for d, score in search.scores if d.startswith(DOC_PREFIX)]
         if not ranked:
             return []
@@ -161,15 +157,18 @@ class MemoryRecall:
             relevance = fused / top if top else 0.0
             score, parts = weather(memory, relevance, now)
             kept.append((score, relevance, memory, parts))
-        kept.sort(key=lambda k: (-k[0], k[2].id))
+        # Retired memories (superseded, archived, deprecated, expired) below every current one.
+        retired = {m.id: words for _s, _r, m, _p in kept if (words := retired_state(m, now)) is not None}
+        kept.sort(key=lambda k: (k[2].id in retired, -k[0], k[2].id))
         kept = kept[:limit]
         found = {h.doc_id: h for h in search.hits([f"{DOC_PREFIX}{memory.id}" for _s, _r, memory, _p in kept])}
         hits = [
             RecallHit(
                 memory=memory_result(memory),
                 score=score,
-                relevance=relevance,
-                reason=_reason(found.get(f"{DOC_PREFIX}{memory.id}"), memory, parts),
+                relevance=search.relevance.get(f"{DOC_PREFIX}{memory.id}", 0.0),
+                reason=_reason(found.get(f"{DOC_PREFIX}{memory.id}"), memory, parts, retired.get(memory.id)),
+                retired=retired.get(memory.id),
             )
             for score, relevance, memory, parts in kept
         ]
@@ -182,6 +181,20 @@ class MemoryRecall:
                     .values(recall_count=col(MemoryRow.recall_count) + 1, last_recalled_at=now)
                 )
         return hits
+
+
+def _check_arguments(query: str, limit: int, types: Sequence[str] | None, states: Sequence[str]) -> None:
+    """Refuse a recall's bad arguments, each with how to fix it."""
+    if not query.strip():
+        raise InvalidArgumentError("query must not be empty: say what you want to remember")
+    if not 1 <= limit <= 50:
+        raise InvalidArgumentError(f"limit must be between 1 and 50; got {limit}")
+    for kind in types or ():
+        if kind not in MEMORY_TYPES:
+            raise InvalidArgumentError(f"types: {kind!r} is not one of {', '.join(MEMORY_TYPES)}")
+    for state in states:
+        if state not in STATES:
+            raise InvalidArgumentError(f"states: {state!r} is not one of {', '.join(STATES)}")
 
 
 def recall_depth(limit: int, checked_on_answer: bool = False) -> int:
@@ -214,10 +227,29 @@ def weather(memory: MemoryRow, relevance: float, now: datetime) -> tuple[float, 
     return score, {"age": age, "freshness": freshness, "heat": heat}
 
 
-def _reason(hit: SearchHit | None, memory: MemoryRow, parts: dict[str, float]) -> str:
-    bits = [hit.why] if hit is not None and hit.why else []
+def retired_state(memory: MemoryRow, now: datetime) -> str | None:
+    """What retired ``memory``, in words (superseded, archived, deprecated, expired), or None."""
+    from dokoro_store.retrieval.lifecycle import describe
+
+    return describe(memory.state, memory.superseded_by, memory.state_reason, memory.valid_until, now)
+
+
+def memory_mismatch_message(search_message: str) -> str:
+    """The embedder mismatch as recall meets it: the fix on the memory side (search's keyword mode
+    does not apply to memories)."""
+    head = search_message.split("; search_universal with mode='keyword' still works", 1)[0].rstrip(". ")
+    return (
+        f"{head}. Until then dokoro_recall cannot rank memories by meaning: run `dokoro reembed` (it re-embeds "
+        "the memories with the documents), or start the server with the embedder the index was built with."
+    )
+
+
+def _reason(hit: SearchHit | None, memory: MemoryRow, parts: dict[str, float], retired: str | None = None) -> str:
+    bits = [h for h in (hit.why if hit is not None else "").split("; ") if h and not h.startswith("retired (")]
     bits.append(memory.trust)
-    if memory.state != "active":
+    if retired is not None:
+        bits.append(f"{retired}: ranked below every current memory")
+    elif memory.state != "active":
         bits.append(memory.state + (f" ({memory.state_reason})" if memory.state_reason else ""))
     age = parts["age"]
     bits.append("today" if age < 1 else f"{int(age)}d old")

@@ -58,6 +58,7 @@ from dokoro_store.results.memories import (
     Remembered,
 )
 from dokoro_store.results.memory_files import MemoryReindex, Reviewed
+from dokoro_store.retrieval.threads import clean_thread, place_in_thread
 from dokoro_store.secrets import redact, redact_all, redact_value
 from dokoro_store.services.memories.files import DEFAULT_RENDER_BATCH, DEFAULT_SWEEP, LOCK_WAIT, MemoryFiles
 from dokoro_store.services.memories.gate import ConflictGate, pair_hash, sync_entities, text_similarity
@@ -362,6 +363,10 @@ class MemoryService:
         entities = [{"memory_id": memory.id, "entity": e} for e in dict.fromkeys(memory.entities)]
         if entities:
             session.execute(insert(_ENTITIES), entities)
+        # The memories of one session are a thread, in the order remembered: search lifts the
+        # memory beside a match, as it does for a conversation's turns (retrieval.threads).
+        thread = clean_thread(memory.session_id)
+        place = place_in_thread(session, self._db.ops, f"{DOC_PREFIX}{memory.id}", thread, None) if thread else None
         doc = Doc(
             id=f"{DOC_PREFIX}{memory.id}",
             content=prepared.text,
@@ -373,6 +378,8 @@ class MemoryService:
             metadata_json={"memory_type": memory.type, "trust": memory.trust},
             created_at=now,
             updated_at=now,
+            thread=thread,
+            thread_pos=place,
         )
         session.execute(insert(_DOCS), [_values(_DOCS, doc)])
         # The change numbers the triggers gave these rows: their files are rendered only if no
