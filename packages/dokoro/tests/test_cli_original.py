@@ -40,6 +40,9 @@ def test_in_place_previews_then_converts_once(tmp_path: Path) -> None:
 
     again = runner.invoke(app, ["migrate", "--from-original", str(store), "--path", str(store), "--yes"])
     assert again.exit_code == 0 and "converted already" in again.output
+    doctor = runner.invoke(app, ["doctor", "--path", str(store)])
+    assert doctor.exit_code == 0, doctor.output
+    assert "from the original dokoro on" in doctor.output
     with Store.open(store) as opened:
         assert opened.moved_in is None
         assert len(opened.episodic.recall(limit=10)) == 3

@@ -78,6 +78,27 @@ def _vector_support(store: Store) -> Check:
     return Check("pgvector", "absent: vectors will use an exact scan (slower on large stores)", "warn")
 
 
+def _moved_in(store: Store) -> list[Check]:
+    """Where the store came from when it was converted from the original dokoro (docs/moving-in.md)."""
+    from dokoro_store.original import find_conversion, is_original_database
+
+    if store.db.dialect != "sqlite" and is_original_database(store.paths.sqlite_file):
+        return [
+            Check(
+                "Original store",
+                f"{store.paths.root} holds a store of the original dokoro, not in this database: bring it here "
+                f"with `dokoro migrate --from-original {store.paths.root}`",
+                "warn",
+            )
+        ]
+    found = find_conversion(store.paths.root)
+    if found is None:
+        return []
+    folder, record = found
+    when = record.get("converted_at") or "?"
+    return [Check("Moved in", f"from the original dokoro on {when}; its database and files are in {folder}", "info")]
+
+
 def diagnose(store: Store) -> list[Check]:
     """Every check, in reading order. Never raises for a healthy-but-partial store."""
     checks: list[Check] = []
@@ -104,6 +125,7 @@ def diagnose(store: Store) -> list[Check]:
         )
     )
     checks.append(Check("Workspace folder", str(store.paths.root), "ok" if store.paths.root.is_dir() else "fail"))
+    checks += _moved_in(store)
     checks += _retrieval_checks(store)
     counts = {table.name: row_count(store.db, table) for table in store_tables()}
     checks.append(Check("Rows", ", ".join(f"{name} {count}" for name, count in counts.items()), "info"))
