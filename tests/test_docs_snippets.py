@@ -91,10 +91,13 @@ class Launch:
 def _launch(server: dict[str, Any]) -> Launch:
     command, args = server["command"], list(server["args"])
     if command == "uv":
-        assert args[:3] == ["run", "--directory", CLONE], f"a clone snippet runs `uv run --directory {CLONE}`"
+        assert args[:2] == ["run", "--project"] and args[2] == CLONE, f"a clone snippet runs `uv run --project {CLONE}`"
         script, rest = args[3], args[4:]
         return Launch(script, rest, frozenset(SCRIPTS.values()))  # the clone has every package
     assert command == "uvx", f"snippets use uvx or uv run, not {command!r}"
+    # Until the packages are published, uvx finds them among the wheels built in the clone.
+    assert args[:2] == ["--find-links", f"{CLONE}/dist"], f"a uvx snippet installs from {CLONE}/dist"
+    args = args[2:]
     named: list[str] = []
     while args and args[0] in ("--from", "--with"):
         named.append(re.split(r"[\[<>=!~ ]", args[1])[0])

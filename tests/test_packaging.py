@@ -233,3 +233,43 @@ async def test_the_search_server_finds_an_installed_bridge_through_its_entry_poi
 
     assert not BRIDGE_TOOLS & set(plain)
     assert sorted(bridged) == sorted([*plain, *BRIDGE_TOOLS])
+
+
+def _readme_recipe(script: str) -> list[str]:
+    """The README's registration line for ``script`` from built wheels, as its words after ``--``."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    prefix = "claude mcp add dokoro -- uvx --find-links /path/to/dokoro/dist"
+    (line,) = [line for line in readme.splitlines() if line.startswith(prefix) and line.endswith(f" {script}")]
+    return line.split(" -- ", 1)[1].split()
+
+
+@pytest.mark.parametrize("script", ["dokoro-core", "dokoro"])
+async def test_the_readme_recipe_starts_the_server_from_the_built_wheels(
+    dist: Path, tmp_path: Path, script: str
+) -> None:
+    """As a new user would: the README's uvx line (the clone's dist/ being the wheels just built),
+    run from a project folder outside the repository, in a fresh uv tool environment. Our packages
+    are not on the registry, so they can only come from the wheels; the third-party ones come from
+    the registry or the uv cache, as for a user. The store lands in the project's ./dokoro."""
+    uv = _uv()
+    command = _readme_recipe(script)
+    assert command[0] == "uvx"
+    args = [a.replace("/path/to/dokoro/dist", str(dist)) for a in command[1:]]
+    project = tmp_path / "project"
+    project.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DOKORO_", "VIRTUAL_ENV", "UV_PROJECT"))}
+    env["UV_TOOL_DIR"] = str(tmp_path / "tools")  # a fresh tool environment, not one made earlier
+    version = subprocess.run(
+        [*uv, "tool", "run", *args, "--version"], cwd=project, env=env, capture_output=True, text=True, timeout=900
+    )
+    assert version.returncode == 0, version.stderr
+    assert version.stdout.startswith(f"{script} ")
+    params = StdioServerParameters(
+        command=uv[0], args=[*uv[1:], "tool", "run", *args], env={**env, "DOKORO_AUTO_FEEDBACK": "false"}, cwd=project
+    )
+    async with Client(params) as client:
+        names = [tool.name for tool in (await client.list_tools()).tools]
+        claimed = await client.call_tool("dokoro_workspace_claim", {"task": "install check"})
+    assert "dokoro_session_summary_add" in names and not claimed.is_error
+    assert (project / "dokoro" / ".dokoro" / "db" / "dokoro.sqlite").is_file()  # the store is the project's
+    assert not (ROOT / "dokoro").exists()

@@ -79,8 +79,12 @@ async def test_index_content_works_for_an_id_with_no_row_yet(call, store):
     outcome = await index(call, "brand-new", "Fresh research notes on caching.", "Caching")
 
     data = outcome.structured_content
-    assert data["doc_id"] == "brand-new" and data["chunks"] == 1 and data["vectors"] == 1
+    # Written before its vectors: they are embedded just behind the write (write-behind).
+    assert data["doc_id"] == "brand-new" and data["chunks"] == 1 and data["vectors"] == 0 and data["vectors_behind"]
+    assert "embedded just behind this write" in outcome.content[0].text
     assert store.docs.get("brand-new").title == "Caching"
+    found = await call("search_universal", query="caching research", mode="semantic")  # embeds what waits first
+    assert "brand-new" in found.content[0].text
     assert "Content Indexed" in outcome.content[0].text
 
 

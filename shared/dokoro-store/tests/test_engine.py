@@ -133,9 +133,9 @@ def test_no_checkpoint_step_runs_after_the_database_is_disposed(store, monkeypat
     monkeypatch.setattr(engine, "CHECKPOINT_DELAY", 30.0)
     with store.db.write() as session:
         session.add(EpisodeSession(id="last", started_at=store.clock.now()))
-    assert store.db._checkpoint._timer is not None  # due
+    assert store.db._checkpoint.due
     store.db.dispose()
-    assert store.db._checkpoint._timer is None  # cancelled with the engine
+    assert not store.db._checkpoint.due  # cancelled with the engine
 
 
 _OTHER_WRITER = r"""

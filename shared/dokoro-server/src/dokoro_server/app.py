@@ -207,6 +207,7 @@ def open_store(settings: DokoroSettings, cwd: Path, clock: Clock | None = None) 
         embedder=settings.embedder,
         ollama_url=settings.ollama_url,
         ollama_timeout_s=settings.ollama_timeout_ms / 1000,
+        embed_behind=True,  # a server's writes answer before their vectors (write-behind)
     )
     opened = Store.open(
         store_root(settings, cwd),

@@ -99,7 +99,9 @@ class Store:
         self.search.graph_signal = self.graph.search_signal
         # Recall's vector leg on a large store: the memories' chunk vectors in memory.
         self.search.scoped_vectors = MemoryChunks(db)
-        self.episodic = EpisodicService(db, clock, self.embedder, self.retrieval.summaries)
+        self.episodic = EpisodicService(
+            db, clock, self.embedder, self.retrieval.summaries, embed_behind=self.retrieval.config.embed_behind
+        )
         self.feedback = FeedbackService(db)
         self.coord = Coordination.open(db, clock)
         self.tokens = TokenService(db, clock)
@@ -216,6 +218,9 @@ class Store:
             store.schema_before = schema_before
             store.moved_in = moved_in
             store.recovered = store.episodic.recover()
+            # Vectors a killed writer left to its write-behind (embed_behind): embedded shortly, here.
+            store.episodic.resume_behind()
+            store.docs.resume_behind()
         except OSError as exc:
             db.dispose()
             raise StoreUnavailableError(unusable_folder(paths.root, exc)) from None
@@ -240,9 +245,10 @@ class Store:
         entity graph's extraction, LanceDB's copy of new vectors); without it (a server whose
         client has gone) that work stays marked in the database, where the next process or the
         next reader completes it, and closing costs only the database's own close."""
+        self.episodic.close(finish=finish)  # the summaries' vectors written behind
         self.graph.close(finish=finish)  # the graph write-behind: extracts what waits, or leaves it marked
         self.memories.close()
-        self.retrieval.close(finish=finish)
+        self.retrieval.close(finish=finish)  # the documents' vectors written behind, then LanceDB's copy
         self.db.dispose()
 
     def __enter__(self) -> Store:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 
 __all__ = ["DelayedStep", "on_first_run"]
@@ -29,41 +30,76 @@ def on_first_run(listener: Callable[[str], object]) -> None:
 
 
 class DelayedStep:
-    """``step`` run on a daemon thread named ``name``, once per :meth:`schedule` burst; thread-safe."""
+    """``step`` run on a daemon thread named ``name``, once per :meth:`schedule` burst; thread-safe.
+
+    One thread per step, started by the first :meth:`schedule` and waiting between bursts: starting
+    a thread per burst (a ``threading.Timer``) cost the writing call 40-50 ms on a loaded machine,
+    the time the new thread took to be scheduled, a third of an index write's time.
+    """
 
     def __init__(self, step: Callable[[], object], *, name: str, failure: str) -> None:
         """``failure``: the warning logged when a background run raises (the marks stay)."""
         self._step = step
         self._name = name
         self._failure = failure
-        self._lock = threading.Lock()
-        self._timer: threading.Timer | None = None
+        self._wakeup = threading.Condition()
+        self._due: float | None = None  # when the next run is due (monotonic); None: none is
+        self._thread: threading.Thread | None = None
         self._closed = False
+        self._running = False  # a run is under way (close waits for it)
+
+    @property
+    def due(self) -> bool:
+        """Whether a run is scheduled (and not yet started)."""
+        with self._wakeup:
+            return self._due is not None
 
     def schedule(self, delay: float) -> None:
         """Run the step in ``delay`` seconds, unless a run is already due or the owner closed."""
-        with self._lock:
-            if self._timer is not None or self._closed:
+        with self._wakeup:
+            if self._due is not None or self._closed:
                 return
-            timer = threading.Timer(delay, self._run)
-            timer.daemon = True
-            timer.name = self._name
-            self._timer = timer
-        timer.start()
+            self._due = time.monotonic() + delay
+            thread = self._thread
+            if thread is None:
+                thread = self._thread = threading.Thread(target=self._loop, name=self._name, daemon=True)
+            else:
+                self._wakeup.notify()
+                return
+        thread.start()
 
-    def close(self) -> None:
-        """No more background runs; a due one is cancelled (the owner completes the marks itself)."""
-        with self._lock:
+    def close(self, *, wait: bool = True) -> None:
+        """No more background runs; a due one is cancelled (the owner completes the marks itself).
+        ``wait``: a run under way is waited for, so the owner's own completion follows it (without,
+        the owner is going away: the run's marks stay for the next process)."""
+        with self._wakeup:
             self._closed = True
-            timer, self._timer = self._timer, None
-        if timer is not None:
-            timer.cancel()
+            self._due = None
+            self._wakeup.notify_all()
+            if wait and threading.current_thread() is not self._thread:
+                while self._running:
+                    self._wakeup.wait()
+
+    def _loop(self) -> None:
+        while True:
+            with self._wakeup:
+                while not self._closed:
+                    due = self._due
+                    if due is not None and due <= time.monotonic():
+                        break
+                    self._wakeup.wait(None if due is None else due - time.monotonic())
+                if self._closed:
+                    return
+                self._due = None
+                self._running = True
+            try:
+                self._run()
+            finally:
+                with self._wakeup:
+                    self._running = False
+                    self._wakeup.notify_all()
 
     def _run(self) -> None:
-        with self._lock:
-            self._timer = None
-            if self._closed:
-                return
         try:
             self._step()
         except Exception:  # a background step: the work stays marked, the next step completes it

@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import VerticalScroll
-from textual.events import Key
-from textual.screen import ModalScreen, Screen
+from textual.screen import Screen
 from textual.widgets import Footer, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -28,74 +26,24 @@ from dokoro.browse.data import (
     CategorySummary,
     Item,
     load_items,
-    preview_text,
     search_items,
     sort_items,
     summaries,
 )
 from dokoro.browse.fuzzy import fuzzy_filter
-from dokoro.browse.host import BrowseHost
 from dokoro.browse.live import MAX_AGE_SECONDS, Freshness, folder_signature
-from dokoro.browse.render import changed_lines, markdown_lines, plain_lines
+from dokoro.browse.modals import ConfirmScreen, HelpScreen
+from dokoro.browse.preview import PreviewScreen
+from dokoro.browse.widgets import (
+    ORDER_NAMES,
+    ORDERS,
+    SEARCH_COOLDOWN_SECONDS,
+    Crumbs,
+    NavList,
+    _app,
+)
 
 __all__ = ["CategoriesScreen", "ConfirmScreen", "HelpScreen", "ItemsScreen", "PreviewScreen"]
-
-PULSE_SECONDS = 0.8
-SEARCH_COOLDOWN_SECONDS = 60.0
-ORDERS = ("default", "reverse", "label")
-ORDER_NAMES = {"default": "as listed", "reverse": "reversed", "label": "by name"}
-
-HELP = """\
-[b]Navigation[/b]
-  ↑/↓ move (scroll in a preview) · enter/→ open · esc/⌫/← back · PgUp/PgDn page · q quit
-[b]Filter[/b] (items)
-  /  filter as you type (fuzzy) · enter keeps it · esc clears it
-[b]Sort[/b] (items)
-  o  cycle the order: as listed → reversed → by name
-[b]Search[/b] (items)
-  s  semantic search over every document · enter runs · esc restores the list
-[b]Archive[/b] (daily files, plans)
-  a  archive the selected plan or daily file · w archive a daily file into its week folder
-  u  undo the last archive of this session
-[b]Claims, plans, memories[/b]
-  r  release a stale file claim (never a live holder's)
-  p  advance a plan one step (draft → active → completed)
-  e  edit a memory's file in $EDITOR (what you save becomes a new version)
-  f  forget a memory (it is deprecated, never deleted)
-  v  approve · x reject a memory an agent proposed (review queue)
-  Every change but your own edit asks y/n first.
-[b]Help[/b]
-  ?  this help · any key closes it"""
-
-
-def _app(screen: Screen[Any]) -> BrowseHost:
-    return cast(BrowseHost, screen.app)  # the BrowseApp hosting every screen of this module
-
-
-class Crumbs(Static):
-    """``dokoro › Category › Item``."""
-
-    def __init__(self, *parts: str) -> None:
-        text = Text("dokoro", style="bold")
-        for part in parts:
-            text.append(" › ", style="dim")
-            text.append(part, style="bold")
-        super().__init__(text, id="crumbs", markup=False)
-
-
-class NavList(OptionList):
-    """An option list where ← goes back and → opens (a plain one scrolls sideways)."""
-
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("left", "screen.back(True)", show=False),
-        Binding("right", "screen.open", show=False),
-    ]
-
-
-class PreviewScroll(VerticalScroll):
-    """The preview's scroller, where ← goes back."""
-
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("left", "screen.back", show=False)]
 
 
 class CategoriesScreen(Screen[None]):
@@ -471,116 +419,3 @@ class ItemsScreen(Screen[None]):
         app.say(outcome.message)
         self._fresh.forget()
         self.poll()
-
-
-class PreviewScreen(Screen[None]):
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "back", "back"),
-        Binding("backspace", "back", "back", show=False),
-    ]
-
-    def __init__(self, category: Category, item: Item) -> None:
-        super().__init__()
-        self.category = category
-        self.item = item
-        self.lines: list[Text] = []
-        self.pulse: set[int] = set()
-        self.loaded = threading.Event()
-        self._fresh = Freshness(None if item.path is not None else MAX_AGE_SECONDS)
-        self._pulse_timer: Any = None
-
-    def compose(self) -> ComposeResult:
-        yield Crumbs(self.category.label, self.item.label)
-        with PreviewScroll(id="preview"):
-            yield Static(id="body", markup=False)
-        yield Static(self.item.sublabel, id="status", markup=False)
-        yield Footer()
-
-    def on_mount(self) -> None:
-        self.query_one("#preview", PreviewScroll).focus()
-        self.set_interval(_app(self).poll_seconds, self.poll)
-        self.poll()
-
-    def action_back(self, _keep_filter: bool = False) -> None:
-        self.app.pop_screen()
-
-    @work(thread=True, exclusive=True, group="preview")
-    def poll(self) -> None:
-        app = _app(self)
-        if not self.is_current and self.loaded.is_set():
-            return  # covered by the help
-        if self.item.path is not None:
-            state: object = folder_signature([self.item.path.parent])
-        else:
-            state = app.db_token()
-        if not self._fresh.changed(state):
-            return
-        item = self.item
-        if item.detail is not None and item.kind not in ("search",):
-            # A row card: rebuild it from a fresh list (the row may have changed).
-            fresh = next((i for i in load_items(app.store, self.category) if i.id == item.id), None)
-            item = fresh or item
-        text = preview_text(app.store, item)
-        app.deliver(self.show, text)
-
-    def show(self, text: str) -> None:
-        markdown = self.item.path is None or self.item.path.suffix == ".md"
-        lines = markdown_lines(text) if markdown else plain_lines(text)
-        first = not self.loaded.is_set()
-        self.loaded.set()
-        changed = set() if first else changed_lines(self.lines, lines)
-        if not first and not changed and len(lines) == len(self.lines):
-            return
-        self.lines = lines
-        self.pulse = changed
-        self._draw()
-        if changed:
-            if self._pulse_timer is not None:
-                self._pulse_timer.stop()
-            self._pulse_timer = self.set_timer(PULSE_SECONDS, self._unpulse)
-
-    def _unpulse(self) -> None:
-        self.pulse = set()
-        self._draw()
-
-    def _draw(self) -> None:
-        body = Text()
-        for index, line in enumerate(self.lines):
-            if index:
-                body.append("\n")
-            if index in self.pulse:
-                line = line.copy()
-                line.stylize("bold reverse yellow")
-            body.append_text(line)
-        self.query_one("#body", Static).update(body)
-
-
-class HelpScreen(ModalScreen[None]):
-    """Every key, by level; any key closes it."""
-
-    def compose(self) -> ComposeResult:
-        yield Static(HELP, id="help")
-        yield Static("press any key to close this help", id="help-hint", markup=False)
-
-    def on_key(self, event: Key) -> None:
-        event.stop()
-        self.dismiss(None)
-
-
-class ConfirmScreen(ModalScreen[bool]):
-    """A y/n question at the bottom; every other key is swallowed."""
-
-    def __init__(self, prompt: str) -> None:
-        super().__init__()
-        self.prompt = prompt
-
-    def compose(self) -> ComposeResult:
-        yield Static(self.prompt, id="confirm", markup=False)
-
-    def on_key(self, event: Key) -> None:
-        event.stop()
-        event.prevent_default()
-        if event.key in ("y", "Y"):
-            self.dismiss(True)
-        elif event.key in ("n", "N", "escape"):
-            self.dismiss(False)

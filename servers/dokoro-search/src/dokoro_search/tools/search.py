@@ -148,6 +148,8 @@ def search_index_content(
         "Tokens": out.tokens,
         "Vectors": f"{out.vectors} ({out.embedder})" if out.embedder else "none (full text only)",
     }
+    if out.vectors_behind:  # full text finds it now; a search embeds it first if it runs sooner
+        details["Vectors"] = f"embedded just behind this write ({out.embedder}), within a second"
     if out.thread is not None:
         details["Thread"] = f"{out.thread}, place {(out.thread_pos or 0) + 1}"
     return result(_notes(card("Content Indexed", "", details), out.notes), out)

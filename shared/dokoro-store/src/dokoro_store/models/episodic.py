@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, ForeignKey, Index, Integer, String, Text
+from sqlalchemy import JSON, Column, ForeignKey, Index, Integer, String, Text, text
 from sqlmodel import Field, SQLModel
 
 from dokoro_store.db.types import UtcDateTime, stored_default
@@ -34,6 +34,13 @@ class ConversationSummary(SQLModel, table=True):
     __table_args__ = (
         Index("ix_summaries_session_started", "session_id", "started_at"),
         Index("ix_summaries_started", "started_at"),
+        # The summaries not yet embedded (0026): what the write-behind step embeds.
+        Index(
+            "ix_summaries_unembedded",
+            "id",
+            sqlite_where=text("embedding IS NULL"),
+            postgresql_where=text("embedding IS NULL"),
+        ),
     )
 
     id: int | None = Field(default=None, sa_column=Column(Integer, primary_key=True, autoincrement=True))

@@ -112,6 +112,10 @@ class IndexContentResult(Result):
     vectors: int
     embedder: str | None
     notes: list[str]
+    vectors_behind: bool = Field(
+        default=False,
+        description="The vectors are embedded just behind this write (within a second or two); full text finds it now.",
+    )
 
 
 class SearchStatusResult(Result):

@@ -49,7 +49,7 @@ class Retrieval:
         self._vector_index: VectorIndex | None = None
         # One handle for every service of the store; ``auto`` consults the stamp of the stored vectors.
         self.embedder = EmbedderHandle(config, stamp_lookup=self._stamp)
-        self.docs = DocumentService(db, clock, self.embedder, self.vectors)
+        self.docs = DocumentService(db, clock, self.embedder, self.vectors, embed_behind=config.embed_behind)
         self.summaries = SummaryVectors(db)
         self.markdown = WorkspaceIndex(paths, db, self.docs)
         self.search = SearchService(db, self.embedder, self.docs, self.markdown, self.vectors, clock)
@@ -66,6 +66,7 @@ class Retrieval:
         return self._vector_index
 
     def close(self, *, finish: bool = True) -> None:
+        self.docs.close(finish=finish)  # embeds what waits first (finish), so LanceDB copies it below
         if self._vector_index is not None:
             self._vector_index.close(finish=finish)  # before the database goes: LanceDB copies what waits
         self.embedder.close()

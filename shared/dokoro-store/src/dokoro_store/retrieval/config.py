@@ -36,6 +36,7 @@ class RetrievalConfig:
     ``ollama`` choice uses :data:`DEFAULT_OLLAMA_URL`).
     ``vector_engine``: ``auto`` uses LanceDB on the embedded backend when it is installed, pgvector on
     PostgreSQL when the extension exists, else an exact scan of the vectors kept in the database.
+    ``embed_behind``: embed what writes index a moment after they answer (write-behind), not in them.
     """
 
     embedder: EmbedderChoice = "auto"
@@ -43,6 +44,10 @@ class RetrievalConfig:
     ollama_timeout_s: float = 5.0
     ollama_model: str = DEFAULT_OLLAMA_MODEL
     vector_engine: VectorEngineChoice = "auto"
+    # Writes answer once their row and full text are committed; the vectors of written documents and
+    # session summaries follow a moment later, embedded in batches on a background thread of the
+    # writing process (the servers turn it on; see DocumentService.index_content).
+    embed_behind: bool = False
 
     def __post_init__(self) -> None:
         if self.embedder not in EMBEDDER_CHOICES:

@@ -81,6 +81,7 @@ class IndexReport:
     embedder: str | None = None
     notes: list[str] = field(default_factory=list)
     thread_place: tuple[str, int] | None = None  # index_content's: its thread and place in it
+    vectors_behind: int = 0  # documents whose vectors are embedded behind the write (write-behind)
 
     def note(self, text: str) -> None:
         if text not in self.notes:

@@ -67,6 +67,7 @@ from dokoro_store.retrieval.tables import chunks, doc_vectors, docs_table, index
 from dokoro_store.retrieval.threads import clean_thread, place_in_thread
 from dokoro_store.retrieval.vectors import VectorIndex
 from dokoro_store.secrets import redact
+from dokoro_store.write_behind import DelayedStep
 
 if TYPE_CHECKING:
     from dokoro_store.retrieval.embedders import Embedder
@@ -92,6 +93,8 @@ _DOC_BATCH = 64
 _OPTIMISE_AFTER = 1_000  # vectors written by one indexing pass from which the engine's index is refreshed
 FULL_SCAN_EVERY = 300.0  # seconds between the full scans of pending_changed
 CHANGE_MARGIN = timedelta(minutes=2)  # pending_changed looks this far before its last scan
+EMBED_DELAY = 0.05  # seconds from an index_content write to the step that embeds it (and those after it)
+RESUME_BATCH = 1_000  # documents left unembedded by another process, embedded by a new one's step
 
 
 _pool_lock = threading.Lock()
@@ -135,11 +138,23 @@ class DocumentService:
         clock: Clock,
         embedder: EmbedderHandle,
         vectors: Callable[[], VectorIndex],
+        *,
+        embed_behind: bool = False,
     ) -> None:
         self._db = db
         self._clock = clock
         self._embedder = embedder
         self._vectors = vectors
+        # Write-behind of index_content's vectors (module docstring): the documents written and not
+        # yet embedded by this process, and the step that embeds them.
+        self._embed_behind = embed_behind
+        self._behind: set[str] = set()
+        self._behind_lock = threading.Lock()
+        self._behind_step = DelayedStep(
+            self.embed_written,
+            name="dokoro-embed-behind",
+            failure="dokoro: embedding written documents failed; their vectors wait for the next search or reindex",
+        )
         self._listeners: list[OnIndexed] = []
         self._batch_listeners: list[OnIndexedBatch] = []
         self._indexer = Indexer(db, clock, vectors)
@@ -363,7 +378,11 @@ class DocumentService:
             str(stored[1]) if stored is not None else str(Doc.model_fields["doc_type"].default),
             content_hash(text),
         )
-        plan = self._indexer.plan_rows([row], {doc_id: state} if state is not None else {}, False, embedder, report)
+        # Write-behind: the row, its chunks and full text now; the vectors a moment later (the write
+        # leaves its index state without an embedder, the durable mark any search or reindex completes).
+        behind = self._embed_behind and embedder is not None
+        previous = {doc_id: state} if state is not None else {}
+        plan = self._indexer.plan_rows([row], previous, False, None if behind else embedder, report)
         vectors = self._indexer.embed_plan(plan)
         now = self._clock.now()
         saved: dict[str, Any] = {
@@ -390,9 +409,55 @@ class DocumentService:
             _embedder, indexed, after = self._indexer.write_in(session, plan, vectors, report)
         after()
         self._notify(indexed)
+        if behind and plan.todo:
+            report.vectors_behind = 1
+            with self._behind_lock:
+                self._behind.add(doc_id)
+            self._behind_step.schedule(EMBED_DELAY)
         if cleaned.kinds:
             report.note(cleaned.notice())
         return report
+
+    def embed_written(self) -> int:
+        """Embed the documents this process wrote without vectors (write-behind), in batches; returns
+        how many were (re)indexed. A document changed meanwhile is indexed as it now stands."""
+        with self._behind_lock:
+            ids, self._behind = sorted(self._behind), set()
+        if not ids:
+            return 0
+        try:
+            return self.index_docs(ids, current_only=True).indexed
+        except BaseException:
+            with self._behind_lock:  # still marked in the database; tried again by the next write's step
+                self._behind.update(ids)
+            raise
+
+    def resume_behind(self) -> None:
+        """Schedule the write-behind step for documents indexed without vectors (a process killed
+        before embedding what it wrote): one read of the partial index of unembedded documents."""
+        if not self._embed_behind or self._embedder.config.embedder == "none":
+            return
+        with self._db.read() as session:
+            ids = [
+                str(x)
+                for x in session.execute(
+                    select(doc_vectors.c.doc_id).where(doc_vectors.c.embedder.is_(None)).limit(RESUME_BATCH)
+                ).scalars()
+            ]
+        if ids:
+            with self._behind_lock:
+                self._behind.update(ids)
+            self._behind_step.schedule(EMBED_DELAY)
+
+    def close(self, *, finish: bool = True) -> None:
+        """Stop the write-behind step and (``finish``) embed what waits; unfinished, the documents
+        stay marked (index state without an embedder) and the next search or reindex embeds them."""
+        self._behind_step.close(wait=finish)
+        if finish:
+            try:
+                self.embed_written()
+            except Exception:  # closing: the marks stay in the database
+                log.warning("dokoro: embedding written documents at close failed; the next search does", exc_info=True)
 
     def prepare_new(self, doc_id: str, content: str, *, title: str, filepath: str, doc_type: str) -> PreparedIndex:
         """Plan and embed a document about to be created, before any write lock (a memory's:
@@ -427,10 +492,13 @@ class DocumentService:
         force: bool = False,
         progress: Progress | None = None,
         notify: bool = True,
+        current_only: bool = False,
     ) -> IndexReport:
         """Index these documents (all when None): only new or changed ones unless ``force``.
 
         ``notify=False`` skips the indexing listeners (re-embedding: the content did not change).
+        ``current_only``: a document whose content changed between reading and writing it is left
+        for its own writer's indexing (the write-behind step, racing other writers).
 
         Raises :class:`EmbedderMismatchError` when the stored vectors were made by another embedder.
         """
@@ -444,7 +512,7 @@ class DocumentService:
         report.embedder = embedder.id if embedder is not None else None
         rebuild = self._before_bulk_write(ids, force, embedder)
         try:
-            self._index_batches(ids, force, embedder, report, progress, notify)
+            self._index_batches(ids, force, embedder, report, progress, notify, current_only)
         finally:
             if rebuild:  # the HNSW index dropped for this write is built again, even after a failure
                 log.info("dokoro: vector index after a bulk write: %s", self._vectors().optimise())
@@ -475,6 +543,7 @@ class DocumentService:
         report: IndexReport,
         progress: Progress | None,
         notify: bool,
+        current_only: bool = False,
     ) -> None:
         # A pipeline: the next batch is embedded (on another thread: the embedder releases the GIL)
         # while this one is written and its listeners run, so both cores stay busy on a bulk write.
@@ -492,7 +561,9 @@ class DocumentService:
                 upcoming = (start, plan, vectors)
             if pending is not None:
                 done_start, done_plan, vectors = pending
-                embedder, indexed = self._indexer.write(done_plan, vectors.result(), report, mark=notify)
+                embedder, indexed = self._indexer.write(
+                    done_plan, vectors.result(), report, mark=notify, current_only=current_only
+                )
                 if notify:
                     self._notify(indexed)
                 if progress is not None:

@@ -117,6 +117,33 @@ def _nothing() -> None:
     return None
 
 
+def _current(session: Session, plan: BatchPlan, embedded: tuple[Any, str | None]) -> tuple[BatchPlan, Any]:
+    """The plan less the documents whose stored content changed since it was planned (and their vectors)."""
+    ids = [doc.id for doc, _d, _r, _p in plan.todo]
+    if not ids:
+        return plan, embedded
+    stored = dict(
+        session.connection()
+        .execute(select(docs_table.c.id, docs_table.c.content_hash).where(docs_table.c.id.in_(ids)))
+        .all()
+    )
+    keep = [stored.get(doc.id) == digest for doc, digest, _r, _p in plan.todo]
+    if all(keep):
+        return plan, embedded
+    vectors, failed = embedded
+    if vectors is not None:
+        rows: list[int] = []
+        position = 0
+        for kept, (_doc, _d, _r, pieces) in zip(keep, plan.todo, strict=True):
+            if kept:
+                rows.extend(range(position, position + len(pieces)))
+            position += len(pieces)
+        vectors = vectors[rows]
+    todo = [item for kept, item in zip(keep, plan.todo, strict=True) if kept]
+    # No stored hash is fixed from a read that is no longer current (index_content always stores one).
+    return BatchPlan(plan.embedder, plan.previous, todo, []), (vectors, failed)
+
+
 class Indexer:
     """Indexes batches of documents into chunks and vectors."""
 
@@ -213,16 +240,26 @@ class Indexer:
             return None, str(exc)
 
     def write(
-        self, plan: BatchPlan, embedded: tuple[Any, str | None], report: IndexReport, *, mark: bool = True
+        self,
+        plan: BatchPlan,
+        embedded: tuple[Any, str | None],
+        report: IndexReport,
+        *,
+        mark: bool = True,
+        current_only: bool = False,
     ) -> tuple[Embedder | None, list[IndexedDocument]]:
         """Write a planned batch with its vectors; returns the embedder for the next batch (None once
         it failed) and the documents whose content was (re)indexed, for the listeners.
 
         With ``mark``, those documents are marked not yet extracted into the entity graph
-        (``docs.unextracted``, in the same transaction): the graph's write-behind extracts them."""
+        (``docs.unextracted``, in the same transaction): the graph's write-behind extracts them.
+        With ``current_only``, a document whose stored content is no longer the planned one (written
+        again since it was read) is skipped: its newer write indexes it."""
         if not plan.todo and not plan.fix_hash:  # nothing to write: no transaction
             return self._write(None, plan, embedded, report, mark)[:2]
         with self._db.write() as session:
+            if current_only:
+                plan, embedded = _current(session, plan, embedded)
             embedder, indexed, after = self._write(session, plan, embedded, report, mark)
         after()
         return embedder, indexed

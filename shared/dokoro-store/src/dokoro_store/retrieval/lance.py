@@ -376,7 +376,7 @@ class LanceIndex:
     def close(self, *, finish: bool = True) -> None:
         """Stop the background step and (``finish``) copy what is still waiting; unfinished, the
         marks stay in the database and the next search or process copies them."""
-        self._step.close()
+        self._step.close(wait=finish)
         if not finish:
             return
         try:

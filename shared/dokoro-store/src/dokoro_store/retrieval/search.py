@@ -547,6 +547,7 @@ class SearchService:
             vectors=report.vectors,
             embedder=report.embedder,
             notes=report.notes,
+            vectors_behind=report.vectors_behind > 0,
         )
 
     def ambient(self, project: Path, limit: int = 10, *, project_root: Path) -> AmbientResult:
@@ -579,6 +580,9 @@ class SearchService:
     # ------------------------------------------------------------------ status
     def status(self) -> SearchStatusResult:
         """What indexes, embedder and re-ranker this store uses, and how much is indexed (loads no model)."""
+        # This process's writes still waiting for their vectors are embedded first (the model is
+        # loaded already: their write used it), so the counts say what the store holds.
+        self._docs.embed_written()
         embedder = self._embedder.status()
         engine = self._vectors()
         stats = self._docs.stats()

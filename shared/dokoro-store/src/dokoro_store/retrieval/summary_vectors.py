@@ -167,6 +167,36 @@ class SummaryVectors:
         except DokoroError:
             log.warning("dokoro: could not embed a session summary now; recall will embed it later", exc_info=True)
 
+    def embed_missing(self, embedder: Embedder) -> int:
+        """Embed the summaries without a vector, oldest first, in batches (through the partial index
+        of unembedded rows); returns how many. Each batch is read after the last one's highest id,
+        so a row that cannot be kept is not read again in this pass."""
+        done, after = 0, 0
+        while True:
+            with self._db.read() as session:
+                rows = [
+                    (int(r[0]), str(r[1]))
+                    for r in session.execute(
+                        select(summary_vectors.c.id, summary_vectors.c.summary)
+                        .where(summary_vectors.c.embedding.is_(None), summary_vectors.c.id > after)
+                        .order_by(summary_vectors.c.id)
+                        .limit(_BATCH)
+                    ).all()
+                ]
+            if not rows:
+                return done
+            self.store(embedder, rows)
+            done += len(rows)
+            after = rows[-1][0]
+
+    def any_missing(self) -> bool:
+        """Whether some summary has no vector (one look at the partial index)."""
+        with self._db.read() as session:
+            found = session.execute(
+                select(summary_vectors.c.id).where(summary_vectors.c.embedding.is_(None)).limit(1)
+            ).first()
+        return found is not None
+
     def vectors_for(self, embedder: Embedder, ids: Sequence[int]) -> dict[int, Any]:
         """Vectors of these summaries made by ``embedder``; the missing ones are embedded and kept."""
         found: dict[int, Any] = {}

@@ -56,6 +56,14 @@ doc_vectors = Table(
     Column("chunk_count", Integer, nullable=False),
     Column("embedder", String, nullable=True),  # None: indexed for full text only
     Column("last_indexed", UtcDateTime, nullable=False),
+    # The documents indexed without vectors (0026): written behind by index_content, or while no
+    # embedder was available; what the write-behind step and the next process's open look for.
+    Index(
+        "ix_doc_vectors_unembedded",
+        "doc_id",
+        sqlite_where=text("embedder IS NULL"),
+        postgresql_where=text("embedder IS NULL"),
+    ),
 )
 
 # The chunks of every indexed document (reference §4.5), with their vector when there is one.

@@ -20,7 +20,7 @@ index; only an out-of-order write reads the thread's times.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
@@ -51,13 +51,24 @@ def place_in_thread(session: Session, ops: DialectOps, doc_id: str, thread: str,
 
     Call it in the write transaction that saves the document, before the document's row takes
     the place (``docs.thread``/``thread_pos`` and ``created_at`` = ``at`` are the caller's to
-    write); the entries it moves are moved here.
+    write); the entries it moves are moved here. The common case (a new text appended) is two
+    indexed reads handed to the driver as they are (building them as expressions cost more than
+    running them).
     """
     ops.lock_keys(session, "thread", [thread])
-    d = docs_table.c
-    current = session.execute(select(d.thread, d.thread_pos, d.created_at).where(d.id == doc_id)).first()
-    if current is not None and current[0] == thread and current[1] is not None and (at is None or current[2] == at):
+    connection = session.connection()
+    mark = "?" if connection.dialect.paramstyle == "qmark" else "%s"
+    current = connection.exec_driver_sql(
+        f"SELECT thread, thread_pos, created_at FROM docs WHERE id = {mark}", (doc_id,)
+    ).first()
+    if (
+        current is not None
+        and current[0] == thread
+        and current[1] is not None
+        and (at is None or _moment(current[2]) == at)
+    ):
         return int(current[1])  # re-indexed in place
+    d = docs_table.c
     if current is not None and current[0] is not None and current[1] is not None:
         # Leaving its place (another thread, or another time): the entries after it close the gap.
         session.execute(update(docs_table).where(d.id == doc_id).values(thread=None, thread_pos=None))
@@ -66,14 +77,16 @@ def place_in_thread(session: Session, ops: DialectOps, doc_id: str, thread: str,
             .where(d.thread == current[0], d.thread_pos > current[1])
             .values(thread_pos=d.thread_pos - 1)
         )
-    last = session.execute(select(func.max(d.thread_pos)).where(d.thread == thread)).scalar()
+    last = connection.exec_driver_sql(
+        f"SELECT thread_pos, created_at FROM docs WHERE thread = {mark} AND thread_pos IS NOT NULL "
+        "ORDER BY thread_pos DESC LIMIT 1",
+        (thread,),
+    ).first()
     if last is None:
         return 0
-    if at is None:
-        return int(last) + 1
-    latest = session.execute(select(d.created_at).where(d.thread == thread, d.thread_pos == last)).scalar()
-    if latest is None or latest <= at:
-        return int(last) + 1
+    latest = _moment(last[1])
+    if at is None or latest is None or latest <= at:
+        return int(last[0]) + 1
     # Written before some entries: after every entry written at or before ``at``.
     before = session.execute(select(func.max(d.thread_pos)).where(d.thread == thread, d.created_at <= at)).scalar()
     place = 0 if before is None else int(before) + 1
@@ -81,3 +94,12 @@ def place_in_thread(session: Session, ops: DialectOps, doc_id: str, thread: str,
         update(docs_table).where(d.thread == thread, d.thread_pos >= place).values(thread_pos=d.thread_pos + 1)
     )
     return place
+
+
+def _moment(value: object) -> datetime | None:
+    """A ``created_at`` as the driver returns it (PostgreSQL's datetime, SQLite's fixed-width text)."""
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        return value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
+    return datetime.fromisoformat(str(value)).astimezone(UTC)

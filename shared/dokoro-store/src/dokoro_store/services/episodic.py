@@ -18,7 +18,10 @@ by cosine similarity plus their full-text and substring signals (:meth:`Episodic
 so "refresh race" and a paraphrase both find "Fixed race in session refresh", and an old but
 relevant session beats recent noise. No leg reads every row: full text is an index, the kNN a
 matrix kept in memory. Summaries are embedded when written (a compacted row from its first 8,000
-characters); a candidate without a vector of the current embedder is embedded during recall.
+characters), or, in a server (``embed_behind``), a moment after the write answers: a background
+step embeds in one batch every summary still without a vector (the row is its own durable mark,
+found through a partial index: a killed process's are resumed by the next one's open); a
+candidate without a vector of the current embedder is embedded during recall.
 Without an embedder, recall ranks by full text and says so.
 """
 
@@ -41,6 +44,7 @@ from dokoro_store.limits import MAX_COUNT, MAX_SUM, MAX_TOKEN_COUNT
 from dokoro_store.models import ConversationSummary, EpisodeSession
 from dokoro_store.results.episodic import Compaction, Episode, EpisodeRecall, SummaryAdded
 from dokoro_store.secrets import redact_all
+from dokoro_store.write_behind import DelayedStep
 
 if TYPE_CHECKING:
     from dokoro_store.retrieval.embedders import EmbedderHandle
@@ -61,6 +65,7 @@ __all__ = [
 ]
 
 COMPACTION_THRESHOLD_TOKENS = 40_000
+EMBED_DELAY = 0.05  # seconds from a summary's write to the step that embeds it (and those written after it)
 COMPACTION_MODEL = "compaction"
 RECALL_DEFAULT_LIMIT = 10
 RECALL_MAX_LIMIT = 100
@@ -137,6 +142,8 @@ class EpisodicService:
         clock: Clock,
         embedder: EmbedderHandle | None = None,
         summaries: SummaryVectors | None = None,
+        *,
+        embed_behind: bool = False,
     ) -> None:
         self._db = db
         self._clock = clock
@@ -146,12 +153,48 @@ class EpisodicService:
 
             summaries = SummaryVectors(db)
         self._vectors = summaries
+        # Write-behind (module docstring): a written summary is embedded a moment after the write
+        # answers, with the others written meanwhile, by this step.
+        self._embed_behind = embed_behind and embedder is not None
+        self._behind_step = DelayedStep(
+            self.embed_unembedded,
+            name="dokoro-summary-embed",
+            failure="dokoro: embedding session summaries failed; they are embedded by the next write or recall",
+        )
 
     def _embed_rows(self, rows: list[tuple[int, str]]) -> None:
-        """Embed freshly written summaries (best effort: recall embeds what is missing later)."""
+        """Embed freshly written summaries (best effort: recall embeds what is missing later), or
+        with write-behind leave them to the step (the row without a vector is the durable mark)."""
         if self._embedder is None or not rows:
             return
+        if self._embed_behind:
+            self._behind_step.schedule(EMBED_DELAY)
+            return
         self._vectors.store_quietly(self._embedder.get(), rows)
+
+    def embed_unembedded(self) -> int:
+        """Embed every summary without a vector, in batches (the write-behind step; also what a new
+        process resumes from a killed one's writes); returns how many were embedded."""
+        embedder = self._embedder.get() if self._embedder is not None else None
+        if embedder is None:
+            return 0
+        return self._vectors.embed_missing(embedder)
+
+    def resume_behind(self) -> None:
+        """Schedule the write-behind step if a summary waits for its vector (a process killed after
+        writing it): one look at the partial index of unembedded rows."""
+        if self._embed_behind and self._vectors.any_missing():
+            self._behind_step.schedule(EMBED_DELAY)
+
+    def close(self, *, finish: bool = True) -> None:
+        """Stop the write-behind step and (``finish``) embed what waits; unfinished, the rows stay
+        without vectors for the next process or recall."""
+        self._behind_step.close(wait=finish)
+        if finish and self._embed_behind:
+            try:
+                self.embed_unembedded()
+            except Exception:  # closing: the rows stay unembedded, the next process embeds them
+                log.warning("dokoro: embedding session summaries at close failed", exc_info=True)
 
     # ------------------------------------------------------------------ write
     def add_summary(
@@ -458,7 +501,8 @@ class EpisodicService:
         """The vector leg: the nearest summaries above the floor and the cosines of every candidate."""
         from dokoro_store.errors import DokoroError
 
-        if not matched and self._vectors.count() == 0:
+        waiting = self._embed_behind and self._vectors.any_missing()  # written a moment ago, not yet embedded
+        if not matched and not waiting and self._vectors.count() == 0:
             # Nothing to compare with (a new store): no need to load an embedder at all.
             return _Similar(why_not="no summary has a vector yet")
         embedder = self._embedder.get() if self._embedder is not None else None
@@ -468,6 +512,8 @@ class EpisodicService:
         try:
             import numpy as np
 
+            if waiting:  # embedded now, as the write-behind step would a moment later
+                self._vectors.embed_missing(embedder)
             query_vector = embedder.embed([query], query=True)[0]
             closest = self._vectors.nearest(embedder.id, query_vector, depth, where)
             nearest = {row_id: cosine for row_id, cosine in closest if cosine >= VECTOR_FLOOR}

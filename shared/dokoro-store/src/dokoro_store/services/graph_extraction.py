@@ -308,7 +308,7 @@ class GraphExtraction:
     def close(self, *, finish: bool = True) -> None:
         """Stop the background step and (``finish``) extract what is still marked; unfinished, the
         marks stay in the database and the next process or graph read completes them."""
-        self._step.close()
+        self._step.close(wait=finish)
         if not finish:
             return
         try:

@@ -104,16 +104,7 @@ class MemoryRecall:
         count_use: bool = True,
     ) -> list[RecallHit]:
         """Memories for ``query``, weathered, filtered; every returned hit counts as a use."""
-        if not query.strip():
-            raise InvalidArgumentError("query must not be empty: say what you want to remember")
-        if not 1 <= limit <= 50:
-            raise InvalidArgumentError(f"limit must be between 1 and 50; got {limit}")
-        for kind in types or ():
-            if kind not in MEMORY_TYPES:
-                raise InvalidArgumentError(f"types: {kind!r} is not one of {', '.join(MEMORY_TYPES)}")
-        for state in states:
-            if state not in STATES:
-                raise InvalidArgumentError(f"states: {state!r} is not one of {', '.join(STATES)}")
+        _check_arguments(query, limit, types, states)
         start = parse_time(since, "since")
         end = parse_time(until, "until")
         named = self._entities([entity]) if entity and entity.strip() else []
@@ -190,6 +181,20 @@ class MemoryRecall:
                     .values(recall_count=col(MemoryRow.recall_count) + 1, last_recalled_at=now)
                 )
         return hits
+
+
+def _check_arguments(query: str, limit: int, types: Sequence[str] | None, states: Sequence[str]) -> None:
+    """Refuse a recall's bad arguments, each with how to fix it."""
+    if not query.strip():
+        raise InvalidArgumentError("query must not be empty: say what you want to remember")
+    if not 1 <= limit <= 50:
+        raise InvalidArgumentError(f"limit must be between 1 and 50; got {limit}")
+    for kind in types or ():
+        if kind not in MEMORY_TYPES:
+            raise InvalidArgumentError(f"types: {kind!r} is not one of {', '.join(MEMORY_TYPES)}")
+    for state in states:
+        if state not in STATES:
+            raise InvalidArgumentError(f"states: {state!r} is not one of {', '.join(STATES)}")
 
 
 def recall_depth(limit: int, checked_on_answer: bool = False) -> int:
