@@ -208,6 +208,7 @@ WRITES: dict[str, Recipe] = {
     },
     "dokoro_recall": lambda run: {"query": SHORT},
     "dokoro_forget": lambda run: {"id": _memory_id(run, "_second_memory"), "reason": SHORT},
+    "dokoro_memory_reindex": lambda run: {"full": False},
     "dokoro_save_file": lambda run: {"source": _text_file(run), "category": "documents", "description": SHORT},
     "dokoro_save_image": lambda run: {"source": _image_file(run), "description": SHORT},
     "search_index_content": lambda run: {"doc_id": "deploy-keys", "content": TEXT, "title": SHORT},

@@ -215,11 +215,18 @@ def test_editing_an_archived_memorys_file_brings_it_back_as_active(any_store: St
 
     [change] = any_store.memories.sync_files().changes
 
-    assert (change.action, change.state) == ("new_version", "active")
-    back = any_store.memories.get(str(change.new_id))
-    assert (back.state, back.supersedes) == ("active", old.id)
-    assert [h.memory.id for h in any_store.memories.recall("JWT tokens signed")][:1] == [back.id]
-    assert any_store.memories.get(old.id).superseded_by == newer.id  # the chain it had is kept
+    # That same memory is back (no new id), with the file's text, vouched for by the person.
+    assert (change.action, change.memory_id, change.state, change.new_id) == ("revived", old.id, "active", None)
+    back = any_store.memories.get(old.id)
+    assert (back.state, back.body, back.trust) == (
+        "active",
+        "Login sessions are JWT tokens again, signed.",
+        "user-stated",
+    )
+    assert [h.memory.id for h in any_store.memories.recall("JWT tokens signed")][:1] == [old.id]
+    assert back.superseded_by == newer.id  # the chain it had is kept
+    assert any_store.memories.status().total == 2
+    assert "Login sessions are JWT tokens again, signed." in _file(root, old.id).read_text()
 
 
 def test_setting_the_state_in_the_front_matter_changes_the_same_memory(any_store: Store, root: Path) -> None:

@@ -16,6 +16,7 @@ from dokoro_store.results.memories import (
     Recall,
     Remembered,
 )
+from dokoro_store.results.memory_files import MemoryReindex
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult
 from pydantic import Field
@@ -164,13 +165,11 @@ def dokoro_recall(
     states = ("active", "archived", "deprecated") if include_archived else ("active",)
     if include_proposed:
         states = (*states, "proposed")
-    memories = state(ctx).store.memories
-    # The sweep of files edited in place at its rate, not 2,000 stats per recall (docs/memory-files.md).
-    synced = memories.sync_files(sweep=False)
-    files = None if synced.quiet else synced
-    hits = memories.recall(
-        query, limit=limit, types=types, entity=entity, since=since, until=until, states=states, reconcile=False
+    # One pass: the memory files reconciled (a bounded share, docs/memory-files.md), then the recall.
+    answer = state(ctx).store.memories.recall_answer(
+        query, limit=limit, types=types, entity=entity, since=since, until=until, states=states
     )
+    hits, files = answer.hits, answer.files
     if not hits:
         return result("\n".join(["(no memories found)", *_files_lines(files)]), Recall(hits=[], files=files))
     lines = []
@@ -239,9 +238,33 @@ def dokoro_memory_status(ctx: Context[AppState]) -> Annotated[CallToolResult, Me
         lines += [f"  - {entity}: {len(items)} episodes" for entity, items in report.compaction_candidates[:10]]
     if proposed := report.by_state.get("proposed"):
         lines.append(f"- waiting for review: {proposed} proposed memory(ies) (`dokoro memory approve|reject`)")
+    if report.files_check is not None:
+        mark = "" if report.files_check.in_step else "⚠️ "
+        lines.append(f"- memory files: {mark}{report.files_check.message}")
     files = FilesSync(problems=memories.file_problems())
     lines += [f"- memory files not read ({len(files.problems)}):", *files.lines()] if files.problems else []
     return result("\n".join(lines), report.result().model_copy(update={"files": None if files.quiet else files}))
+
+
+def dokoro_memory_reindex(
+    ctx: Context[AppState],
+    full: Annotated[bool, Field(description="Re-embed every memory, not only the ones whose text changed.")] = False,
+) -> Annotated[CallToolResult, MemoryReindex]:
+    """Rebuild the memories from their markdown files under memories/ in one call: each file's memory is made
+    to say what the file says (text, state, trust, supersede chain, dates), a file whose memory the database
+    lacks is restored with its id, a file without an id becomes a new memory; memories without a file are
+    kept. Use it when dokoro_memory_status says the files and the database differ (a lost or replaced
+    database, a fresh clone)."""
+    report = state(ctx).store.memories.reindex_from_files(full=full)
+    lines = [
+        f"rebuilt from {report.files} memory file(s): {report.restored} restored, {report.updated} updated, "
+        f"{report.unchanged} unchanged, {report.created} created; {report.indexed} indexed",
+    ]
+    if report.rows_without_file:
+        lines.append(f"{report.rows_without_file} memory(ies) had no file: kept, and written to files now")
+    lines += [f"- {p.path}: not read ({p.reason})" for p in report.problems]
+    lines += [f"- {p.path}: skipped ({p.reason})" for p in report.duplicates]
+    return result("\n".join(lines), report)
 
 
 def dokoro_briefing(
@@ -266,5 +289,6 @@ TOOLS = [
     ToolSpec(dokoro_recall, "Recall memories", idempotent=False),
     ToolSpec(dokoro_forget, "Forget a memory", destructive=True),
     ToolSpec(dokoro_memory_status, "Memory health", read_only=True, idempotent=True),
+    ToolSpec(dokoro_memory_reindex, "Rebuild the memories from their files", destructive=True, idempotent=True),
     ToolSpec(dokoro_briefing, "Session briefing", read_only=True, idempotent=True),
 ]

@@ -18,6 +18,7 @@ __all__ = [
     "CloseMemory",
     "FileChange",
     "FileProblem",
+    "FilesCheck",
     "FilesSync",
     "Forgotten",
     "Memory",
@@ -79,7 +80,9 @@ class FileChange(Result):
     ``deprecated`` (the file was deleted), ``created`` (a new file became a memory),
     ``restored`` (a file whose memory the database lacks brought it back), ``kept_both`` (the
     file and the database both changed: the file's version is a new memory, both are kept),
-    ``restored_fields`` (only fields the database owns were edited: the file was rewritten) or
+    ``revived`` (an edit of an archived or deprecated memory's file: that same memory, active again
+    with the file's text), ``restored_fields`` (only fields the database owns were edited: the
+    file was rewritten) or
     ``not_applied`` (see ``message``).
     """
 
@@ -182,6 +185,20 @@ class Forgotten(Result):
     state: str
 
 
+class FilesCheck(Result):
+    """The memory files against the rows, from the folder's manifest and counts (never every file)."""
+
+    files: int = Field(description="Memory files of the folder that hold a memory (as last seen).")
+    deleted: int = Field(description="Files a person deleted (their memories are deprecated, kept).")
+    rows: int = Field(description="Memories in the database.")
+    unrendered: int = Field(description="Memories changed since the folder's last render (written on the next calls).")
+    unknown_files: bool = Field(
+        description="Memory files sit in memories/ that the folder has never read (a fresh clone, a lost manifest)."
+    )
+    in_step: bool
+    message: str
+
+
 class MemoryStatus(Result):
     """The health of the memories, by id (the text report adds titles)."""
 
@@ -195,6 +212,7 @@ class MemoryStatus(Result):
     never_recalled: int
     compaction_candidates: dict[str, list[str]]
     files: FilesSync | None = None
+    files_check: FilesCheck | None = None
 
 
 class BriefingSummary(Result):

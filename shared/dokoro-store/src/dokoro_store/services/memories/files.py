@@ -28,7 +28,8 @@ stat changed is read; only a file whose fields changed is acted on:
 - an edit of a memory's content makes a new version: a new memory (trust ``user-stated``,
   active) supersedes the edited one, and the conflict gate runs on it. The edited file is
   rendered again from its (now archived) row; the new version gets its own file. Editing an
-  archived or deprecated memory's file so brings it back as active;
+  archived or deprecated memory's file brings that same memory back (active, the file's text,
+  ``user-stated``, its chain kept), through the gate;
 - a change of the front matter's ``state`` alone changes the memory's state (``active``
   brings an archived, deprecated or proposed memory back; ``archived``/``deprecated`` retire it);
 - a deleted file deprecates its memory with the reason "file deleted" (never a purge); the
@@ -88,7 +89,7 @@ from dokoro_store.files import atomic_write_text, file_lock
 from dokoro_store.models.memories import Memory as MemoryRow
 from dokoro_store.models.memories import MemoryConflict
 from dokoro_store.paths import StorePaths
-from dokoro_store.results.memories import CloseMemory, FileChange, FileProblem, FilesSync
+from dokoro_store.results.memories import CloseMemory, FileChange, FileProblem, FilesCheck, FilesSync
 from dokoro_store.results.memory_files import MemoryReindex
 from dokoro_store.secrets import redact, redact_all
 from dokoro_store.services.memories.dictionary import DICTIONARY_FILE, EntityDictionary
@@ -438,6 +439,72 @@ class MemoryFiles:
         with self._manifest() as m:
             return found + [FileProblem(path=e.path, reason=e.note or "") for e in m.noted()]
 
+    def check(self, rows: int) -> FilesCheck:
+        """The files against the ``rows`` memories of the database, read-only and bounded: the
+        manifest's counts, the rows changed since its last render, and (when it knows no file) whether
+        ``memories/`` holds memory files at all (the listing stops at the first one)."""
+        files = deleted = 0
+        mark = 0
+        if self.manifest_file.exists():
+            with self._manifest() as m:
+                files, deleted = m.memory_counts()
+                mark = m.rev
+        with self._db.read() as session:
+            unrendered = int(
+                session.execute(
+                    core_select(func.count()).select_from(_MEMORIES).where(_MEMORIES.c.rev > bindparam("mark")),
+                    {"mark": mark},
+                ).scalar_one()
+            )
+        unknown = files + deleted == 0 and self._any_file_on_disk()
+        missing = files + deleted - rows  # files whose memory the database lacks (at least)
+        if missing > 0 or (unknown and rows == 0):
+            what = f"{files} memory file(s)" if not unknown else "memory files the folder has never read"
+            message = (
+                f"the files and the database differ: memories/ holds {what} but the database {rows} memory(ies) "
+                "(a lost or replaced database, a fresh clone): dokoro_memory_reindex rebuilds the memories "
+                "(states, trust, supersede chains) from the files in one call"
+            )
+            return FilesCheck(
+                files=files,
+                deleted=deleted,
+                rows=rows,
+                unrendered=unrendered,
+                unknown_files=unknown,
+                in_step=False,
+                message=message,
+            )
+        message = f"{files} memory file(s), in step with the rows"
+        if deleted:
+            message += f" ({deleted} deleted by a person: their memories deprecated)"
+        if unrendered:
+            message += f"; {unrendered} changed memory(ies) are written to their files on the next calls"
+        if unknown:
+            message += "; memories/ holds files the folder has not read yet (the next calls read them)"
+        return FilesCheck(
+            files=files,
+            deleted=deleted,
+            rows=rows,
+            unrendered=unrendered,
+            unknown_files=unknown,
+            in_step=True,
+            message=message,
+        )
+
+    def _any_file_on_disk(self) -> bool:
+        """Whether a type folder of ``memories/`` holds a memory file (stops at the first one)."""
+        root = _stat(self.root)
+        if root is None or not stat_kind.S_ISDIR(root.st_mode):
+            return False
+        with contextlib.suppress(OSError), os.scandir(self.root) as folders:
+            for folder in folders:
+                if folder.name.startswith(".") or not folder.is_dir(follow_symlinks=False):
+                    continue
+                with os.scandir(folder.path) as entries:
+                    if any(_is_memory_file(e.name) for e in entries):
+                        return True
+        return False
+
     def _linked_folders(self) -> list[tuple[str, str]]:
         """``memories/`` or its type folders when they are symlinks or no folders (a few entries)."""
         root = _stat(self.root)
@@ -553,6 +620,27 @@ class MemoryFiles:
         if current is not None:
             self._index(current)
         return new, self._gate_check(new)
+
+    def _revive(self, fields: MemoryFields, old: MemoryRow) -> tuple[MemoryRow, list[CloseMemory]]:
+        """A person's edit of an archived or deprecated memory's file: that same memory, active
+        again with the file's text (vouched for by the person: ``user-stated``), through the gate."""
+        now = self._clock.now()
+        fresh = self._new_row(fields, memory_id=old.id)
+        with self._db.write() as session:
+            row = session.get(MemoryRow, old.id, with_for_update=True)
+            if row is None:
+                return old, []
+            for name in ("type", "title", "body", "entities", "trust", "source", "review_after", "valid_until"):
+                setattr(row, name, getattr(fresh, name))
+            row.state = "active"
+            row.state_reason = "brought back by an edit of its file"
+            row.state_changed_at = now
+            row.state_changed_by = None
+            # ``superseded_by`` stays: the chain it had is history (as when only ``state:`` is edited).
+            row.updated_at = now
+            session.add(row)
+            replace_entities(session, row)
+        return row, self._gate_check(row)
 
     def _set_state(self, memory_id: str, state: str, reason: str) -> MemoryRow | None:
         now = self._clock.now()
@@ -848,7 +936,21 @@ class MemoryFiles:
 
     def _apply_edit(self, run: _Run, path: str, edited: MemoryFields, row: MemoryRow, stored: MemoryFields) -> None:
         content = stored.content_differs(edited)
-        if content:
+        if content and row.state in ("archived", "deprecated"):
+            revived, conflicts = self._revive(edited, row)
+            run.changes.append(
+                FileChange(
+                    path=path,
+                    memory_id=row.id,
+                    action="revived",
+                    state=revived.state,
+                    fields=content,
+                    message=f"edited ({', '.join(content)}): {row.id} was {row.state}, now active again with the "
+                    "file's text" + (f"; {len(conflicts)} close memory(ies) to judge" if conflicts else ""),
+                    conflicts=conflicts,
+                )
+            )
+        elif content:
             new, conflicts = self._new_version(edited, row)
             run.render.add(new.id)
             run.changes.append(

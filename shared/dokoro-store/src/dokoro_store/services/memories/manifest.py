@@ -176,6 +176,14 @@ class Manifest:
     def count(self) -> int:
         return int(self._db.execute("SELECT COUNT(*) FROM files").fetchone()[0])
 
+    def memory_counts(self) -> tuple[int, int]:
+        """How many files hold a memory, and how many of those a person deleted (tombstones)."""
+        row = self._db.execute(
+            "SELECT COUNT(*), COALESCE(SUM(mtime_ns IS NULL), 0) FROM files WHERE memory_id IS NOT NULL"
+        ).fetchone()
+        total, tombstones = int(row[0]), int(row[1])
+        return total - tombstones, tombstones
+
     def more_than(self, n: int) -> bool:
         """Whether the manifest names more than ``n`` files (reads at most ``n + 1`` rows)."""
         sql = "SELECT COUNT(*) FROM (SELECT 1 FROM files LIMIT ?)"

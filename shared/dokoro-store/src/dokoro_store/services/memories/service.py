@@ -54,6 +54,7 @@ from dokoro_store.results.memories import (
     Forgotten,
     Memory,
     MemoryVerdict,
+    Recall,
     RecallHit,
     Remembered,
 )
@@ -631,14 +632,29 @@ class MemoryService:
         until: str | None = None,
         states: Sequence[str] = ("active",),
         count_use: bool = True,
-        reconcile: bool = True,
     ) -> list[RecallHit]:
         """Memories for ``query``, weathered, filtered; every returned hit counts as a use
-        (see :class:`~dokoro_store.services.memories.recall.MemoryRecall`). ``reconcile=False``:
-        the caller has just reconciled the memory files (:meth:`sync_files`)."""
-        if reconcile:
-            self._sync()
-        return self._recall.recall(
+        (see :class:`~dokoro_store.services.memories.recall.MemoryRecall`)."""
+        return self.recall_answer(
+            query, limit=limit, types=types, entity=entity, since=since, until=until, states=states, count_use=count_use
+        ).hits
+
+    def recall_answer(
+        self,
+        query: str,
+        *,
+        limit: int = 10,
+        types: Sequence[str] | None = None,
+        entity: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        states: Sequence[str] = ("active",),
+        count_use: bool = True,
+    ) -> Recall:
+        """:meth:`recall` in one pass, with what the reconcile of the memory files before it
+        picked up (a person's edits), as ``dokoro_recall`` answers."""
+        files = self._sync()
+        hits = self._recall.recall(
             query,
             limit=limit,
             types=types,
@@ -648,6 +664,7 @@ class MemoryService:
             states=states,
             count_use=count_use,
         )
+        return Recall(hits=hits, files=None if files is None or files.quiet else files)
 
     # ------------------------------------------------------------------ listing
     def of_types(
@@ -679,7 +696,10 @@ class MemoryService:
         has just reconciled the memory files (:meth:`sync_files`)."""
         if reconcile:
             self._sync()
-        return memory_status(self._db, self._clock, self._docs)
+        report = memory_status(self._db, self._clock, self._docs)
+        if self._files is not None:
+            report.files_check = self._files.check(report.total)
+        return report
 
     # ------------------------------------------------------------------ review queue
     def pending_review(self) -> list[Memory]:

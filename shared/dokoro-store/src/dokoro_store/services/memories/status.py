@@ -15,7 +15,7 @@ from dokoro_store.clock import Clock
 from dokoro_store.db.engine import Database
 from dokoro_store.models.memories import Memory as MemoryRow
 from dokoro_store.models.memories import MemoryConflict
-from dokoro_store.results.memories import Memory, MemoryStatus
+from dokoro_store.results.memories import FilesCheck, Memory, MemoryStatus
 from dokoro_store.services.memories.rows import DOC_PREFIX, memory_result
 
 if TYPE_CHECKING:
@@ -46,6 +46,8 @@ class StatusReport:
     never_recalled: int = 0
     compaction_candidates: list[tuple[str, list[Memory]]] = field(default_factory=list)
     expired: list[Memory] = field(default_factory=list)
+    # The memory files against the rows (a store with a workspace folder).
+    files_check: FilesCheck | None = None
 
     def result(self) -> MemoryStatus:
         """The report by id: what ``dokoro_memory_status`` publishes."""
@@ -59,6 +61,7 @@ class StatusReport:
             unresolved_conflicts=[{"new_id": p.new_id, "old_id": p.old_id} for p in self.unresolved],
             never_recalled=self.never_recalled,
             compaction_candidates={entity: [m.id for m in items] for entity, items in self.compaction_candidates},
+            files_check=self.files_check,
         )
 
 
