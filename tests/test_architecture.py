@@ -519,7 +519,8 @@ STORE_SRC = ROOT / "shared" / "dokoro-store" / "src" / "dokoro_store"
 SEAMS = [
     ("services/analytics/__init__.py", ["AnalyticsService.__init__"], []),
     ("services/tracking/__init__.py", ["TrackingService.__init__"], []),
-    ("retrieval/search.py", ["SearchService.__init__", "ScopedVectors", "GraphHit"], ["GraphSignal"]),
+    ("retrieval/search.py", ["SearchService.__init__"], []),
+    ("retrieval/search_types.py", ["ScopedVectors", "GraphHit"], ["GraphSignal"]),
 ]
 
 
@@ -647,3 +648,34 @@ def test_no_import_cycles() -> None:
     assert {"dokoro_store.retrieval.embedders", "dokoro.browse.app", "dokoro_server.registration"} <= set(names)
     graph = {name: _imports_of(name, path, set(names)) for name, path in names.items()}
     assert _cycles(graph) == []
+
+
+# ---------------------------------------------------------------------------------------------- module size
+
+MAX_MODULE_LINES = 500
+# Modules still over the limit, each with why it is not split yet. Every entry is a debt, listed
+# here so that it shows (and the test fails when one grows past its recorded size or a new module
+# passes the limit); remove an entry when its module is split.
+OVER_THE_LIMIT = {
+    # One class (DocumentService: saving, planning, embedding and writing an index pass); splitting
+    # it means moving methods out of the class, left for a pass that can take the class apart.
+    "shared/dokoro-store/src/dokoro_store/retrieval/documents.py": 770,
+    # One class (LanceIndex: the table, its copy written behind, its upkeep and search); same reason.
+    "shared/dokoro-store/src/dokoro_store/retrieval/lance.py": 600,
+    # The memory wing, split by its own issue (27).
+    "shared/dokoro-store/src/dokoro_store/services/memories/service.py": 840,
+    "shared/dokoro-store/src/dokoro_store/services/memories/files.py": 1330,
+}
+
+
+def test_no_module_is_over_500_lines() -> None:
+    sizes = {
+        path.relative_to(ROOT).as_posix(): len(path.read_text(encoding="utf-8").splitlines())
+        for path in _library_sources()
+    }
+    assert len(sizes) > 100
+    over = {path: lines for path, lines in sizes.items() if lines > MAX_MODULE_LINES}
+    unlisted = {path: lines for path, lines in over.items() if path not in OVER_THE_LIMIT}
+    grown = {path: lines for path, lines in over.items() if lines > OVER_THE_LIMIT.get(path, lines)}
+    assert unlisted == {}
+    assert grown == {}

@@ -19,10 +19,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -37,9 +35,9 @@ from dokoro_store.results.search import (
     SearchResults,
     SearchStatusResult,
 )
-from dokoro_store.retrieval.calibration import CLOSE_MATCH, RelevanceInputs, family_of, relevance
+from dokoro_store.retrieval.calibration import RelevanceInputs, family_of, relevance
 from dokoro_store.retrieval.calibration import features as relevance_features
-from dokoro_store.retrieval.documents import DocumentService, IndexReport, validate_doc_id
+from dokoro_store.retrieval.documents import DocumentService, validate_doc_id
 from dokoro_store.retrieval.embedders import EmbedderHandle
 from dokoro_store.retrieval.fulltext import FullTextIndex, TextHit, full_text_for
 from dokoro_store.retrieval.fusion import (
@@ -50,15 +48,26 @@ from dokoro_store.retrieval.fusion import (
     best_per_document,
     reciprocal_rank_fusion,
 )
-from dokoro_store.retrieval.hits import build_hits
 from dokoro_store.retrieval.hybrid import Scored, fuse_scores, keep_agreement
 from dokoro_store.retrieval.lifecycle import demote_retired
-from dokoro_store.retrieval.neighbours import StoredVectors
 from dokoro_store.retrieval.planner import PlannedQuery, plan_query
-from dokoro_store.retrieval.rerank import RERANK_DEPTH, RERANKER_LABEL, coverage, rerank
+from dokoro_store.retrieval.rerank import RERANK_DEPTH, coverage, rerank
 from dokoro_store.retrieval.scope import DocScope
+from dokoro_store.retrieval.search_status import search_status
+from dokoro_store.retrieval.search_types import (
+    MAX_LIMIT,
+    SEARCH_MODES,
+    GraphHit,
+    GraphSignal,
+    Ranked,
+    RefreshReport,
+    ScopedVectors,
+    SearchMode,
+    _Legs,
+    _utc_now,
+)
 from dokoro_store.retrieval.vectors import VectorHit, VectorIndex
-from dokoro_store.retrieval.workspace_index import ReconcileReport, WorkspaceIndex
+from dokoro_store.retrieval.workspace_index import WorkspaceIndex
 
 if TYPE_CHECKING:
     import numpy as np
@@ -71,108 +80,6 @@ if TYPE_CHECKING:
 __all__ = ["SEARCH_MODES", "RefreshReport", "SearchHit", "SearchMode", "SearchResults", "SearchService"]
 
 log = logging.getLogger("dokoro.store")
-
-SearchMode = Literal["hybrid", "keyword", "semantic"]
-
-
-class GraphHit(Protocol):
-    """A document the graph links to entities named in the query (``graph_queries.GraphLink``)."""
-
-    @property
-    def doc_id(self) -> str: ...
-
-    @property
-    def entities(self) -> tuple[str, ...]: ...
-
-
-# The graph signal: (query, depth) → documents linked to entities named in the query, best first
-# (GraphService.search_signal).
-GraphSignal = Callable[[str, int], Sequence[GraphHit]]
-
-
-class ScopedVectors(Protocol):
-    """A vector leg for some scopes (recall's, on a large store: ``services.memories.chunks``)."""
-
-    def search(self, vector: Vector, embedder: str, k: int, scope: DocScope) -> list[VectorHit] | None:
-        """The engine's answer for ``scope``, or None when the engine should answer."""
-        ...
-
-    def stored_vectors(self, doc_ids: Sequence[str], embedder: str) -> list[tuple[str, str, Vector]] | None:
-        """The candidates' chunk vectors as the last search saw them (None: read them)."""
-        ...
-
-
-SEARCH_MODES: tuple[SearchMode, ...] = ("hybrid", "keyword", "semantic")
-MAX_LIMIT = 100
-
-
-@dataclass
-class RefreshReport:
-    reconcile: ReconcileReport | None = None
-    index: IndexReport | None = None
-    notes: list[str] = field(default_factory=list)
-
-
-@dataclass
-class _Legs:
-    """What the legs of one search found."""
-
-    planned: PlannedQuery
-    scored: bool  # fused by score (else by rank)
-    engine: str
-    text_hits: list[TextHit] = field(default_factory=list)
-    vector_hits: list[VectorHit] = field(default_factory=list)
-    graph_hits: list[GraphHit] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    embedder_id: str | None = None
-    query_vector: Vector | None = None
-    # The candidates' vectors held by whatever answered the vector leg (None: the engine's or read).
-    stored: StoredVectors | None = None
-
-
-@dataclass
-class Ranked:
-    """A search's best documents in order (:meth:`SearchService.ranked`), their hits built on demand."""
-
-    _db: Database
-    legs: _Legs
-    top: list[Fused]
-    _text_by_doc: dict[str, TextHit]
-    _vector_by_doc: dict[str, VectorHit]
-    _graph_by_doc: dict[str, GraphHit]
-    _lifted: dict[str, str] | None
-    retired: dict[str, str] = field(default_factory=dict)  # retired memories' documents → their state in words
-    relevance: dict[str, float] = field(default_factory=dict)  # calibrated (:mod:`.calibration`), per document
-    features: dict[str, list[float]] = field(default_factory=dict)  # what the relevance was computed from
-
-    @property
-    def close_match(self) -> bool:
-        """Whether any hit reaches :data:`~dokoro_store.retrieval.calibration.CLOSE_MATCH`."""
-        return any(p >= CLOSE_MATCH for p in self.relevance.values())
-
-    @property
-    def scores(self) -> list[tuple[str, float]]:
-        """(document id, score) best first, the score as the hit shows it."""
-        return [(f.key, round(f.score, 6)) for f in self.top]
-
-    def hits(self, doc_ids: Sequence[str] | None = None) -> list[SearchHit]:
-        """The hits of ``doc_ids`` (default: all) in ranking order (ranks counted among them)."""
-        top = self.top if doc_ids is None else [f for f in self.top if f.key in set(doc_ids)]
-        return build_hits(
-            self._db,
-            top,
-            self.legs.planned,
-            self._text_by_doc,
-            self._vector_by_doc,
-            self._graph_by_doc,
-            self._lifted,
-            self.retired,
-            self.relevance,
-        )
-
-
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 class SearchService:
@@ -580,47 +487,4 @@ class SearchService:
     # ------------------------------------------------------------------ status
     def status(self) -> SearchStatusResult:
         """What indexes, embedder and re-ranker this store uses, and how much is indexed (loads no model)."""
-        # This process's writes still waiting for their vectors are embedded first (the model is
-        # loaded already: their write used it), so the counts say what the store holds.
-        self._docs.embed_written()
-        embedder = self._embedder.status()
-        engine = self._vectors()
-        stats = self._docs.stats()
-        with self._db.read() as session:
-            full_text = self._full_text.describe(session)
-        message = None
-        if stats.stamp and embedder.id and stats.stamp != embedder.id and stats.vectors:
-            from dokoro_store.retrieval.documents import mismatch_message
-
-            message = mismatch_message(stats.stamp, embedder.id)
-        in_engine = engine.count()
-        missing = None
-        if stats.vectors > in_engine:
-            missing = (
-                f"The vector engine ({engine.engine}) holds {in_engine} of the {stats.vectors} stored vectors, so "
-                "search by meaning misses the documents of the others (its files were removed, or it fell behind). "
-                "Rebuild it with search_reindex full=true (or `dokoro reindex --full`)."
-            )
-        return SearchStatusResult(
-            embedder_choice=embedder.choice,
-            embedder_kind=embedder.kind,
-            embedder=embedder.id,
-            embedder_label=embedder.label,
-            embedder_available=embedder.available,
-            embedder_detail=embedder.detail,
-            embedder_model_file=embedder.model_file,
-            reranker=RERANKER_LABEL if DEFAULT_FUSION.rerank else "none (hybrid results in fused-score order)",
-            vector_engine=engine.engine,
-            vector_engine_label=engine.describe(),
-            full_text=full_text,
-            total_docs=stats.total_docs,
-            indexed_docs=stats.indexed_docs,
-            pending_docs=stats.pending_docs,
-            chunks=stats.chunks,
-            vectors=stats.vectors,
-            engine_vectors=in_engine,
-            tokens=stats.tokens,
-            index_stamp=stats.stamp,
-            stamp_mismatch=message,
-            vectors_missing=missing,
-        )
+        return search_status(self._db, self._embedder, self._vectors(), self._docs, self._full_text)

@@ -28,22 +28,38 @@ Without an embedder, recall ranks by full text and says so.
 from __future__ import annotations
 
 import logging
-import math
-from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sqlalchemy import func, or_
 from sqlmodel import Session, col, select
 
-from dokoro_store.clock import Clock, iso, parse_iso
+from dokoro_store.clock import Clock, iso
 from dokoro_store.db.engine import Database
 from dokoro_store.db.model_tables import table_of
 from dokoro_store.errors import InvalidArgumentError
 from dokoro_store.limits import MAX_COUNT, MAX_SUM, MAX_TOKEN_COUNT
 from dokoro_store.models import ConversationSummary, EpisodeSession
-from dokoro_store.results.episodic import Compaction, Episode, EpisodeRecall, SummaryAdded
 from dokoro_store.secrets import redact_all
+from dokoro_store.services.episodic_ranking import _bound, _filtered, _hit, _merge_lists, _ranking, _Similar
+from dokoro_store.services.episodic_results import (
+    _NEWEST,
+    COMPACTION_MODEL,
+    COMPACTION_THRESHOLD_TOKENS,
+    EMBED_DELAY,
+    LEG_DEPTH,
+    RECALL_DEFAULT_LIMIT,
+    RECALL_MAX_LIMIT,
+    SUBSTRING_WEIGHT,
+    TEXT_WEIGHT,
+    VECTOR_FLOOR,
+    CompactionResult,
+    Recall,
+    RecallHit,
+    SummaryOutcome,
+    escape_like,
+    estimate_tokens,
+)
 from dokoro_store.write_behind import DelayedStep
 
 if TYPE_CHECKING:
@@ -63,76 +79,6 @@ __all__ = [
     "escape_like",
     "estimate_tokens",
 ]
-
-COMPACTION_THRESHOLD_TOKENS = 40_000
-EMBED_DELAY = 0.05  # seconds from a summary's write to the step that embeds it (and those written after it)
-COMPACTION_MODEL = "compaction"
-RECALL_DEFAULT_LIMIT = 10
-RECALL_MAX_LIMIT = 100
-RANK_CANDIDATE_CAP = 500  # the reference's pool; recall's legs each take LEG_DEPTH (or 3 × limit)
-LEG_DEPTH = 50
-# A summary found by meaning alone needs at least this cosine with the query: paraphrases score
-# 0.45-0.55 with the bundled MiniLM embedders, unrelated summaries below 0.3 (measured on the
-# pairs of test_episodic_tools.py and retrieval/test_recall_ranking.py).
-VECTOR_FLOOR = 0.4
-TEXT_WEIGHT = 0.5  # × the full-text score relative to the best match
-SUBSTRING_WEIGHT = 0.25  # the summary (or session id) contains the whole query
-_NEWEST = (col(ConversationSummary.started_at).desc(), col(ConversationSummary.id).desc())
-
-
-def estimate_tokens(text: str) -> int:
-    """The reference's estimate: one token per four characters, rounded up."""
-    return math.ceil(len(text) / 4)
-
-
-def escape_like(text: str, escape: str = "\\") -> str:
-    """Escape LIKE wildcards so user text matches literally."""
-    return text.replace(escape, escape * 2).replace("%", escape + "%").replace("_", escape + "_")
-
-
-@dataclass(frozen=True)
-class CompactionResult:
-    session_id: str
-    compacted_count: int
-    total_tokens: int
-    row_id: int | None = None  # the compacted row that now holds the session's history
-
-    def result(self) -> Compaction:
-        return Compaction(compacted_count=self.compacted_count, total_tokens=self.total_tokens)
-
-
-@dataclass(frozen=True)
-class SummaryOutcome:
-    """A summary written, with the compaction it triggered (whose row the store may need)."""
-
-    id: int
-    session_id: str
-    compaction: CompactionResult | None
-    redacted: tuple[str, ...] = ()
-
-    def result(self) -> SummaryAdded:
-        compaction = self.compaction.result() if self.compaction is not None else None
-        return SummaryAdded(id=self.id, session_id=self.session_id, compaction=compaction, redacted=self.redacted)
-
-
-class RecallHit(Episode):
-    """A recalled summary and, when recall ranked by similarity, its cosine with the query (``similarity``)."""
-
-
-@dataclass(frozen=True)
-class Recall:
-    """Recalled summaries and how they were ordered (``ranking`` says which, and why)."""
-
-    hits: list[RecallHit]
-    ranking: str
-    close_match: bool = True  # False: nothing matched; the hits are the nearest (or latest), not answers
-
-    def result(self) -> EpisodeRecall:
-        return EpisodeRecall(
-            ranking=self.ranking,
-            episodes=[Episode(**hit.model_dump()) for hit in self.hits],
-            close_match=self.close_match,
-        )
 
 
 class EpisodicService:
@@ -532,65 +478,3 @@ class EpisodicService:
             statement = statement.where(ConversationSummary.session_id == session_id)
         with self._db.read() as session:
             return int(session.exec(statement).one())
-
-
-def _merge_lists(lists: object) -> list[str]:
-    seen: dict[str, None] = {}
-    for items in lists:  # type: ignore[attr-defined]
-        for item in items or []:
-            seen.setdefault(str(item), None)
-    return list(seen)
-
-
-def _bound(value: str | None, name: str) -> datetime | None:
-    if not value:
-        return None
-    try:
-        return parse_iso(value)
-    except ValueError as exc:
-        raise InvalidArgumentError(f"{name}: {exc}") from None
-
-
-def _filtered(statement: Any, where: SummaryFilter) -> Any:
-    """``statement`` with the session, since and until conditions."""
-    if where.session_id:
-        statement = statement.where(ConversationSummary.session_id == where.session_id)
-    if where.since is not None:
-        statement = statement.where(col(ConversationSummary.started_at) >= where.since)
-    if where.until is not None:
-        statement = statement.where(col(ConversationSummary.started_at) <= where.until)
-    return statement
-
-
-@dataclass(frozen=True)
-class _Similar:
-    """What recall's vector leg found: cosines by summary id, the nearest ones, the embedder."""
-
-    cosines: dict[int, float] = field(default_factory=dict)
-    nearest: dict[int, float] = field(default_factory=dict)
-    embedder: str | None = None
-    why_not: str | None = None
-    below_floor: list[tuple[int, float]] = field(default_factory=list)  # the nearest under the floor, best first
-
-
-def _ranking(text: int, substring: int, similar: _Similar, candidates: int) -> str:
-    """How recall ranked: the legs that found candidates, and the embedder (or why there was none)."""
-    legs = f"full text {text}, substring {substring}; {candidates} candidates"
-    if similar.embedder is None:
-        return f"relevance without similarity ({similar.why_not}; {legs})"
-    return f"relevance (similarity by {similar.embedder}, {len(similar.nearest)} nearest ≥ {VECTOR_FLOOR}; {legs})"
-
-
-def _hit(row: ConversationSummary) -> RecallHit:
-    return RecallHit(
-        id=int(row.id or 0),
-        session_id=row.session_id,
-        ai_model=row.ai_model,
-        summary=row.summary,
-        started_at=row.started_at,
-        message_count=row.message_count,
-        token_count=row.token_count,
-        key_decisions=list(row.key_decisions or []),
-        key_topics=list(row.key_topics or []),
-        compacted=row.compacted,
-    )

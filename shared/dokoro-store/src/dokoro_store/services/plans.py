@@ -21,11 +21,8 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
@@ -38,12 +35,21 @@ from dokoro_store.models import Plan as PlanRow
 from dokoro_store.models import PlanItem as PlanItemRow
 from dokoro_store.ownership import known_agent, owned_by_another
 from dokoro_store.paths import StorePaths
-from dokoro_store.results.plans import Plan, PlanBlockerAdded, PlanItemChecked, PlanValidation
-from dokoro_store.secrets import redact
+from dokoro_store.results.plans import Plan, PlanBlockerAdded, PlanItemChecked
 from dokoro_store.services.current_file import CurrentFile
 from dokoro_store.services.plan_archive import ArchiveOutcome, PlanArchiver
 from dokoro_store.services.plan_files import MIRROR_LOCK, PlanFiles, dump_json, is_plan_id, plan_files
 from dokoro_store.services.plan_report import validation_table, write_report
+from dokoro_store.services.plan_rules import (
+    LIST_FILTERS,
+    MAX_ITEMS,
+    NEXT_STATUS,
+    PLAN_STATUSES,
+    PlanArchivedError,
+    PlanValidated,
+    _clean,
+    _title_slug,
+)
 from dokoro_store.services.plan_views import PlanItemView, PlanView, completion_percentage, items_of, view_of
 
 __all__ = [
@@ -63,52 +69,6 @@ __all__ = [
 ]
 
 log = logging.getLogger("dokoro.store")
-
-PLAN_STATUSES = ("draft", "active", "completed", "validated", "failed")
-# The steps a person may take by hand (dokoro browse `p`): draft → active → completed.
-NEXT_STATUS = {"draft": "active", "active": "completed"}
-LIST_FILTERS = ("all", "active", "completed", "validated")
-MAX_ITEMS = 200
-MAX_TEXT = 2_000
-_TITLE_SLUG_MAX = 40
-
-
-class PlanArchivedError(ConflictError):
-    """The plan is archived: it can be read but no longer changed."""
-
-
-@dataclass(frozen=True)
-class PlanValidated:
-    """A validation, with what only its message needs (the report table, the archive outcome)."""
-
-    plan: PlanView
-    report_path: Path
-    report_relative: str
-    table: str
-    archive: ArchiveOutcome | None
-
-    def result(self) -> PlanValidation:
-        archive = self.archive
-        return PlanValidation(
-            plan=self.plan.result(),
-            report=self.report_relative,
-            archived=self.plan.archived,
-            archive_path=self.plan.archive_path,
-            archive_error=archive.error if archive is not None and not archive.ok else None,
-        )
-
-
-def _title_slug(title: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:_TITLE_SLUG_MAX].strip("-")
-
-
-def _clean(text: str | None, what: str, *, required: bool = False) -> str | None:
-    value = (text or "").strip()
-    if required and not value:
-        raise InvalidArgumentError(f"{what} must not be empty")
-    if len(value) > MAX_TEXT:
-        raise InvalidArgumentError(f"{what} is {len(value)} characters; keep it under {MAX_TEXT}")
-    return redact(value).text or None
 
 
 class PlanService:
