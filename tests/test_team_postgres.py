@@ -48,18 +48,55 @@ async def test_a_memory_written_by_one_agent_is_recalled_by_the_other(
 
 
 async def test_a_server_pointed_at_an_unreachable_database_exits_with_the_reason(tmp_path: Path) -> None:
+    # A client initialises and calls a tool: the store opens in the background, its failure is
+    # the tool's answer (with the fix), then stderr says why and the process exits with status 2.
+    # (A server whose stdin closes before any client spoke opens nothing and exits at once.)
+    import json
     import os
     import subprocess
     import sys
 
     env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG")}
     env.update(DOKORO_PATH=str(tmp_path / "dokoro"), DOKORO_DATABASE_URL="postgresql://x:pw@127.0.0.1:9/team")
+    client = {"name": "raw", "version": "1"}
+    lines = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": client},
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "dokoro_workspace_status", "arguments": {}},
+        },
+    ]
     for module in ("dokoro", "dokoro_core"):
         command = [sys.executable, "-m", module]
-        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
-        assert done.returncode == 2, done.stderr
-        assert "127.0.0.1:9" in done.stderr and "DOKORO_DATABASE_URL" in done.stderr
-        assert "Traceback" not in done.stderr
+        with subprocess.Popen(
+            command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        ) as server:
+            assert server.stdin is not None and server.stdout is not None and server.stderr is not None
+            server.stdin.write("".join(json.dumps(line) + "\n" for line in lines))
+            server.stdin.flush()
+            answer: dict[str, object] = {}
+            for raw in server.stdout:  # bounded by the process's own exit
+                message = json.loads(raw)
+                if message.get("id") == 2:
+                    answer = message
+                    break
+            server.stdin.close()
+            returncode = server.wait(timeout=60)
+            stderr = server.stderr.read()
+        result = answer["result"]
+        assert isinstance(result, dict) and result["isError"] is True
+        assert "DOKORO_DATABASE_URL" in json.dumps(result)
+        assert returncode == 2, stderr
+        assert "127.0.0.1:9" in stderr and "DOKORO_DATABASE_URL" in stderr
+        assert "Traceback" not in stderr
 
 
 async def test_a_file_claim_by_one_agent_is_seen_and_respected_by_the_other(
