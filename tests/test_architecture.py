@@ -663,8 +663,8 @@ OVER_THE_LIMIT = {
     # One class (LanceIndex: the table, its copy written behind, its upkeep and search); same reason.
     "shared/dokoro-store/src/dokoro_store/retrieval/lance.py": 600,
     # The memory wing, split by its own issue (27).
-    "shared/dokoro-store/src/dokoro_store/services/memories/service.py": 840,
-    "shared/dokoro-store/src/dokoro_store/services/memories/files.py": 1330,
+    "shared/dokoro-store/src/dokoro_store/services/memories/service.py": 849,
+    "shared/dokoro-store/src/dokoro_store/services/memories/files.py": 1424,
 }
 
 
