@@ -106,6 +106,7 @@ from dokoro_store.services.memories.markdown import (
     parse_memory_file,
     render_memory,
 )
+from dokoro_store.services.memories.rows import archive
 
 if TYPE_CHECKING:
     from dokoro_store.retrieval.documents import Progress
@@ -606,13 +607,12 @@ class MemoryFiles:
             current = session.get(MemoryRow, old.id, with_for_update=True)
             if current is not None:
                 if current.state in ("active", "proposed"):
-                    current.state = "archived"
-                    current.state_reason = f"superseded by {new.id} (its file was edited)"
-                    current.state_changed_at = now
-                    current.superseded_by = new.id
+                    archive(
+                        current, by=new.id, now=now, agent=None, reason=f"superseded by {new.id} (its file was edited)"
+                    )
                 elif current.superseded_by is None:
                     current.superseded_by = new.id
-                current.updated_at = now
+                    current.updated_at = now
                 session.add(current)
             session.add(new)
             session.flush()  # the memory row exists before its entity rows point at it

@@ -24,7 +24,7 @@ from dokoro_store.errors import ConflictError, NotFoundError
 from dokoro_store.models.memories import Memory as MemoryRow
 from dokoro_store.results.memories import Memory
 from dokoro_store.results.memory_files import Reviewed
-from dokoro_store.services.memories.rows import memory_result
+from dokoro_store.services.memories.rows import archive, memory_result
 
 __all__ = ["PROPOSED", "MemoryReview", "initial_state"]
 
@@ -80,11 +80,7 @@ class MemoryReview:
             if row.supersedes:
                 old = session.get(MemoryRow, row.supersedes, with_for_update=True)
                 if old is not None and old.state == "active":
-                    old.state = "archived"
-                    old.superseded_by = row.id
-                    old.state_reason = f"superseded by {row.id}"
-                    old.state_changed_at = now
-                    old.updated_at = now
+                    archive(old, by=row.id, now=now, agent=by)
                     session.add(old)
                     superseded = old
             session.add(row)

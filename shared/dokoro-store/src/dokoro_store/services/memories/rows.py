@@ -10,6 +10,7 @@ from typing import Any
 from dokoro_store.clock import parse_iso
 from dokoro_store.errors import InvalidArgumentError
 from dokoro_store.models.memories import Memory as MemoryRow
+from dokoro_store.ownership import known_agent
 from dokoro_store.results.memories import Memory
 from dokoro_store.retrieval.markdown_docs import content_hash
 from dokoro_store.secrets import redact
@@ -21,6 +22,7 @@ __all__ = [
     "MEMORY_TYPES",
     "STATES",
     "TRUST_LEVELS",
+    "archive",
     "canonical_entities",
     "days",
     "doc_hash",
@@ -81,3 +83,15 @@ def parse_time(value: str | None, name: str) -> datetime | None:
         return parse_iso(value)
     except ValueError as exc:
         raise InvalidArgumentError(f"{name}: {exc}") from None
+
+
+def archive(row: MemoryRow, *, by: str, now: datetime, agent: str | None, reason: str | None = None) -> None:
+    """Archive ``row`` as superseded by the memory ``by`` (one rule for every way a memory is
+    superseded: remember's ``supersedes``, a verdict, a person's edit of its file, an approval):
+    state, who changed it (``agent``, when it names somebody), the chain, why and when."""
+    row.state = "archived"
+    row.state_changed_by = known_agent(agent)
+    row.superseded_by = by
+    row.state_reason = reason or f"superseded by {by}"
+    row.state_changed_at = now
+    row.updated_at = now

@@ -71,6 +71,7 @@ from dokoro_store.services.memories.rows import (
     MEMORY_TYPES,
     STATES,
     TRUST_LEVELS,
+    archive,
     canonical_entities,
     doc_text,
     memory_result,
@@ -497,12 +498,7 @@ class MemoryService:
 
     @staticmethod
     def _archive(old: MemoryRow, *, by: str, now: datetime, agent: str | None) -> None:
-        old.state = "archived"
-        old.state_changed_by = known_agent(agent)
-        old.superseded_by = by
-        old.state_reason = f"superseded by {by}"
-        old.state_changed_at = now
-        old.updated_at = now
+        archive(old, by=by, now=now, agent=agent)
 
     def verdict(self, new_id: str, old_id: str, verdict: str, agent_id: str | None = None) -> MemoryVerdict:
         """Record the agent's verdict on a pair the gate showed; ``supersede`` archives the old one
