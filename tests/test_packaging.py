@@ -196,9 +196,22 @@ async def test_a_server_installed_alone_starts_and_lists_its_tools(member: Membe
     where = venv(member.dist)
     (script,) = member.project["scripts"]
 
-    served = await _tools_over_stdio(where / "bin" / script, tmp_path)
+    flag = {"DOKORO_ENABLE_TACHIBOT_BRIDGE": "true"} if member.dist == "dokoro-bridge" else {}
+    served = await _tools_over_stdio(where / "bin" / script, tmp_path, **flag)
 
     assert sorted(served) == sorted(await _expected_tools(member.dist, tmp_path))
+    if flag:  # the bridge server too serves its tools only with the flag
+        refused = subprocess.run(
+            [str(where / "bin" / script)],
+            env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            cwd=tmp_path,
+            timeout=300,
+        )
+        assert refused.returncode == 2 and "DOKORO_ENABLE_TACHIBOT_BRIDGE=true" in refused.stderr
+        assert not (tmp_path / "dokoro").exists()
     ours = {m.wheel_name for m in MEMBERS}
     present = set(_installed(where, tuple(sorted(ours))))
     assert member.wheel_name in present

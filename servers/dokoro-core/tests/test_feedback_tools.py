@@ -212,20 +212,26 @@ async def test_every_tool_call_is_captured_with_outcome_and_latency(agent_client
         ok = await client.call_tool("dokoro_presence_ping", {})
         error = await client.call_tool("dokoro_block_write", {"block_key": "k", "content": "x", "expected_version": 4})
         invalid = await client.call_tool("dokoro_presence_list", {"ttl_seconds": 0})
+        # The agent's own argument mistakes: a misspelt argument, a value of the wrong type.
+        unknown = await client.call_tool("dokoro_presence_ping", {"statsu": "x"})
+        mistyped = await client.call_tool("dokoro_presence_list", {"ttl_seconds": "soon"})
         seen = await client.call_tool("dokoro_feedback_query", {"agent_id": "claude-a"})
 
-    assert not ok.is_error and error.is_error and invalid.is_error
+    assert not ok.is_error and error.is_error and invalid.is_error and unknown.is_error and mistyped.is_error
     # The feedback tools flush the capture queue first: an agent sees its latest calls.
     assert seen.content[0].text.splitlines() == [
+        "dokoro_presence_list: total=2 success=0 failure=0 success_rate=0.000 avg_confidence=1.000",
+        "dokoro_presence_ping: total=2 success=1 failure=0 success_rate=0.500 avg_confidence=1.000",
         "dokoro_block_write: total=1 success=0 failure=1 success_rate=0.000 avg_confidence=1.000",
-        "dokoro_presence_list: total=1 success=0 failure=1 success_rate=0.000 avg_confidence=1.000",
-        "dokoro_presence_ping: total=1 success=1 failure=0 success_rate=1.000 avg_confidence=1.000",
     ]
     rows = _rows(store)  # the client is closed: everything is written
+    # A refused argument is counted apart (rejected) from the tool's own failures.
     assert [(r.agent_id, r.tool_name, r.outcome) for r in rows] == [
         ("claude-a", "dokoro_presence_ping", "success"),
         ("claude-a", "dokoro_block_write", "failure"),
-        ("claude-a", "dokoro_presence_list", "failure"),
+        ("claude-a", "dokoro_presence_list", "rejected"),
+        ("claude-a", "dokoro_presence_ping", "rejected"),
+        ("claude-a", "dokoro_presence_list", "rejected"),
         ("claude-a", "dokoro_feedback_query", "success"),
     ]
     assert all(r.latency_ms is not None and r.latency_ms >= 0 for r in rows)

@@ -4,7 +4,7 @@
 ``register(mcp)`` adds the three ``bridge_*`` tools to any :class:`MCPServer`. The unified
 launcher names this module in its ``BRIDGE_PACKAGES``; the search server, which imports no other
 server, finds ``register`` through the ``dokoro.bridge`` entry point this package declares.
-Running ``dokoro-bridge`` is opting in, so it serves the tools whatever the flag says.
+``dokoro-bridge`` serves them only with the flag too (started without it, it says so and exits 2).
 """
 
 from __future__ import annotations
@@ -44,5 +44,15 @@ def create_server(
 
 
 def main() -> None:
-    """Entry point of ``dokoro-bridge``: serve the bridge tools over stdio."""
-    serve(NAME, register)
+    """Entry point of ``dokoro-bridge``: serve the bridge tools over stdio, only with the flag
+    ``DOKORO_ENABLE_TACHIBOT_BRIDGE=true`` (as every other server); without it, say so and exit 2."""
+    import sys
+
+    settings = DokoroSettings()
+    if not settings.enable_tachibot_bridge and not sys.argv[1:]:  # --help and --version work without it
+        sys.stderr.write(
+            "dokoro-bridge: the bridge tools are served only with DOKORO_ENABLE_TACHIBOT_BRIDGE=true; "
+            "set it in this server's env in the MCP client's configuration\n"
+        )
+        raise SystemExit(2)
+    serve(NAME, register, settings=settings)

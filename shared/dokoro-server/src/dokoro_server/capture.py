@@ -22,6 +22,7 @@ from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, Server
 
 from dokoro_server import identity
 from dokoro_server.app import AppState
+from dokoro_server.outcome import rejected, watching
 
 __all__ = [
     "DeferredWriter",
@@ -51,14 +52,15 @@ def capture_middleware() -> ServerMiddleware[Any]:
             return await call_next(ctx)
         started = time.perf_counter()
         ok = False
-        try:
-            outcome = await call_next(ctx)
-            is_error = outcome.get("isError") if isinstance(outcome, dict) else getattr(outcome, "is_error", False)
-            ok = not is_error
-            return outcome
-        finally:
-            if app.observers and app.opener.ready:
-                _notify(app, str((ctx.params or {}).get("name", "?")), ok, (time.perf_counter() - started) * 1000)
+        with watching():
+            try:
+                outcome = await call_next(ctx)
+                is_error = outcome.get("isError") if isinstance(outcome, dict) else getattr(outcome, "is_error", False)
+                ok = not is_error
+                return outcome
+            finally:
+                if app.observers and app.opener.ready:  # observers ask rejected() inside this call
+                    _notify(app, str((ctx.params or {}).get("name", "?")), ok, (time.perf_counter() - started) * 1000)
 
     return middleware
 
@@ -127,7 +129,9 @@ class DeferredWriter:
 
 
 class FeedbackRecorder(DeferredWriter):
-    """Records ``success``/``failure`` and latency of every tool call (affective layer).
+    """Records ``success``/``failure`` and latency of every tool call (affective layer); a call
+    refused for its arguments (the caller's mistake, see :mod:`dokoro_server.outcome`) is
+    recorded as ``rejected``, apart from the tool's failures.
 
     The agent is the authenticated one (shared HTTP server), else the server's
     ``DOKORO_AGENT_ID`` (``unknown`` by default).
@@ -148,7 +152,9 @@ class FeedbackRecorder(DeferredWriter):
         if self.stopped:
             return
         agent = identity.authenticated_agent() or self._agent_id
-        item = (agent, tool_name, "success" if ok else "failure", max(0, round(latency_ms)), time.perf_counter())
+        # A call refused for its arguments is the caller's mistake: counted apart from the tool's failures.
+        result = "success" if ok else "rejected" if rejected() else "failure"
+        item = (agent, tool_name, result, max(0, round(latency_ms)), time.perf_counter())
         with self._pending_lock:
             self._pending.append(item)
             if len(self._pending) > MAX_PENDING:

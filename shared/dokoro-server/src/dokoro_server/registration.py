@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dokoro_store.errors import DokoroError
+from dokoro_store.errors import DokoroError, InvalidArgumentError
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
@@ -51,6 +51,7 @@ from mcp_types import Tool as ListedTool
 from pydantic import ValidationError
 
 from dokoro_server.app import AppState
+from dokoro_server.outcome import mark_rejected
 
 __all__ = ["DokoroServer", "ToolCache", "ToolSpec", "add_tools"]
 
@@ -115,7 +116,7 @@ def _guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return _noticed(fn, *args, **kwargs)
         except DokoroError as exc:
-            raise ToolError(str(exc)) from exc
+            raise (ArgumentError if isinstance(exc, InvalidArgumentError) else ToolError)(str(exc)) from exc
         except OSError as exc:
             # The disk said no (permissions, space, a busy lock file): tell the agent what and
             # where, rather than a bare "Error executing tool".
@@ -239,6 +240,11 @@ _QUOTE = 80
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+class ArgumentError(ToolError):
+    """A call refused for its arguments (the caller's mistake), answered like any tool error but
+    captured as ``rejected`` rather than as the tool's failure."""
+
+
 class _DokoroTool(Tool):
     """The SDK's tool, with dokoro's argument checks and error messages (see the module docstring)."""
 
@@ -256,6 +262,13 @@ class _DokoroTool(Tool):
         return tool
 
     async def run(self, arguments: dict[str, Any], context: Any, convert_result: bool = False) -> Any:
+        try:
+            return await self._run(arguments, context, convert_result)
+        except ArgumentError:
+            mark_rejected()  # the caller's mistake: captured as rejected, not as the tool's failure
+            raise
+
+    async def _run(self, arguments: dict[str, Any], context: Any, convert_result: bool) -> Any:
         _check_arguments(self.name, self.parameters, arguments)
         try:
             return await super().run(arguments, context, convert_result=convert_result)
@@ -269,9 +282,10 @@ class _DokoroTool(Tool):
             ) from cause
         except ToolError as exc:
             if isinstance(exc.__cause__, ValidationError):
-                raise ToolError(_invalid_arguments(self.name, exc.__cause__)) from exc.__cause__
-            if isinstance(exc.__cause__, ToolError):
-                raise ToolError(str(exc.__cause__)) from exc.__cause__  # the tool's own message, unprefixed
+                raise ArgumentError(_invalid_arguments(self.name, exc.__cause__)) from exc.__cause__
+            if isinstance(exc.__cause__, ToolError):  # the tool's own message, unprefixed
+                kind = ArgumentError if isinstance(exc.__cause__, ArgumentError) else ToolError
+                raise kind(str(exc.__cause__)) from exc.__cause__
             raise
 
 
@@ -286,14 +300,16 @@ def _check_arguments(tool: str, schema: dict[str, Any], arguments: dict[str, Any
         for name in unknown:
             close = difflib.get_close_matches(name, list(properties), n=1)
             hints.append(f"{_quote(name)} (did you mean {close[0]}?)" if close else _quote(name))
-        raise ToolError(
+        raise ArgumentError(
             f"{tool} has no argument {', '.join(hints)}; its arguments are: {valid}. "
             "Remove the unknown argument or fix its spelling, then call again."
         )
     for name, value in arguments.items():
         problem = _unstorable(value)
         if problem is not None:
-            raise ToolError(f"{tool}: argument {name} contains {problem}; remove it (or send valid Unicode) and retry.")
+            raise ArgumentError(
+                f"{tool}: argument {name} contains {problem}; remove it (or send valid Unicode) and retry."
+            )
 
 
 def _unstorable(value: Any) -> str | None:
