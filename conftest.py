@@ -109,3 +109,89 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str | None:
     if request.param == "sqlite":
         return None
     return str(request.getfixturevalue("postgres_url"))
+
+
+# ----------------------------------------------------------------------------- slow tests
+# `uv run pytest` (the README's command) runs the fast suite: every test but those marked slow
+# (several real processes, stress, fuzz, crash and packaging runs), which it skips and says so.
+# `uv run pytest -m slow` runs only those, `uv run pytest --slow` everything; naming test files
+# or a `-m` expression runs what is named. `.ci/run` runs the fast suite, then the slow one.
+SLOW_COMMAND = "uv run pytest -m slow"
+SLOW_REASON = f"slow (several real processes, stress, fuzz, crash or packaging runs): `{SLOW_COMMAND}` runs them"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--slow",
+        action="store_true",
+        default=False,
+        help=f"also run the tests marked slow, which `uv run pytest` alone skips ({SLOW_COMMAND}: only those)",
+    )
+
+
+def _skips_slow(config: pytest.Config) -> bool:
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None:  # an xdist worker: the controller decided (its arguments are not the user's)
+        return bool(workerinput.get("dokoro_skip_slow", False))
+    return (
+        not config.getoption("slow")
+        and not config.getoption("markexpr")
+        and config.args_source is pytest.Config.ArgsSource.TESTPATHS
+    )
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """xdist: tell each worker whether the run skips the slow tests."""
+    node.workerinput["dokoro_skip_slow"] = _skips_slow(node.config)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not _skips_slow(config):
+        return
+    skip = pytest.mark.skip(reason=SLOW_REASON)
+    for item in items:
+        if item.get_closest_marker("slow") is not None:
+            item.add_marker(skip)
+
+
+def _skip_reason(report: pytest.TestReport) -> str:
+    longrepr = report.longrepr
+    reason = str(longrepr[2]) if isinstance(longrepr, tuple) else str(longrepr)
+    return reason.removeprefix("Skipped: ")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    """One line a newcomer can read: what ran, what failed, what was skipped and why."""
+    if hasattr(config, "workerinput"):
+        return
+    stats = terminalreporter.stats
+    passed, failed, errors = (len(stats.get(key, [])) for key in ("passed", "failed", "error"))
+    reasons: dict[str, int] = {}
+    slow = 0
+    for report in stats.get("skipped", []):
+        reason = _skip_reason(report)
+        if reason == SLOW_REASON:
+            slow += 1
+        else:
+            reasons[reason] = reasons.get(reason, 0) + 1
+    if passed + failed + errors + slow + sum(reasons.values()) == 0:
+        return
+    parts = [f"{passed} {'test' if passed == 1 else 'tests'} passed (on SQLite and a real PostgreSQL)"]
+    if failed or errors:
+        parts.append(f"{failed + errors} FAILED (listed above)")
+    if slow:
+        parts.append(
+            f"{slow} slow tests skipped (several real processes, stress, fuzz, crash or packaging runs; "
+            f"`{SLOW_COMMAND}` runs them, `uv run pytest --slow` runs everything, .ci/run runs both)"
+        )
+    if reasons:
+        said = "; ".join(f"{reason} ({count})" if count > 1 else reason for reason, count in sorted(reasons.items()))
+        parts.append(f"{sum(reasons.values())} skipped where they do not apply: {said}")
+    deselected = len(stats.get("deselected", []))
+    if deselected:
+        parts.append(f"{deselected} not selected by -k/-m")
+    terminalreporter.write_line(
+        "dokoro: " + "; ".join(parts) + ".", red=bool(failed or errors), green=not (failed or errors)
+    )

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from dokoro_store import Store
 
+pytestmark = pytest.mark.slow  # processes killed half-way
+
 # The child adds summaries until one crosses the threshold, and dies (os._exit, no cleanup,
 # no rollback by Python) at the chosen point of the compaction.
 _CHILD = textwrap.dedent(

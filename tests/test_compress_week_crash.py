@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # server processes killed half-way
 
 # The dependency-free embedder: this test is about files and order, not about vectors.
 FAST = {"DOKORO_EMBEDDER": "hashing"}

@@ -115,6 +115,7 @@ def test_a_bulk_batch_is_extracted_inline(tmp_path: Path, monkeypatch: pytest.Mo
         assert _linked_docs(store) == count
 
 
+@pytest.mark.slow  # writer processes, one killed
 def test_a_writer_killed_before_extracting_leaves_marks_the_next_process_completes(
     tmp_path: Path, database_url: str | None, killed_after: Any
 ) -> None:

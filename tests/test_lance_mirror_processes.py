@@ -16,6 +16,8 @@ from dokoro_store.retrieval import RetrievalConfig
 from dokoro_store.retrieval.tables import chunks
 from sqlalchemy import func, select
 
+pytestmark = pytest.mark.slow  # several writer processes, one killed
+
 _WORDS = [f"w{i}" for i in range(1000)]
 
 # A writer: indexes its documents one at a time (as an agent's calls do), printing each id once

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # two agents' server processes at once
 
 
 async def test_a_memory_written_by_one_agent_is_recalled_by_the_other(

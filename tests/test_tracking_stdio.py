@@ -10,7 +10,7 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # two server processes
 
 TRACKING = {
     *("dokoro_issue_add", "dokoro_issue_list", "dokoro_issue_work", "dokoro_issue_complete"),

@@ -27,6 +27,7 @@ async def test_a_claim_takes_the_name_of_dokoro_agent_id(make_client: Any) -> No
     assert status.structured_content["locked_by"] == "alice"
 
 
+@pytest.mark.slow  # two agents' server processes
 async def test_stdio_agents_with_different_ids_keep_out_of_each_others_data(make_client: Any, root: Any) -> None:
     async with make_client(agent_id="alice") as alice, make_client(agent_id="bob") as bob:
         await alice.call_tool("dokoro_workspace_claim", {"task": "refactor"})

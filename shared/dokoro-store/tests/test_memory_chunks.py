@@ -182,6 +182,7 @@ def _elsewhere(root: Path, database_url: str | None, action: str, arg: str) -> s
     return done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
 
 
+@pytest.mark.slow  # another process writing at once
 def test_the_memory_index_follows_writes_made_here_and_in_another_process(
     memories: Store, root: Path, clock: FrozenClock, database_url: str | None
 ) -> None:

@@ -6,7 +6,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from dokoro_store import Store
+
+pytestmark = pytest.mark.slow  # many processes at once
 
 _ANSWER = """
 import sys
