@@ -245,9 +245,28 @@ async def _served_over_stdio(command: str, tmp_path: Path, **env: str) -> list[s
 
 @pytest.mark.parametrize("package", PACKAGES, ids=IDS)
 async def test_a_console_script_serves_its_package_over_stdio(package: ServerPackage, tmp_path: Path) -> None:
-    served = await _served_over_stdio(_script(package.dist), tmp_path)
+    # dokoro-bridge, like every server, serves the bridge tools only with the flag.
+    flag = {"DOKORO_ENABLE_TACHIBOT_BRIDGE": "true"} if package.dist == "dokoro-bridge" else {}
+    served = await _served_over_stdio(_script(package.dist), tmp_path, **flag)
 
     assert sorted(served) == sorted(await _registered(package.module, tmp_path))
+
+
+def test_the_bridge_server_without_the_flag_says_so_and_creates_nothing(tmp_path: Path) -> None:
+    environment = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "DOKORO_PATH": str(tmp_path / "dokoro")}
+    refused = subprocess.run(
+        [_script("dokoro-bridge")],
+        env=environment,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+    )
+
+    assert refused.returncode == 2
+    assert "DOKORO_ENABLE_TACHIBOT_BRIDGE=true" in refused.stderr and "Traceback" not in refused.stderr
+    assert not (tmp_path / "dokoro").exists()
 
 
 @pytest.mark.parametrize("script", ["dokoro-search", "dokoro"])
