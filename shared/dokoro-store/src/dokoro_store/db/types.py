@@ -10,7 +10,7 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator, TypeEngine
 from sqlmodel import Field
 
-__all__ = ["UtcDateTime", "stored_default"]
+__all__ = ["UtcDateTime", "stored_default", "utc_from_db"]
 
 _SQLITE_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 
@@ -42,13 +42,19 @@ class UtcDateTime(TypeDecorator[datetime]):
         return utc.strftime(_SQLITE_FORMAT)
 
     def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
-        if value is None:
-            return None
-        if isinstance(value, datetime):
-            return value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
-        # fromisoformat reads the fixed-width text (and its Z) ten times faster than strptime: every
-        # row read from SQLite goes through here.
-        return datetime.fromisoformat(value).astimezone(UTC)
+        return utc_from_db(value)
+
+
+def utc_from_db(value: object) -> datetime | None:
+    """A :class:`UtcDateTime` value as the driver returns it (PostgreSQL's datetime, SQLite's
+    fixed-width text) as an aware UTC datetime: what the column type decodes, for raw reads too."""
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        return value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
+    # fromisoformat reads the fixed-width text (and its Z) ten times faster than strptime: every
+    # row read from SQLite goes through here.
+    return datetime.fromisoformat(str(value)).astimezone(UTC)
 
 
 def stored_default(value: str | int | float | bool, *, sql: str | None = None) -> Any:

@@ -15,11 +15,13 @@ primary key over the few ranked candidates.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TypeVar
 
 from dokoro_store.clock import iso
+from dokoro_store.db.driver_sql import rows_by_ids
 from dokoro_store.db.engine import Database
+from dokoro_store.db.types import utc_from_db
 from dokoro_store.retrieval.scope import MEMORY_DOC_PREFIX
 
 __all__ = ["RETIRED_STATES", "demote_retired", "describe", "retired"]
@@ -48,20 +50,16 @@ def retired(db: Database, doc_ids: Sequence[str], now: datetime) -> dict[str, st
         return {}
     out: dict[str, str] = {}
     with db.read() as session:
-        connection = session.connection()
-        mark = "?" if connection.dialect.paramstyle == "qmark" else "%s"
-        for start in range(0, len(memory_ids), 500):
-            batch = memory_ids[start : start + 500]
-            rows = connection.exec_driver_sql(
-                "SELECT id, state, superseded_by, state_reason, valid_until FROM memories "
-                f"WHERE id IN ({', '.join([mark] * len(batch))}) "
-                "AND (state IN ('archived', 'deprecated') OR valid_until IS NOT NULL)",
-                tuple(batch),
-            ).all()
-            for memory_id, state, superseded_by, reason, valid_until in rows:
-                words = describe(str(state), superseded_by, reason, _moment(valid_until), now)
-                if words is not None:
-                    out[f"{MEMORY_DOC_PREFIX}{memory_id}"] = words
+        rows = rows_by_ids(
+            session.connection(),
+            "SELECT id, state, superseded_by, state_reason, valid_until FROM memories",
+            memory_ids,
+            "AND (state IN ('archived', 'deprecated') OR valid_until IS NOT NULL)",
+        )
+    for memory_id, state, superseded_by, reason, valid_until in rows:
+        words = describe(str(state), superseded_by, reason, utc_from_db(valid_until), now)
+        if words is not None:
+            out[f"{MEMORY_DOC_PREFIX}{memory_id}"] = words
     return out
 
 
@@ -70,12 +68,3 @@ def demote_retired(ranked: list[T], key: Callable[[T], str], retired_ids: dict[s
     if not retired_ids:
         return ranked
     return [r for r in ranked if key(r) not in retired_ids] + [r for r in ranked if key(r) in retired_ids]
-
-
-def _moment(value: object) -> datetime | None:
-    """A ``valid_until`` as the driver returns it (PostgreSQL's datetime, or SQLite's fixed-width text)."""
-    if value is None:
-        return None
-    if isinstance(value, datetime):
-        return value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
-    return datetime.fromisoformat(str(value)).astimezone(UTC)

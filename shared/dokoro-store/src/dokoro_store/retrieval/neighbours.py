@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 
+from dokoro_store.db.driver_sql import driver_mark, rows_by_ids
 from dokoro_store.db.engine import Database
 from dokoro_store.retrieval.tables import chunks, stamped_with
 
@@ -64,21 +65,15 @@ def load_threads(db: Database, doc_ids: Iterable[str], span: int = NEIGHBOUR_SPA
     ranges: dict[str, list[tuple[int, int]]] = {}
     with db.read() as session:
         connection = session.connection()
-        mark = "?" if connection.dialect.paramstyle == "qmark" else "%s"
-        for start in range(0, len(ids), 500):
-            batch = ids[start : start + 500]
-            rows = connection.exec_driver_sql(
-                f"SELECT id, thread, thread_pos FROM docs WHERE id IN ({', '.join([mark] * len(batch))}) "
-                "AND thread IS NOT NULL",
-                tuple(batch),
-            ).all()
-            for doc_id, name, pos in rows:
-                if pos is None:
-                    continue
-                result.place[str(doc_id)] = (str(name), int(pos))
-                result.at[(str(name), int(pos))] = str(doc_id)
-                ranges.setdefault(str(name), []).append((int(pos) - span, int(pos) + span))
+        rows = rows_by_ids(connection, "SELECT id, thread, thread_pos FROM docs", ids, "AND thread IS NOT NULL")
+        for doc_id, name, pos in rows:
+            if pos is None:
+                continue
+            result.place[str(doc_id)] = (str(name), int(pos))
+            result.at[(str(name), int(pos))] = str(doc_id)
+            ranges.setdefault(str(name), []).append((int(pos) - span, int(pos) + span))
         spans = [(name, low, high) for name, found in ranges.items() for low, high in _merge(found)]
+        mark = driver_mark(connection)
         for start in range(0, len(spans), 100):
             chunk = spans[start : start + 100]
             where = " OR ".join([f"(thread = {mark} AND thread_pos BETWEEN {mark} AND {mark})"] * len(chunk))

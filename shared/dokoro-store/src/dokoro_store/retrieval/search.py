@@ -20,11 +20,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sqlalchemy.exc import SQLAlchemyError
 
 from dokoro_store.clock import Clock
+from dokoro_store.db.driver_sql import rows_by_ids
 from dokoro_store.db.engine import Database
 from dokoro_store.errors import DokoroError, EmbedderMismatchError, EmbedderUnavailableError, InvalidArgumentError
 from dokoro_store.results.search import (
@@ -287,15 +288,8 @@ class SearchService:
         # Handed to the driver as it is (the re-ranker's 50 ids on every query: SQLAlchemy's
         # expansion of the IN list cost more than the query).
         ids = list(dict.fromkeys(doc_ids))
-        rows: list[Any] = []
         with self._db.read() as session:
-            connection = session.connection()
-            mark = "?" if connection.dialect.paramstyle == "qmark" else "%s"
-            for start in range(0, len(ids), 500):
-                batch = ids[start : start + 500]
-                rows += connection.exec_driver_sql(
-                    f"SELECT id, title, content FROM docs WHERE id IN ({', '.join([mark] * len(batch))})", tuple(batch)
-                ).all()
+            rows = rows_by_ids(session.connection(), "SELECT id, title, content FROM docs", ids)
         return {str(r[0]): f"{r[1] or ''}\n{r[2] or ''}" for r in rows}
 
     def _fuse(self, legs: _Legs, settings: FusionSettings, scope: DocScope | None = None) -> list[Scored]:

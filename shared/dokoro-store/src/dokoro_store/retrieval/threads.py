@@ -20,12 +20,14 @@ index; only an out-of-order write reads the thread's times.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from dokoro_store.db.dialect import DialectOps
+from dokoro_store.db.driver_sql import driver_mark
+from dokoro_store.db.types import utc_from_db
 from dokoro_store.errors import InvalidArgumentError
 from dokoro_store.retrieval.tables import docs_table
 
@@ -57,7 +59,7 @@ def place_in_thread(session: Session, ops: DialectOps, doc_id: str, thread: str,
     """
     ops.lock_keys(session, "thread", [thread])
     connection = session.connection()
-    mark = "?" if connection.dialect.paramstyle == "qmark" else "%s"
+    mark = driver_mark(connection)
     current = connection.exec_driver_sql(
         f"SELECT thread, thread_pos, created_at FROM docs WHERE id = {mark}", (doc_id,)
     ).first()
@@ -65,7 +67,7 @@ def place_in_thread(session: Session, ops: DialectOps, doc_id: str, thread: str,
         current is not None
         and current[0] == thread
         and current[1] is not None
-        and (at is None or _moment(current[2]) == at)
+        and (at is None or utc_from_db(current[2]) == at)
     ):
         return int(current[1])  # re-indexed in place
     d = docs_table.c
@@ -84,7 +86,7 @@ def place_in_thread(session: Session, ops: DialectOps, doc_id: str, thread: str,
     ).first()
     if last is None:
         return 0
-    latest = _moment(last[1])
+    latest = utc_from_db(last[1])
     if at is None or latest is None or latest <= at:
         return int(last[0]) + 1
     # Written before some entries: after every entry written at or before ``at``.
@@ -94,12 +96,3 @@ def place_in_thread(session: Session, ops: DialectOps, doc_id: str, thread: str,
         update(docs_table).where(d.thread == thread, d.thread_pos >= place).values(thread_pos=d.thread_pos + 1)
     )
     return place
-
-
-def _moment(value: object) -> datetime | None:
-    """A ``created_at`` as the driver returns it (PostgreSQL's datetime, SQLite's fixed-width text)."""
-    if value is None:
-        return None
-    if isinstance(value, datetime):
-        return value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
-    return datetime.fromisoformat(str(value)).astimezone(UTC)
