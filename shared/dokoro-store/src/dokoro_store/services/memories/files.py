@@ -832,10 +832,6 @@ class MemoryFiles:
             if name not in seen and not entry.tombstone:
                 found.missing[entry.path] = entry
 
-    def _all_ids(self) -> list[str]:
-        with self._db.read() as session:
-            return list(session.exec(select(MemoryRow.id)))
-
     def _drop_purged(self, run: _Run, entries: Sequence[FileEntry]) -> None:
         """Files of memories purged elsewhere (another process, another machine) go too."""
         if not entries:
