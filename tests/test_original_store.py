@@ -6,27 +6,14 @@ Every test works on a copy of ``../shared/fixtures/original-store`` (never the f
 from __future__ import annotations
 
 import hashlib
-import shutil
 import sqlite3
 from pathlib import Path
 
 import pytest
+from dokoro_testkit.original import ORIGINAL_STORE, original_copy
 from mcp import Client
 
 pytestmark = pytest.mark.anyio
-
-FIXTURE = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "original-store" / "dokoro"
-
-
-def original_copy(tmp_path: Path) -> Path:
-    """A writable copy of the original's store folder."""
-    if not FIXTURE.is_dir():
-        pytest.skip(f"the original store fixture is not at {FIXTURE}")
-    target = tmp_path / "dokoro"
-    shutil.copytree(FIXTURE, target)
-    for path in [target, *target.rglob("*")]:
-        path.chmod(0o755 if path.is_dir() else 0o644)
-    return target
 
 
 def _text(outcome: object) -> str:
@@ -85,7 +72,7 @@ async def test_the_original_store_opens_over_stdio_with_its_whole_history(tmp_pa
     # The original's database lives on in the backup, unchanged in what it holds.
     assert (
         _tables(backup / "dokoro.sqlite")["conversation_summaries"]
-        == _tables(FIXTURE / ".dokoro" / "db" / "dokoro.sqlite")["conversation_summaries"]
+        == _tables(ORIGINAL_STORE / ".dokoro" / "db" / "dokoro.sqlite")["conversation_summaries"]
     )
     # None of the original's files is gone (the plan file is its rendering now, the rest untouched).
     for relative, digest in originals.items():

@@ -2,28 +2,15 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
-import pytest
 from dokoro.cli import app
 from dokoro_store import Store
 from dokoro_store.original import is_original_database
+from dokoro_testkit.original import original_copy
 from typer.testing import CliRunner
 
 runner = CliRunner()
-
-FIXTURE = Path(__file__).resolve().parents[4] / "shared" / "fixtures" / "original-store" / "dokoro"
-
-
-def original_copy(tmp_path: Path) -> Path:
-    if not FIXTURE.is_dir():
-        pytest.skip(f"the original store fixture is not at {FIXTURE}")
-    target = tmp_path / "dokoro"
-    shutil.copytree(FIXTURE, target)
-    for path in [target, *target.rglob("*")]:
-        path.chmod(0o755 if path.is_dir() else 0o644)
-    return target
 
 
 def test_in_place_previews_then_converts_once(tmp_path: Path) -> None:

@@ -3,27 +3,14 @@
 from __future__ import annotations
 
 import json
-import shutil
 import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from dokoro_store import Store
 from dokoro_store.original import find_conversion, is_original_database
-
-FIXTURE = Path(__file__).resolve().parents[4] / "shared" / "fixtures" / "original-store" / "dokoro"
-
-
-def original_copy(tmp_path: Path, name: str = "dokoro") -> Path:
-    if not FIXTURE.is_dir():
-        pytest.skip(f"the original store fixture is not at {FIXTURE}")
-    target = tmp_path / name
-    shutil.copytree(FIXTURE, target)
-    for path in [target, *target.rglob("*")]:
-        path.chmod(0o755 if path.is_dir() else 0o644)
-    return target
+from dokoro_testkit.original import original_copy
 
 
 def _add_graph(root: Path) -> None:
