@@ -83,3 +83,25 @@ def test_moving_in_from_a_notes_folder(tmp_path: Path) -> None:
         assert opened.graph.find_entity("service", "Auth Service") is not None
     both = runner.invoke(app, ["migrate", "--from-notes", "a", "--from-mcp-memory", "b", "--path", str(store)])
     assert both.exit_code != 0
+
+
+def test_an_import_declined_at_the_question_writes_nothing(tmp_path: Path) -> None:
+    store = tmp_path / "dokoro"
+    graph = SAMPLES / "mcp-memory" / "memory.jsonl"
+
+    declined = runner.invoke(app, ["migrate", "--from-mcp-memory", str(graph), "--path", str(store)], input="n\n")
+
+    assert declined.exit_code == 0, declined.output
+    assert "Nothing imported." in declined.output
+    with Store.open(store) as opened:
+        assert opened.docs.stats().total_docs == 0
+
+
+def test_an_import_of_a_missing_folder_says_so_and_creates_no_store(tmp_path: Path) -> None:
+    store = tmp_path / "dokoro"
+
+    result = runner.invoke(app, ["migrate", "--from-notes", str(tmp_path / "nowhere"), "--path", str(store)])
+
+    assert result.exit_code == 1
+    assert "nowhere" in result.output
+    assert not store.exists()

@@ -14,7 +14,7 @@ from pydantic import BaseModel
 from rich.console import Console
 from rich.table import Table
 
-__all__ = ["JsonOption", "PathOption", "ago", "console", "emit_json", "folding_table", "short_time"]
+__all__ = ["JsonOption", "PathOption", "ago", "console", "emit_json", "folding_table", "go_ahead", "short_time"]
 
 PathOption = Annotated[
     Path | None,
@@ -39,6 +39,18 @@ EditorOption = Annotated[
 def console() -> Console:
     """Rich honours NO_COLOR and stops colouring when stdout is not a terminal."""
     return Console(soft_wrap=True, highlight=False)
+
+
+def go_ahead(out: Console, question: str, *, dry_run: bool, yes: bool, verb: str = "changed") -> bool:
+    """Whether a command that has shown its preview should make the change: never on ``--dry-run``,
+    at once with ``--yes``, else the person's answer; what is not done is said ("Nothing changed.")."""
+    if dry_run:
+        out.print(f"Dry run: nothing {verb}.")
+        return False
+    if not yes and not typer.confirm(question):
+        out.print(f"Nothing {verb}.")
+        return False
+    return True
 
 
 # Columns that stay on one line (a status, a time, a count): never wrapped, never cut.

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import typer
 from rich.console import Console
 from rich.table import Table
 
 from dokoro.commands._open import open_for_command
+from dokoro.commands._output import go_ahead
 
 __all__ = ["import_from"]
 
@@ -47,11 +47,8 @@ def import_from(path: Path | None, source: Path, kind: str, yes: bool, dry_run: 
         if preview.new + preview.changed == 0:
             console.print("Everything is already there; nothing imported.")
             return True
-        if dry_run:
-            console.print("Dry run: nothing imported.")
-            return True
-        if not yes and not typer.confirm(f"Import {preview.new + preview.changed} document(s) and their graph?"):
-            console.print("Nothing imported.")
+        question = f"Import {preview.new + preview.changed} document(s) and their graph?"
+        if not go_ahead(console, question, dry_run=dry_run, yes=yes, verb="imported"):
             return True
         done = apply_import_set(store, items)
     finally:

@@ -10,11 +10,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from dokoro.commands._open import open_for_command
+from dokoro.commands._output import go_ahead
 
 __all__ = ["migrate_markdown", "progress_bar", "reembed_store", "reindex_store"]
 
@@ -136,11 +136,7 @@ def reembed_store(
             highlight=False,
             markup=False,
         )
-        if dry_run:
-            console.print("Dry run: nothing changed.")
-            return True
-        if not yes and not typer.confirm("Re-embed the whole store?"):
-            console.print("Nothing changed.")
+        if not go_ahead(console, "Re-embed the whole store?", dry_run=dry_run, yes=yes):
             return True
         console.print(
             f"re-embedding with {embedder.label}, stamp {embedder.id} (was {before or 'none'})",

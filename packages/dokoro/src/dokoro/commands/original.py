@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import typer
 from rich.console import Console
 from rich.table import Table
 
 from dokoro.commands._open import open_for_command, settings_for
+from dokoro.commands._output import go_ahead
 
 __all__ = ["migrate_from_original"]
 
@@ -58,11 +58,7 @@ def migrate_from_original(path: Path | None, folder: Path, yes: bool, dry_run: b
     if not in_place:
         where = "the store " + ((settings.database_url and "of DOKORO_DATABASE_URL") or str(target))
     console.print(f"Moving in to {where}.", highlight=False)
-    if dry_run:
-        console.print("Dry run: nothing changed.")
-        return True
-    if not yes and not typer.confirm("Move in?"):
-        console.print("Nothing changed.")
+    if not go_ahead(console, "Move in?", dry_run=dry_run, yes=yes):
         return True
     if in_place:
         store = open_for_command(path)  # opening converts it (and verifies the counts)

@@ -10,6 +10,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 from dokoro.commands._open import open_for_command
+from dokoro.commands._output import go_ahead
 
 __all__ = ["export_backup", "import_backup", "migrate_store"]
 
@@ -109,11 +110,10 @@ def import_backup(path: Path | None, file: Path, yes: bool, dry_run: bool) -> in
         if plan.new_rows == 0 and not plan.conflicts:
             console.print(f"Everything in the backup is already there ({plan.duplicates} row(s)); nothing imported.")
             return 0
-        if dry_run or plan.new_rows == 0:
-            console.print("Nothing imported." if plan.new_rows == 0 else "Dry run: nothing imported.")
-            return 0
-        if not yes and not typer.confirm(f"Import {plan.new_rows} new row(s)?"):
+        if plan.new_rows == 0:
             console.print("Nothing imported.")
+            return 0
+        if not go_ahead(console, f"Import {plan.new_rows} new row(s)?", dry_run=dry_run, yes=yes, verb="imported"):
             return 0
         with Progress(TextColumn("{task.description:<24}"), BarColumn(), MofNCompleteColumn(), console=console) as bar:
             tasks = {t.table: bar.add_task(t.table, total=max(len(t.new), 1)) for t in plan.tables if t.new}
