@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, AbstractContextManager, asynccontextmanager, contextmanager
 from pathlib import Path
 
 import pytest
@@ -54,17 +54,30 @@ def tokens(tmp_path: Path) -> dict[str, str]:
 @pytest.fixture
 def http_server(tmp_path: Path, tokens: dict[str, str]) -> Iterator[str]:
     """A real ``dokoro serve --http --require-token`` process; yields its URL once it listens."""
+    with _serving_http(tmp_path) as url:
+        yield url
+
+
+@pytest.fixture
+def start_http_server() -> Callable[..., AbstractContextManager[str]]:
+    """Factory: ``with start_http_server(tmp_path, **env) as url`` runs ``dokoro serve --http
+    --require-token`` on ``tmp_path/dokoro`` with ``env`` added (the ``tokens`` fixture's store)."""
+    return _serving_http
+
+
+@contextmanager
+def _serving_http(tmp_path: Path, **env: str) -> Iterator[str]:
     port = free_port()
     args = ["-m", "dokoro", "serve", "--http", "--host", "127.0.0.1", "--port", str(port), "--require-token"]
     proc = subprocess.Popen(
         [sys.executable, *args],
-        env={**_base_env(), "DOKORO_PATH": str(tmp_path / "dokoro")},
+        env={**_base_env(), "DOKORO_PATH": str(tmp_path / "dokoro"), **env},
         stderr=subprocess.PIPE,
         text=True,
         cwd=tmp_path,
     )
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 60
         while True:  # bounded: the port accepts connections once uvicorn is up
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=1).close()
