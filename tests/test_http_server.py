@@ -144,3 +144,22 @@ def test_any_host_but_the_protected_loopback_names_needs_tokens(tmp_path: Path, 
     done = subprocess.run([sys.executable, *args], env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     assert "dokoro token create" in done.stderr
+
+
+async def test_the_one_workspace_lock_of_the_team_is_said_in_the_answers(
+    http_server: str, tokens: dict[str, str], connect
+) -> None:
+    """On the shared server one lock covers the team: the claim, the status and the refusal say so."""
+    from dokoro_store.results.working import ONE_WORKSPACE
+
+    def text(answer) -> str:
+        return "\n".join(getattr(block, "text", "") for block in answer.content)
+
+    async with connect(http_server, tokens["alice"]) as alice, connect(http_server, tokens["bob"]) as bob:
+        claim = await alice.call_tool("dokoro_workspace_claim", {"task": "the release"})
+        assert not claim.is_error and ONE_WORKSPACE in text(claim)
+        status = await bob.call_tool("dokoro_workspace_status", {})
+        assert "locked by alice" in text(status) and ONE_WORKSPACE in text(status)
+        for tool, args in (("dokoro_workspace_claim", {"task": "mine"}), ("dokoro_session_log", {"entry": "x"})):
+            refused = await bob.call_tool(tool, args)
+            assert refused.is_error and "alice" in text(refused) and ONE_WORKSPACE in text(refused), tool
