@@ -163,3 +163,28 @@ async def test_the_one_workspace_lock_of_the_team_is_said_in_the_answers(
         for tool, args in (("dokoro_workspace_claim", {"task": "mine"}), ("dokoro_session_log", {"entry": "x"})):
             refused = await bob.call_tool(tool, args)
             assert refused.is_error and "alice" in text(refused) and ONE_WORKSPACE in text(refused), tool
+
+
+async def test_answers_over_http_name_no_absolute_server_path(
+    http_server: str, tokens: dict[str, str], connect, tmp_path: Path
+) -> None:
+    """Successes, refusals and status answers of the shared server name files relative to the store."""
+    import json
+
+    calls = [
+        ("test_connection", {}),
+        ("search_status", {}),
+        ("dokoro_memory_status", {}),
+        ("dokoro_init", {}),
+        ("dokoro_init", {"projectPath": "elsewhere"}),
+        ("dokoro_save_file", {"source": "/etc/hostname"}),
+        ("dokoro_workspace_claim", {"task": "paths"}),
+        ("dokoro_workspace_dump", {"reason": "end of day", "keepActive": False}),
+        ("dokoro_workspace_dump", {"reason": "again", "keepActive": False}),
+    ]
+    async with connect(http_server, tokens["alice"]) as alice:
+        for tool, arguments in calls:
+            answer = await alice.call_tool(tool, arguments)
+            text = "\n".join(getattr(block, "text", "") for block in answer.content)
+            text += json.dumps(answer.structured_content or {})
+            assert str(tmp_path) not in text and str(tmp_path.resolve()) not in text, (tool, text)

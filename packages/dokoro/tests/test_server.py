@@ -122,6 +122,6 @@ async def test_the_unified_server_serves_tracking_analytics_and_test_connection(
     assert names.count("dokoro_task_track") == 1
     assert not answer.is_error
     assert answer.content[0].text.startswith("### ✅ Server is working!")
-    assert answer.structured_content["path"] == str((tmp_path / "dokoro").resolve())
+    assert answer.structured_content["path"] == "dokoro"  # relative to the served project, never absolute
     assert answer.structured_content["backend"] == "sqlite"
     assert answer.structured_content["agent_id"] == "ana"

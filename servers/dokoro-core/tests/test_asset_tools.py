@@ -27,11 +27,12 @@ async def test_save_image_copies_a_file_and_returns_a_markdown_reference(call, r
     outcome = await call("dokoro_save_image", source=str(image), description="login screen")
 
     relative = f"assets/images/image-{MILLIS}.png"
+    # Answers name files relative to the project the server serves (the store is its dokoro/ folder).
     assert outcome.structured_content == {
-        "path": str((root / relative).resolve()),
+        "path": f"dokoro/{relative}",
         "relative": relative,
         "markdown": f"![login screen]({relative})",
-        "source": str(image),
+        "source": "shots/login.png",
     }
     assert (root / relative).read_bytes() == PNG
     text = outcome.content[0].text
@@ -52,7 +53,7 @@ async def test_save_image_copies_a_relative_path_without_an_extension(call, root
 
     outcome = await call("dokoro_save_image", source="screenshot", name="shot.png")
 
-    assert outcome.structured_content["source"] == str(cwd / "screenshot")
+    assert outcome.structured_content["source"] == "screenshot"
     assert (root / "assets" / "images" / "shot.png").read_bytes() == PNG
 
 
@@ -113,7 +114,7 @@ async def test_save_image_rejects_invalid_base64_and_writes_nothing(fail, root, 
 async def test_save_image_from_a_missing_file_says_what_sources_are_accepted(fail, root, cwd):
     message = await fail("dokoro_save_image", source="shots/missing.png")
 
-    assert f"Source not found: {cwd / 'shots' / 'missing.png'}" in message
+    assert "Source not found: shots/missing.png" in message
     assert "base64" in message
     assert not (root / "assets").exists()
 
@@ -158,10 +159,10 @@ async def test_save_file_copies_into_its_category_folder(call, root, cwd, catego
 
     relative = f"assets/{category}/notes.txt"
     assert outcome.structured_content == {
-        "path": str((root / relative).resolve()),
+        "path": f"dokoro/{relative}",
         "relative": relative,
         "markdown": f"[notes.txt]({relative})",
-        "source": str(cwd / "notes.txt"),
+        "source": "notes.txt",
     }
     assert (root / relative).read_text() == "hello"
     assert "File Saved" in outcome.content[0].text

@@ -23,7 +23,7 @@ BOTH_BACKENDS = pytest.mark.parametrize("store_url", ["sqlite", "postgresql"], i
 async def test_init_lays_out_the_served_folder_by_default(call, root):
     outcome = await call("dokoro_init")
 
-    assert outcome.structured_content["path"] == str(root.resolve())
+    assert outcome.structured_content["path"] == "dokoro"  # relative to the project served
     assert outcome.structured_content["created"] is True
     assert "daily" in outcome.structured_content["folders"]
     assert "Dokoro Initialized" in outcome.content[0].text
@@ -65,7 +65,7 @@ async def test_init_with_a_project_path_creates_a_dokoro_folder_inside_it(call, 
 
     outcome = await call("dokoro_init", projectPath=str(project))
 
-    assert outcome.structured_content["path"] == str((project / "dokoro").resolve())
+    assert outcome.structured_content["path"] == "elsewhere/dokoro"
     assert (project / "dokoro" / "README.md").is_file()
     assert not (root / "README.md").exists()
 
@@ -73,7 +73,7 @@ async def test_init_with_a_project_path_creates_a_dokoro_folder_inside_it(call, 
 async def test_init_resolves_a_relative_project_path_against_the_served_cwd(call, cwd):
     outcome = await call("dokoro_init", projectPath="relative-project")
 
-    assert outcome.structured_content["path"] == str((cwd / "relative-project" / "dokoro").resolve())
+    assert outcome.structured_content["path"] == "relative-project/dokoro"
     assert (cwd / "relative-project" / "dokoro" / "README.md").is_file()
 
 
@@ -399,7 +399,7 @@ async def test_dump_keeping_the_workspace_links_the_daily_file_and_keeps_the_loc
     name = f"{SLUG}-session-fix-login.md"
     data = outcome.structured_content
     assert data["relative"] == f"daily/{name}"
-    assert data["path"] == str((root / "daily" / name).resolve())
+    assert data["path"] == f"dokoro/daily/{name}"  # relative to the project served
     assert data["doc_id"] == name.removesuffix(".md")
     assert data["status"] == "active"
     assert data["doc_type"] == "session"

@@ -52,6 +52,7 @@ from pydantic import ValidationError
 
 from dokoro_server.app import AppState
 from dokoro_server.outcome import mark_rejected
+from dokoro_server.shown_paths import rewrite_of, rewritten
 
 __all__ = ["DokoroServer", "ToolCache", "ToolSpec", "add_tools"]
 
@@ -185,9 +186,17 @@ class DokoroServer(MCPServer[AppState]):
         entry = self._dokoro_tools.get(name)
         if entry is None:
             return await super().call_tool(name, arguments, context)
-        result: CallToolResult | InputRequiredResult = await entry.tool().run(
-            arguments, context if context is not None else Context(mcp_server=self), convert_result=True
-        )
+        rewrite = rewrite_of(context)
+        try:
+            result: CallToolResult | InputRequiredResult = await entry.tool().run(
+                arguments, context if context is not None else Context(mcp_server=self), convert_result=True
+            )
+        except ToolError as exc:  # the message names files relative to the project or the store
+            if rewrite is None:
+                raise
+            raise type(exc)(rewrite(str(exc))) from exc
+        if rewrite is not None and isinstance(result, CallToolResult):
+            result = rewritten(result, rewrite)
         return result
 
 
