@@ -16,7 +16,7 @@ from sqlalchemy.exc import ArgumentError, OperationalError
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
-from dokoro_store.db import redaction
+from dokoro_store.db import redaction, write_guard
 from dokoro_store.db.dialect import DialectOps, PostgresOps, SqliteOps
 from dokoro_store.db.sqlite_functions import install_math_functions
 from dokoro_store.errors import StoreUnavailableError
@@ -128,6 +128,8 @@ class Database:
         # Every string any write statement carries is redacted of secrets, and every object these
         # sessions flush (see db/redaction.py).
         redaction.install(engine, self._reads, self._writes)
+        # The memory rows are written by the memory repository alone (see db/write_guard.py).
+        write_guard.install(self._reads, self._writes)
         # SQLite: this process's writers (a tool call, the write-behind steps, the outcome
         # capture) queue on a lock that hands over at once, rather than on SQLite's busy handler,
         # which polls in sleeps of 1, 2, 5, 10... ms. Other processes still queue on the latter.
