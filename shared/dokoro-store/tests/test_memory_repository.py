@@ -3,12 +3,16 @@ sessions refuse a memory row written any other way, and what the repository writ
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 from dokoro_store import Store
 from dokoro_store.db.write_guard import GuardedWriteError
 from dokoro_store.models.memories import Memory as MemoryRow
 from dokoro_store.models.memories import MemoryConflict, MemoryEntity
 from dokoro_store.services.memories import repository
+from dokoro_store.services.memories.service import MemoryDraft
 from sqlalchemy import insert, update
 from sqlmodel import col, select
 
@@ -104,3 +108,39 @@ def test_a_file_made_memory_is_written_once_whatever_the_retries(any_store: Stor
     assert (written.title, again.title) == ("Port", "Port")
     with any_store.db.read() as session:
         assert session.exec(select(MemoryRow.id)).all() == [memory_id]
+
+
+_ID = re.compile(r"mem_\d{8}_[0-9a-f]{12}")
+
+
+def test_every_way_of_writing_a_memory_gives_an_id_of_one_format_and_old_ids_still_work(
+    any_store: Store, root: Path
+) -> None:
+    remembered = any_store.memories.remember(type="fact", title="CI", body="The CI runs on every push.").memory
+    (imported,) = any_store.memories.remember_many([MemoryDraft(type="fact", title="Port", body="It is 8080.")])
+    note = root / "memories" / "fact" / "uv.md"
+    note.parent.mkdir(parents=True, exist_ok=True)
+    note.write_text("# We use uv\n\nEvery package is managed with uv; no pip.\n", encoding="utf-8")
+    (created,) = [c for c in any_store.memories.sync_files().changes if c.action == "created"]
+    assert created.new_id is not None
+    edited = next((root / "memories" / "fact").glob(f"{remembered.id}-*.md"))
+    edited.write_text(edited.read_text(encoding="utf-8").replace("every push", "every push to main"), encoding="utf-8")
+    (version,) = [c for c in any_store.memories.sync_files().changes if c.action == "new_version"]
+    assert version.new_id is not None
+    for memory_id in (remembered.id, imported.id, created.new_id, version.new_id):
+        assert _ID.fullmatch(memory_id), memory_id
+
+    # Ids written before (8 and 10 hex digits) are read, changed and judged as they are.
+    with any_store.db.write() as session:
+        repository.create_many(
+            session,
+            [
+                _row(any_store, "mem_20250101_2a5a02ab", entities=["api"]),
+                _row(any_store, "mem_20250101_2a5a02ab91", body="The api listens on 9090.", entities=["api"]),
+            ],
+        )
+    assert any_store.memories.get("mem_20250101_2a5a02ab").title == "Port"
+    done = any_store.memories.verdict("mem_20250101_2a5a02ab91", "mem_20250101_2a5a02ab", "supersede")
+    assert (done.old.state, done.old.superseded_by) == ("archived", "mem_20250101_2a5a02ab91")
+    forgotten, _ = any_store.memories.forget("mem_20250101_2a5a02ab91", reason="moved to 9443")
+    assert (forgotten.state, forgotten.state_reason) == ("deprecated", "moved to 9443")

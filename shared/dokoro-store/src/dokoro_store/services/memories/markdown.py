@@ -5,7 +5,7 @@ dates, the supersede chain, where it came from) and the memory below it, its tit
 first heading::
 
     ---
-    id: mem_20261130_2a5a02ab
+    id: mem_20261130_2a5a02ab91c4
     type: fact
     state: active
     trust: agent-inferred

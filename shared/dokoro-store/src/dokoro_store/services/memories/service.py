@@ -408,7 +408,7 @@ class MemoryService:
                 raise InvalidArgumentError("every memory needs a title and a body")
             rows.append(
                 MemoryRow(
-                    id=repository.new_id(now, width=10),
+                    id=repository.new_id(now),
                     type=draft.type,
                     title=str(title)[:300],
                     body=str(body),
