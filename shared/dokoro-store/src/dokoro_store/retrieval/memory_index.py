@@ -38,10 +38,8 @@ or remembers on a large store). Two matrices (one per reader) held twice that an
 on PostgreSQL) is what ``search_universal`` asks across every document type, memories among them,
 and what recall asks on a store below :data:`SERVED_FROM` memories (where holding a matrix is not
 worth it). Leaving the memories out of the engine would make every cross-type search merge two
-legs under one scope and save the memory calls little: measured with ``bench/scale.py`` at 100k
-memories on SQLite, the same calls on the exact engine (no LanceDB copy at all) against LanceDB
-(``docs/benchmarks.md``, "The memory vector index") differ by the write-behind copy, which runs on
-its own thread after the answer. So the copy stays; neither memory call waits on it.
+legs under one scope; the memory calls on a large store never wait on the engine (its copy is
+written behind, on its own thread, after the answer).
 """
 
 from __future__ import annotations
