@@ -9,6 +9,7 @@ from pathlib import Path
 
 import httpx2
 import pytest
+from dokoro.http import NO_TOKEN, WRONG_TOKEN
 
 pytestmark = pytest.mark.anyio
 
@@ -23,6 +24,82 @@ async def test_a_request_without_a_token_is_refused(http_server: str) -> None:
         )
     assert response.status_code == 401
     assert wrong.status_code == 401
+    for answer, line in ((response, NO_TOKEN), (wrong, WRONG_TOKEN)):
+        challenge = answer.headers["www-authenticate"]
+        assert challenge.startswith("Bearer ") and line in challenge
+        assert "resource_metadata" not in challenge  # nothing that sends a client to OAuth
+        assert answer.json()["error"]["message"] == line
+        assert "\n" not in line and "dokoro token create" in line
+
+
+async def test_a_client_without_a_token_is_told_how_to_get_one_not_sent_into_oauth(http_server: str) -> None:
+    """The SDK's plain client reports the server's one line as the error of its first request."""
+    from mcp import Client, MCPError
+    from mcp.client.streamable_http import streamable_http_client
+
+    for headers, line in (({}, NO_TOKEN), ({"Authorization": "Bearer dkr_not_a_token"}, WRONG_TOKEN)):
+        async with httpx2.AsyncClient(headers=headers) as http:
+            with pytest.raises(BaseException) as refused:
+                async with Client(streamable_http_client(http_server, http_client=http)):
+                    pass
+        errors = _leaves(refused.value)
+        assert {str(e) for e in errors if isinstance(e, MCPError)} == {line}, errors
+    root = http_server.removesuffix("/mcp")
+    async with httpx2.AsyncClient() as http:
+        for path in ("/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-authorization-server"):
+            assert (await http.get(root + path)).status_code == 404
+
+
+async def test_an_oauth_client_ends_on_the_token_line_without_registering(http_server: str) -> None:
+    """The SDK's OAuth client finds no resource metadata and no authorization server; its
+    registration attempt is answered with the line saying how to get a token."""
+    from mcp import Client
+    from mcp.client.auth import OAuthClientProvider, OAuthRegistrationError
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+
+    class Memory:
+        async def get_tokens(self) -> OAuthToken | None:
+            return None
+
+        async def set_tokens(self, tokens: OAuthToken) -> None:
+            raise AssertionError("no token can come from this server")
+
+        async def get_client_info(self) -> OAuthClientInformationFull | None:
+            return None
+
+        async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+            raise AssertionError("no client can register with this server")
+
+    async def redirect(url: str) -> None:
+        raise AssertionError(f"sent to authorize at {url}")
+
+    async def callback() -> tuple[str, str | None]:
+        raise AssertionError("no authorization to wait for")
+
+    provider = OAuthClientProvider(
+        server_url=http_server,
+        client_metadata=OAuthClientMetadata(redirect_uris=["http://127.0.0.1:1/callback"], client_name="t"),
+        storage=Memory(),
+        redirect_handler=redirect,
+        callback_handler=callback,
+    )
+    async with httpx2.AsyncClient(auth=provider) as http:
+        with pytest.raises(BaseException) as refused:
+            async with Client(streamable_http_client(http_server, http_client=http)):
+                pass
+    errors = [e for e in _leaves(refused.value) if isinstance(e, OAuthRegistrationError)]
+    assert len(errors) == 1 and str(errors[0]).endswith(NO_TOKEN), _leaves(refused.value)
+
+
+def _leaves(error: BaseException) -> list[BaseException]:
+    """The exceptions an exception group holds, flattened (with their causes' chains)."""
+    if isinstance(error, BaseExceptionGroup):
+        return [leaf for inner in error.exceptions for leaf in _leaves(inner)]
+    chain = [error]
+    while (cause := chain[-1].__cause__ or chain[-1].__context__) is not None and cause not in chain:
+        chain.append(cause)
+    return chain
 
 
 async def test_the_right_token_works_and_claims_under_its_agent(
@@ -67,3 +144,22 @@ def test_any_host_but_the_protected_loopback_names_needs_tokens(tmp_path: Path, 
     done = subprocess.run([sys.executable, *args], env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     assert "dokoro token create" in done.stderr
+
+
+async def test_the_one_workspace_lock_of_the_team_is_said_in_the_answers(
+    http_server: str, tokens: dict[str, str], connect
+) -> None:
+    """On the shared server one lock covers the team: the claim, the status and the refusal say so."""
+    from dokoro_store.results.working import ONE_WORKSPACE
+
+    def text(answer) -> str:
+        return "\n".join(getattr(block, "text", "") for block in answer.content)
+
+    async with connect(http_server, tokens["alice"]) as alice, connect(http_server, tokens["bob"]) as bob:
+        claim = await alice.call_tool("dokoro_workspace_claim", {"task": "the release"})
+        assert not claim.is_error and ONE_WORKSPACE in text(claim)
+        status = await bob.call_tool("dokoro_workspace_status", {})
+        assert "locked by alice" in text(status) and ONE_WORKSPACE in text(status)
+        for tool, args in (("dokoro_workspace_claim", {"task": "mine"}), ("dokoro_session_log", {"entry": "x"})):
+            refused = await bob.call_tool(tool, args)
+            assert refused.is_error and "alice" in text(refused) and ONE_WORKSPACE in text(refused), tool

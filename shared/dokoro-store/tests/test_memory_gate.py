@@ -17,6 +17,7 @@ from dokoro_store import Store
 from dokoro_store.models.memories import Memory as MemoryRow
 from dokoro_store.models.memories import MemoryEntity
 from dokoro_store.retrieval import RetrievalConfig
+from dokoro_store.services.memories import repository
 from dokoro_store.services.memories.gate import THRESHOLDS
 from dokoro_store.services.memories.service import MemoryDraft
 from sqlmodel import select
@@ -300,12 +301,10 @@ def test_a_text_changed_in_place_enters_the_gates_matrix_with_its_new_vectors(
         changed = _remember(store, "The API rate limit is 100 requests per minute per user", []).memory
         _remember(store, "Lint runs before every commit of the web client", [])  # the matrix is built
         new_text = "Staging deploys need a green build of the release branch"
-        with store.db.write() as session:
-            session.execute(
-                MemoryRow.__table__.update()  # type: ignore[attr-defined]
-                .where(MemoryRow.__table__.c.id == changed.id)  # type: ignore[attr-defined]
-                .values(title=new_text, body=new_text)
-            )
+        with store.db.write() as session:  # as another process would, through the repository
+            row = session.get(MemoryRow, changed.id)
+            assert row is not None
+            repository.rewrite(session, row, {"title": new_text, "body": new_text})
 
         # Caught up before the new text is indexed: the memory waits, its old vectors unused.
         _remember(store, "Nightly backups are kept for thirty days", [])

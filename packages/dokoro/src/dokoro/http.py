@@ -7,11 +7,28 @@ another. Tokens are created with ``dokoro token create`` and stored hashed.
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["StoreTokenVerifier", "is_loopback", "serve_http"]
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+__all__ = ["NO_TOKEN", "WRONG_TOKEN", "StoreTokenVerifier", "TokenHint", "is_loopback", "serve_http"]
+
+# What a client without a (valid) token is told, in the 401's body and its WWW-Authenticate line.
+NO_TOKEN = (
+    "dokoro: this server needs a bearer token and does not do OAuth: ask its operator for one "
+    "(`dokoro token create --agent NAME` on the server's machine), then send the header "
+    "`Authorization: Bearer dkr_...` (docs/team.md)"
+)
+WRONG_TOKEN = (
+    "dokoro: this bearer token is not valid here (unknown or revoked): ask the server's operator for a new "
+    "one (`dokoro token create --agent NAME`; `dokoro token list` shows the live ones) (docs/team.md)"
+)
+# Where an OAuth client looks for an authorization server; dokoro has none, and says so there too.
+_OAUTH_PATHS = ("/.well-known/oauth-", "/.well-known/openid-configuration", "/register", "/authorize", "/token")
 
 
 # The hosts the SDK protects against DNS rebinding by itself; only these may serve without tokens.
@@ -39,6 +56,58 @@ class StoreTokenVerifier:
         return AccessToken(token=token, client_id=agent_id, scopes=["dokoro"])
 
 
+class TokenHint:
+    """ASGI wrapper of the token-guarded app: a 401 says in one line how to get a token, and
+    nothing points the client at OAuth.
+
+    An MCP client starts OAuth from a 401 (the SDK's ``OAuthClientProvider`` discovers protected
+    resource metadata, then an authorization server, then registers itself dynamically). The
+    server publishes no resource metadata (``resource_server_url=None``), its ``WWW-Authenticate``
+    carries no ``resource_metadata``, and every OAuth discovery or registration path answers 404
+    with the same line, so an OAuth client's error ends with it. The 401's body is a JSON-RPC
+    error, which the SDK's plain client reports as the call's error.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self._app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+        path = str(scope.get("path", ""))
+        if path.startswith(_OAUTH_PATHS):
+            await _answer(send, 404, NO_TOKEN.encode(), "text/plain; charset=utf-8")
+            return
+        has_token = any(
+            name.lower() == b"authorization" and value.lower().startswith(b"bearer ")
+            for name, value in scope.get("headers", [])
+        )
+        hint = WRONG_TOKEN if has_token else NO_TOKEN
+        refused = False
+
+        async def hinting(message: Message) -> None:
+            nonlocal refused
+            if message["type"] == "http.response.start" and message["status"] == 401:
+                refused = True
+                error = {"code": -32001, "message": hint}
+                body = json.dumps({"jsonrpc": "2.0", "id": None, "error": error}).encode()
+                await _answer(send, 401, body, "application/json", www_authenticate=hint)
+            elif not refused:
+                await send(message)
+
+        await self._app(scope, receive, hinting)
+
+
+async def _answer(send: Send, status: int, body: bytes, content_type: str, *, www_authenticate: str = "") -> None:
+    headers = [(b"content-type", content_type.encode()), (b"content-length", str(len(body)).encode())]
+    if www_authenticate:
+        challenge = f'Bearer realm="dokoro", error="invalid_token", error_description="{www_authenticate}"'
+        headers.append((b"www-authenticate", challenge.encode()))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
 def serve_http(path: Path | None, host: str, port: int, require_token: bool) -> None:
     from mcp.server.auth.settings import AuthSettings
 
@@ -61,7 +130,8 @@ def serve_http(path: Path | None, host: str, port: int, require_token: bool) -> 
                 raise SystemExit(2)
             url = f"http://{host if ':' not in host else f'[{host}]'}:{port}"
             verifier = StoreTokenVerifier(store)
-            auth = AuthSettings(issuer_url=url, resource_server_url=f"{url}/mcp", validate_token_resource=False)
+            # No resource server URL: no protected resource metadata, nothing that sends a client to OAuth.
+            auth = AuthSettings(issuer_url=url, resource_server_url=None)
         mcp = create_unified_server(settings, store=store, token_verifier=verifier, auth=auth)
         from dokoro_server import heap
 
@@ -69,6 +139,13 @@ def serve_http(path: Path | None, host: str, port: int, require_token: bool) -> 
         heap.store_opened()
         mode = "bearer tokens required" if auth_on else "loopback only, no tokens"
         print(f"dokoro: serving every tool on http://{host}:{port}/mcp ({mode})", file=sys.stderr)
-        mcp.run("streamable-http", host=host, port=port)
+        import anyio
+        import uvicorn
+
+        app: ASGIApp = mcp.streamable_http_app(host=host)
+        if auth_on:
+            app = TokenHint(app)
+        config = uvicorn.Config(app, host=host, port=port, log_level=mcp.settings.log_level.lower())
+        anyio.run(uvicorn.Server(config).serve)
     finally:
         store.close()

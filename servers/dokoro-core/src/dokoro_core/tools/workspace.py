@@ -7,7 +7,14 @@ from typing import Annotated, Literal
 
 from dokoro_server import AppState, ToolSpec, acting_agent, authenticated_agent, card, result, secret_notice, state
 from dokoro_server.bounds import Mapping, Note, PathText, Text
-from dokoro_store.results.working import FolderInit, LogEntry, SessionDump, WorkspaceClaim, WorkspaceStatus
+from dokoro_store.results.working import (
+    ONE_WORKSPACE,
+    FolderInit,
+    LogEntry,
+    SessionDump,
+    WorkspaceClaim,
+    WorkspaceStatus,
+)
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult
@@ -84,6 +91,7 @@ def dokoro_workspace_claim(
         "Session": claimed.session_id,
         "Task": claimed.task,
         "Lock": "expires in 30 minutes",
+        "Shared": ONE_WORKSPACE,
     }
     if claimed.took_over:
         details["Took over from"] = claimed.took_over
@@ -107,7 +115,7 @@ def status_text(status: WorkspaceStatus) -> str:
             return card(
                 "No Active Workspace",
                 f"Found existing lock by {status.locked_by}{stale}",
-                {"Lock expires": iso(status.lock_expires_at)},
+                {"Lock expires": iso(status.lock_expires_at), "Shared": ONE_WORKSPACE},
                 status="warning",
             )
         return card("No Workspace", "No workspace is claimed. Use dokoro_workspace_claim.", status="info")
@@ -127,6 +135,7 @@ def status_text(status: WorkspaceStatus) -> str:
             "Active time": format_duration(status.active_minutes),
             "Log entries": status.entries,
             "Tool calls": status.tool_calls,
+            "Shared": ONE_WORKSPACE,
         },
     )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dokoro_store.results.base import IsoTime, Result
 
 __all__ = [
+    "ONE_WORKSPACE",
     "AssetListing",
     "BlockerCheck",
     "CurrentFocus",
@@ -22,6 +23,13 @@ __all__ = [
     "WorkspaceClaim",
     "WorkspaceStatus",
 ]
+
+# Said in every claim, status and refusal: the lock is the store's, not a session's or a person's.
+ONE_WORKSPACE = (
+    "A store has one workspace and one lock for every agent that uses it (on a shared server, the whole "
+    "team): while the holder's lock is live, other agents can read it but not claim it or write its log; "
+    "they reach the holder with dokoro_handoff_write, dokoro_question_add or file claims."
+)
 
 
 # ---------------------------------------------------------------------- the workspace

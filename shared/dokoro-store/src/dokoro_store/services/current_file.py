@@ -22,6 +22,7 @@ from dokoro_store.errors import NotOwnerError
 from dokoro_store.files import atomic_write_text, file_lock, read_text_or_none
 from dokoro_store.ownership import known_agent
 from dokoro_store.paths import StorePaths
+from dokoro_store.results.working import ONE_WORKSPACE
 from dokoro_store.secrets import redact
 from dokoro_store.services.workspace_lock import LockInfo, WorkspaceLock
 
@@ -69,7 +70,7 @@ class CurrentFile:
             f"The workspace is held by {lock.agent_id} (lock live until {iso(lock.expires_at)}); you are {writer} "
             f"and may not {action}. Keep your notes with dokoro_shared_note_append, leave "
             f"{lock.agent_id} a dokoro_handoff_write, or claim the workspace with dokoro_workspace_claim once "
-            f"the lock is stale (at {iso(lock.stale_at)} unless {lock.agent_id} keeps working)."
+            f"the lock is stale (at {iso(lock.stale_at)} unless {lock.agent_id} keeps working). {ONE_WORKSPACE}"
         )
 
     @contextmanager

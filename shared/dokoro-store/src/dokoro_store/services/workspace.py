@@ -28,7 +28,7 @@ from dokoro_store.errors import DokoroError, InvalidArgumentError, NotOwnerError
 from dokoro_store.files import atomic_write_text
 from dokoro_store.ownership import known_agent, owned_by_another
 from dokoro_store.paths import StorePaths
-from dokoro_store.results.working import LogEntry, SessionDump, WorkspaceClaim, WorkspaceStatus
+from dokoro_store.results.working import ONE_WORKSPACE, LogEntry, SessionDump, WorkspaceClaim, WorkspaceStatus
 from dokoro_store.secrets import redact
 from dokoro_store.services.current_file import CurrentFile
 from dokoro_store.services.session_dump import DumpDocuments, DumpWriter, render_dump, topic
@@ -325,7 +325,7 @@ class WorkspaceService:
                 raise NotOwnerError(
                     f"The workspace is held by {agent_id}; you are {acting_agent}. Only the holder can dump "
                     "or release it. Leave them a dokoro_handoff_write, or claim the workspace with "
-                    "dokoro_workspace_claim once their lock is stale (then dump your own session)."
+                    f"dokoro_workspace_claim once their lock is stale (then dump your own session). {ONE_WORKSPACE}"
                 )
             meta = self._time.finalise(now, close=not keep_active)
             start = _parse_optional(data.get("session_start"))

@@ -21,8 +21,10 @@ from dokoro_store.clock import iso, parse_iso
 from dokoro_store.errors import NotOwnerError, WorkspaceLockedError
 from dokoro_store.files import atomic_write_text, file_lock, read_text_or_none
 from dokoro_store.paths import StorePaths
+from dokoro_store.results.working import ONE_WORKSPACE
 
-__all__ = ["HEARTBEAT_STALE", "LOCK_TTL", "LockInfo", "WorkspaceLock"]
+__all__ = ["HEARTBEAT_STALE", "LOCK_TTL", "ONE_WORKSPACE", "LockInfo", "WorkspaceLock"]
+
 
 LOCK_TTL = timedelta(minutes=30)
 HEARTBEAT_STALE = timedelta(minutes=60)
@@ -118,12 +120,12 @@ class WorkspaceLock:
                             f"Workspace is locked by {existing.agent_id}, whose lock is live (expires in {minutes} "
                             f"minutes, stale at {iso(existing.stale_at)} unless they keep working). force=true takes "
                             "over only a stale lock of a named agent: leave them a dokoro_handoff_write, or wait "
-                            "until the lock is stale and claim again."
+                            f"until the lock is stale and claim again. {ONE_WORKSPACE}"
                         )
                     if not force:
                         raise WorkspaceLockedError(
                             f"Workspace is locked by {existing.agent_id}. Expires in {minutes} minutes. "
-                            "Use force=true to override."
+                            f"Use force=true to override. {ONE_WORKSPACE}"
                         )
                 took_over = None if own else existing.agent_id
             atomic_write_text(self._paths.workspace_lock, lock.to_json(), within=self._paths.root)

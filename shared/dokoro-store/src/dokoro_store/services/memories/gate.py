@@ -27,7 +27,6 @@ once) and the agent gives a verdict with :meth:`MemoryService.verdict`.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import re
 from collections.abc import Sequence
@@ -45,6 +44,8 @@ from dokoro_store.errors import DokoroError
 from dokoro_store.models.memories import Memory as MemoryRow
 from dokoro_store.models.memories import MemoryConflict, MemoryEntity
 from dokoro_store.results.memories import CloseMemory
+from dokoro_store.services.memories import repository
+from dokoro_store.services.memories.repository import pair_hash
 from dokoro_store.services.memories.rows import DOC_PREFIX, days, memory_result
 
 if TYPE_CHECKING:
@@ -61,8 +62,6 @@ __all__ = [
     "GateThresholds",
     "is_close",
     "pair_hash",
-    "replace_entities",
-    "sync_entities",
     "text_similarity",
     "thresholds_for",
 ]
@@ -127,12 +126,6 @@ def text_similarity(a: str, b: str) -> float:
 def _strength(signals: tuple[list[str], float, float | None]) -> float:
     _shared, lexical, cosine = signals
     return lexical if cosine is None else cosine + LEXICAL_WEIGHT * lexical
-
-
-def pair_hash(a: str, b: str) -> str:
-    """The ledger key of a pair of memories, whichever order they come in."""
-    first, second = sorted((a, b))
-    return hashlib.sha256(f"{first}|{second}".encode()).hexdigest()
 
 
 def thresholds_for(embedder_id: str | None) -> GateThresholds | None:
@@ -208,15 +201,14 @@ class ConflictGate:
             if pair in shown:
                 continue  # shown once already
             similarity = candidate.cosine if candidate.cosine is not None else candidate.lexical
-            session.add(
-                MemoryConflict(
-                    pair_hash=pair,
-                    new_id=memory.id,
-                    old_id=candidate.row.id,
-                    shared_entities=candidate.shared,
-                    similarity=round(similarity, 4),
-                    shown_at=now,
-                )
+            repository.record_pair(
+                session,
+                pair_hash=pair,
+                new_id=memory.id,
+                old_id=candidate.row.id,
+                shared=candidate.shared,
+                similarity=round(similarity, 4),
+                shown_at=now,
             )
             eligible, why_not = _latest_wins(memory, candidate.row)
             materials.append(
@@ -390,18 +382,3 @@ def _latest_wins(new: MemoryRow, old: MemoryRow) -> tuple[bool, str | None]:
     if _TRUST_RANK[new.trust] < _TRUST_RANK[old.trust]:
         return False, f"the new memory is {new.trust}, the old one {old.trust}"
     return True, None
-
-
-def replace_entities(session: Any, memory: MemoryRow) -> None:
-    """Make a memory's ``memory_entities`` rows match its ``entities`` (its row was rewritten)."""
-    from sqlalchemy import delete
-
-    session.execute(delete(MemoryEntity).where(col(MemoryEntity.memory_id) == memory.id))
-    sync_entities(session, [memory])
-
-
-def sync_entities(session: Any, memories: Sequence[MemoryRow]) -> None:
-    """Write the ``memory_entities`` rows of new memories (in the transaction that adds them)."""
-    rows = [MemoryEntity(memory_id=m.id, entity=e) for m in memories for e in dict.fromkeys(m.entities)]
-    if rows:
-        session.add_all(rows)
