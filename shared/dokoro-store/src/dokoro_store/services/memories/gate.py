@@ -3,8 +3,9 @@ needs to judge the pair.
 
 Candidates, in O(k) whatever the size of the store:
 
-- the nearest active memories by vector: an exact scan of a per-process matrix of the active
-  memories' vectors (:mod:`.vectors`, kept in step by the memories' change numbers),
+- the nearest active memories by vector: an exact scan of the memory vector index
+  (:mod:`dokoro_store.retrieval.memory_index`, one per process, kept in step by the memories'
+  change numbers; recall's vector leg reads the same one),
   seeded with the new memory's own stored vector: only memories are compared (the vector
   engine holds every document), and the scan hands back every candidate's cosine; on a store of
   few active memories, simply all of them;
@@ -50,7 +51,6 @@ from dokoro_store.services.memories.rows import DOC_PREFIX, days, memory_result
 if TYPE_CHECKING:
     from dokoro_store.retrieval.documents import DocumentService
     from dokoro_store.retrieval.search import SearchService
-    from dokoro_store.services.memories.vectors import ActiveVectors
 
 __all__ = [
     "LEXICAL_ALONE",
@@ -164,7 +164,6 @@ class ConflictGate:
         self._docs = docs
         self._search = search
         self._large = False  # more than twice _ALL_BELOW active memories seen: always the kNN
-        self._active: ActiveVectors | None = None  # the active memories' vectors (large stores)
 
     def check(self, memory: MemoryRow) -> list[CloseMemory]:
         """The neighbours of ``memory`` (its vector read from its indexed chunks) not shown before,
@@ -236,8 +235,8 @@ class ConflictGate:
             near = self._nearest(memory, embedder, query)
             ids |= set(near)
             cosines.update({i: c for i, c in near.items() if c is not None})
-            if self._active is not None and shared_by_id:
-                cosines.update(self._active.cosines(shared_by_id, query))
+            if self._large and shared_by_id:
+                cosines.update(self._search.memory_index.cosines(shared_by_id, query))
         else:
             ids |= self._keyword(memory)
         ids.discard(memory.id)
@@ -272,8 +271,9 @@ class ConflictGate:
                 ).all()
                 if r[4] == "active"
             ]
-        if self._active is not None:
-            self._active.discard(ids - {str(r[0]) for r in light})  # purged, or retired since
+        gone = ids - {str(r[0]) for r in light}  # purged, or retired since
+        if gone and query is not None:
+            self._search.memory_index.read_again(gone)
         mine_words = _tokens(f"{memory.title} {memory.body}")
         mine = set(memory.entities)
         close: dict[str, tuple[list[str], float, float | None]] = {}
@@ -348,7 +348,7 @@ class ConflictGate:
     def _nearest(self, memory: MemoryRow, embedder: str, query: Any) -> dict[str, float | None]:
         """The active memories nearest ``query`` with their cosines when known: all of them on a
         small store (cosines read later), else the ``_KNN`` nearest by an exact scan of the active
-        memories' vectors (:mod:`.vectors`)."""
+        memories' mean vectors (the memory vector index)."""
         if not self._large:
             with self._db.read() as session:
                 # How many active memories, up to one past twice the limit (a count of them all
@@ -362,11 +362,7 @@ class ConflictGate:
                         select(MemoryRow.id).where(col(MemoryRow.state) == "active", col(MemoryRow.id) != memory.id)
                     ).scalars()
                     return {str(x): None for x in everyone}
-        if self._active is None:
-            from dokoro_store.services.memories.vectors import ActiveVectors
-
-            self._active = ActiveVectors(self._db)
-        return dict(self._active.nearest(query, embedder, _KNN, exclude=memory.id))
+        return dict(self._search.memory_index.nearest(query, embedder, _KNN, exclude=memory.id))
 
     def _keyword(self, memory: MemoryRow) -> set[str]:
         """Without vectors: the memories the full-text index finds for the new one's words."""
