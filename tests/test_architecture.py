@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -679,3 +680,144 @@ def test_no_module_is_over_500_lines() -> None:
     grown = {path: lines for path, lines in over.items() if lines > OVER_THE_LIMIT.get(path, lines)}
     assert unlisted == {}
     assert grown == {}
+
+
+# ---------------------------------------------------------------------- one writer of memory rows
+MEMORY_MODELS = {"Memory", "MemoryConflict", "MemoryEntity"}
+MEMORY_TABLES = ("memories", "memory_entities", "memory_conflicts")
+MEMORY_REPOSITORY = "shared/dokoro-store/src/dokoro_store/services/memories/repository.py"
+# Modules that write memory rows without the repository, each with its reason.
+MEMORY_WRITERS_ALLOWED = {
+    # Schema migrations: 0020 fills memory_entities from every memory's list once, at the upgrade
+    # that creates the table, on the migration's connection (before any service runs).
+    "shared/dokoro-store/src/dokoro_store/db/migrations/versions/0020_scaling_indexes.py": "schema migration",
+    # The change-number triggers (the database stamps ``rev`` on every memory change) and the
+    # numbering of the memories there were at that upgrade.
+    "shared/dokoro-store/src/dokoro_store/db/migrations/versions/0019_memory_revs.py": "schema migration",
+}
+_RAW_MEMORY_WRITE = re.compile(
+    r"\b(?:INSERT\s+(?:OR\s+\w+\s+)?INTO|UPDATE|DELETE\s+FROM)\s+[\"`]?(?:" + "|".join(MEMORY_TABLES) + r")\b",
+    re.IGNORECASE,
+)
+
+
+def _called(node: ast.Call) -> str:
+    return node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+
+
+class _MemoryNames:
+    """The names a module holds memory rows and tables under: the models as imported, and names
+    bound to a model's table (``_MEMORIES = MemoryRow.__table__``, ``sa.table("memories", ...)``)."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.models: dict[str, str] = {}  # local name -> model
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module in (
+                "dokoro_store.models.memories",
+                "dokoro_store.models",
+            ):
+                self.models |= {
+                    alias.asname or alias.name: alias.name for alias in node.names if alias.name in MEMORY_MODELS
+                }
+        self.tables: set[str] = set()
+        for node in ast.walk(tree):
+            bound = isinstance(node, ast.Assign) and self.holds(node.value)
+            if bound and (not isinstance(node.value, ast.Call) or _called(node.value) in ("table", "Table")):
+                self.tables |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+
+    def holds(self, node: ast.AST) -> bool:
+        """Whether ``node`` is a memory model or table, or a statement built on one."""
+        if isinstance(node, ast.Name):
+            return node.id in self.models or node.id in self.tables
+        if isinstance(node, ast.Call):  # insert(_MEMORIES).values(...), sa.table("memory_entities", ...)
+            if _called(node) in ("table", "Table"):
+                first = node.args[0] if node.args else None
+                return isinstance(first, ast.Constant) and first.value in MEMORY_TABLES
+            return self.holds(node.func)
+        if isinstance(node, ast.Attribute):  # Memory.__table__, insert(T).values
+            return self.holds(node.value)
+        return False
+
+
+def _call_writes(node: ast.Call, names: _MemoryNames) -> str | None:
+    name, func = _called(node), node.func
+    if name in ("insert", "update", "delete", "bulk_insert") and (
+        any(names.holds(arg) for arg in node.args) or (isinstance(func, ast.Attribute) and names.holds(func.value))
+    ):
+        return f"{name}() of a memory table"
+    orm = ("add", "add_all", "delete", "merge", "bulk_save_objects")
+    if (
+        name in orm
+        and names.models
+        and isinstance(func, ast.Attribute)
+        and "session" in ast.unparse(func.value).lower()
+    ):
+        return f"session.{name}() in a module holding memory rows"
+    # A memory row may be built anywhere (writing it is the repository's); a ledger or entity row not.
+    if isinstance(func, ast.Name) and names.models.get(func.id) in ("MemoryConflict", "MemoryEntity"):
+        return f"a {func.id} row built"
+    return None
+
+
+def _memory_writes(source: str) -> list[str]:
+    """Writes of memory rows in ``source``: an ORM add/delete/merge in a module holding the memory
+    models, a statement built on them (``insert``/``update``/``delete`` of a model, its
+    ``__table__`` or a name bound to it), a ledger or entity row built, raw SQL writing their tables."""
+    tree = ast.parse(source)
+    names = _MemoryNames(tree)
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and _RAW_MEMORY_WRITE.search(node.value):
+            found.append(f"line {node.lineno}: raw SQL writing a memory table")
+        elif isinstance(node, ast.Call) and (what := _call_writes(node, names)) is not None:
+            found.append(f"line {node.lineno}: {what}")
+    return found
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from dokoro_store.models.memories import Memory\ndef f(session, m):\n    session.add(m)",
+        "from dokoro_store.models.memories import Memory as Row\ndef f(self, rows):\n    self._session.add_all(rows)",
+        "from dokoro_store.models import Memory\ndef f(write_session, m):\n    write_session.delete(m)",
+        "from sqlalchemy import update\nfrom dokoro_store.models.memories import Memory as R\n"
+        "def f(s):\n    s.execute(update(R).values(title='x'))",
+        "from sqlalchemy import insert\nfrom dokoro_store.models.memories import MemoryEntity\n"
+        "T = MemoryEntity.__table__\ndef f(s):\n    s.execute(insert(T), [])",
+        "from dokoro_store.models.memories import Memory\ndef f(s):\n    s.execute(Memory.__table__.delete())",
+        "import sqlalchemy as sa\ndef f(op):\n    t = sa.table('memories', sa.column('id'))\n    op.bulk_insert(t, [])",
+        "from dokoro_store.models.memories import MemoryConflict\ndef f():\n    return MemoryConflict(pair_hash='x')",
+        "from sqlalchemy import text\ndef f(s):\n    s.execute(text('UPDATE memories SET state = :s'))",
+        "def f(c):\n    c.exec_driver_sql('insert into memory_conflicts (pair_hash) values (?)')",
+        "def f(c):\n    c.execute('DELETE FROM \"memory_entities\" WHERE memory_id = ?')",
+    ],
+)
+def test_the_memory_write_scan_sees_each_way_of_writing(source: str) -> None:
+    assert _memory_writes(source)
+
+
+def test_the_memory_write_scan_lets_reads_and_other_tables_alone() -> None:
+    source = (
+        "from sqlalchemy import insert, select\nfrom dokoro_store.models.memories import Memory as Row\n"
+        "from dokoro_store.models.docs import Doc\nT = Row.__table__\n"
+        "def f(s):\n    s.execute(select(T.c.id).where(T.c.rev > 1))\n    s.get(Row, 'x')\n"
+        "    s.execute(insert(Doc.__table__), [])\n    s.execute('SELECT id FROM memories')\n"
+        "    return Row(id='x', type='fact', title='t', body='b')\n"
+    )
+    assert _memory_writes(source) == []
+
+
+def test_only_the_repository_writes_memory_rows() -> None:
+    """Every write of ``memories``, ``memory_entities`` and ``memory_conflicts`` goes through
+    ``services/memories/repository.py`` (the store's sessions refuse the others at run time too:
+    ``db/write_guard.py``). Generic copies of every table (transfer, backup) name no memory table."""
+    breaches: dict[str, list[str]] = {}
+    for path in _library_sources():
+        relative = path.relative_to(ROOT).as_posix()
+        if relative == MEMORY_REPOSITORY or relative in MEMORY_WRITERS_ALLOWED:
+            continue
+        if found := _memory_writes(path.read_text(encoding="utf-8")):
+            breaches[relative] = found
+    assert breaches == {}
+    for allowed in MEMORY_WRITERS_ALLOWED:  # each exception still exists and still writes
+        assert _memory_writes((ROOT / allowed).read_text(encoding="utf-8")), allowed

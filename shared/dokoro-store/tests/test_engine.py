@@ -196,9 +196,38 @@ def test_a_write_turn_held_elsewhere_past_the_timeout_says_retry_and_writes_noth
     lock = store.paths.sqlite_file.with_name(f"{store.paths.sqlite_file.name}.writer.lock")
     with lock.open("a") as holder:  # another writer on this machine holds the turn
         fcntl.flock(holder.fileno(), fcntl.LOCK_EX)
-        with pytest.raises(StoreUnavailableError, match="retry"), store.db.write() as session:
+        with (
+            pytest.raises(StoreUnavailableError, match=r"another process held the write lock\); retry"),
+            store.db.write() as session,
+        ):
             session.add(EpisodeSession(id="refused", started_at=store.clock.now()))
     with store.db.write() as session:  # released: writes go through again
         session.add(EpisodeSession(id="later", started_at=store.clock.now()))
     with store.db.read() as session:
         assert [row.id for row in session.exec(select(EpisodeSession))] == ["later"]
+
+
+def test_a_nested_write_keeps_the_machine_wide_turn_until_the_outermost_write_ends(store):
+    """Re-entrant: a write inside a write of the same thread does not wait for itself, and its end
+    does not hand the turn to another process while the outer write still runs."""
+    import fcntl
+
+    lock = store.paths.sqlite_file.with_name(f"{store.paths.sqlite_file.name}.writer.lock")
+
+    def turn_is_held() -> bool:
+        with lock.open("a") as probe:
+            try:
+                fcntl.flock(probe.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
+            fcntl.flock(probe.fileno(), fcntl.LOCK_UN)
+            return False
+
+    with store.db.write() as outer:
+        outer.add(EpisodeSession(id="outer", started_at=store.clock.now()))
+        with store.db.write() as inner:
+            inner.add(EpisodeSession(id="inner", started_at=store.clock.now()))
+        assert turn_is_held()
+    assert not turn_is_held()
+    with store.db.read() as session:
+        assert sorted(row.id for row in session.exec(select(EpisodeSession))) == ["inner", "outer"]

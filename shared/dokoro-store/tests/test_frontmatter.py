@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC
+
 from dokoro_store import frontmatter
 
 
@@ -125,3 +127,57 @@ def test_an_issue_rendering_with_an_alias_bomb_reads_as_a_broken_front_matter():
 
     assert parsed.front_ok is False
     assert parsed.front["title"] is None
+
+
+def test_the_plain_layout_writes_plain_words_and_one_line_lists_and_leaves_out_empty_keys():
+    from datetime import datetime
+
+    data = {
+        "id": "mem_1",
+        "entities": ["auth/session.ts", "ui: login", "yes"],
+        "none": [],
+        "created": "2026-11-30T16:00:00Z",
+        "agent": None,
+        "source": 'a "quoted" # note',
+        "word": "No",
+    }
+    text = frontmatter.render(data, plain=True)
+
+    assert text == (
+        "---\nid: mem_1\n"
+        'entities: [auth/session.ts, "ui: login", "yes"]\n'
+        "none: []\n"
+        "created: 2026-11-30T16:00:00Z\n"
+        'source: "a \\"quoted\\" # note"\n'
+        'word: "No"\n---\n'
+    )
+    parsed, _ = frontmatter.parse(text)
+    # Every string reads back as itself; the timestamp as the same moment.
+    assert parsed == {
+        "id": "mem_1",
+        "entities": ["auth/session.ts", "ui: login", "yes"],
+        "none": [],
+        "created": datetime(2026, 11, 30, 16, tzinfo=UTC),
+        "source": 'a "quoted" # note',
+        "word": "No",
+    }
+
+
+def test_the_plain_layout_escapes_what_yaml_cannot_hold_like_the_quoted_one():
+    data = {"entities": ["a\x85b", "ok"], "source": "x\u2028y", "agent": "al\x7fice"}
+    parsed, _ = frontmatter.parse(frontmatter.render(data, plain=True))
+    assert parsed == data
+
+
+def test_a_memory_file_holding_characters_yaml_cannot_hold_reads_back_as_its_row(any_store, root):
+    """Memory files are written by the one front-matter writer: a value with DEL, a C1 control or
+    a Unicode line separator is escaped, and the file reads back (it used to be left unreadable)."""
+    from dokoro_store.services.memories.markdown import parse_memory_file
+
+    memory = any_store.memories.remember(
+        type="fact", title="Odd characters", body="kept", entities=["a\x85b"], source="x\u2028y\x7fz"
+    ).memory
+    (path,) = sorted((root / "memories").glob(f"*/{memory.id}*.md"))
+    fields = parse_memory_file(path.read_text(encoding="utf-8"))
+    assert (fields.id, fields.entities, fields.source) == (memory.id, tuple(memory.entities), memory.source)
+    assert fields.source == "x\u2028y\x7fz"

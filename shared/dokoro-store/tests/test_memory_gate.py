@@ -17,6 +17,7 @@ from dokoro_store import Store
 from dokoro_store.models.memories import Memory as MemoryRow
 from dokoro_store.models.memories import MemoryEntity
 from dokoro_store.retrieval import RetrievalConfig
+from dokoro_store.services.memories import repository
 from dokoro_store.services.memories.gate import THRESHOLDS
 from dokoro_store.services.memories.service import MemoryDraft
 from sqlmodel import select
@@ -278,8 +279,8 @@ def test_the_gates_matrix_of_active_memories_follows_changes_made_here_and_in_an
         store.memories.forget(again.memory.id, purge=True, confirm=True)
         last = _remember(store, "Staging deploys need a green build of the release branch, first", [])
         assert last.conflicts == []
-        assert store.memories._gate._active is not None
-        assert again.memory.id not in store.memories._gate._active._row
+        index = store.search.memory_index
+        assert len(index) > 260 and not index.holds(again.memory.id)
 
 
 def test_a_text_changed_in_place_enters_the_gates_matrix_with_its_new_vectors(
@@ -300,18 +301,15 @@ def test_a_text_changed_in_place_enters_the_gates_matrix_with_its_new_vectors(
         changed = _remember(store, "The API rate limit is 100 requests per minute per user", []).memory
         _remember(store, "Lint runs before every commit of the web client", [])  # the matrix is built
         new_text = "Staging deploys need a green build of the release branch"
-        with store.db.write() as session:
-            session.execute(
-                MemoryRow.__table__.update()  # type: ignore[attr-defined]
-                .where(MemoryRow.__table__.c.id == changed.id)  # type: ignore[attr-defined]
-                .values(title=new_text, body=new_text)
-            )
+        with store.db.write() as session:  # as another process would, through the repository
+            row = session.get(MemoryRow, changed.id)
+            assert row is not None
+            repository.rewrite(session, row, {"title": new_text, "body": new_text})
 
         # Caught up before the new text is indexed: the memory waits, its old vectors unused.
         _remember(store, "Nightly backups are kept for thirty days", [])
-        active = store.memories._gate._active
-        assert active is not None
-        assert changed.id not in active._row and changed.id in active._pending
+        index = store.search.memory_index
+        assert not index.holds(changed.id) and changed.id in index.unsettled()
 
         # Indexed: it enters with the new text's vectors, and the gate pairs a restatement with it.
         with store.db.read() as session:
@@ -319,5 +317,5 @@ def test_a_text_changed_in_place_enters_the_gates_matrix_with_its_new_vectors(
         assert row is not None
         store.memories._index_many([row])
         restated = _remember(store, "Staging deploys need a green build of the release branches", [])
-        assert changed.id in active._row
+        assert index.holds(changed.id)
         assert [c.memory.id for c in restated.conflicts] == [changed.id]

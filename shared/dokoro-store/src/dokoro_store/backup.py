@@ -19,6 +19,7 @@ from typing import Any
 from sqlalchemy import Table
 
 from dokoro_store.clock import iso
+from dokoro_store.db import write_guard
 from dokoro_store.db.engine import Database
 from dokoro_store.db.migrate import HEADS, schema_label, upgrade
 from dokoro_store.errors import InvalidArgumentError
@@ -197,7 +198,7 @@ def apply_import(db: Database, plan: ImportPlan, progress: Callable[[str, int, i
     """
     tables = {table.name: table for table in store_tables()}
     inserted = 0
-    with db.write() as session:
+    with db.write() as session, write_guard.all_tables(session):  # rows as they are, every table
         for table_plan in plan.tables:
             table = tables[table_plan.table]
             insert_keeping_ids(session, db, table, [decode_row(table, row) for row in table_plan.new])

@@ -1,6 +1,7 @@
 """YAML front-matter of workspace markdown: split, load safely, parse leniently, render.
 
-Front matter is written by people (memory files, issue and task renderings, ``current.md``) and
+One writer (:func:`render`) for every front-matter block the store writes, and one safe reader.
+Front matter is written by people too (memory files, issue and task renderings, ``current.md``) and
 so is hostile input. Every reader in the store loads it through :func:`load`: PyYAML's safe
 loader, refusing anchors and aliases (``&a`` / ``*a``: an alias bomb of a few hundred bytes
 expands to gigabytes once its values are walked), nesting deeper than :data:`MAX_DEPTH` and a
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from typing import Any
 
 __all__ = ["MAX_CHARS", "MAX_DEPTH", "FrontMatterError", "load", "opens", "parse", "render", "split"]
@@ -112,15 +114,31 @@ def _loader_class() -> type:
     return _LOADER
 
 
-def _scalar(value: Any) -> str:
+def _scalar(value: Any, *, plain: bool = False) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if value is None:
         return "null"
     if isinstance(value, int | float):
         return str(value)
+    text = str(value)
+    if plain and _reads_back_plain(text):
+        return text
     # JSON strings are valid YAML scalars and escape everything that could break the block.
-    return _quoted(str(value))
+    return _quoted(text)
+
+
+# A string YAML's safe loader reads back as the same string when written unquoted: a word of
+# letters (of any script), digits and ``_ . / @ + -`` that starts with a letter or ``_`` and is none of YAML's
+# boolean or null words. A UTC timestamp written plain reads back as the same moment (a datetime,
+# which the reader of a plain block turns back into text).
+_PLAIN_TEXT = re.compile(r"[A-Za-z_][\w./@+-]*")
+_ISO_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
+_YAML_WORDS = frozenset({"true", "false", "yes", "no", "on", "off", "null", "y", "n"})
+
+
+def _reads_back_plain(text: str) -> bool:
+    return bool((_PLAIN_TEXT.fullmatch(text) and text.lower() not in _YAML_WORDS) or _ISO_TIME.fullmatch(text))
 
 
 # What JSON leaves as it is but YAML cannot hold in a quoted scalar, written as a \u escape:
@@ -142,23 +160,35 @@ def _key(key: str) -> str:
     return key if _PLAIN_KEY.match(key) else _quoted(key)
 
 
-def render(data: dict[str, Any]) -> str:
-    """Render a front-matter block; nested dicts become indented maps, lists YAML lists."""
+def render(data: Mapping[str, Any], *, plain: bool = False) -> str:
+    """Render a front-matter block, keys in the order given; nested maps become indented maps,
+    lists YAML lists. Every string is JSON-quoted (it reads back as the same string, whatever it
+    holds: quotes, ``#``, line breaks, characters YAML cannot hold are escaped).
+
+    ``plain`` is the layout of a file people read more than programs (a memory file): a string
+    is written unquoted where YAML reads it back as the same text (or, for a UTC timestamp, the
+    same moment), a list on one line (``entities: [auth, "ui: login"]``), and a key whose value
+    is None is left out. Every other string is quoted as above.
+    """
     lines = ["---"]
 
     def emit(key: str, value: Any, indent: str) -> None:
-        if isinstance(value, dict):
+        if value is None and plain:
+            return
+        if isinstance(value, Mapping):
             lines.append(f"{indent}{_key(key)}:")
             for sub_key, sub_value in value.items():
                 emit(str(sub_key), sub_value, indent + "  ")
         elif isinstance(value, list | tuple):
             if not value:
                 lines.append(f"{indent}{_key(key)}: []")
+            elif plain:
+                lines.append(f"{indent}{_key(key)}: [{', '.join(_scalar(item, plain=True) for item in value)}]")
             else:
                 lines.append(f"{indent}{_key(key)}:")
                 lines.extend(f"{indent}  - {_scalar(item)}" for item in value)
         else:
-            lines.append(f"{indent}{_key(key)}: {_scalar(value)}")
+            lines.append(f"{indent}{_key(key)}: {_scalar(value, plain=plain)}")
 
     for key, value in data.items():
         emit(key, value, "")

@@ -34,7 +34,6 @@ from dokoro_store.services.episodic import CompactionResult, EpisodicService
 from dokoro_store.services.feedback import FeedbackService
 from dokoro_store.services.feedback_log import FeedbackLog
 from dokoro_store.services.graph import DEFAULT_FUNCTIONAL_RELATION_TYPES, GraphService
-from dokoro_store.services.memories.chunks import MemoryChunks
 from dokoro_store.services.memories.service import MemoryService
 from dokoro_store.services.planning import PlanningService
 from dokoro_store.services.plans import PlanService
@@ -97,8 +96,6 @@ class Store:
         # in the query.
         self.docs.on_indexed(self.graph.on_documents_indexed, batch=True)
         self.search.graph_signal = self.graph.search_signal
-        # Recall's vector leg on a large store: the memories' chunk vectors in memory.
-        self.search.scoped_vectors = MemoryChunks(db)
         self.episodic = EpisodicService(
             db, clock, self.embedder, self.retrieval.summaries, embed_behind=self.retrieval.config.embed_behind
         )

@@ -18,6 +18,7 @@ from typing import Any
 from sqlalchemy import Table, func, select, tuple_
 from sqlalchemy.types import LargeBinary
 
+from dokoro_store.db import write_guard
 from dokoro_store.db.engine import Database
 from dokoro_store.db.migrate import upgrade
 from dokoro_store.db.types import UtcDateTime
@@ -301,7 +302,7 @@ def copy_store(source: Database, target: Database, *, progress: Progress | None 
             rows = [dict(row) for row in batch]
             keys = [tuple(redacted_row(table, canonical_row(table, row))[name] for name in identity) for row in rows]
             seen.update(keys)
-            with target.write() as session:
+            with target.write() as session, write_guard.all_tables(session):  # rows as they are
                 if surrogate_of(table) is None:
                     copied += _copy_batch(session, target, table, rows)
                 else:

@@ -3,20 +3,20 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from filelock import FileLock, Timeout
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, OperationalError
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
-from dokoro_store.db import redaction
+from dokoro_store.db import redaction, write_guard
 from dokoro_store.db.dialect import DialectOps, PostgresOps, SqliteOps
 from dokoro_store.db.sqlite_functions import install_math_functions
 from dokoro_store.errors import StoreUnavailableError
@@ -40,10 +40,10 @@ _IMMEDIATE = "dokoro_immediate"
 # Writers of other processes: SQLite's busy handler polls in sleeps of 1, 2, 5, 10, 15, 20, 25,
 # 25, 25, 50, 50, 100 ms, so a writer waiting behind a 12 ms remember wakes after 18 or 33 ms, and
 # one that keeps losing the race waits hundreds of ms (4 agents remembering at once: p95 534 ms).
-# Writers on one machine queue instead on a lock file next to the database, polled at most every
-# _TURN_POLL_MAX_S; the busy timeout stays the backstop for a writer that does not take it.
-_TURN_POLL_MIN_S = 0.0002
-_TURN_POLL_MAX_S = 0.002
+# Writers on one machine queue instead on a lock file next to the database (a ``filelock``, an
+# ``flock`` on POSIX), tried every _TURN_POLL_S; the busy timeout stays the backstop for a writer
+# that does not take it.
+_TURN_POLL_S = 0.001
 
 
 def _sqlite_engine(path: Path) -> Engine:
@@ -128,12 +128,13 @@ class Database:
         # Every string any write statement carries is redacted of secrets, and every object these
         # sessions flush (see db/redaction.py).
         redaction.install(engine, self._reads, self._writes)
+        # The memory rows are written by the memory repository alone (see db/write_guard.py).
+        write_guard.install(self._reads, self._writes)
         # SQLite: this process's writers (a tool call, the write-behind steps, the outcome
         # capture) queue on a lock that hands over at once, rather than on SQLite's busy handler,
         # which polls in sleeps of 1, 2, 5, 10... ms. Other processes still queue on the latter.
         self._write_turn = threading.RLock() if ops.name == "sqlite" else None
-        self._turn_depth = 0  # nesting of this process's write turn (changed only by its holder)
-        self._turn_file: _TurnFile | None = None
+        self._turn_file: FileLock | None = None
         self._checkpoint = (
             DelayedStep(self.checkpoint, name="dokoro-wal-checkpoint", failure="dokoro: a WAL checkpoint failed")
             if ops.name == "sqlite"
@@ -143,7 +144,7 @@ class Database:
     @classmethod
     def open_sqlite(cls, path: Path) -> Database:
         database = cls(_sqlite_engine(path), SqliteOps(path.parent))
-        database._turn_file = _TurnFile.beside(path)
+        database._turn_file = _turn_file(path)
         return database
 
     @classmethod
@@ -215,16 +216,19 @@ class Database:
         if not turn.acquire(timeout=SQLITE_BUSY_TIMEOUT_S):
             raise StoreUnavailableError("the store stayed busy for too long (another write held it); retry")
         try:
-            outermost = self._turn_depth == 0
-            if outermost and self._turn_file is not None:
-                self._turn_file.acquire(deadline)
-            self._turn_depth += 1
+            if self._turn_file is None:
+                yield
+                return
+            try:
+                self._turn_file.acquire(timeout=max(deadline - time.monotonic(), 0.0))
+            except Timeout:
+                raise StoreUnavailableError(
+                    "the store stayed busy for too long (another process held the write lock); retry"
+                ) from None
             try:
                 yield
             finally:
-                self._turn_depth -= 1
-                if outermost and self._turn_file is not None:
-                    self._turn_file.release()
+                self._turn_file.release()
         finally:
             turn.release()
 
@@ -250,57 +254,16 @@ class Database:
     def dispose(self) -> None:
         if self._checkpoint is not None:
             self._checkpoint.close()
-        if self._turn_file is not None:
-            self._turn_file.close()
         self.engine.dispose()
 
 
-class _TurnFile:
-    """The machine-wide write turn of one SQLite database: an exclusive ``flock`` on a lock file
-    beside it, held for a write transaction (see :data:`_TURN_POLL_MAX_S`). Used under the
-    process's own turn (one thread at a time). Where ``flock`` does not exist (Windows), writers
-    of other processes queue on SQLite's busy handler alone."""
+def _turn_file(database: Path) -> FileLock:
+    """The machine-wide write turn of one SQLite database: the lock file ``<name>.writer.lock``
+    beside it (placed by :func:`dokoro_store.walls.lock_file`: no symlink), held for the outermost
+    write transaction of the process (see :data:`_TURN_POLL_S`). Taken under the process's own
+    turn, one thread at a time, so it is shared between threads; nested writes of that thread
+    count up and down on it, and only the outermost release lets another process in."""
+    from dokoro_store.walls import lock_file
 
-    def __init__(self, fd: int) -> None:
-        self._fd: int | None = fd
-
-    @classmethod
-    def beside(cls, database: Path) -> _TurnFile | None:
-        try:
-            import fcntl  # noqa: F401  (POSIX only)
-        except ImportError:
-            return None
-        from dokoro_store.walls import lock_file
-
-        path = lock_file(database.parent, database.parent, f"{database.name}.writer")
-        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-        return cls(os.open(path, flags, 0o644))
-
-    def acquire(self, deadline: float) -> None:
-        import fcntl
-
-        if self._fd is None:
-            return
-        pause = _TURN_POLL_MIN_S
-        while True:
-            try:
-                fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise StoreUnavailableError(
-                        "the store stayed busy for too long (another process held the write lock); retry"
-                    ) from None
-                time.sleep(pause)
-                pause = min(pause * 2, _TURN_POLL_MAX_S)
-
-    def release(self) -> None:
-        import fcntl
-
-        if self._fd is not None:
-            fcntl.flock(self._fd, fcntl.LOCK_UN)
-
-    def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+    path = lock_file(database.parent, database.parent, f"{database.name}.writer")
+    return FileLock(str(path), thread_local=False, poll_interval=_TURN_POLL_S)

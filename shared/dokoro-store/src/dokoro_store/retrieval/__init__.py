@@ -6,6 +6,8 @@ Layers, bottom up (each module says more):
 - :mod:`.embedders` — the :class:`~.embedders.Embedder` protocol and the lazy handle that picks
   :mod:`.static` (bundled model2vec), :mod:`.ollama` or :mod:`.hashing`.
 - :mod:`.vectors` — the vector index interface: exact scan, :mod:`.lance` (LanceDB), :mod:`.pgvector`.
+- :mod:`.memory_index` — the memories' chunk vectors in memory (:mod:`.row_matrix`), kept in step
+  by the memories' revs: the conflict gate's neighbours and recall's vector leg on a large store.
 - :mod:`.fulltext` + :mod:`.planner` — FTS5 / tsvector and the query planner.
 - :mod:`.chunking`, :mod:`.documents` — the indexing pipeline (and the ``on_indexed`` listener hook
   for entity extraction), :mod:`.workspace_index` — workspace markdown reconcile and import.

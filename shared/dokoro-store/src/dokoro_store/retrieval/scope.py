@@ -12,7 +12,7 @@ hundred thousand others. So a :class:`DocScope` becomes a condition of every leg
   with a cap), and otherwise widen the list until enough allowed documents are in it
   (:func:`scoped_nearest`) — many allowed documents are a large share of the store, so the list
   grows little. A recall's scope (memory documents only) on a store of 2,000 memories or more does
-  not reach the engine: ``services.memories.chunks`` holds the memories' chunk vectors with their
+  not reach the engine: ``retrieval.memory_index`` holds the memories' chunk vectors with their
   state, type, creation time and entities, and applies the scope as a mask of one exact scan;
 - the fused candidates are checked once more (:meth:`DocScope.keep`): thread neighbours join the
   candidates after the legs ran.

@@ -2,7 +2,7 @@
 
 :meth:`SearchService.universal` plans the query (:mod:`~dokoro_store.retrieval.planner`), runs the
 full-text leg and the vector leg (chunks deduplicated to their best chunk per document; a recall's
-on a large store from the memories' chunk vectors held in memory, :attr:`SearchService.scoped_vectors`,
+on a large store from the memories' chunk vectors held in memory, :mod:`.memory_index`,
 else the vector engine), fuses
 their scores with the thread neighbours and the graph signal (:mod:`.hybrid`; reciprocal rank
 fusion, k = 60, remains as ``FusionSettings(method="rrf")``), re-ranks the best candidates
@@ -51,6 +51,7 @@ from dokoro_store.retrieval.fusion import (
 )
 from dokoro_store.retrieval.hybrid import Scored, fuse_scores, keep_agreement
 from dokoro_store.retrieval.lifecycle import demote_retired
+from dokoro_store.retrieval.memory_index import MemoryIndex
 from dokoro_store.retrieval.planner import PlannedQuery, plan_query
 from dokoro_store.retrieval.rerank import RERANK_DEPTH, coverage, rerank
 from dokoro_store.retrieval.scope import DocScope
@@ -102,9 +103,10 @@ class SearchService:
         self._full_text: FullTextIndex = full_text_for(db.dialect)
         # Set by the store: lifts documents linked to entities named in the query (hybrid mode).
         self.graph_signal: GraphSignal | None = None
-        # Set by the store: answers the vector leg of a search over the memories (recall) instead of
-        # the engine when it can (``services.memories.chunks``).
-        self.scoped_vectors: ScopedVectors | None = None
+        # The memories' chunk vectors in memory: the conflict gate's nearest neighbours, and the
+        # vector leg of a search over the memories (recall) instead of the engine when it can.
+        self.memory_index = MemoryIndex(db)
+        self.scoped_vectors: ScopedVectors | None = self.memory_index
 
     def vector_notice(self) -> str | None:
         """Why this process answers by word matching only on this store, as the notice every search

@@ -51,7 +51,7 @@ GraphSignal = Callable[[str, int], Sequence[GraphHit]]
 
 
 class ScopedVectors(Protocol):
-    """A vector leg for some scopes (recall's, on a large store: ``services.memories.chunks``)."""
+    """A vector leg for some scopes (recall's, on a large store: ``retrieval.memory_index``)."""
 
     def search(self, vector: Vector, embedder: str, k: int, scope: DocScope) -> list[VectorHit] | None:
         """The engine's answer for ``scope``, or None when the engine should answer."""

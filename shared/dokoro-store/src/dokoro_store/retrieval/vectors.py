@@ -12,7 +12,7 @@ answers nearest-neighbour queries over those vectors:
 
 ``vector_engines.open_vector_index`` picks one; ``search_status`` and ``dokoro doctor`` name it.
 A recall on a store of 2,000 memories or more takes its vector leg from neither: the memories' chunk vectors are
-held in memory and scanned exactly (``services/memories/chunks.py``).
+held in memory and scanned exactly (``memory_index.py``, which also serves the conflict gate).
 """
 
 from __future__ import annotations

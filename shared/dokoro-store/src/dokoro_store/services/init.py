@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from dokoro_store import frontmatter
 from dokoro_store.clock import Clock, iso
 from dokoro_store.files import atomic_write_text
 from dokoro_store.results.working import FolderInit
@@ -51,12 +52,10 @@ personal/
 
 
 def _template_current(now: str) -> str:
-    return f"""---
-agent_id: "agent-initial"
-last_active: "{now}"
-task: "Getting started"
----
-# Current Workspace
+    front = frontmatter.render({"agent_id": "agent-initial", "last_active": now, "task": "Getting started"})
+    return (
+        front
+        + """# Current Workspace
 
 ## 🎯 Today's Focus
 - [ ] _What are you working on?_
@@ -69,6 +68,7 @@ task: "Getting started"
 
 ## 📥 Inbox
 """
+    )
 
 
 def init_folder(root: Path, clock: Clock, *, skip_if_exists: bool = True) -> FolderInit:

@@ -24,11 +24,11 @@ import logging
 from collections.abc import Sequence
 from datetime import datetime
 
-from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
 from dokoro_store.clock import Clock, slug
 from dokoro_store.db.engine import Database
+from dokoro_store.db.ids import take_id
 from dokoro_store.errors import ConflictError, InvalidArgumentError, NotFoundError, NotOwnerError
 from dokoro_store.files import atomic_write_text, file_lock
 from dokoro_store.models import Plan as PlanRow
@@ -252,40 +252,25 @@ class PlanService:
         *,
         shared: bool = True,
     ) -> str:
-        # Two plans with one title in one minute share a base id: number the later ones.
-        for attempt in range(20):
-            with self._db.read() as session:
-                taken = set(session.exec(select(PlanRow.id).where(col(PlanRow.id).startswith(base, autoescape=True))))
-            plan_id = base
-            counter = 2
-            while plan_id in taken:
-                plan_id = f"{base}-{counter}"
-                counter += 1
-            try:
-                with self._db.write() as session:
-                    session.add(
-                        PlanRow(
-                            id=plan_id,
-                            title=title,
-                            description=description,
-                            status=status,
-                            created_at=now,
-                            updated_at=now,
-                            agent_id=agent_id,
-                            shared=shared,
-                        )
-                    )
-                    session.flush()
-                    for position, text in enumerate(texts):
-                        session.add(
-                            PlanItemRow(plan_id=plan_id, position=position, text=text, created_at=now, blockers=[])
-                        )
-            except IntegrityError:
-                if attempt == 19:
-                    raise
-                continue  # another agent took that id in between: pick the next number
-            return plan_id
-        raise AssertionError("unreachable")  # pragma: no cover
+        # Two plans with one title in one minute share a base id: the later ones are numbered.
+        with self._db.write() as session:
+            plan_id = take_id(session, self._db.ops, col(PlanRow.id), base).id
+            session.add(
+                PlanRow(
+                    id=plan_id,
+                    title=title,
+                    description=description,
+                    status=status,
+                    created_at=now,
+                    updated_at=now,
+                    agent_id=agent_id,
+                    shared=shared,
+                )
+            )
+            session.flush()
+            for position, text in enumerate(texts):
+                session.add(PlanItemRow(plan_id=plan_id, position=position, text=text, created_at=now, blockers=[]))
+        return plan_id
 
     def _locked(self, session: Session, view: PlanView) -> tuple[PlanRow, list[PlanItemRow]]:
         row = session.get(PlanRow, view.id, with_for_update=True)

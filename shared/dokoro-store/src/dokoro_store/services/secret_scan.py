@@ -28,6 +28,7 @@ from typing import Any
 from sqlalchemy import LargeBinary, Table, select, update
 from sqlalchemy.exc import IntegrityError
 
+from dokoro_store.db import write_guard
 from dokoro_store.db.engine import Database
 from dokoro_store.db.types import UtcDateTime
 from dokoro_store.files import atomic_write_bytes, file_lock, redact_bytes
@@ -156,7 +157,7 @@ class SecretScanner:
         cleaned, _kinds = redact_value(value)
         statement = update(table).where(*(table.c[name] == v for name, v in key.items())).values({column: cleaned})
         try:
-            with self._db.write() as session:
+            with self._db.write() as session, write_guard.all_tables(session):  # any table alike
                 session.execute(statement)
         except IntegrityError:
             # Redacted, the value equals another row's (two entities named by different secrets).

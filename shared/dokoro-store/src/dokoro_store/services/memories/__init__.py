@@ -4,8 +4,6 @@
   recall, forget, status, and the drafts a bulk import hands it;
 - :mod:`.rows`: the kinds, trust levels and states of a memory, its document, a row as a result;
 - :mod:`.gate`: the conflict gate (close neighbours of a new memory, each shown once);
-- :mod:`.vectors`: the active memories' vectors in one matrix (the gate's nearest neighbours);
-- :mod:`.chunks`: every memory chunk's vector in one matrix (recall's vector leg on a large store);
 - :mod:`.recall`: ranking with weathering;
 - :mod:`.review`: the review queue (``DOKORO_MEMORY_REVIEW``);
 - :mod:`.status`: the health report;
@@ -24,7 +22,7 @@ folder is busy).
 
 **The route of a recall** (``dokoro_recall`` → :meth:`~.service.MemoryService.recall_answer`),
 one pass: the memory files reconciled as above; the hybrid search scoped to the memory documents
-of the wanted types and states (full text, vectors: :mod:`.chunks` on a large store, and the
+of the wanted types and states (full text, vectors: :mod:`dokoro_store.retrieval.memory_index` on a large store, and the
 entity graph); the rows of the hits read, ranked with weathering (:mod:`.recall`), their use
 counted; the answer carries the hits and what the reconcile picked up.
 

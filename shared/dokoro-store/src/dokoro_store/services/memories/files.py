@@ -64,10 +64,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import json
 import os
-import secrets
 import stat as stat_kind
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -92,8 +90,9 @@ from dokoro_store.paths import StorePaths
 from dokoro_store.results.memories import CloseMemory, FileChange, FileProblem, FilesCheck, FilesSync
 from dokoro_store.results.memory_files import MemoryReindex
 from dokoro_store.secrets import redact, redact_all
+from dokoro_store.services.memories import repository
 from dokoro_store.services.memories.dictionary import DICTIONARY_FILE, EntityDictionary
-from dokoro_store.services.memories.gate import pair_hash, replace_entities, sync_entities, text_similarity
+from dokoro_store.services.memories.gate import pair_hash, text_similarity
 from dokoro_store.services.memories.manifest import FileEntry, Manifest, ManifestFile
 from dokoro_store.services.memories.markdown import (
     CONTENT_FIELDS,
@@ -106,13 +105,12 @@ from dokoro_store.services.memories.markdown import (
     parse_memory_file,
     render_memory,
 )
-from dokoro_store.services.memories.rows import archive
 
 if TYPE_CHECKING:
     from dokoro_store.retrieval.documents import Progress
     from dokoro_store.services.memories.gate import ConflictGate
 
-__all__ = ["DEFAULT_RENDER_BATCH", "DEFAULT_SWEEP", "LOCK_WAIT", "READS_PER_CALL", "MemoryFiles", "new_memory_id"]
+__all__ = ["DEFAULT_RENDER_BATCH", "DEFAULT_SWEEP", "LOCK_WAIT", "READS_PER_CALL", "MemoryFiles"]
 
 DEFAULT_SWEEP = 2000
 # Files whose memory is looked up per call, to find memories purged by another process.
@@ -158,20 +156,6 @@ _FEED = (
 _NO_LIMIT = 2**62  # the feed's limit when a call renders every changed row (both databases take it)
 
 
-def new_memory_id(now: datetime) -> str:
-    """A fresh memory id (the format ``MemoryService.remember`` uses)."""
-    return f"mem_{now:%Y%m%d}_{secrets.token_hex(4)}"
-
-
-def file_memory_id(when: datetime, *key: str) -> str:
-    """The id of a memory made from a file, derived from ``key`` (the file's path and text, or the
-    memory it is a new version of and the text): the same file read again after a failed call
-    names the row that call wrote, so a retry never writes a second one. Same format as
-    :func:`new_memory_id`."""
-    digest = hashlib.sha256("\x1f".join(key).encode("utf-8")).hexdigest()
-    return f"mem_{when:%Y%m%d}_{digest[:8]}"
-
-
 def _stat(path: Path | str) -> os.stat_result | None:
     """The stat of the path itself, a symlink's own (never its target's)."""
     try:
@@ -210,13 +194,14 @@ def _content_key(fields: MemoryFields) -> str:
 
 
 def _file_id(now: datetime, path: str, fields: MemoryFields) -> str:
-    """The id of the memory a new file becomes (its day, its path, its text)."""
-    return file_memory_id(now, "file", path, _content_key(fields))
+    """The id of the memory a new file becomes (its day, its path, its text): the same file read
+    again after a failed call names the row that call wrote, so a retry never writes a second one."""
+    return repository.new_id(now, "file", path, _content_key(fields))
 
 
 def _version_id(now: datetime, old_id: str, fields: MemoryFields) -> str:
     """The id of the new version a person's edit of ``old_id``'s file makes (its day, the memory, the text)."""
-    return file_memory_id(now, "version", old_id, _content_key(fields))
+    return repository.new_id(now, "version", old_id, _content_key(fields))
 
 
 @dataclass
@@ -546,7 +531,7 @@ class MemoryFiles:
         now = self._clock.now()
         (title, body, source), _kinds = redact_all([fields.title, fields.body, fields.source])
         row = MemoryRow(
-            id=memory_id or new_memory_id(now),
+            id=memory_id or repository.new_id(now),
             type=fields.type,
             title=str(title),
             body=str(body),
@@ -580,17 +565,14 @@ class MemoryFiles:
             key = pair_hash(row.id, also.id)
             with self._db.write() as session:
                 if session.get(MemoryConflict, key) is None:
-                    session.add(
-                        MemoryConflict(
-                            pair_hash=key,
-                            new_id=row.id,
-                            old_id=also.id,
-                            shared_entities=sorted(set(row.entities) & set(also.entities)),
-                            similarity=round(
-                                text_similarity(f"{row.title} {row.body}", f"{also.title} {also.body}"), 4
-                            ),
-                            shown_at=self._clock.now(),
-                        )
+                    repository.record_pair(
+                        session,
+                        pair_hash=key,
+                        new_id=row.id,
+                        old_id=also.id,
+                        shared=sorted(set(row.entities) & set(also.entities)),
+                        similarity=round(text_similarity(f"{row.title} {row.body}", f"{also.title} {also.body}"), 4),
+                        shown_at=self._clock.now(),
                     )
         return found
 
@@ -607,16 +589,11 @@ class MemoryFiles:
             current = session.get(MemoryRow, old.id, with_for_update=True)
             if current is not None:
                 if current.state in ("active", "proposed"):
-                    archive(
-                        current, by=new.id, now=now, agent=None, reason=f"superseded by {new.id} (its file was edited)"
-                    )
+                    why = f"superseded by {new.id} (its file was edited)"
+                    repository.supersede(session, current, by=new.id, now=now, agent=None, reason=why)
                 elif current.superseded_by is None:
-                    current.superseded_by = new.id
-                    current.updated_at = now
-                session.add(current)
-            session.add(new)
-            session.flush()  # the memory row exists before its entity rows point at it
-            sync_entities(session, [new])
+                    repository.chain(session, current, by=new.id, now=now)
+            repository.create(session, new)
         if current is not None:
             self._index(current)
         return new, self._gate_check(new)
@@ -630,16 +607,13 @@ class MemoryFiles:
             row = session.get(MemoryRow, old.id, with_for_update=True)
             if row is None:
                 return old, []
-            for name in ("type", "title", "body", "entities", "trust", "source", "review_after", "valid_until"):
-                setattr(row, name, getattr(fresh, name))
-            row.state = "active"
-            row.state_reason = "brought back by an edit of its file"
-            row.state_changed_at = now
-            row.state_changed_by = None
+            values = {
+                name: getattr(fresh, name)
+                for name in ("type", "title", "body", "entities", "trust", "source", "review_after", "valid_until")
+            }
+            repository.rewrite(session, row, values)
             # ``superseded_by`` stays: the chain it had is history (as when only ``state:`` is edited).
-            row.updated_at = now
-            session.add(row)
-            replace_entities(session, row)
+            repository.set_state(session, row, "active", reason="brought back by an edit of its file", now=now)
         return row, self._gate_check(row)
 
     def _set_state(self, memory_id: str, state: str, reason: str) -> MemoryRow | None:
@@ -648,23 +622,14 @@ class MemoryFiles:
             row = session.get(MemoryRow, memory_id, with_for_update=True)
             if row is None:
                 return None
-            row.state = state
-            row.state_reason = reason
-            row.state_changed_at = now
-            row.updated_at = now
-            session.add(row)
+            repository.set_state(session, row, state, reason=reason, now=now)
         self._index(row)
         return row
 
     def _insert(self, row: MemoryRow) -> MemoryRow:
         """Insert ``row`` unless its id is there already (a retry: that row is returned)."""
         with self._db.write() as session:
-            if (written := session.get(MemoryRow, row.id)) is not None:
-                return written
-            session.add(row)
-            session.flush()
-            sync_entities(session, [row])
-        return row
+            return repository.insert_new(session, row)
 
     # ------------------------------------------------------------------ scan (files → rows)
     def _sweep_window(self, m: Manifest) -> int:
@@ -1394,7 +1359,7 @@ class MemoryFiles:
         with self._db.write() as session:
             row = session.get(MemoryRow, memory_id, with_for_update=True)
             assert row is not None
-            for name in (
+            names = (
                 "type",
                 "title",
                 "body",
@@ -1411,10 +1376,9 @@ class MemoryFiles:
                 "supersedes",
                 "superseded_by",
                 "state_reason",
-            ):
-                setattr(row, name, getattr(fresh, name))
-            if row.state != "active":
-                row.state_changed_at = row.state_changed_at or row.updated_at
-            session.add(row)
-            replace_entities(session, row)
+            )
+            values = {name: getattr(fresh, name) for name in names}
+            if fresh.state != "active":
+                values["state_changed_at"] = row.state_changed_at or fresh.updated_at
+            repository.rewrite(session, row, values)
         return row

@@ -3,8 +3,9 @@ needs to judge the pair.
 
 Candidates, in O(k) whatever the size of the store:
 
-- the nearest active memories by vector: an exact scan of a per-process matrix of the active
-  memories' vectors (:mod:`.vectors`, kept in step by the memories' change numbers),
+- the nearest active memories by vector: an exact scan of the memory vector index
+  (:mod:`dokoro_store.retrieval.memory_index`, one per process, kept in step by the memories'
+  change numbers; recall's vector leg reads the same one),
   seeded with the new memory's own stored vector: only memories are compared (the vector
   engine holds every document), and the scan hands back every candidate's cosine; on a store of
   few active memories, simply all of them;
@@ -26,7 +27,6 @@ once) and the agent gives a verdict with :meth:`MemoryService.verdict`.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import re
 from collections.abc import Sequence
@@ -44,12 +44,13 @@ from dokoro_store.errors import DokoroError
 from dokoro_store.models.memories import Memory as MemoryRow
 from dokoro_store.models.memories import MemoryConflict, MemoryEntity
 from dokoro_store.results.memories import CloseMemory
+from dokoro_store.services.memories import repository
+from dokoro_store.services.memories.repository import pair_hash
 from dokoro_store.services.memories.rows import DOC_PREFIX, days, memory_result
 
 if TYPE_CHECKING:
     from dokoro_store.retrieval.documents import DocumentService
     from dokoro_store.retrieval.search import SearchService
-    from dokoro_store.services.memories.vectors import ActiveVectors
 
 __all__ = [
     "LEXICAL_ALONE",
@@ -61,8 +62,6 @@ __all__ = [
     "GateThresholds",
     "is_close",
     "pair_hash",
-    "replace_entities",
-    "sync_entities",
     "text_similarity",
     "thresholds_for",
 ]
@@ -129,12 +128,6 @@ def _strength(signals: tuple[list[str], float, float | None]) -> float:
     return lexical if cosine is None else cosine + LEXICAL_WEIGHT * lexical
 
 
-def pair_hash(a: str, b: str) -> str:
-    """The ledger key of a pair of memories, whichever order they come in."""
-    first, second = sorted((a, b))
-    return hashlib.sha256(f"{first}|{second}".encode()).hexdigest()
-
-
 def thresholds_for(embedder_id: str | None) -> GateThresholds | None:
     """The cosine thresholds for vectors stamped ``embedder_id`` (None: no vectors)."""
     if not embedder_id:
@@ -171,7 +164,6 @@ class ConflictGate:
         self._docs = docs
         self._search = search
         self._large = False  # more than twice _ALL_BELOW active memories seen: always the kNN
-        self._active: ActiveVectors | None = None  # the active memories' vectors (large stores)
 
     def check(self, memory: MemoryRow) -> list[CloseMemory]:
         """The neighbours of ``memory`` (its vector read from its indexed chunks) not shown before,
@@ -209,15 +201,14 @@ class ConflictGate:
             if pair in shown:
                 continue  # shown once already
             similarity = candidate.cosine if candidate.cosine is not None else candidate.lexical
-            session.add(
-                MemoryConflict(
-                    pair_hash=pair,
-                    new_id=memory.id,
-                    old_id=candidate.row.id,
-                    shared_entities=candidate.shared,
-                    similarity=round(similarity, 4),
-                    shown_at=now,
-                )
+            repository.record_pair(
+                session,
+                pair_hash=pair,
+                new_id=memory.id,
+                old_id=candidate.row.id,
+                shared=candidate.shared,
+                similarity=round(similarity, 4),
+                shown_at=now,
             )
             eligible, why_not = _latest_wins(memory, candidate.row)
             materials.append(
@@ -244,8 +235,8 @@ class ConflictGate:
             near = self._nearest(memory, embedder, query)
             ids |= set(near)
             cosines.update({i: c for i, c in near.items() if c is not None})
-            if self._active is not None and shared_by_id:
-                cosines.update(self._active.cosines(shared_by_id, query))
+            if self._large and shared_by_id:
+                cosines.update(self._search.memory_index.cosines(shared_by_id, query))
         else:
             ids |= self._keyword(memory)
         ids.discard(memory.id)
@@ -280,8 +271,9 @@ class ConflictGate:
                 ).all()
                 if r[4] == "active"
             ]
-        if self._active is not None:
-            self._active.discard(ids - {str(r[0]) for r in light})  # purged, or retired since
+        gone = ids - {str(r[0]) for r in light}  # purged, or retired since
+        if gone and query is not None:
+            self._search.memory_index.read_again(gone)
         mine_words = _tokens(f"{memory.title} {memory.body}")
         mine = set(memory.entities)
         close: dict[str, tuple[list[str], float, float | None]] = {}
@@ -356,7 +348,7 @@ class ConflictGate:
     def _nearest(self, memory: MemoryRow, embedder: str, query: Any) -> dict[str, float | None]:
         """The active memories nearest ``query`` with their cosines when known: all of them on a
         small store (cosines read later), else the ``_KNN`` nearest by an exact scan of the active
-        memories' vectors (:mod:`.vectors`)."""
+        memories' mean vectors (the memory vector index)."""
         if not self._large:
             with self._db.read() as session:
                 # How many active memories, up to one past twice the limit (a count of them all
@@ -370,11 +362,7 @@ class ConflictGate:
                         select(MemoryRow.id).where(col(MemoryRow.state) == "active", col(MemoryRow.id) != memory.id)
                     ).scalars()
                     return {str(x): None for x in everyone}
-        if self._active is None:
-            from dokoro_store.services.memories.vectors import ActiveVectors
-
-            self._active = ActiveVectors(self._db)
-        return dict(self._active.nearest(query, embedder, _KNN, exclude=memory.id))
+        return dict(self._search.memory_index.nearest(query, embedder, _KNN, exclude=memory.id))
 
     def _keyword(self, memory: MemoryRow) -> set[str]:
         """Without vectors: the memories the full-text index finds for the new one's words."""
@@ -394,18 +382,3 @@ def _latest_wins(new: MemoryRow, old: MemoryRow) -> tuple[bool, str | None]:
     if _TRUST_RANK[new.trust] < _TRUST_RANK[old.trust]:
         return False, f"the new memory is {new.trust}, the old one {old.trust}"
     return True, None
-
-
-def replace_entities(session: Any, memory: MemoryRow) -> None:
-    """Make a memory's ``memory_entities`` rows match its ``entities`` (its row was rewritten)."""
-    from sqlalchemy import delete
-
-    session.execute(delete(MemoryEntity).where(col(MemoryEntity.memory_id) == memory.id))
-    sync_entities(session, [memory])
-
-
-def sync_entities(session: Any, memories: Sequence[MemoryRow]) -> None:
-    """Write the ``memory_entities`` rows of new memories (in the transaction that adds them)."""
-    rows = [MemoryEntity(memory_id=m.id, entity=e) for m in memories for e in dict.fromkeys(m.entities)]
-    if rows:
-        session.add_all(rows)

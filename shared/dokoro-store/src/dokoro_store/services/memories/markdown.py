@@ -5,7 +5,7 @@ dates, the supersede chain, where it came from) and the memory below it, its tit
 first heading::
 
     ---
-    id: mem_20261130_2a5a02ab
+    id: mem_20261130_2a5a02ab91c4
     type: fact
     state: active
     trust: agent-inferred
@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import date, datetime
 from typing import Any
 
-from dokoro_store import frontmatter  # split() and load(): the block is rendered here, plainer
+from dokoro_store import frontmatter
 from dokoro_store.clock import iso, parse_iso
 from dokoro_store.models.memories import Memory as MemoryRow
 from dokoro_store.services.memories.rows import MEMORY_TYPES, STATES, TRUST_LEVELS
@@ -160,30 +160,10 @@ _FRONT_KEYS = (
 )
 
 
-_PLAIN = re.compile(r"[A-Za-z_][\w./@+-]*")
-_ISO_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
-_YAML_WORDS = frozenset({"true", "false", "yes", "no", "on", "off", "null", "y", "n"})
-
-
-def _scalar(value: str) -> str:
-    """A YAML scalar: plain when it reads back as the same string (or, for a timestamp, the same
-    moment), JSON-quoted otherwise (JSON strings are valid YAML and escape everything)."""
-    if (_PLAIN.fullmatch(value) and value.lower() not in _YAML_WORDS) or _ISO_TIME.fullmatch(value):
-        return value
-    return json.dumps(value, ensure_ascii=False)
-
-
 def render_memory(fields: MemoryFields) -> str:
-    """The file text of a memory."""
-    lines = ["---"]
-    for key in _FRONT_KEYS:
-        value = getattr(fields, key)
-        if key == "entities":
-            lines.append(f"entities: [{', '.join(_scalar(e) for e in value)}]")
-        elif value is not None:
-            lines.append(f"{key}: {_scalar(value)}")
-    lines.append("---")
-    return "\n".join(lines) + f"\n# {fields.title}\n\n{fields.body}\n"
+    """The file text of a memory (the front matter in :func:`frontmatter.render`'s plain layout)."""
+    front = frontmatter.render({key: getattr(fields, key) for key in _FRONT_KEYS}, plain=True)
+    return front + f"# {fields.title}\n\n{fields.body}\n"
 
 
 def _text(value: Any, key: str) -> str | None:

@@ -25,7 +25,6 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from sqlalchemy import update
 from sqlmodel import col, select
 
 from dokoro_store.clock import Clock
@@ -33,6 +32,7 @@ from dokoro_store.db.engine import Database
 from dokoro_store.errors import EmbedderMismatchError, InvalidArgumentError
 from dokoro_store.models.memories import Memory as MemoryRow
 from dokoro_store.results.memories import RecallHit
+from dokoro_store.services.memories import repository
 from dokoro_store.services.memories.rows import (
     DOC_PREFIX,
     DOC_TYPE,
@@ -175,11 +175,7 @@ class MemoryRecall:
         if count_use and hits:
             # One statement: the count is incremented in SQL (no read, no lost update between processes).
             with self._db.write() as session:
-                session.execute(
-                    update(MemoryRow)
-                    .where(col(MemoryRow.id).in_([hit.memory.id for hit in hits]))
-                    .values(recall_count=col(MemoryRow.recall_count) + 1, last_recalled_at=now)
-                )
+                repository.count_uses(session, [hit.memory.id for hit in hits], now=now)
         return hits
 
 

@@ -24,7 +24,8 @@ from dokoro_store.errors import ConflictError, NotFoundError
 from dokoro_store.models.memories import Memory as MemoryRow
 from dokoro_store.results.memories import Memory
 from dokoro_store.results.memory_files import Reviewed
-from dokoro_store.services.memories.rows import archive, memory_result
+from dokoro_store.services.memories import repository
+from dokoro_store.services.memories.rows import memory_result
 
 __all__ = ["PROPOSED", "MemoryReview", "initial_state"]
 
@@ -73,17 +74,12 @@ class MemoryReview:
         superseded: MemoryRow | None = None
         with self._db.write() as session:
             row = self._proposed(session, memory_id)
-            row.state = "active"
-            row.state_reason = f"approved by {by}" if by else "approved"
-            row.state_changed_at = now
-            row.updated_at = now
+            repository.set_state(session, row, "active", reason=f"approved by {by}" if by else "approved", now=now)
             if row.supersedes:
                 old = session.get(MemoryRow, row.supersedes, with_for_update=True)
                 if old is not None and old.state == "active":
-                    archive(old, by=row.id, now=now, agent=by)
-                    session.add(old)
+                    repository.supersede(session, old, by=row.id, now=now, agent=by)
                     superseded = old
-            session.add(row)
         self._index(row)
         if superseded is not None:
             self._index(superseded)
@@ -101,10 +97,6 @@ class MemoryReview:
             why = "rejected in review" + (f" by {by}" if by else "")
             if reason and reason.strip():
                 why += f": {reason.strip()}"
-            row.state = "deprecated"
-            row.state_reason = why
-            row.state_changed_at = now
-            row.updated_at = now
-            session.add(row)
+            repository.set_state(session, row, "deprecated", reason=why, now=now)
         self._index(row)
         return Reviewed(memory=memory_result(row), decision="rejected")

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -45,8 +44,8 @@ from dokoro_store.errors import (
 )
 from dokoro_store.models.docs import Doc
 from dokoro_store.models.memories import Memory as MemoryRow
-from dokoro_store.models.memories import MemoryConflict, MemoryEntity
-from dokoro_store.ownership import known_agent, owned_by_another
+from dokoro_store.models.memories import MemoryConflict
+from dokoro_store.ownership import owned_by_another
 from dokoro_store.results.memories import (
     CloseMemory,
     FileProblem,
@@ -61,8 +60,9 @@ from dokoro_store.results.memories import (
 from dokoro_store.results.memory_files import MemoryReindex, Reviewed
 from dokoro_store.retrieval.threads import clean_thread, place_in_thread
 from dokoro_store.secrets import redact, redact_all, redact_value
+from dokoro_store.services.memories import repository
 from dokoro_store.services.memories.files import DEFAULT_RENDER_BATCH, DEFAULT_SWEEP, LOCK_WAIT, MemoryFiles
-from dokoro_store.services.memories.gate import ConflictGate, pair_hash, sync_entities, text_similarity
+from dokoro_store.services.memories.gate import ConflictGate, pair_hash, text_similarity
 from dokoro_store.services.memories.recall import MemoryRecall
 from dokoro_store.services.memories.review import PROPOSED, MemoryReview, initial_state
 from dokoro_store.services.memories.rows import (
@@ -71,7 +71,6 @@ from dokoro_store.services.memories.rows import (
     MEMORY_TYPES,
     STATES,
     TRUST_LEVELS,
-    archive,
     canonical_entities,
     doc_text,
     memory_result,
@@ -238,7 +237,7 @@ class MemoryService:
         (title_clean, body_clean, source_clean), kinds = redact_all([title, body, source])
         now = self._clock.now()
         memory = MemoryRow(
-            id=f"mem_{now:%Y%m%d}_{secrets.token_hex(4)}",
+            id=repository.new_id(now),
             type=type,
             title=str(title_clean),
             body=str(body_clean),
@@ -354,17 +353,13 @@ class MemoryService:
                 )
             memory.supersedes = old.id
             if memory.state != PROPOSED:  # a proposal supersedes only once approved
-                self._archive(old, by=memory.id, now=now, agent=memory.agent_id)
-                session.add(old)
+                repository.supersede(session, old, by=memory.id, now=now, agent=memory.agent_id)
                 # Its text is unchanged: only its document's state moves (its index stays current).
                 self._save_doc(session, old)
                 superseded = old
         session.flush()  # the superseded row's change is written before the new row's
-        # The new rows in plain inserts (no ORM unit of work): the memory, its entities, its document.
-        session.execute(insert(_MEMORIES), [_values(_MEMORIES, memory)])
-        entities = [{"memory_id": memory.id, "entity": e} for e in dict.fromkeys(memory.entities)]
-        if entities:
-            session.execute(insert(_ENTITIES), entities)
+        # The new rows in plain inserts (no ORM unit of work): the memory and its entities, its document.
+        repository.create(session, memory)
         # The memories of one session are a thread, in the order remembered: search lifts the
         # memory beside a match, as it does for a conversation's turns (retrieval.threads).
         thread = clean_thread(memory.session_id)
@@ -413,7 +408,7 @@ class MemoryService:
                 raise InvalidArgumentError("every memory needs a title and a body")
             rows.append(
                 MemoryRow(
-                    id=f"mem_{now:%Y%m%d}_{secrets.token_hex(5)}",
+                    id=repository.new_id(now),
                     type=draft.type,
                     title=str(title)[:300],
                     body=str(body),
@@ -426,9 +421,7 @@ class MemoryService:
                 )
             )
         with self._db.write() as session:
-            session.add_all(rows)
-            session.flush()  # the memory rows exist before their entity rows point at them
-            sync_entities(session, rows)
+            repository.create_many(session, rows)
         self._index_many(rows, threads=[(d.thread, d.thread_pos) for d in drafts], progress=progress)
         if len(rows) >= _BULK_STATISTICS:
             self._db.refresh_statistics("memories", "memory_entities")
@@ -496,10 +489,6 @@ class MemoryService:
         report = self._docs.index_docs(doc_ids, force=force, progress=progress)
         return report.indexed
 
-    @staticmethod
-    def _archive(old: MemoryRow, *, by: str, now: datetime, agent: str | None) -> None:
-        archive(old, by=by, now=now, agent=agent)
-
     def verdict(self, new_id: str, old_id: str, verdict: str, agent_id: str | None = None) -> MemoryVerdict:
         """Record the agent's verdict on a pair the gate showed; ``supersede`` archives the old one
         (once approved, when the new one is a proposal under review), ``discard_new`` deprecates
@@ -520,9 +509,7 @@ class MemoryService:
                 raise NotFoundError(f"no memory {missing!r}; the ids are in dokoro_remember's answer")
             pair = session.get(MemoryConflict, pair_hash(new.id, old.id), with_for_update=True)
             _check_verdict_allowed(new, old, verdict, shown=pair is not None, agent=agent_id)
-            if pair is None:
-                pair = MemoryConflict(pair_hash=pair_hash(new.id, old.id), new_id=new.id, old_id=old.id, shown_at=now)
-            if pair.verdict is not None:
+            if pair is not None and pair.verdict is not None:
                 raise ConflictError(
                     f"this pair already has the verdict {pair.verdict!r} ({iso(pair.decided_at or now)}); "
                     "nothing changed"
@@ -531,19 +518,12 @@ class MemoryService:
                 if old.state != "active":
                     raise ConflictError(f"memory {old.id} is already {old.state}; nothing changed")
                 if new.state != PROPOSED:  # a proposal supersedes only once a person approves it
-                    self._archive(old, by=new.id, now=now, agent=agent_id)
-                new.supersedes = old.id
-                new.updated_at = now
+                    repository.supersede(session, old, by=new.id, now=now, agent=agent_id)
+                repository.rewrite(session, new, {"supersedes": old.id, "updated_at": now})
             elif verdict == "discard_new":
-                new.state = "deprecated"
-                new.state_reason = f"duplicate of {old.id} (conflict gate verdict)"
-                new.state_changed_at = now
-                new.state_changed_by = known_agent(agent_id)
-                new.updated_at = now
-            pair.verdict = verdict
-            pair.decided_at = now
-            pair.decided_by = agent_id
-            session.add_all([new, old, pair])
+                reason = f"duplicate of {old.id} (conflict gate verdict)"
+                repository.set_state(session, new, "deprecated", reason=reason, now=now, agent=agent_id)
+            repository.record_verdict(session, pair, verdict, new_id=new.id, old_id=old.id, now=now, by=agent_id)
         self._index(new)
         self._index(old)
         self._rendered(new.id, old.id)
@@ -584,13 +564,7 @@ class MemoryService:
                         "Deprecate it instead (dokoro_forget with a reason, purge=false: history kept), "
                         f"or ask {row.agent_id} to purge it"
                     )
-                for pair in session.exec(
-                    select(MemoryConflict).where(
-                        (col(MemoryConflict.new_id) == row.id) | (col(MemoryConflict.old_id) == row.id)
-                    )
-                ):
-                    session.delete(pair)
-                session.delete(row)
+                repository.purge(session, row)
             self._docs.delete(f"{DOC_PREFIX}{row.id}")
             if self._files is not None:
                 self._files.remove(row.id)
@@ -606,12 +580,7 @@ class MemoryService:
                 raise NotFoundError(f"no memory {memory_id!r}")
             if row.state == "deprecated":
                 raise ConflictError(f"memory {row.id} is already deprecated: {row.state_reason}")
-            row.state = "deprecated"
-            row.state_reason = reason.strip()
-            row.state_changed_at = now
-            row.state_changed_by = known_agent(acting_agent)
-            row.updated_at = now
-            session.add(row)
+            repository.set_state(session, row, "deprecated", reason=reason.strip(), now=now, agent=acting_agent)
         self._index(row)
         self._rendered(row.id)
         return memory_result(row), Forgotten(id=row.id, action="deprecated", state=row.state)
@@ -785,7 +754,6 @@ def _check_verdict_allowed(new: MemoryRow, old: MemoryRow, verdict: str, *, show
 
 
 _MEMORIES = MemoryRow.__table__  # type: ignore[attr-defined]
-_ENTITIES = MemoryEntity.__table__  # type: ignore[attr-defined]
 _DOCS = Doc.__table__  # type: ignore[attr-defined]
 
 

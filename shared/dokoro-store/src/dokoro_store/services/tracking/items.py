@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy.exc import IntegrityError
 from sqlmodel import col, select
 
 from dokoro_store.clock import Clock
 from dokoro_store.db.engine import Database
+from dokoro_store.db.ids import take_id
 from dokoro_store.errors import InvalidArgumentError, NotFoundError
 from dokoro_store.models import TrackingEvent, TrackingItem
 from dokoro_store.results.tracking import TrackingEventView, TrackingItemView
@@ -199,16 +199,8 @@ class ItemService:
         assert safe_title is not None
         status = STATUSES[kind][0]
         now = self._clock.now()
-        for attempt in range(20):
-            with self._db.read() as session:
-                taken = set(
-                    session.exec(
-                        select(TrackingItem.id).where(col(TrackingItem.id).startswith(base_id, autoescape=True))
-                    )
-                )
-            item_id, counter = base_id, 2
-            while item_id in taken:
-                item_id, counter = f"{base_id}-{counter}", counter + 1
+        with self._db.write() as session:
+            item_id = take_id(session, self._db.ops, col(TrackingItem.id), base_id).id
             item = TrackingItem(
                 id=item_id,
                 kind=kind,
@@ -225,21 +217,12 @@ class ItemService:
                 updated_at=now,
                 version=1,
             )
-            try:
-                with self._db.write() as session:
-                    session.add(item)
-                    session.flush()
-                    session.add(
-                        TrackingEvent(
-                            item_id=item_id, seq=1, action="added", to_status=status, agent_id=agent_id, at=now
-                        )
-                    )
-            except IntegrityError:
-                if attempt == 19:
-                    raise
-                continue  # another agent took the id in between: the next number
-            return Change(item, None, kinds)
-        raise AssertionError("unreachable")  # pragma: no cover
+            session.add(item)
+            session.flush()
+            session.add(
+                TrackingEvent(item_id=item_id, seq=1, action="added", to_status=status, agent_id=agent_id, at=now)
+            )
+        return Change(item, None, kinds)
 
     # ------------------------------------------------------------------ lifecycle
     def transition(

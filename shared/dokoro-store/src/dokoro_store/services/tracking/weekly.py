@@ -19,6 +19,7 @@ from sqlmodel import col, select
 
 from dokoro_store.clock import Clock, iso_week_dir
 from dokoro_store.db.engine import Database
+from dokoro_store.db.ids import take_id
 from dokoro_store.files import read_text_or_none
 from dokoro_store.models import WeeklyItem
 from dokoro_store.paths import StorePaths
@@ -116,42 +117,36 @@ class WeeklyService:
         week = week or self.this_week()
         key = title_key(safe_title)
         now = self._clock.now()
-        for attempt in range(5):
-            try:
-                with self._db.write() as session:
-                    self._db.ops.lock_keys(session, _LOCK, [week])
-                    existing = session.exec(
-                        select(WeeklyItem).where(col(WeeklyItem.week) == week, col(WeeklyItem.title_key) == key)
-                    ).first()
-                    if existing is not None:
-                        if existing.status == "dropped":
-                            existing.status, existing.updated_at = "open", now
-                            existing.version += 1
-                            session.add(existing)
-                        return Added(existing, False, kinds)
-                    last = session.exec(select(func.max(WeeklyItem.position)).where(col(WeeklyItem.week) == week)).one()
-                    position = int(last or 0) + 1
-                    row = WeeklyItem(
-                        id=f"{week}-{position}",
-                        week=week,
-                        position=position,
-                        type=kind,
-                        title=safe_title,
-                        title_key=key,
-                        priority=priority,
-                        effort=safe_effort,
-                        ref_id=safe_ref,
-                        source=source,
-                        agent_id=agent_id,
-                        created_at=now,
-                        updated_at=now,
-                    )
-                    session.add(row)
-                return Added(row, True, kinds)
-            except IntegrityError:
-                if attempt == 4:
-                    raise
-        raise AssertionError("unreachable")  # pragma: no cover
+        with self._db.write() as session:
+            self._db.ops.lock_keys(session, _LOCK, [week])
+            existing = session.exec(
+                select(WeeklyItem).where(col(WeeklyItem.week) == week, col(WeeklyItem.title_key) == key)
+            ).first()
+            if existing is not None:
+                if existing.status == "dropped":
+                    existing.status, existing.updated_at = "open", now
+                    existing.version += 1
+                    session.add(existing)
+                return Added(existing, False, kinds)
+            last = session.exec(select(func.max(WeeklyItem.position)).where(col(WeeklyItem.week) == week)).one()
+            new = take_id(session, self._db.ops, col(WeeklyItem.id), week, first=int(last or 0) + 1)
+            row = WeeklyItem(
+                id=new.id,
+                week=week,
+                position=new.number,
+                type=kind,
+                title=safe_title,
+                title_key=key,
+                priority=priority,
+                effort=safe_effort,
+                ref_id=safe_ref,
+                source=source,
+                agent_id=agent_id,
+                created_at=now,
+                updated_at=now,
+            )
+            session.add(row)
+        return Added(row, True, kinds)
 
     def items(self, week: str) -> list[WeeklyItem]:
         with self._db.read() as session:

@@ -1,4 +1,4 @@
-"""Recall's vector leg served from the memories' chunk vectors in memory (``services.memories.chunks``).
+"""Recall's vector leg served from the memory vector index (``retrieval.memory_index``).
 
 Its answer must be the vector engine's for the same scope, under every filter recall puts in the
 scope, and it must follow what this process and other processes write: a remember, a forget, a
@@ -19,8 +19,8 @@ import pytest
 from dokoro_store import FrozenClock, Store
 from dokoro_store.retrieval import RetrievalConfig
 from dokoro_store.retrieval.documents import NewDocument
+from dokoro_store.retrieval.memory_index import MemoryIndex
 from dokoro_store.retrieval.scope import DocScope, MemoryScope
-from dokoro_store.services.memories.chunks import MemoryChunks
 from dokoro_store.services.memories.service import MemoryDraft
 
 WORDS = [
@@ -40,7 +40,7 @@ def memories(
 ) -> Iterator[Store]:
     """160 memories of four types, five entities and ages over a year (two of them deprecated, one long
     enough for several chunks) beside 40 pages, served from memory from 100 memories on."""
-    monkeypatch.setattr("dokoro_store.services.memories.chunks.SERVED_FROM", 100)
+    monkeypatch.setattr("dokoro_store.retrieval.memory_index.SERVED_FROM", 100)
     config = RetrievalConfig(embedder="static")
     with Store.open(root, database_url=database_url, clock=clock, retrieval=config) as store:
         rng = random.Random(7)
@@ -93,7 +93,7 @@ def _both(store: Store, query: str, scope: DocScope, k: int = K) -> tuple[list[A
     assert embedder is not None
     vector = embedder.embed([query], query=True)[0]
     served = store.search.scoped_vectors
-    assert isinstance(served, MemoryChunks)
+    assert isinstance(served, MemoryIndex)
     mine = served.search(vector, embedder.id, k, scope)
     assert mine is not None, "the memory index should answer this scope"
     theirs = store.search._vectors().search(vector, embedder.id, k, scope)
@@ -130,7 +130,7 @@ def test_recall_goes_through_the_memory_index_and_finds_what_it_found_before(
     filters: list[dict[str, Any]] = [{}, {"types": ["fact"]}, {"entity": "auth"}, {"states": ["deprecated"]}]
     served = [[m.memory.id for m in memories.memories.recall(q, count_use=False, **f)] for q in asked for f in filters]
     index = memories.search.scoped_vectors
-    assert isinstance(index, MemoryChunks) and len(index) > 160  # built by those recalls
+    assert isinstance(index, MemoryIndex) and len(index) > 160  # built by those recalls
     monkeypatch.setattr(memories.search, "scoped_vectors", None)  # the engine alone, as before
     engine = [[m.memory.id for m in memories.memories.recall(q, count_use=False, **f)] for q in asked for f in filters]
     assert served == engine
@@ -147,7 +147,7 @@ def test_a_scope_not_about_memories_alone_and_a_small_store_go_to_the_engine(
         assert embedder is not None
         vector = embedder.embed(["gateway deploys"], query=True)[0]
         index = store.search.scoped_vectors
-        assert isinstance(index, MemoryChunks)
+        assert isinstance(index, MemoryIndex)
         recall_scope = DocScope(doc_types=("memory",), memory=MemoryScope(states=("active",)))
         assert index.search(vector, embedder.id, 10, recall_scope) is None  # small store: no matrix
         assert len(index) == 0
@@ -197,7 +197,7 @@ def test_the_memory_index_follows_writes_made_here_and_in_another_process(
 
     assert top(active)  # the matrix is built now
     index = memories.search.scoped_vectors
-    assert isinstance(index, MemoryChunks) and len(index) > 0
+    assert isinstance(index, MemoryIndex) and len(index) > 0
 
     # Remembered by another process: found on the next search.
     theirs = _elsewhere(root, database_url, "remember", "The quokka ingest proxy listens on port 40001")
@@ -208,7 +208,7 @@ def test_the_memory_index_follows_writes_made_here_and_in_another_process(
     assert f"memory:{mine.memory.id}" in top(active)[:2]
 
     # Both memories' documents are indexed from the text their rows give: none is read again later.
-    assert not index._unsettled
+    assert not index.unsettled()
 
     # Deprecated by another process: gone from the active scope, still there among every state.
     _elsewhere(root, database_url, "forget", theirs)
@@ -223,3 +223,37 @@ def test_the_memory_index_follows_writes_made_here_and_in_another_process(
     memories.memories.forget(mine.memory.id, purge=True, confirm=True)
     assert f"memory:{mine.memory.id}" not in top(every)
     assert memories.memories.recall(query, count_use=False, states=["active", "deprecated"])
+
+
+@pytest.mark.slow  # another process writing at once
+def test_the_gate_and_recall_here_see_a_memory_remembered_in_another_process_through_one_index(
+    memories: Store, root: Path, database_url: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("dokoro_store.services.memories.gate._ALL_BELOW", 50)  # 160 memories: the gate scans
+    index = memories.search.memory_index
+    assert memories.search.scoped_vectors is index
+    memories.memories.remember(type="fact", title="Lint", body="Lint runs before every commit of the web client.")
+    built = len(index)
+    assert built > 160  # built by the gate, before any recall
+
+    theirs = _elsewhere(root, database_url, "remember", "The quokka ingest proxy listens on port 40001")
+    hits = memories.memories.recall("which port does the quokka ingest proxy use", count_use=False)
+    assert hits[0].memory.id == theirs
+    # Caught up by rev: the remember above (committed after its gate built the index) and theirs.
+    assert index.holds(theirs) and len(index) == built + 2
+
+    restated = memories.memories.remember(
+        type="fact", title="Quokka ingest proxy", body="The quokka ingest proxy listens on port 40001, confirmed."
+    )
+    (close,) = [c for c in restated.conflicts if c.memory.id == theirs]
+    assert close.semantic is not None and close.semantic > 0.8
+
+    # Retired there: the gate here no longer pairs it, recall of every state still finds it.
+    _elsewhere(root, database_url, "forget", theirs)
+    again = memories.memories.remember(
+        type="fact", title="Quokka proxy", body="The quokka ingest proxy listens on port 40001, checked again."
+    )
+    assert theirs not in {c.memory.id for c in again.conflicts}
+    assert not index.holds(theirs)
+    deprecated = memories.memories.recall("quokka ingest proxy port", count_use=False, states=["deprecated"])
+    assert theirs in [h.memory.id for h in deprecated]
