@@ -223,7 +223,7 @@ class Store:
             raise StoreUnavailableError(unusable_folder(paths.root, exc)) from None
         except OperationalError as exc:
             db.dispose()
-            if "readonly" not in str(exc) and "read-only" not in str(exc):
+            if "readonly" not in str(exc) and "read-only" not in str(exc) and not _unwritable(paths.db_dir):
                 raise
             raise StoreUnavailableError(unusable_folder(paths.root, PermissionError(str(exc.orig)))) from None
         except BaseException:
@@ -253,3 +253,16 @@ class Store:
 
     def __exit__(self, *_exc: object) -> None:
         self.close()
+
+
+def _unwritable(folder: Path) -> bool:
+    """SQLite reports a folder it cannot write its log files in as "unable to open database file":
+    a probe file tells that apart from other failures (``os.access`` says yes to root on an
+    immutable folder)."""
+    import tempfile
+
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            return False
+    except OSError:
+        return True
