@@ -81,11 +81,11 @@ def pair_hash(a: str, b: str) -> str:
 
 
 # ---------------------------------------------------------------------- new rows
-def _values(row: MemoryRow) -> dict[str, Any]:
-    """A row's column values for a plain insert, each redacted of secrets on the object too (as the
-    ORM flush does): what the caller answers is what the database holds."""
+def column_values(table: Any, row: Any) -> dict[str, Any]:
+    """A model's column values for a plain insert into ``table``, each redacted of secrets on the
+    object too (as the ORM flush does): what the caller answers is what the database holds."""
     values: dict[str, Any] = {}
-    for column in _MEMORIES.columns:
+    for column in table.columns:
         value = getattr(row, column.name)
         if isinstance(value, str | dict | list):
             cleaned, kinds = redact_value(value)
@@ -111,7 +111,7 @@ def create_many(session: Session, rows: Sequence[MemoryRow]) -> None:
     if not rows:
         return
     with writing(session):
-        session.execute(insert(_MEMORIES), [_values(row) for row in rows])
+        session.execute(insert(_MEMORIES), [column_values(_MEMORIES, row) for row in rows])
         if entities := _entity_rows(rows):
             session.execute(insert(_ENTITIES), entities)
 

@@ -59,7 +59,7 @@ from dokoro_store.results.memories import (
 )
 from dokoro_store.results.memory_files import MemoryReindex, Reviewed
 from dokoro_store.retrieval.threads import clean_thread, place_in_thread
-from dokoro_store.secrets import redact, redact_all, redact_value
+from dokoro_store.secrets import redact, redact_all
 from dokoro_store.services.memories import repository
 from dokoro_store.services.memories.files import DEFAULT_RENDER_BATCH, DEFAULT_SWEEP, LOCK_WAIT, MemoryFiles
 from dokoro_store.services.memories.gate import ConflictGate, pair_hash, text_similarity
@@ -378,7 +378,7 @@ class MemoryService:
             thread=thread,
             thread_pos=place,
         )
-        session.execute(insert(_DOCS), [_values(_DOCS, doc)])
+        session.execute(insert(_DOCS), [repository.column_values(_DOCS, doc)])
         # The change numbers the triggers gave these rows: their files are rendered only if no
         # other write moved them since (MemoryFiles.render_written).
         written = [memory] + ([superseded] if superseded is not None else [])
@@ -755,21 +755,6 @@ def _check_verdict_allowed(new: MemoryRow, old: MemoryRow, verdict: str, *, show
 
 _MEMORIES = MemoryRow.__table__  # type: ignore[attr-defined]
 _DOCS = Doc.__table__  # type: ignore[attr-defined]
-
-
-def _values(table: Any, row: Any) -> dict[str, Any]:
-    """A model's column values, for a plain insert, each redacted of secrets on the object too (as
-    the ORM flush does): what remember answers is what the database holds."""
-    values: dict[str, Any] = {}
-    for column in table.columns:
-        value = getattr(row, column.name)
-        if isinstance(value, str | dict | list):
-            cleaned, kinds = redact_value(value)
-            if kinds:
-                setattr(row, column.name, cleaned)
-                value = cleaned
-        values[column.name] = value
-    return values
 
 
 def _doc_fields(memory: MemoryRow) -> dict[str, Any]:
