@@ -159,8 +159,9 @@ def dokoro_recall(
     ] = False,
 ) -> Annotated[CallToolResult, Recall]:
     """Recall memories by meaning and words (hybrid search over full text, vectors and the entity graph),
-    ranked by relevance weighted by trust, state, freshness and use; superseded, deprecated and expired
-    memories come last and say so. Each hit shows its relevance (how likely it is what you asked for, on
+    ranked by relevance weighted by trust, state, freshness and use; stale memories (past valid_until or
+    review_after, or depending on a retired one) come after the current ones and say "stale", superseded and
+    deprecated ones come last and say so. Each hit shows its relevance (how likely it is what you asked for, on
     one scale for every query) and why it surfaced; when none is a close match the answer says so."""
     states = ("active", "archived", "deprecated") if include_archived else ("active",)
     if include_proposed:
@@ -184,6 +185,8 @@ def dokoro_recall(
         tag = f"[{m.type}, proposed]" if m.state == "proposed" else f"[{m.type}]"
         if h.retired:
             tag = f"[{m.type}, ⚠️ RETIRED: {h.retired}]"
+        elif h.stale:
+            tag = f"[{m.type}, ⏳ {h.stale}]"
         lines.append(f"{i}. {tag} {m.title} ({m.id}, relevance {h.relevance:.2f})\n   {excerpt}\n   why: {h.reason}")
     from dokoro_store.retrieval.calibration import CLOSE_MATCH  # not at import: tools/list loads no store
 

@@ -167,8 +167,13 @@ class RecallHit(Result):
     reason: str
     retired: str | None = Field(
         default=None,
-        description="Set when the memory no longer holds (superseded, archived, deprecated, expired): which, in "
-        "words. Such memories rank below every current one.",
+        description="Set when the memory no longer holds (superseded, archived, deprecated): which, in "
+        "words. Such memories rank below every current and every stale one.",
+    )
+    stale: str | None = Field(
+        default=None,
+        description="Set when the memory is in force but stale (past valid_until or review_after, or depending on "
+        "a retired memory): why, in words starting with 'stale'. Ranked below current memories, above retired.",
     )
 
 
