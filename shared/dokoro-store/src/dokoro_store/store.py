@@ -34,6 +34,7 @@ from dokoro_store.services.episodic import CompactionResult, EpisodicService
 from dokoro_store.services.feedback import FeedbackService
 from dokoro_store.services.feedback_log import FeedbackLog
 from dokoro_store.services.graph import DEFAULT_FUNCTIONAL_RELATION_TYPES, GraphService
+from dokoro_store.services.memories.proposals import ProposalService
 from dokoro_store.services.memories.service import MemoryService
 from dokoro_store.services.planning import PlanningService
 from dokoro_store.services.plans import PlanService
@@ -135,6 +136,9 @@ class Store:
         # rendered as markdown files under memories/ (a person's edits reconciled on each call);
         # with ``memory_review``, agents' inferences wait as proposed until a person approves them.
         self.memories = MemoryService(db, clock, self.docs, self.search, paths=paths, review=memory_review)
+        # Their upkeep, proposed and never applied silently: merges, summaries, prunes, guardrails
+        # filed with their evidence in a ledger, applied only once a person (or the owning agent) approves.
+        self.proposals = ProposalService(db, clock, self.docs, self.memories, review=memory_review)
         # Tracking (issues, features, the week, task timers) and analytics over every layer's rows.
         self.tracking = TrackingService(
             paths,
