@@ -12,9 +12,9 @@ from sqlalchemy.exc import OperationalError
 
 from dokoro_store.clock import Clock
 from dokoro_store.db.changes import ChangeSignal
-from dokoro_store.db.engine import Database
+from dokoro_store.db.engine import Database, describe_url
 from dokoro_store.db.migrate import current_heads, upgrade
-from dokoro_store.errors import StoreUnavailableError
+from dokoro_store.errors import NoStoreError, StoreUnavailableError
 from dokoro_store.lazy import lazy
 from dokoro_store.paths import StorePaths, unusable_folder
 from dokoro_store.retrieval import Retrieval, RetrievalConfig
@@ -269,6 +269,7 @@ class Store:
         functional_relation_types: Iterable[str] = DEFAULT_FUNCTIONAL_RELATION_TYPES,
         retrieval: RetrievalConfig | None = None,
         memory_review: bool = False,
+        create: bool = True,
     ) -> Store:
         """Open the store of the workspace folder ``root``.
 
@@ -278,6 +279,8 @@ class Store:
         single-valued relation types of the entity graph (default ``{"superseded_by"}``).
         ``retrieval`` chooses the embedder and vector engine (default: ``auto`` for both).
         ``memory_review``: memories agents infer wait as ``proposed`` for a person's approval.
+        ``create=False`` (a command that only reads or changes a store): a database at
+        ``database_url`` that holds no dokoro schema raises :class:`NoStoreError` untouched.
         """
         paths = StorePaths(root.expanduser().resolve())
         clock = clock or Clock()
@@ -308,6 +311,13 @@ class Store:
             raise StoreUnavailableError(unusable_folder(paths.root, exc)) from None
         try:
             schema_before = current_heads(db)
+            if not create and database_url and not schema_before:
+                raise NoStoreError(
+                    f"the database of DOKORO_DATABASE_URL at {describe_url(db.url)} holds no dokoro store; "
+                    "create one with `dokoro init` (with DOKORO_DATABASE_URL set), or point DOKORO_DATABASE_URL "
+                    "at the team's database"
+                    "at the team's database"
+                )
             upgrade(db)
             store = cls(paths, db, clock, functional_relation_types, retrieval, memory_review)
             store.schema_before = schema_before
