@@ -20,6 +20,7 @@ from dokoro_store.models.graph import DocEntity, Entity, EntityContentHash, Enti
 from dokoro_store.models.memories import Memory, MemoryConflict, MemoryEntity, MemoryLink
 from dokoro_store.models.memory_settings import MemoryTypeSwitch
 from dokoro_store.models.procedural import Plan, PlanItem
+from dokoro_store.models.proposals import MemoryProposal
 from dokoro_store.models.tracking import TaskTimer, TrackingEvent, TrackingItem, WeeklyItem
 from dokoro_store.models.working import Question
 
@@ -41,6 +42,7 @@ __all__ = [
     "MemoryConflict",
     "MemoryEntity",
     "MemoryLink",
+    "MemoryProposal",
     "MemoryTypeSwitch",
     "Plan",
     "PlanItem",
