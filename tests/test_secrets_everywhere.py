@@ -207,6 +207,7 @@ WRITES: dict[str, Recipe] = {
         "verdict": "keep_both",
     },
     "dokoro_recall": lambda run: {"query": SHORT},
+    "dokoro_memory_renew": lambda run: {"id": _first_memory(run), "review_after": "2999-01-01"},
     "dokoro_forget": lambda run: {"id": _memory_id(run, "_second_memory"), "reason": SHORT},
     "dokoro_memory_reindex": lambda run: {"full": False},
     "dokoro_save_file": lambda run: {"source": _text_file(run), "category": "documents", "description": SHORT},

@@ -137,7 +137,7 @@ def standing(db: Database, doc_ids: Sequence[str], now: datetime) -> Standing:
         row = dated.get(memory_id)
         if row is None:
             if memory_id in broken:
-                out.stale[doc_id] = stale_words("active", None, None, now, broken[memory_id])
+                out.stale[doc_id] = f"stale: {'; '.join(broken[memory_id])}"
             continue
         _id, state, superseded_by, reason, review_after, valid_until = row
         words = describe(str(state), superseded_by, reason, None, now)

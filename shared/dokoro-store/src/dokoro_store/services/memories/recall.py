@@ -265,7 +265,11 @@ def _reason(
 ) -> str:
     # The search's own words on the memory's standing are replaced by recall's (the same, by memory).
     why = hit.why if hit is not None else ""
-    bits = [h for h in why.split("; ") if h and not h.startswith(("retired (", "stale:", "past ", "due for ", "depends on "))]
+    bits = [
+        h
+        for h in why.split("; ")
+        if h and not h.startswith(("retired (", "stale:", "past ", "due for ", "depends on "))
+    ]
     bits.append(memory.trust)
     if retired is not None:
         bits.append(f"{retired}: ranked below every current memory")

@@ -46,7 +46,9 @@ def parse_types(value: str | Sequence[str], name: str = "types") -> list[str]:
         raise InvalidArgumentError(f"{name}: name at least one memory type ({', '.join(MEMORY_TYPES)})")
     for kind in kinds:
         if kind not in MEMORY_TYPES:
-            raise InvalidArgumentError(f"{name}: {kind!r} is not a memory type; the types are {', '.join(MEMORY_TYPES)}")
+            raise InvalidArgumentError(
+                f"{name}: {kind!r} is not a memory type; the types are {', '.join(MEMORY_TYPES)}"
+            )
     return list(dict.fromkeys(kinds))
 
 
