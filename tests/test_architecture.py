@@ -663,7 +663,6 @@ OVER_THE_LIMIT = {
     "shared/dokoro-store/src/dokoro_store/retrieval/lance.py": 600,
     # The memory wing, split by its own issue (27).
     "shared/dokoro-store/src/dokoro_store/services/memories/service.py": 849,
-    "shared/dokoro-store/src/dokoro_store/services/memories/files.py": 1420,
 }
 
 

@@ -147,3 +147,33 @@ def test_tokens_are_created_listed_and_revoked(tmp_path: Path) -> None:
     assert missing.exit_code == 1 and "dokoro token list" in missing.output
     as_json = runner.invoke(app, ["token", "list", "--json", "--path", root])
     assert [(t["id"], t["agent_id"]) for t in json.loads(as_json.stdout)] == [(token_id, "alice")]
+
+
+def test_a_team_database_without_a_store_is_named_and_left_untouched(tmp_path: Path, postgres_url: str) -> None:
+    """A read command on a reachable but empty team database says so in one line and exits 1,
+    having created no schema; `dokoro init` then creates it and the command works."""
+    import psycopg
+    from sqlalchemy.engine import make_url
+
+    url = make_url(postgres_url)
+    empty = url.set(database=f"{url.database}_empty")
+    admin = url.set(drivername="postgresql").render_as_string(hide_password=False)
+    with psycopg.connect(admin, autocommit=True) as connection:
+        connection.execute(f'CREATE DATABASE "{empty.database}"')
+    empty_url = empty.render_as_string(hide_password=False)
+    try:
+        env = {"DOKORO_DATABASE_URL": empty_url}
+        for command in (["rules"], ["list"], ["doctor"], ["memory", "list"]):
+            result = runner.invoke(app, [*command, "--path", str(tmp_path / "s")], env=env)
+            assert result.exit_code == 1, result.output
+            lines = [line for line in result.output.splitlines() if line.strip()]
+            assert len(lines) == 1 and "holds no dokoro store" in lines[0] and "dokoro init" in lines[0]
+            with psycopg.connect(empty.set(drivername="postgresql").render_as_string(hide_password=False)) as db:
+                tables = db.execute("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'")
+                assert tables.fetchone() == (0,)
+
+        assert runner.invoke(app, ["init", "--path", str(tmp_path / "s")], env=env).exit_code == 0
+        assert runner.invoke(app, ["rules", "--path", str(tmp_path / "s")], env=env).exit_code == 0
+    finally:
+        with psycopg.connect(admin, autocommit=True) as connection:
+            connection.execute(f'DROP DATABASE IF EXISTS "{empty.database}" WITH (FORCE)')

@@ -198,8 +198,9 @@ def store_root(settings: DokoroSettings, cwd: Path) -> Path:
     return resolve_dokoro_path(str(settings.path) if settings.path else None, cwd)
 
 
-def open_store(settings: DokoroSettings, cwd: Path, clock: Clock | None = None) -> Store:
-    """Open the store the settings name (folder, or ``DOKORO_DATABASE_URL``)."""
+def open_store(settings: DokoroSettings, cwd: Path, clock: Clock | None = None, *, create: bool = True) -> Store:
+    """Open the store the settings name (folder, or ``DOKORO_DATABASE_URL``); ``create=False``: a
+    team database without a dokoro schema is :class:`~dokoro_store.NoStoreError`, left untouched."""
     from dokoro_store import Store
     from dokoro_store.retrieval import RetrievalConfig
 
@@ -216,21 +217,26 @@ def open_store(settings: DokoroSettings, cwd: Path, clock: Clock | None = None) 
         functional_relation_types=settings.functional_relation_type_set,
         retrieval=retrieval,
         memory_review=settings.memory_review,
+        create=create,
     )
     if opened.recovered:
         log.warning("dokoro: finished %d interrupted compaction(s)", len(opened.recovered))
     return opened
 
 
-def open_store_or_exit(settings: DokoroSettings, cwd: Path) -> Store:
+def open_store_or_exit(settings: DokoroSettings, cwd: Path, *, create: bool = True) -> Store:
     """Open the store for a command; a store that cannot be opened ends the process clearly.
 
-    An unreachable team database is an error, never a silent local fall-back.
+    An unreachable team database is an error (exit 2), never a silent local fall-back; a reachable
+    one without a store, for a command that may not create one, exits 1 like a missing folder.
     """
-    from dokoro_store import DokoroError
+    from dokoro_store import DokoroError, NoStoreError
 
     try:
-        return open_store(settings, cwd)
+        return open_store(settings, cwd, create=create)
+    except NoStoreError as exc:
+        print(f"dokoro: {exc}", file=sys.stderr)
+        raise SystemExit(1) from None
     except DokoroError as exc:
         print(f"dokoro: {exc}", file=sys.stderr)
         raise SystemExit(2) from None

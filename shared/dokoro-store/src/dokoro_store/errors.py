@@ -53,6 +53,10 @@ class StoreUnavailableError(DokoroError):
     """The database cannot be opened or reached."""
 
 
+class NoStoreError(StoreUnavailableError):
+    """The database is reachable but holds no dokoro store, and the caller may not create one."""
+
+
 class EmbedderUnavailableError(DokoroError):
     """The configured embedder cannot embed right now (library missing, server unreachable)."""
 

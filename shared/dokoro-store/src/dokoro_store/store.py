@@ -12,37 +12,41 @@ from sqlalchemy.exc import OperationalError
 
 from dokoro_store.clock import Clock
 from dokoro_store.db.changes import ChangeSignal
-from dokoro_store.db.engine import Database
+from dokoro_store.db.engine import Database, describe_url
 from dokoro_store.db.migrate import current_heads, upgrade
-from dokoro_store.errors import StoreUnavailableError
+from dokoro_store.errors import NoStoreError, StoreUnavailableError
+from dokoro_store.lazy import lazy
 from dokoro_store.paths import StorePaths, unusable_folder
-
-if TYPE_CHECKING:
-    from dokoro_store.original import MoveIn
 from dokoro_store.retrieval import Retrieval, RetrievalConfig
-from dokoro_store.services.analytics import AnalyticsService
-from dokoro_store.services.archive import ArchiveService
-from dokoro_store.services.assets import AssetService
-from dokoro_store.services.bridge import BridgeService
-from dokoro_store.services.cleanup import CleanupService
-from dokoro_store.services.context_inspect import ContextService
-from dokoro_store.services.coordination import Coordination
-from dokoro_store.services.current import CurrentService
 from dokoro_store.services.current_file import CurrentFile
-from dokoro_store.services.doc_board import DocBoard
 from dokoro_store.services.episodic import CompactionResult, EpisodicService
-from dokoro_store.services.feedback import FeedbackService
-from dokoro_store.services.feedback_log import FeedbackLog
 from dokoro_store.services.graph import DEFAULT_FUNCTIONAL_RELATION_TYPES, GraphService
 from dokoro_store.services.memories.service import MemoryService
-from dokoro_store.services.planning import PlanningService
-from dokoro_store.services.plans import PlanService
-from dokoro_store.services.questions import QuestionService
-from dokoro_store.services.secret_scan import SecretScanner
-from dokoro_store.services.tokens import TokenService
-from dokoro_store.services.tracking import TrackingService
-from dokoro_store.services.work_sessions import WorkSessions
-from dokoro_store.services.workspace import WorkspaceService
+
+if TYPE_CHECKING:
+    # The layers a command or a tool reaches now and then are built (and imported) on first use:
+    # `dokoro rules` need not import analytics, tracking or the archive sweep.
+    from dokoro_store.original import MoveIn
+    from dokoro_store.services.analytics import AnalyticsService
+    from dokoro_store.services.archive import ArchiveService
+    from dokoro_store.services.assets import AssetService
+    from dokoro_store.services.bridge import BridgeService
+    from dokoro_store.services.cleanup import CleanupService
+    from dokoro_store.services.context_inspect import ContextService
+    from dokoro_store.services.coordination import Coordination
+    from dokoro_store.services.current import CurrentService
+    from dokoro_store.services.doc_board import DocBoard
+    from dokoro_store.services.feedback import FeedbackService
+    from dokoro_store.services.feedback_log import FeedbackLog
+    from dokoro_store.services.memories.proposals import ProposalService
+    from dokoro_store.services.planning import PlanningService
+    from dokoro_store.services.plans import PlanService
+    from dokoro_store.services.questions import QuestionService
+    from dokoro_store.services.secret_scan import SecretScanner
+    from dokoro_store.services.tokens import TokenService
+    from dokoro_store.services.tracking import TrackingService
+    from dokoro_store.services.work_sessions import WorkSessions
+    from dokoro_store.services.workspace import WorkspaceService
 
 __all__ = ["Store", "WorkingMemory"]
 
@@ -99,14 +103,69 @@ class Store:
         self.episodic = EpisodicService(
             db, clock, self.embedder, self.retrieval.summaries, embed_behind=self.retrieval.config.embed_behind
         )
-        self.feedback = FeedbackService(db)
-        self.coord = Coordination.open(db, clock)
-        self.tokens = TokenService(db, clock)
         # current.md: the workspace writes it; questions, assets and plans log lines to it.
-        current = CurrentFile(paths, clock)
-        self.plans = PlanService(paths, db, clock, current)
+        self._current = CurrentFile(paths, clock)
+        # Typed memories (remember / recall / forget): rows indexed as documents for hybrid recall,
+        # rendered as markdown files under memories/ (a person's edits reconciled on each call);
+        # with ``memory_review``, agents' inferences wait as proposed until a person approves them.
+        self.memories = MemoryService(db, clock, self.docs, self.search, paths=paths, review=memory_review)
+        self._memory_review = memory_review
+        self.recovered: list[CompactionResult] = []
+        # The schema revisions found when the store was opened, before any upgrade.
+        self.schema_before: frozenset[str] = frozenset()
+        # What opening it moved in from a store of the original dokoro (converted on this open).
+        self.moved_in: MoveIn | None = None
+
+    # ------------------------------------------------------------ layers built on first use
+    # Each is built once, under the store's lock, from the layers above it (the dependency order).
+
+    @lazy
+    def proposals(self) -> ProposalService:
+        from dokoro_store.services.memories.proposals import ProposalService
+
+        # The memories' upkeep, proposed and never applied silently: merges, summaries, prunes and
+        # guardrails filed with their evidence, applied once a person (or the owning agent) approves.
+        return ProposalService(self.db, self.clock, self.docs, self.memories, review=self._memory_review)
+
+    @lazy
+    def coord(self) -> Coordination:
+        from dokoro_store.services.coordination import Coordination
+
+        return Coordination.open(self.db, self.clock)
+
+    @lazy
+    def feedback(self) -> FeedbackService:
+        from dokoro_store.services.feedback import FeedbackService
+
+        return FeedbackService(self.db)
+
+    @lazy
+    def tokens(self) -> TokenService:
+        from dokoro_store.services.tokens import TokenService
+
+        return TokenService(self.db, self.clock)
+
+    @lazy
+    def plans(self) -> PlanService:
+        from dokoro_store.services.plans import PlanService
+
+        return PlanService(self.paths, self.db, self.clock, self._current)
+
+    @lazy
+    def archive(self) -> ArchiveService:
+        from dokoro_store.services.archive import ArchiveService
+
         # The sweep skips files under a live file claim.
-        self.archive = ArchiveService(paths, db, clock, self.plans, claims=self.coord.claims.is_claimed)
+        return ArchiveService(self.paths, self.db, self.clock, self.plans, claims=self.coord.claims.is_claimed)
+
+    @lazy
+    def working(self) -> WorkingMemory:
+        from dokoro_store.services.assets import AssetService
+        from dokoro_store.services.current import CurrentService
+        from dokoro_store.services.questions import QuestionService
+        from dokoro_store.services.workspace import WorkspaceService
+
+        paths, db, clock, current = self.paths, self.db, self.clock, self._current
         # A claim runs the archive sweep; a dump saves and indexes its document like any other;
         # ending a session (dump with keepActive=false) releases the session's file claims.
         workspace = WorkspaceService(
@@ -118,48 +177,97 @@ class Store:
             after_claim=self.archive.after_claim,
             release_claims=self.coord.claims.release_session,
         )
-        self.working = WorkingMemory(
+        return WorkingMemory(
             workspace=workspace,
             current=CurrentService(paths, clock, current),
             questions=QuestionService(db, clock, current),
             assets=AssetService(paths, clock, current),
         )
-        self.context = ContextService(paths, clock)
+
+    @lazy
+    def context(self) -> ContextService:
+        from dokoro_store.services.context_inspect import ContextService
+
+        return ContextService(self.paths, self.clock)
+
+    @lazy
+    def planning(self) -> PlanningService:
+        from dokoro_store.services.planning import PlanningService
+
         # Planning helpers (dokoro-planning) answer from hybrid search and plans.
-        self.planning = PlanningService(
-            paths, db, clock, self.plans, self.working.questions, self.search, self.docs, self.embedder
+        return PlanningService(
+            self.paths,
+            self.db,
+            self.clock,
+            self.plans,
+            self.working.questions,
+            self.search,
+            self.docs,
+            self.embedder,
         )
+
+    @lazy
+    def bridge(self) -> BridgeService:
+        from dokoro_store.services.bridge import BridgeService
+
         # The tachibot bridge (dokoro-bridge): research answers as documents, tachibot plans as plans.
-        self.bridge = BridgeService(paths, clock, self.docs, self.search, self.embedder, self.plans, self.planning)
-        # Typed memories (remember / recall / forget): rows indexed as documents for hybrid recall,
-        # rendered as markdown files under memories/ (a person's edits reconciled on each call);
-        # with ``memory_review``, agents' inferences wait as proposed until a person approves them.
-        self.memories = MemoryService(db, clock, self.docs, self.search, paths=paths, review=memory_review)
-        # Tracking (issues, features, the week, task timers) and analytics over every layer's rows.
-        self.tracking = TrackingService(
-            paths,
-            db,
-            clock,
-            session_id=lambda: workspace.claimed_session,
-            log_line=current.log_line,
+        return BridgeService(self.paths, self.clock, self.docs, self.search, self.embedder, self.plans, self.planning)
+
+    @lazy
+    def tracking(self) -> TrackingService:
+        from dokoro_store.services.tracking import TrackingService
+
+        # Tracking (issues, features, the week, task timers).
+        return TrackingService(
+            self.paths,
+            self.db,
+            self.clock,
+            session_id=lambda: self.working.workspace.claimed_session,
+            log_line=self._current.log_line,
             search=self.search,
         )
-        self.analytics = AnalyticsService(
-            paths, db, clock, self.tracking, search=self.search, docs=self.docs, plans=self.plans
+
+    @lazy
+    def analytics(self) -> AnalyticsService:
+        from dokoro_store.services.analytics import AnalyticsService
+
+        # Analytics over every layer's rows.
+        return AnalyticsService(
+            self.paths, self.db, self.clock, self.tracking, search=self.search, docs=self.docs, plans=self.plans
         )
-        # What a person does from the command line and `dokoro browse`: the documents as a work
-        # board (status, tags, time), work sessions, cleanup of the folder, single feedback rows.
-        self.board = DocBoard(db, clock)
-        self.work_sessions = WorkSessions(db, clock, self.episodic)
-        self.cleanup = CleanupService(paths, db, clock)
-        self.feedback_log = FeedbackLog(db)
+
+    # What a person does from the command line and `dokoro browse`: the documents as a work board
+    # (status, tags, time), work sessions, cleanup of the folder, single feedback rows.
+    @lazy
+    def board(self) -> DocBoard:
+        from dokoro_store.services.doc_board import DocBoard
+
+        return DocBoard(self.db, self.clock)
+
+    @lazy
+    def work_sessions(self) -> WorkSessions:
+        from dokoro_store.services.work_sessions import WorkSessions
+
+        return WorkSessions(self.db, self.clock, self.episodic)
+
+    @lazy
+    def cleanup(self) -> CleanupService:
+        from dokoro_store.services.cleanup import CleanupService
+
+        return CleanupService(self.paths, self.db, self.clock)
+
+    @lazy
+    def feedback_log(self) -> FeedbackLog:
+        from dokoro_store.services.feedback_log import FeedbackLog
+
+        return FeedbackLog(self.db)
+
+    @lazy
+    def secret_scan(self) -> SecretScanner:
+        from dokoro_store.services.secret_scan import SecretScanner
+
         # `dokoro doctor --scan-secrets [--fix]`: secrets already stored (rows and files), redacted in place.
-        self.secret_scan = SecretScanner(paths, db, self.docs)
-        self.recovered: list[CompactionResult] = []
-        # The schema revisions found when the store was opened, before any upgrade.
-        self.schema_before: frozenset[str] = frozenset()
-        # What opening it moved in from a store of the original dokoro (converted on this open).
-        self.moved_in: MoveIn | None = None
+        return SecretScanner(self.paths, self.db, self.docs)
 
     @classmethod
     def open(
@@ -171,6 +279,7 @@ class Store:
         functional_relation_types: Iterable[str] = DEFAULT_FUNCTIONAL_RELATION_TYPES,
         retrieval: RetrievalConfig | None = None,
         memory_review: bool = False,
+        create: bool = True,
     ) -> Store:
         """Open the store of the workspace folder ``root``.
 
@@ -180,6 +289,8 @@ class Store:
         single-valued relation types of the entity graph (default ``{"superseded_by"}``).
         ``retrieval`` chooses the embedder and vector engine (default: ``auto`` for both).
         ``memory_review``: memories agents infer wait as ``proposed`` for a person's approval.
+        ``create=False`` (a command that only reads or changes a store): a database at
+        ``database_url`` that holds no dokoro schema raises :class:`NoStoreError` untouched.
         """
         paths = StorePaths(root.expanduser().resolve())
         clock = clock or Clock()
@@ -210,6 +321,13 @@ class Store:
             raise StoreUnavailableError(unusable_folder(paths.root, exc)) from None
         try:
             schema_before = current_heads(db)
+            if not create and database_url and not schema_before:
+                raise NoStoreError(
+                    f"the database of DOKORO_DATABASE_URL at {describe_url(db.url)} holds no dokoro store; "
+                    "create one with `dokoro init` (with DOKORO_DATABASE_URL set), or point DOKORO_DATABASE_URL "
+                    "at the team's database"
+                    "at the team's database"
+                )
             upgrade(db)
             store = cls(paths, db, clock, functional_relation_types, retrieval, memory_review)
             store.schema_before = schema_before

@@ -32,7 +32,8 @@ def open_for_command(
     reason when it cannot be opened. ``embedder`` overrides ``DOKORO_EMBEDDER`` (``dokoro reembed``).
 
     Only ``dokoro init`` and the servers (``create``) make a store: any other command on a folder
-    without one says where it looked and how to make one, and exits 1, having created nothing.
+    without one says where it looked and how to make one, and exits 1, having created nothing;
+    the same for a team database (``DOKORO_DATABASE_URL``) that holds no dokoro schema.
     """
     from dokoro_server.app import open_store_or_exit
 
@@ -40,7 +41,7 @@ def open_for_command(
     cwd = Path.cwd()
     if not create and settings.database_url is None:
         require_store(settings, path, cwd)
-    store: Store = open_store_or_exit(settings, cwd)
+    store: Store = open_store_or_exit(settings, cwd, create=create)
     return store
 
 

@@ -7,6 +7,8 @@
 - :mod:`.recall`: ranking with weathering;
 - :mod:`.review`: the review queue (``DOKORO_MEMORY_REVIEW``);
 - :mod:`.status`: the health report;
+- :mod:`.proposals`, :mod:`.proposers`, :mod:`.proposal_ledger`: the upkeep the store proposes
+  (merge, summarise, prune, guardrail) with its evidence, applied only once approved;
 - :mod:`.files`, :mod:`.markdown`, :mod:`.manifest`, :mod:`.dictionary`: the memories as
   markdown files a person can edit, the folder's manifest, and the synonyms dictionary.
 
