@@ -663,8 +663,6 @@ OVER_THE_LIMIT = {
     "shared/dokoro-store/src/dokoro_store/retrieval/documents.py": 770,
     # One class (LanceIndex: the table, its copy written behind, its upkeep and search); same reason.
     "shared/dokoro-store/src/dokoro_store/retrieval/lance.py": 600,
-    # The memory wing, split by its own issue (27).
-    "shared/dokoro-store/src/dokoro_store/services/memories/service.py": 849,
 }
 
 
