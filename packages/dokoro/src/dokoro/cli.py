@@ -15,6 +15,7 @@ import typer
 from dokoro.commands import cleanup as _cleanup
 from dokoro.commands import docs as _docs
 from dokoro.commands import memory as _memory
+from dokoro.commands import proposals as _proposals
 from dokoro.commands import work as _work
 from dokoro.commands._group import LoudGroup, group
 from dokoro.commands._output import EditorOption, JsonOption, PathOption
@@ -107,6 +108,7 @@ app.add_typer(token_app, name="token")
 _docs.register(app)
 app.add_typer(_work.session_app, name="session")
 app.add_typer(_work.time_app, name="time")
+_memory.memory_app.add_typer(_proposals.proposals_app, name="proposals")
 app.add_typer(_memory.memory_app, name="memory")
 app.command("rules")(_memory.rules)
 app.command("cleanup")(_cleanup.cleanup)

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from dokoro_store.services.doc_board import DocBoard
     from dokoro_store.services.feedback import FeedbackService
     from dokoro_store.services.feedback_log import FeedbackLog
+    from dokoro_store.services.memories.proposals import ProposalService
     from dokoro_store.services.planning import PlanningService
     from dokoro_store.services.plans import PlanService
     from dokoro_store.services.questions import QuestionService
@@ -108,6 +109,7 @@ class Store:
         # rendered as markdown files under memories/ (a person's edits reconciled on each call);
         # with ``memory_review``, agents' inferences wait as proposed until a person approves them.
         self.memories = MemoryService(db, clock, self.docs, self.search, paths=paths, review=memory_review)
+        self._memory_review = memory_review
         self.recovered: list[CompactionResult] = []
         # The schema revisions found when the store was opened, before any upgrade.
         self.schema_before: frozenset[str] = frozenset()
@@ -116,6 +118,14 @@ class Store:
 
     # ------------------------------------------------------------ layers built on first use
     # Each is built once, under the store's lock, from the layers above it (the dependency order).
+
+    @lazy
+    def proposals(self) -> ProposalService:
+        from dokoro_store.services.memories.proposals import ProposalService
+
+        # The memories' upkeep, proposed and never applied silently: merges, summaries, prunes and
+        # guardrails filed with their evidence, applied once a person (or the owning agent) approves.
+        return ProposalService(self.db, self.clock, self.docs, self.memories, review=self._memory_review)
 
     @lazy
     def coord(self) -> Coordination:

@@ -19,6 +19,7 @@ from dokoro_store.models.episodic import ConversationSummary, EpisodeSession
 from dokoro_store.models.graph import DocEntity, Entity, EntityContentHash, EntityRelation
 from dokoro_store.models.memories import Memory, MemoryConflict, MemoryEntity
 from dokoro_store.models.procedural import Plan, PlanItem
+from dokoro_store.models.proposals import MemoryProposal
 from dokoro_store.models.tracking import TaskTimer, TrackingEvent, TrackingItem, WeeklyItem
 from dokoro_store.models.working import Question
 
@@ -39,6 +40,7 @@ __all__ = [
     "Memory",
     "MemoryConflict",
     "MemoryEntity",
+    "MemoryProposal",
     "Plan",
     "PlanItem",
     "Question",

@@ -11,6 +11,8 @@
 - :mod:`.recall`: ranking with weathering;
 - :mod:`.review`: the review queue (``DOKORO_MEMORY_REVIEW``);
 - :mod:`.status`: the health report;
+- :mod:`.proposals`, :mod:`.proposers`, :mod:`.proposal_ledger`: the upkeep the store proposes
+  (merge, summarise, prune, guardrail) with its evidence, applied only once approved;
 - :mod:`.files` and its parts (:mod:`.files_scan`, :mod:`.files_reconcile`, :mod:`.files_render`,
   :mod:`.files_rows`, :mod:`.files_run`), :mod:`.markdown`, :mod:`.manifest`, :mod:`.dictionary`:
   the memories as markdown files a person can edit, the folder's manifest, the synonyms dictionary.
@@ -38,8 +40,8 @@
    is busy).
 
 **The route of a recall** (``dokoro_recall`` → :meth:`~.service.MemoryService.recall_answer`),
-one pass: the arguments checked once (by :mod:`.recall`, past the tool's schema); the memory files reconciled as above;
-the hybrid search scoped to the memory documents of the wanted types and states (full text,
+one pass: the arguments checked once (by :mod:`.recall`, past the tool's schema); the memory
+files reconciled as above; the hybrid search scoped to the memory documents of the wanted types and states (full text,
 vectors: :mod:`dokoro_store.retrieval.memory_index` on a large store, and the entity graph); the
 rows of the hits read, ranked with weathering (:mod:`.recall`), their use counted (no file is
 written: use counts are not in the files); the answer carries the hits and what the reconcile

@@ -9,7 +9,7 @@ effort when a memory changes (:func:`index_one`), or many in one pass for an imp
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sqlalchemy import update
 from sqlmodel import Session, col, select
@@ -17,22 +17,12 @@ from sqlmodel import Session, col, select
 from dokoro_store.db.engine import Database
 from dokoro_store.models.docs import Doc
 from dokoro_store.models.memories import Memory as MemoryRow
-from dokoro_store.services.memories.rows import DOC_PREFIX, DOC_TYPE, doc_text
+from dokoro_store.services.memories.rows import DOC_PREFIX, DOC_TYPE, doc_fields, doc_text
 
 if TYPE_CHECKING:
     from dokoro_store.retrieval.documents import DocumentService, Progress
 
-__all__ = ["doc_fields", "index_many", "index_one", "save_doc"]
-
-
-def doc_fields(memory: MemoryRow) -> dict[str, Any]:
-    return {
-        "title": memory.title,
-        "filepath": f"memory://{memory.id}",
-        "doc_type": DOC_TYPE,
-        "status": memory.state,
-        "metadata": {"memory_type": memory.type, "trust": memory.trust},
-    }
+__all__ = ["index_many", "index_one", "save_doc"]
 
 
 def save_doc(docs: DocumentService, session: Session, memory: MemoryRow) -> None:

@@ -25,6 +25,7 @@ __all__ = [
     "archive",
     "canonical_entities",
     "days",
+    "doc_fields",
     "doc_hash",
     "doc_text",
     "memory_result",
@@ -52,6 +53,17 @@ def doc_text(memory: MemoryRow | Any) -> str:
     if memory.entities:
         text += "\n\nEntities: " + ", ".join(memory.entities)
     return text
+
+
+def doc_fields(memory: MemoryRow) -> dict[str, Any]:
+    """The fields of a memory's document beside its text (its status follows the memory's state)."""
+    return {
+        "title": memory.title,
+        "filepath": f"memory://{memory.id}",
+        "doc_type": DOC_TYPE,
+        "status": memory.state,
+        "metadata": {"memory_type": memory.type, "trust": memory.trust},
+    }
 
 
 def doc_hash(memory: Any) -> str:

@@ -3,8 +3,9 @@ conflicts, never-recalled memories and compaction candidates."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from sqlalchemy import func, or_
@@ -19,9 +20,22 @@ from dokoro_store.results.memories import FilesCheck, Memory, MemoryStatus
 from dokoro_store.services.memories.rows import DOC_PREFIX, memory_result
 
 if TYPE_CHECKING:
+    from sqlmodel.sql.expression import Select, SelectOfScalar
+
     from dokoro_store.retrieval.documents import DocumentService
 
-__all__ = ["StatusReport", "UnresolvedPair", "memory_status"]
+__all__ = [
+    "AGING",
+    "StatusReport",
+    "UnresolvedPair",
+    "aging_episodes",
+    "episode_runs",
+    "memory_status",
+    "unresolved_pairs",
+]
+
+# An episode neither written nor recalled for this long is aging: a compaction candidate.
+AGING = timedelta(days=30)
 
 
 @dataclass(frozen=True)
@@ -72,7 +86,6 @@ def memory_status(db: Database, clock: Clock, docs: DocumentService) -> StatusRe
     unresolved pair, aging episodes) are read, never every row.
     """
     now = clock.now()
-    aged = now - timedelta(days=30)
     with db.read() as session:
         by_state: dict[str, int] = {}
         by_type: dict[str, int] = {}
@@ -95,28 +108,8 @@ def memory_status(db: Database, clock: Clock, docs: DocumentService) -> StatusRe
         never_recalled = session.exec(
             select(func.count()).select_from(MemoryRow).where(active, col(MemoryRow.recall_count) == 0)
         ).one()
-        new_row, old_row = aliased(MemoryRow), aliased(MemoryRow)
-        pairs = session.exec(
-            select(MemoryConflict.new_id, MemoryConflict.old_id, MemoryConflict.similarity)
-            .join(new_row, col(new_row.id) == col(MemoryConflict.new_id))
-            .join(old_row, col(old_row.id) == col(MemoryConflict.old_id))
-            .where(
-                col(MemoryConflict.verdict).is_(None),
-                col(new_row.state) == "active",
-                col(old_row.state) == "active",
-            )
-        ).all()
-        # Compaction candidates: aging, unused episodes that share an entity could become one memory.
-        aging = session.exec(
-            select(MemoryRow)
-            .where(
-                active,
-                col(MemoryRow.type) == "episode",
-                col(MemoryRow.created_at) <= aged,
-                or_(col(MemoryRow.last_recalled_at).is_(None), col(MemoryRow.last_recalled_at) <= aged),
-            )
-            .order_by(col(MemoryRow.created_at), col(MemoryRow.id))
-        ).all()
+        pairs = session.exec(unresolved_pairs()).all()
+        aging = session.exec(aging_episodes(now)).all()
     report = StatusReport(
         total=sum(by_state.values()),
         by_state=by_state,
@@ -127,13 +120,51 @@ def memory_status(db: Database, clock: Clock, docs: DocumentService) -> StatusRe
     report.expired = [memory_result(m) for m in expired_rows]
     report.unresolved = [UnresolvedPair(new_id, old_id, similarity) for new_id, old_id, similarity in pairs]
     report.never_recalled = int(never_recalled)
+    report.compaction_candidates = episode_runs([memory_result(row) for row in aging])
+    return report
+
+
+def unresolved_pairs() -> Select[str, str, float]:
+    """The pairs the gate showed that still wait for a verdict, both memories active (the near-
+    duplicates the report counts and the proposals ledger proposes to merge), oldest shown first."""
+    new_row, old_row = aliased(MemoryRow), aliased(MemoryRow)
+    return (
+        select(MemoryConflict.new_id, MemoryConflict.old_id, MemoryConflict.similarity)
+        .join(new_row, col(new_row.id) == col(MemoryConflict.new_id))
+        .join(old_row, col(old_row.id) == col(MemoryConflict.old_id))
+        .where(
+            col(MemoryConflict.verdict).is_(None),
+            col(new_row.state) == "active",
+            col(old_row.state) == "active",
+        )
+        .order_by(col(MemoryConflict.shown_at), col(MemoryConflict.pair_hash))
+    )
+
+
+def aging_episodes(now: datetime) -> SelectOfScalar[MemoryRow]:
+    """Active episodes written and last recalled more than :data:`AGING` ago, oldest first: the
+    compaction candidates, once grouped by :func:`episode_runs`."""
+    aged = now - AGING
+    return (
+        select(MemoryRow)
+        .where(
+            col(MemoryRow.state) == "active",
+            col(MemoryRow.type) == "episode",
+            col(MemoryRow.created_at) <= aged,
+            or_(col(MemoryRow.last_recalled_at).is_(None), col(MemoryRow.last_recalled_at) <= aged),
+        )
+        .order_by(col(MemoryRow.created_at), col(MemoryRow.id))
+    )
+
+
+def episode_runs(aging: Sequence[Memory]) -> list[tuple[str, list[Memory]]]:
+    """Aging episodes that share an entity (at least two): each run could become one memory.
+    Largest run first, then by entity."""
     groups: dict[str, list[Memory]] = {}
-    for row in aging:
-        memory = memory_result(row)
-        for entity in row.entities or ["(no entity)"]:
+    for memory in aging:
+        for entity in memory.entities or ["(no entity)"]:
             groups.setdefault(entity, []).append(memory)
-    report.compaction_candidates = sorted(
+    return sorted(
         ((entity, items) for entity, items in groups.items() if len(items) >= 2),
         key=lambda item: (-len(item[1]), item[0]),
     )
-    return report
