@@ -84,7 +84,7 @@ def describe(raw: list[Raw], depth: int) -> list[Question]:
     return out
 
 
-GRID = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0)
+GRID = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0)
 
 
 class Matrix:

@@ -66,7 +66,7 @@ class Row:
 
 # The first re-ranker (2026-11-30 morning): 30 candidates, static cosine and neighbour lift only
 # (the weights of ``rerank.FEATURES``); the product's are ``rerank.WEIGHTS`` and ``RERANK_DEPTH``.
-WEIGHTS_BEFORE: tuple[float, ...] = (0.0, 0.0, 0.2, 0.0, 0.75, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+WEIGHTS_BEFORE: tuple[float, ...] = (0.0, 0.0, 0.2, 0.0, 0.75, *([0.0] * 13))
 DEPTH_BEFORE = 30
 
 

@@ -8,6 +8,7 @@ from dokoro_store.retrieval.rerank import (
     FEATURES,
     RERANK_DEPTH,
     WEIGHTS,
+    asks,
     coverage,
     features,
     is_temporal_question,
@@ -258,3 +259,55 @@ def test_the_speaker_feature_does_not_lift_a_note_whose_label_the_query_names() 
     candidates = [Scored("todo", score=1.0), Scored("list", score=0.99), *FILLER]
     rows = features(plan_query(query), query, candidates, texts)
     assert [dict(zip(FEATURES, row, strict=True))["speaker"] for row in rows[:2]] == [0.0, 0.0]
+
+
+def test_a_text_asks_when_its_last_sentence_is_a_question() -> None:
+    assert asks("8 May 2023\nBen: Where are you going for the pottery workshop?")
+    assert asks("Chat\nBen: Nice! Did you go? [shares a photo of a kiln.]")  # an aside is not a sentence
+    assert asks("T\nT\n\nAna: What about you?\n\nEntities: Ana")  # a memory: its entities line ends nothing
+    assert asks("Chat\n你去哪里？")
+    assert not asks("Chat\nAna: Did you go? I did, last week.")  # asked, then answered
+    assert not asks("Note\nSee https://example.com/?page=1 for the plan")
+    assert not asks("Where is it?\nLisbon.")  # the title's question is not the text's
+
+
+REPLY_TEXTS = {
+    "question": "Chat\nBen: Where are you going for the pottery workshop?",
+    "reply": "Chat\nAna: Lisbon, the first week of June!",
+    "statement": "Chat\nBen: The pottery workshop was fun.",
+    "after": "Chat\nAna: Great.",
+    **FILLER_TEXTS,
+}
+
+
+def test_the_reply_feature_is_the_matching_question_s_rare_coverage_and_only_after_a_question() -> None:
+    query = "pottery workshop"
+    candidates = [
+        Scored("question", score=1.0),
+        Scored("statement", score=0.9),
+        Scored("reply", score=0.5, previous="question"),
+        Scored("after", score=0.4, previous="statement"),  # after a turn that does not ask
+        Scored("f0", score=0.1, previous="elsewhere"),  # after a text that is no candidate
+        *FILLER[1:],
+    ]
+
+    rows = features(plan_query(query), query, candidates, REPLY_TEXTS)
+    named = {c.doc_id: dict(zip(FEATURES, row, strict=True)) for c, row in zip(candidates, rows, strict=True)}
+
+    assert named["question"]["asks"] == 1.0 and named["statement"]["asks"] == 0.0
+    assert named["reply"]["reply"] == named["question"]["rare"] > 0
+    assert named["after"]["reply"] == 0.0 and named["f0"]["reply"] == 0.0 and named["question"]["reply"] == 0.0
+
+
+def test_a_question_that_matches_the_query_gives_way_to_its_reply() -> None:
+    query = "pottery workshop"
+    only = {"asks": WEIGHTS[FEATURES.index("asks")], "reply": WEIGHTS[FEATURES.index("reply")]}
+
+    def order(weights: list[float]) -> list[str]:
+        candidates = [Scored("question", score=1.0, text=1.0), Scored("reply", score=0.5, previous="question"), *FILLER]
+        texts = lambda ids: {i: REPLY_TEXTS[i] for i in ids}  # noqa: E731
+        ranked = rerank(plan_query(query), query, candidates, texts, weights=weights)
+        return [c.doc_id for c in ranked][:2]
+
+    assert order([only.get(name, 0.0) for name in FEATURES]) == ["reply", "question"]
+    assert order([0.0] * len(FEATURES)) == ["question", "reply"]

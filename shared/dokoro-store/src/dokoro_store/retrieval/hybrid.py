@@ -61,6 +61,7 @@ class Scored:
     graph: bool = False
     text_rank: int | None = None
     vector_rank: int | None = None
+    previous: str | None = None  # the entry just before this one in its thread (the re-ranker's ``reply``)
 
 
 def fuse_scores(  # noqa: C901 - the fusion's steps in the order they score; split, each would take the same dozen arguments
@@ -121,6 +122,7 @@ def fuse_scores(  # noqa: C901 - the fusion's steps in the order they score; spl
                     if gain > item.lift:
                         item.lift, item.lifted_by = gain, other
             item.score = item.base + item.lift
+            item.previous = threads.previous(item.doc_id)
     return sorted(scored.values(), key=lambda s: (-s.score, s.text_rank is None, s.doc_id))
 
 

@@ -50,6 +50,11 @@ class ThreadMap:
         found = (self.at.get((thread, position - distance)), self.at.get((thread, position + distance)))
         return [doc for doc in found if doc is not None]
 
+    def previous(self, doc_id: str) -> str | None:
+        """The document just before ``doc_id`` in its thread (None: first, not in a thread, or not loaded)."""
+        where = self.place.get(doc_id)
+        return None if where is None else self.at.get((where[0], where[1] - 1))
+
 
 def load_threads(db: Database, doc_ids: Iterable[str], span: int = NEIGHBOUR_SPAN) -> ThreadMap:
     """The thread places of ``doc_ids`` and of their neighbours up to ``span`` places away.

@@ -17,7 +17,12 @@ the score fusion (:mod:`.hybrid`) are re-ordered by a linear model over features
   ``"<name>: …"`` whose name the query names; ``lifter_rare`` / ``lifter_static``: those features
   of the neighbour that lifted the candidate; ``cosine``: the raw cosine; ``date``: how close the
   dates the candidate holds (its title's included) lie to the period the query names ("in May
-  2023", "on 8 May, 2023": :mod:`.dates`), 0 when the query names none.
+  2023", "on 8 May, 2023": :mod:`.dates`), 0 when the query names none;
+- ``asks``: the candidate itself asks (its last sentence is a question: :func:`asks`) — a question
+  seldom holds the answer it asks for; ``reply``: the candidate comes right after a question in its
+  thread (a turn of a conversation, the next entry of a session), and that question is a candidate
+  too: the question's ``rare`` (how well it matches the query's terms), else 0 — a question that
+  matches the query gives way to its reply in the thread.
 
 The new score is the fused score plus a weighted sum of these features (only those with a weight
 are computed). The weights were chosen once by ``bench/fit_reranker.py`` — coordinate ascent
@@ -71,6 +76,8 @@ FEATURES = (
     "lifter_static",
     "cosine",
     "date",
+    "asks",
+    "reply",
 )
 # Added to the fused score, one per FEATURES entry (bench/fit_reranker.py, LoCoMo conversations 0-3).
 # Fitted on the tune fold (bench/fit_reranker.py --select), then the length weight (2.0 there) set to 0
@@ -78,10 +85,17 @@ FEATURES = (
 # a store of notes and documents, where it would lift any long text over a short, exact memory.
 # The date weight was fitted afterwards with the others held (bench/fit_reranker.py --from-committed
 # --features date): tune MRR@10 0.607 → 0.612, leaving one conversation out 0.607 → 0.611.
-WEIGHTS: tuple[float, ...] = (-0.3, 0.05, 0.0, 0.0, 0.5, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0, 2.0, 1.0, 0.0, 0.0, 2.0)
+# asks and reply likewise (--from-committed --features asks,reply; tune fold only): tune R@10 0.799 → 0.813,
+# MRR@10 0.612 → 0.638; leaving one conversation out R@10 0.812, MRR@10 0.636. A refit of every weight
+# (--select) scored a little higher leaving one out but turned the graph's weight to -1.0 and the full
+# text's to -0.5 (every LoCoMo turn links to a speaker's entity), and was not taken.
+WEIGHTS: tuple[float, ...] = (
+    *(-0.3, 0.05, 0.0, 0.0, 0.5, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0, 2.0, 1.0, 0.0, 0.0, 2.0),
+    *(-0.3, 3.0),  # asks, reply
+)
 RERANKER_LABEL = (
     "linear re-ranker over the 50 best fused candidates (static cosine, rare-term coverage, temporal, speaker,"
-    " dates, neighbours)"
+    " dates, neighbours, a question's reply)"
 )
 
 Texts = Callable[[Sequence[str]], dict[str, str]]
@@ -276,6 +290,22 @@ def named_speakers(query: str, bodies: Sequence[str]) -> list[bool]:
     return out
 
 
+# A sentence's end: the mark, then a space, a closing quote or bracket, or the text's end (a URL's
+# ``?a=1`` ends nothing).
+_SENTENCE_END = re.compile(r"[.!?\u3002\uff01\uff1f](?=[\s\"'\u2019\u201d)\]]|$)")
+_BRACKETED = re.compile(r"\[[^\]\n]*\]")
+
+
+def asks(text: str) -> bool:
+    """The text (its title left out) ends by asking: its last sentence is a question.
+
+    Bracketed asides (``[shares a photo of …]``) and a trailing line without a sentence's end
+    (``Entities: Ana``) are not its last sentence.
+    """
+    ends = _SENTENCE_END.findall(_BRACKETED.sub(" ", _content(text)))
+    return bool(ends) and ends[-1] in "?\uff1f"
+
+
 def _static_cosines(query: str, texts: list[str]) -> list[float] | None:
     from dokoro_store.errors import EmbedderUnavailableError
     from dokoro_store.retrieval.embedders import static_available
@@ -316,7 +346,8 @@ def features(
     n = len(candidates)
     bodies = [texts.get(c.doc_id, "") for c in candidates]
     static = (_static_cosines(query, bodies) if vectors and on("static", "lifter_static") else None) or [0.0] * n
-    rare = local_idf_coverage(planned, bodies) if on("rare", "lifter_rare") else [0.0] * n
+    rare = local_idf_coverage(planned, bodies) if on("rare", "lifter_rare", "reply") else [0.0] * n
+    asked = [asks(body) for body in bodies] if on("asks", "reply") else [False] * n
     temporal = on("temporal") and is_temporal_question(query)
     named = named_speakers(query, bodies) if on("speaker") else [False] * n
     period = query_period(query) if on("date") else None
@@ -325,6 +356,8 @@ def features(
     rows = []
     for rank, (candidate, body, static_cosine, rarity) in enumerate(zip(candidates, bodies, static, rare, strict=True)):
         lifter = place.get(candidate.lifted_by or "") if candidate.lift > 0 else None
+        asker = place.get(candidate.previous or "")  # the question this candidate replies to, if any
+        asker = asker if asker is not None and asked[asker] else None
         rows.append(
             [
                 candidate.text,
@@ -343,6 +376,8 @@ def features(
                 static[lifter] if lifter is not None else 0.0,
                 candidate.cosine or 0.0,
                 dated[rank],
+                1.0 if asked[rank] else 0.0,
+                rare[asker] if asker is not None else 0.0,
             ]
         )
     return rows
