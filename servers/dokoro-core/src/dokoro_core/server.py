@@ -28,6 +28,7 @@ from dokoro_core.tools import (
     notes,
     plans,
     presence,
+    proposals,
     questions,
     workspace,
 )
@@ -49,6 +50,7 @@ def register(mcp: MCPServer[Any]) -> None:
         assets,
         episodic,
         memories,
+        proposals,
         graph,
         plans,
         archive,
