@@ -437,9 +437,9 @@ def test_a_memory_call_in_a_large_folder_sweeps_its_share_of_the_rate_and_sees_a
     sizes: list[int] = []
     sweep_files = memory_files.MemoryFiles._sweep_files
 
-    def spy(self, run, subdirs, found, files):  # type: ignore[no-untyped-def]
+    def spy(self, run, subdirs, found, files, **kw):  # type: ignore[no-untyped-def]
         sizes.append(files)
-        return sweep_files(self, run, subdirs, found, files)
+        return sweep_files(self, run, subdirs, found, files, **kw)
 
     monkeypatch.setattr(memory_files.MemoryFiles, "_sweep_files", spy)
     # Six files per second (``sweep`` files per SWEEP_INTERVAL).
@@ -567,3 +567,29 @@ def test_a_change_by_another_process_right_after_a_remember_is_not_hidden_by_its
 
     any_store.memories.get(memory.id)  # the next call's sync
     assert "Edited by the other process." in _file(root, memory.id).read_text(encoding="utf-8")
+
+
+def test_a_memory_call_looks_purges_up_at_most_once_per_interval_and_sync_files_always(
+    any_store: Store, machine_b: Store, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dokoro_store.services.memories import files as memory_files
+
+    now = [1000.0]
+    monkeypatch.setattr(memory_files, "time", SimpleNamespace(monotonic=lambda: now[0]))
+    kept = _fact(any_store, "Kept", "This one stays.")
+    gone = _fact(any_store, "Gone soon", "This one is purged elsewhere.")
+    any_store.memories.get(kept.id)  # a memory call: purges looked up just now
+    machine_b.memories.forget(gone.id, purge=True, confirm=True)
+
+    now[0] += memory_files.PURGE_EVERY / 2
+    any_store.memories.get(kept.id)
+    assert _file(root, gone.id).is_file()  # within the interval: not looked up yet
+
+    now[0] += memory_files.PURGE_EVERY
+    any_store.memories.get(kept.id)
+    assert not list((root / "memories").glob(f"*/{gone.id}*.md"))  # past it: the file goes
+
+    again = _fact(any_store, "Gone at once", "Purged elsewhere, then a person syncs.")
+    machine_b.memories.forget(again.id, purge=True, confirm=True)
+    any_store.memories.sync_files()  # a person's sync always looks purges up
+    assert not list((root / "memories").glob(f"*/{again.id}*.md"))

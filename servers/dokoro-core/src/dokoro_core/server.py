@@ -29,6 +29,7 @@ from dokoro_core.tools import (
     notes,
     plans,
     presence,
+    proposals,
     questions,
     workspace,
 )
@@ -51,6 +52,7 @@ def register(mcp: MCPServer[Any]) -> None:
         episodic,
         memories,
         memory_upkeep,
+        proposals,
         graph,
         plans,
         archive,

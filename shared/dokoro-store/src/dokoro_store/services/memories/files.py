@@ -107,6 +107,10 @@ __all__ = ["DEFAULT_RENDER_BATCH", "DEFAULT_SWEEP", "LOCK_WAIT", "READS_PER_CALL
 DEFAULT_SWEEP = 2000
 # Files whose memory is looked up per call, to find memories purged by another process.
 PURGE_WINDOW = 250
+# A memory call's own reconcile looks purges up at most this often (seconds): a purge elsewhere is rare
+# and explicit, and in a small store, where every call sweeps every file, the lookup was a read
+# transaction on every remember and recall. `sync_files` (a person's, the CLI's) always looks.
+PURGE_EVERY = 2.0
 # Rows changed elsewhere rendered per call at most (the rest on the next calls).
 DEFAULT_RENDER_BATCH = 500
 # A memory call's own reconcile runs the rolling sweep (stats of files edited in place) at a rate of
@@ -155,6 +159,7 @@ class MemoryFiles:
         self._swept_at: float | None = None  # time.monotonic() of this process's last sweep
         self._owed = 0.0  # files of the sweep's rate not stat-ed yet (a fraction of one carried over)
         self._purge_owed = 0.0  # files of the purge lookups' rate not looked up yet
+        self._purged_at: float | None = None  # when purges were last looked up (time.monotonic)
         self._database_key: str | None = None
         self._database_url: str | None = None
         self._manifest_file = ManifestFile(self.manifest_file)
@@ -219,7 +224,7 @@ class MemoryFiles:
                 run = Run(m, budget=None if sweep else READS_PER_CALL)
                 run.render.update(render)
                 if scan:
-                    self._scan(run, window=self._sweep if sweep else self._sweep_window(m))
+                    self._scan(run, window=self._sweep if sweep else self._sweep_window(m), purges=sweep)
                 self._renderer.render_changed(run, limit=self._render_batch)
                 return run.result()
         except Timeout:
@@ -361,7 +366,7 @@ class MemoryFiles:
         self._swept_at = now
         return window
 
-    def _scan(self, run: Run, *, window: int) -> None:
+    def _scan(self, run: Run, *, window: int, purges: bool = True) -> None:
         m = run.manifest
         subdirs = files_scan.type_folders(self._paths.root, run)
         if subdirs is None:
@@ -377,7 +382,7 @@ class MemoryFiles:
         if window > 0:
             if window >= self._sweep:
                 self._swept_at = time.monotonic()
-            self._sweep_files(run, subdirs, found, window)
+            self._sweep_files(run, subdirs, found, window, purges=purges)
         # New files first: a moved file takes its memory's entry before the old path counts as deleted.
         for path, stat in sorted(found.new):
             if files_scan.due(run, path):
@@ -391,8 +396,11 @@ class MemoryFiles:
             if gone and current is not None and files_scan.due(run, path):
                 self._reconciler.on_deleted_file(run, current)
 
-    def _sweep_files(self, run: Run, subdirs: list[str], found: files_scan.Found, files: int) -> None:
-        """The rolling sweep of ``files`` files: in-place edits do not move a folder's time."""
+    def _sweep_files(
+        self, run: Run, subdirs: list[str], found: files_scan.Found, files: int, *, purges: bool = True
+    ) -> None:
+        """The rolling sweep of ``files`` files: in-place edits do not move a folder's time.
+        ``purges=False`` (a memory call's own reconcile): purges are looked up once per :data:`PURGE_EVERY`."""
         m = run.manifest
         self._cursors["sweep"] = files_scan.stat_window(
             self._paths.root, m, subdirs, found, files, self._cursors.get("sweep", 0)
@@ -403,6 +411,10 @@ class MemoryFiles:
         self._purge_owed += PURGE_WINDOW * files / self._sweep
         if self._purge_owed < PURGE_WINDOW:
             return
+        now = time.monotonic()
+        if not purges and self._purged_at is not None and now - self._purged_at < PURGE_EVERY:
+            return  # owed still: the next call past PURGE_EVERY looks up
+        self._purged_at = now
         self._purge_owed = 0.0
         purge_window, self._cursors["purge"] = m.window(PURGE_WINDOW, self._cursors.get("purge", 0))
         untouched = [
