@@ -207,6 +207,7 @@ WRITES: dict[str, Recipe] = {
         "verdict": "keep_both",
     },
     "dokoro_recall": lambda run: {"query": SHORT},
+    "dokoro_memory_renew": lambda run: {"id": _first_memory(run), "review_after": "2999-01-01"},
     "dokoro_forget": lambda run: {"id": _memory_id(run, "_second_memory"), "reason": SHORT},
     # Its text fields (the reason of a rejection) are checked in test_memory_proposals.py; here the
     # pass files a merge of the restatement below (EXTRA), whose titles carry the secrets.

@@ -17,7 +17,8 @@ from dokoro_store.models.coordination import (
 from dokoro_store.models.docs import Doc
 from dokoro_store.models.episodic import ConversationSummary, EpisodeSession
 from dokoro_store.models.graph import DocEntity, Entity, EntityContentHash, EntityRelation
-from dokoro_store.models.memories import Memory, MemoryConflict, MemoryEntity
+from dokoro_store.models.memories import Memory, MemoryConflict, MemoryEntity, MemoryLink
+from dokoro_store.models.memory_settings import MemoryTypeSwitch
 from dokoro_store.models.procedural import Plan, PlanItem
 from dokoro_store.models.proposals import MemoryProposal
 from dokoro_store.models.tracking import TaskTimer, TrackingEvent, TrackingItem, WeeklyItem
@@ -40,7 +41,9 @@ __all__ = [
     "Memory",
     "MemoryConflict",
     "MemoryEntity",
+    "MemoryLink",
     "MemoryProposal",
+    "MemoryTypeSwitch",
     "Plan",
     "PlanItem",
     "Question",
