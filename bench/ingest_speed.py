@@ -82,11 +82,11 @@ class _Inline(ThreadPoolExecutor):
 
 
 def instrument() -> None:
-    from dokoro_store.retrieval import documents, indexing
+    from dokoro_store.retrieval import index_pass, indexing
     from dokoro_store.services.graph_extraction import GraphExtraction
 
     inline = _Inline(max_workers=1)
-    documents._embed_pool = lambda: inline
+    index_pass._embed_pool = lambda: inline
 
     wrap(indexing, "chunk_text", "chunk")
     wrap(indexing.Indexer, "embed", "embed")

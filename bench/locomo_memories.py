@@ -70,6 +70,7 @@ def rows_for() -> list[Row]:
                 ("-rare", ("rare", "lifter_rare"), "re-ranker without rare-term coverage (own and lifter's)"),
                 ("-static", ("static",), "re-ranker without the static model's cosine"),
                 ("-date", ("date",), "re-ranker without the query's period matched to the candidates' dates"),
+                ("-reply", ("asks", "reply"), "re-ranker without asks and reply (the re-ranker before issue 28's)"),
             )
         ),
     ]

@@ -92,6 +92,7 @@ def rows_for(base: FusionSettings) -> list[Row]:
             ("-temporal", ("temporal",), "re-ranker without the temporal feature"),
             ("-rare", ("rare", "lifter_rare"), "re-ranker without rare-term coverage (own and lifter's)"),
             ("-date", ("date",), "re-ranker without the query's period matched to the candidates' dates"),
+            ("-reply", ("asks", "reply"), "re-ranker without asks and reply (the re-ranker before issue 28's)"),
         ):
             off = tuple(0.0 if f in names else w for f, w in zip(FEATURES, weights, strict=True))
             changes.append((label, {"rerank_weights": off}, what))

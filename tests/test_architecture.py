@@ -394,9 +394,10 @@ async def test_a_server_answers_tools_list_before_importing_the_store_or_anythin
 
 # Where dokoro may still reach a private name of the MCP SDK, and why.
 SDK_PRIVATE_ALLOWED = {
-    # The SDK gives no public way to run an MCPServer on wrapped streams (its own in-memory client
-    # reads the same attribute, marked "TODO: make lowlevel_server public"); the stdio wrapper
-    # answers unreadable lines on it (dokoro_server/stdio.py).
+    # mcp 2.3.0 has no public API to run an MCPServer on wrapped streams, so the stdio wrapper
+    # (dokoro_server/stdio.py, which answers unreadable lines itself) reaches its private
+    # _lowlevel_server; the SDK's own in-memory client reads the same attribute. An accepted
+    # exception, kept while the SDK offers nothing public for it.
     ("shared/dokoro-server/src/dokoro_server/stdio.py", "_lowlevel_server"),
 }
 
@@ -658,11 +659,6 @@ MAX_MODULE_LINES = 500
 # here so that it shows (and the test fails when one grows past its recorded size or a new module
 # passes the limit); remove an entry when its module is split.
 OVER_THE_LIMIT = {
-    # One class (DocumentService: saving, planning, embedding and writing an index pass); splitting
-    # it means moving methods out of the class, left for a pass that can take the class apart.
-    "shared/dokoro-store/src/dokoro_store/retrieval/documents.py": 770,
-    # One class (LanceIndex: the table, its copy written behind, its upkeep and search); same reason.
-    "shared/dokoro-store/src/dokoro_store/retrieval/lance.py": 600,
     # The memory wing, split by its own issue (27).
     "shared/dokoro-store/src/dokoro_store/services/memories/service.py": 849,
 }
@@ -682,8 +678,8 @@ def test_no_module_is_over_500_lines() -> None:
 
 
 # ---------------------------------------------------------------------- one writer of memory rows
-MEMORY_MODELS = {"Memory", "MemoryConflict", "MemoryEntity"}
-MEMORY_TABLES = ("memories", "memory_entities", "memory_conflicts")
+MEMORY_MODELS = {"Memory", "MemoryConflict", "MemoryEntity", "MemoryLink"}
+MEMORY_TABLES = ("memories", "memory_entities", "memory_conflicts", "memory_links")
 MEMORY_REPOSITORY = "shared/dokoro-store/src/dokoro_store/services/memories/repository.py"
 # Modules that write memory rows without the repository, each with its reason.
 MEMORY_WRITERS_ALLOWED = {
@@ -753,7 +749,7 @@ def _call_writes(node: ast.Call, names: _MemoryNames) -> str | None:
     ):
         return f"session.{name}() in a module holding memory rows"
     # A memory row may be built anywhere (writing it is the repository's); a ledger or entity row not.
-    if isinstance(func, ast.Name) and names.models.get(func.id) in ("MemoryConflict", "MemoryEntity"):
+    if isinstance(func, ast.Name) and names.models.get(func.id) in ("MemoryConflict", "MemoryEntity", "MemoryLink"):
         return f"a {func.id} row built"
     return None
 

@@ -102,4 +102,4 @@ def test_vectors_written_by_several_processes_one_killed_are_all_found(
                 select(func.count()).select_from(chunks).where(chunks.c.embedding.is_not(None))
             ).scalar()
         assert index.count() == stored
-        assert index._table().count_rows() == stored  # every vector copied, none twice
+        assert index._table.open().count_rows() == stored  # every vector copied, none twice

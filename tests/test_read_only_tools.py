@@ -47,6 +47,7 @@ RECIPES: dict[str, dict[str, Any]] = {
     "dokoro_question_check": {},
     "dokoro_list_assets": {},
     "dokoro_memory_status": {},
+    "dokoro_memory_review": {"limit": 10},
     "dokoro_briefing": {"focus": "login sessions"},
     "dokoro_entity_graph": {"query": "PostgreSQL"},
     "dokoro_plan_status": {},

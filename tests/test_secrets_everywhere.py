@@ -207,7 +207,11 @@ WRITES: dict[str, Recipe] = {
         "verdict": "keep_both",
     },
     "dokoro_recall": lambda run: {"query": SHORT},
+    "dokoro_memory_renew": lambda run: {"id": _first_memory(run), "review_after": "2999-01-01"},
     "dokoro_forget": lambda run: {"id": _memory_id(run, "_second_memory"), "reason": SHORT},
+    # Its text fields (the reason of a rejection) are checked in test_memory_proposals.py; here the
+    # pass files a merge of the restatement below (EXTRA), whose titles carry the secrets.
+    "dokoro_memory_proposals": lambda run: {"action": "list"},
     "dokoro_memory_reindex": lambda run: {"full": False},
     "dokoro_save_file": lambda run: {"source": _text_file(run), "category": "documents", "description": SHORT},
     "dokoro_save_image": lambda run: {"source": _image_file(run), "description": SHORT},
@@ -248,13 +252,25 @@ WRITES: dict[str, Recipe] = {
     "dokoro_workspace_dump": lambda run: {"reason": TEXT, "keepActive": False},
 }
 
-# Calls made between the recipes above (not tools of their own): a second memory for the verdict.
+# Calls made between the recipes above (not tools of their own): a second memory for the verdict,
+# a restatement for the proposals' pass.
 EXTRA: dict[str, tuple[str, str, Recipe]] = {
     **{
         name: (f"_asked_{name}", name, lambda run, secret=secret: dict(secret))
         for name, (_plain, secret) in ASKING.items()
     },
     "dokoro_task_track": ("_task", "dokoro_task_track", lambda run: {"action": "start", "title": SHORT}),
+    "dokoro_memory_proposals": (
+        "_restated",
+        "dokoro_remember",
+        lambda run: {
+            "type": "fact",
+            "title": f"{SHORT} (restated)",
+            "body": TEXT,
+            "entities": ["postgres", GITHUB],
+            "source": SHORT,
+        },
+    ),
     "dokoro_memory_verdict": (
         "_second_memory",
         "dokoro_remember",

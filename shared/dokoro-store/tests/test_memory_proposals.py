@@ -228,3 +228,14 @@ def test_two_passes_file_each_proposal_once(any_store: Store) -> None:
     assert len(first) == 1 and second == []
     with any_store.db.read() as session:
         assert len(session.exec(select(MemoryProposal)).all()) == 1
+
+
+def test_a_secret_in_a_rejection_reason_is_not_stored(any_store: Store) -> None:
+    _pair(any_store)
+    [proposal] = _of_kind(any_store, "merge")
+    token = "ghp_" + "Zq8Wm3" * 6
+
+    done = any_store.proposals.reject(proposal.id, reason=f"the token {token} was in it")
+
+    assert token not in (done.proposal.outcome or "") and "[REDACTED" in (done.proposal.outcome or "")
+    assert token not in (any_store.proposals.get(proposal.id).outcome or "")

@@ -52,7 +52,7 @@ def test_every_current_match_ranks_above_a_retired_memory_however_well_it_matche
     assert retired and current and max(current) < min(retired)
 
 
-def test_an_expired_memory_ranks_below_current_ones_and_says_it_expired(any_store, clock):
+def test_an_expired_memory_ranks_below_current_ones_and_says_it_is_stale(any_store, clock):
     expired = any_store.memories.remember(
         type="fact",
         title="Staging database host",
@@ -67,7 +67,9 @@ def test_an_expired_memory_ranks_below_current_ones_and_says_it_expired(any_stor
     hits = any_store.search.universal("staging database runs on db-old", limit=5).hits
 
     assert [h.doc_id for h in hits][:2] == [f"memory:{current.id}", f"memory:{expired.id}"]
-    assert hits[1].retired is not None and hits[1].retired.startswith("expired (valid until")
+    assert hits[1].retired is None
+    assert hits[1].stale == f"stale: past valid_until {iso(clock.now() - timedelta(days=1))}"
+    assert "stale: past valid_until" in hits[1].why
 
 
 def test_bridge_context_puts_retired_memories_last_and_marks_them(any_store):
@@ -100,7 +102,7 @@ def test_recall_with_include_archived_ranks_the_superseded_jwt_memory_below_the_
     assert f"superseded by {new.id}: ranked below every current memory" in hits[1].reason
 
 
-def test_recall_ranks_an_expired_memory_below_current_ones_and_says_so(any_store, clock):
+def test_recall_ranks_an_expired_memory_below_current_ones_and_says_it_is_stale(any_store, clock):
     expired = any_store.memories.remember(
         type="fact",
         title="Deploys go through Jenkins",
@@ -115,7 +117,9 @@ def test_recall_ranks_an_expired_memory_below_current_ones_and_says_so(any_store
     hits = any_store.memories.recall("deploys through the Jenkins pipeline", count_use=False)
 
     assert [h.memory.id for h in hits] == [current.id, expired.id]
-    assert hits[1].retired is not None and hits[1].retired.startswith("expired (valid until")
+    assert hits[1].retired is None and hits[1].stale is not None
+    assert hits[1].stale.startswith("stale: past valid_until")
+    assert "stale: past valid_until" in hits[1].reason
 
 
 def test_memories_remembered_in_one_session_are_a_thread_in_the_order_remembered(any_store):

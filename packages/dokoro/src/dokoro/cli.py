@@ -15,6 +15,7 @@ import typer
 from dokoro.commands import cleanup as _cleanup
 from dokoro.commands import docs as _docs
 from dokoro.commands import memory as _memory
+from dokoro.commands import memory_upkeep as _memory_upkeep  # noqa: F401 - registers review, renew, types
 from dokoro.commands import proposals as _proposals
 from dokoro.commands import work as _work
 from dokoro.commands._group import LoudGroup, group

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from dokoro_store.services.feedback import FeedbackService
     from dokoro_store.services.feedback_log import FeedbackLog
     from dokoro_store.services.memories.proposals import ProposalService
+    from dokoro_store.services.memories.upkeep import MemoryUpkeep
     from dokoro_store.services.planning import PlanningService
     from dokoro_store.services.plans import PlanService
     from dokoro_store.services.questions import QuestionService
@@ -126,6 +127,13 @@ class Store:
         # The memories' upkeep, proposed and never applied silently: merges, summaries, prunes and
         # guardrails filed with their evidence, applied once a person (or the owning agent) approves.
         return ProposalService(self.db, self.clock, self.docs, self.memories, review=self._memory_review)
+
+    @lazy
+    def upkeep(self) -> MemoryUpkeep:
+        from dokoro_store.services.memories.upkeep import MemoryUpkeep
+
+        # Stale memories and the review list, renewal, and the per-type switches (the store's settings).
+        return MemoryUpkeep(self.db, self.clock, self.memories)
 
     @lazy
     def coord(self) -> Coordination:

@@ -42,7 +42,7 @@ def _waiting(store) -> int:
 
 def _copied(store) -> int:
     engine = store.docs.vector_index()
-    table = engine._table()
+    table = engine._table.open()
     return 0 if table is None else int(table.count_rows())
 
 
@@ -146,7 +146,7 @@ def test_a_copy_interrupted_before_its_marks_were_cleared_is_settled_without_a_r
         # The copy is written, the process dies before the marks are cleared.
         waiting = docs[20:]
         with engine._lock:
-            engine._write([d.id for d in waiting], engine_rows(store, [d.id for d in waiting]))
+            engine._table.write([d.id for d in waiting], engine_rows(store, [d.id for d in waiting]))
         assert _copied(store) == 30 and _waiting(store) == 10
         monkeypatch.setattr(no_background.LanceIndex, "_rebuild", lambda self, embedder: pytest.fail("rebuilt"))
         store.docs.index_content("late", "w1 w2 w3 w4 w5 w6 w7 w8 w9 w10 w11 w12", "Late")

@@ -55,11 +55,11 @@ def _assert_what_ann_promises(store, docs: list[NewDocument], k: int = 5) -> Non
 def test_lancedb_keeps_an_exact_scan_below_the_threshold_and_builds_an_ann_index_past_it(
     root, clock, monkeypatch
 ) -> None:
-    import dokoro_store.retrieval.lance as lance
+    import dokoro_store.retrieval.lance_table as lance_table
     from dokoro_store import Store
     from dokoro_store.retrieval import RetrievalConfig
 
-    monkeypatch.setattr(lance, "ANN_THRESHOLD", 300)
+    monkeypatch.setattr(lance_table, "ANN_THRESHOLD", 300)
     docs = _corpus(400)
     with Store.open(root, clock=clock, retrieval=RetrievalConfig(embedder="hashing")) as store:
         store.docs.save_many(docs[:200])
@@ -88,11 +88,11 @@ def test_lancedb_keeps_an_exact_scan_below_the_threshold_and_builds_an_ann_index
 
 def test_a_bulk_index_pass_builds_the_index_itself(root, clock, monkeypatch) -> None:
     import dokoro_store.retrieval.documents as documents
-    import dokoro_store.retrieval.lance as lance
+    import dokoro_store.retrieval.lance_table as lance_table
     from dokoro_store import Store
     from dokoro_store.retrieval import RetrievalConfig
 
-    monkeypatch.setattr(lance, "ANN_THRESHOLD", 300)
+    monkeypatch.setattr(lance_table, "ANN_THRESHOLD", 300)
     monkeypatch.setattr(documents, "_OPTIMISE_AFTER", 100)
     with Store.open(root, clock=clock, retrieval=RetrievalConfig(embedder="hashing")) as store:
         store.docs.save_many(_corpus(350))
@@ -143,12 +143,12 @@ def test_below_the_threshold_lancedb_answers_as_the_exact_scan_and_sees_every_pr
 ) -> None:
     """Below the ANN threshold the query is the exact scan of the database's vectors (held in memory
     per index generation): the same hits as the exact engine, a write of another process seen at once."""
-    import dokoro_store.retrieval.lance as lance
+    import dokoro_store.retrieval.lance_table as lance_table
     from dokoro_store import Store
     from dokoro_store.retrieval import RetrievalConfig
     from dokoro_store.retrieval.vectors import ExactScanIndex
 
-    monkeypatch.setattr(lance, "ANN_THRESHOLD", 300)
+    monkeypatch.setattr(lance_table, "ANN_THRESHOLD", 300)
     docs = _corpus(120)
     config = RetrievalConfig(embedder="hashing")
     with (

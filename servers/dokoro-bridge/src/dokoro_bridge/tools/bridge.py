@@ -92,6 +92,7 @@ def bridge_get_context(
         blocks += [
             f"[{e.rank}] ({e.doc_type}) {e.title}"
             + (f" — ⚠️ RETIRED: {e.retired}" if e.retired else "")
+            + (f" — ⏳ {e.stale}" if e.stale else "")
             + f"\n{e.excerpt}"
             for e in context.entries
         ]

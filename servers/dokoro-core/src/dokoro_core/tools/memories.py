@@ -159,8 +159,9 @@ def dokoro_recall(
     ] = False,
 ) -> Annotated[CallToolResult, Recall]:
     """Recall memories by meaning and words (hybrid search over full text, vectors and the entity graph),
-    ranked by relevance weighted by trust, state, freshness and use; superseded, deprecated and expired
-    memories come last and say so. Each hit shows its relevance (how likely it is what you asked for, on
+    ranked by relevance weighted by trust, state, freshness and use; stale memories (past valid_until or
+    review_after, or depending on a retired one) come after the current ones and say "stale", superseded and
+    deprecated ones come last and say so. Each hit shows its relevance (how likely it is what you asked for, on
     one scale for every query) and why it surfaced; when none is a close match the answer says so."""
     states = ("active", "archived", "deprecated") if include_archived else ("active",)
     if include_proposed:
@@ -184,6 +185,8 @@ def dokoro_recall(
         tag = f"[{m.type}, proposed]" if m.state == "proposed" else f"[{m.type}]"
         if h.retired:
             tag = f"[{m.type}, ⚠️ RETIRED: {h.retired}]"
+        elif h.stale:
+            tag = f"[{m.type}, ⏳ {h.stale}]"
         lines.append(f"{i}. {tag} {m.title} ({m.id}, relevance {h.relevance:.2f})\n   {excerpt}\n   why: {h.reason}")
     from dokoro_store.retrieval.calibration import CLOSE_MATCH  # not at import: tools/list loads no store
 
@@ -214,19 +217,26 @@ def dokoro_forget(
 
 
 def dokoro_memory_status(ctx: Context[AppState]) -> Annotated[CallToolResult, MemoryStatus]:
-    """An honest health report of the memories: index freshness, stale ones past review_after, unresolved
-    conflicts, never-recalled ones, and aging episodes that could be compacted into one memory."""
+    """An honest health report of the memories, starting with one actionable line when something waits for a
+    decision: index freshness, stale ones, unresolved conflicts, use by type (written, read, never read), and
+    aging episodes that could be compacted into one memory."""
+    from dokoro_store.services.memories.usage import usage_line  # not at import: tools/list loads no store
+
     memories = state(ctx).store.memories
     # Read-only: a person's edits to the memory files are taken in by the next writing call.
     report = memories.status(reconcile=False)
     lines = [
+        *([f"⚠️ {report.health}"] if report.health else []),
         f"## Memory status: {report.total} memories",
         "- by state: " + (", ".join(f"{k} {v}" for k, v in sorted(report.by_state.items())) or "none"),
         "- by type: " + (", ".join(f"{k} {v}" for k, v in sorted(report.by_type.items())) or "none"),
         "- index: "
         + ("up to date" if not report.index_pending else f"{report.index_pending} memory(ies) waiting to be indexed"),
         f"- never recalled: {report.never_recalled}",
+        usage_line(report.usage),
     ]
+    if report.stale_total:
+        lines.append(f"- stale now: {report.stale_total} (`dokoro memory review`, dokoro_memory_review)")
     if report.stale:
         lines.append(
             f"- past review_after ({len(report.stale)}): " + ", ".join(f"{m.id} {m.title}" for m in report.stale[:10])

@@ -1,6 +1,6 @@
 """Tables one module alone writes, enforced on the store's own sessions.
 
-The memory rows (``memories``, ``memory_entities``, ``memory_conflicts``) are written by
+The memory rows (``memories``, ``memory_entities``, ``memory_conflicts``, ``memory_links``) are written by
 :mod:`dokoro_store.services.memories.repository` only: it opens :func:`writing` around each of its
 writes, and :func:`install` hooks the store's session factories so that an ORM flush holding a new,
 changed or deleted row of a guarded table, or an ``INSERT``/``UPDATE``/``DELETE`` statement on one
@@ -25,7 +25,7 @@ from sqlalchemy.orm import ORMExecuteState, Session, sessionmaker
 
 __all__ = ["GUARDED_TABLES", "GuardedWriteError", "all_tables", "install", "writing"]
 
-GUARDED_TABLES = frozenset({"memories", "memory_entities", "memory_conflicts"})
+GUARDED_TABLES = frozenset({"memories", "memory_entities", "memory_conflicts", "memory_links"})
 _FLAG = "dokoro.memory_repository"
 
 

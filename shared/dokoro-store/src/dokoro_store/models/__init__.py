@@ -26,7 +26,8 @@ if TYPE_CHECKING:
     from dokoro_store.models.docs import Doc
     from dokoro_store.models.episodic import ConversationSummary, EpisodeSession
     from dokoro_store.models.graph import DocEntity, Entity, EntityContentHash, EntityRelation
-    from dokoro_store.models.memories import Memory, MemoryConflict, MemoryEntity
+    from dokoro_store.models.memories import Memory, MemoryConflict, MemoryEntity, MemoryLink
+    from dokoro_store.models.memory_settings import MemoryTypeSwitch
     from dokoro_store.models.procedural import Plan, PlanItem
     from dokoro_store.models.proposals import MemoryProposal
     from dokoro_store.models.tracking import TaskTimer, TrackingEvent, TrackingItem, WeeklyItem
@@ -49,7 +50,9 @@ __all__ = [
     "Memory",
     "MemoryConflict",
     "MemoryEntity",
+    "MemoryLink",
     "MemoryProposal",
+    "MemoryTypeSwitch",
     "Plan",
     "PlanItem",
     "Question",
@@ -78,7 +81,9 @@ _HOMES = {
     "Memory": "memories",
     "MemoryConflict": "memories",
     "MemoryEntity": "memories",
+    "MemoryLink": "memories",
     "MemoryProposal": "proposals",
+    "MemoryTypeSwitch": "memory_settings",
     "Plan": "procedural",
     "PlanItem": "procedural",
     "Question": "working",

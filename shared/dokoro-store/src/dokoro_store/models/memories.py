@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import JSON, BigInteger, Column, ForeignKey, Index, String, Text
+from sqlalchemy import JSON, BigInteger, Column, ForeignKey, Index, String, Text, text
 from sqlmodel import Field, SQLModel
 
 from dokoro_store.db.types import UtcDateTime, stored_default
 
-__all__ = ["Memory", "MemoryConflict", "MemoryEntity"]
+__all__ = ["Memory", "MemoryConflict", "MemoryEntity", "MemoryLink"]
 
 
 class Memory(SQLModel, table=True):
@@ -21,6 +21,19 @@ class Memory(SQLModel, table=True):
         Index("ix_memories_updated", "updated_at"),
         Index("ix_memories_rev", "rev"),
         Index("ix_memories_title", "title"),  # remember's retry check (migration 0025)
+        # The memories with a date to be re-checked or to expire (0027): what staleness counts.
+        Index(
+            "ix_memories_review_after",
+            "review_after",
+            sqlite_where=text("review_after IS NOT NULL"),
+            postgresql_where=text("review_after IS NOT NULL"),
+        ),
+        Index(
+            "ix_memories_valid_until",
+            "valid_until",
+            sqlite_where=text("valid_until IS NOT NULL"),
+            postgresql_where=text("valid_until IS NOT NULL"),
+        ),
     )
 
     id: str = Field(primary_key=True)
@@ -74,3 +87,20 @@ class MemoryEntity(SQLModel, table=True):
 
     memory_id: str = Field(sa_column=Column(String, ForeignKey("memories.id", ondelete="CASCADE"), primary_key=True))
     entity: str = Field(sa_column=Column(String, primary_key=True))
+
+
+class MemoryLink(SQLModel, table=True):
+    """``memory_id`` depends on ``depends_on`` (migration 0027): when the memory it depends on is
+    retired (archived, deprecated, purged), ``memory_id`` is stale until it is renewed.
+
+    ``depends_on`` is no foreign key: a purged memory's dependents keep the link and read it as
+    "purged". ``checked_at``: when the dependent was last renewed; a retirement after it counts.
+    """
+
+    __tablename__ = "memory_links"
+    __table_args__ = (Index("ix_memory_links_depends_on", "depends_on"),)
+
+    memory_id: str = Field(sa_column=Column(String, ForeignKey("memories.id", ondelete="CASCADE"), primary_key=True))
+    depends_on: str = Field(sa_column=Column(String, primary_key=True))
+    created_at: datetime = Field(sa_type=UtcDateTime)
+    checked_at: datetime | None = Field(default=None, sa_type=UtcDateTime)

@@ -91,7 +91,12 @@ class ContextEntry(Result):
     excerpt: str
     updated_at: IsoTime
     retired: str | None = Field(
-        default=None, description="A memory that no longer holds (superseded, deprecated, expired): which, in words."
+        default=None, description="A memory that no longer holds (superseded, archived, deprecated): which, in words."
+    )
+    stale: str | None = Field(
+        default=None,
+        description="A memory in force but stale (past valid_until or review_after, or depending on a retired "
+        "memory): why, in words starting with 'stale'.",
     )
 
 

@@ -27,6 +27,7 @@ __all__ = [
     "Recall",
     "RecallHit",
     "Remembered",
+    "TypeUsage",
 ]
 
 
@@ -167,8 +168,13 @@ class RecallHit(Result):
     reason: str
     retired: str | None = Field(
         default=None,
-        description="Set when the memory no longer holds (superseded, archived, deprecated, expired): which, in "
-        "words. Such memories rank below every current one.",
+        description="Set when the memory no longer holds (superseded, archived, deprecated): which, in "
+        "words. Such memories rank below every current and every stale one.",
+    )
+    stale: str | None = Field(
+        default=None,
+        description="Set when the memory is in force but stale (past valid_until or review_after, or depending on "
+        "a retired memory): why, in words starting with 'stale'. Ranked below current memories, above retired.",
     )
 
 
@@ -199,6 +205,15 @@ class FilesCheck(Result):
     message: str
 
 
+class TypeUsage(Result):
+    """How one memory type is used: written, recalled, and written but never recalled."""
+
+    type: str
+    written: int = Field(description="Memories of this type (every state).")
+    read: int = Field(description="Recalls of them (each returned hit counts one).")
+    never_read: int = Field(description="Memories of this type in force that no recall ever returned.")
+
+
 class MemoryStatus(Result):
     """The health of the memories, by id (the text report adds titles)."""
 
@@ -213,6 +228,11 @@ class MemoryStatus(Result):
     compaction_candidates: dict[str, list[str]]
     files: FilesSync | None = None
     files_check: FilesCheck | None = None
+    health: str | None = Field(
+        default=None, description="One actionable line when something waits for a decision; null when all is well."
+    )
+    stale_total: int = Field(default=0, description="Memories stale now (past a date, or a dependency retired).")
+    usage: list[TypeUsage] = Field(default_factory=list, description="Per memory type: written, read, never read.")
 
 
 class BriefingSummary(Result):

@@ -10,7 +10,7 @@ from pydantic import Field
 from dokoro_store.results.base import IsoTime, Result
 from dokoro_store.results.memories import Memory
 
-__all__ = ["Proposal", "ProposalDecision", "ProposalList"]
+__all__ = ["Proposal", "ProposalDecision", "ProposalList", "ProposalsAnswer"]
 
 
 class Proposal(Result):
@@ -85,3 +85,10 @@ class ProposalDecision(Result):
     proposal: Proposal
     created: list[Memory] = Field(default_factory=list)
     changed: list[Memory] = Field(default_factory=list)
+
+
+class ProposalsAnswer(Result):
+    """What ``dokoro_memory_proposals`` answers: the listing (``action=list``) or the decision."""
+
+    listing: ProposalList | None = None
+    decision: ProposalDecision | None = None

@@ -59,8 +59,13 @@ class SearchHit(Result):
     excerpt: str
     retired: str | None = Field(
         default=None,
-        description="Set for a memory that no longer holds (superseded, archived, deprecated, expired): which, in "
-        "words. Such hits rank below every current match.",
+        description="Set for a memory that no longer holds (superseded, archived, deprecated): which, in "
+        "words. Such hits rank below every current and every stale match.",
+    )
+    stale: str | None = Field(
+        default=None,
+        description="Set for a memory still in force but stale (past valid_until or review_after, or depending "
+        "on a retired memory): why, in words starting with 'stale'. Ranked below current matches, above retired.",
     )
     # Read by services (planning, memories), not part of the tool's output.
     graph_rank: int | None = Field(default=None, exclude=True)

@@ -66,6 +66,7 @@ def build_hits(
     lifted: dict[str, str] | None = None,
     retired: dict[str, str] | None = None,
     relevance: dict[str, float] | None = None,
+    stale: dict[str, str] | None = None,
 ) -> list[SearchHit]:
     ids = [f.key for f in fused]
     if not ids:
@@ -116,6 +117,9 @@ def build_hits(
         state = (retired or {}).get(doc.id)
         if state:
             reasons.append(f"retired ({state}): ranked below every current match")
+        stale_why = (stale or {}).get(doc.id)
+        if stale_why:
+            reasons.append(f"{stale_why}: ranked below every current match")
         tags = (doc.metadata_json or {}).get("tags") or []
         hits.append(
             SearchHit(
@@ -142,6 +146,7 @@ def build_hits(
                 excerpt=excerpt,
                 why="; ".join(reasons),
                 retired=state,
+                stale=stale_why,
                 graph_rank=graph_rank if graph_hit else None,
                 graph_entities=tuple(graph_hit.entities) if graph_hit else (),
             )

@@ -50,7 +50,7 @@ from dokoro_store.retrieval.fusion import (
     reciprocal_rank_fusion,
 )
 from dokoro_store.retrieval.hybrid import Scored, fuse_scores, keep_agreement
-from dokoro_store.retrieval.lifecycle import demote_retired
+from dokoro_store.retrieval.lifecycle import Standing, demote_retired
 from dokoro_store.retrieval.memory_index import MemoryIndex
 from dokoro_store.retrieval.planner import PlannedQuery, plan_query
 from dokoro_store.retrieval.rerank import RERANK_DEPTH, coverage, rerank
@@ -221,8 +221,8 @@ class SearchService:
                     depth=settings.rerank_depth,
                 )
             fused_docs = keep_agreement(fused_docs)
-            retired = self._retired([s.doc_id for s in fused_docs[: max(limit, RERANK_DEPTH)]])
-            fused_docs = demote_retired(fused_docs, lambda s: s.doc_id, retired)
+            standing = self._standing([s.doc_id for s in fused_docs[: max(limit, RERANK_DEPTH)]])
+            fused_docs = demote_retired(fused_docs, lambda s: s.doc_id, standing.retired, standing.stale)
             top = [
                 Fused(s.doc_id, s.score, (s.text_rank, s.vector_rank, None if not s.graph else 0))
                 for s in fused_docs[:limit]
@@ -253,8 +253,8 @@ class SearchService:
                 [g.doc_id for g in legs.graph_hits],
             ]
             fused = reciprocal_rank_fusion(ranked, RRF_K)
-            retired = self._retired([f.key for f in fused[: max(limit, RERANK_DEPTH)]])
-            top = demote_retired(fused, lambda f: f.key, retired)[:limit]
+            standing = self._standing([f.key for f in fused[: max(limit, RERANK_DEPTH)]])
+            top = demote_retired(fused, lambda f: f.key, standing.retired, standing.stale)[:limit]
             vector_by_doc = {h.doc_id: h for h in legs.vector_hits}
             bodies = texts([f.key for f in top])
             inputs = [
@@ -272,13 +272,25 @@ class SearchService:
         family = family_of(legs.embedder_id)
         rows = {f.key: relevance_features(i) for f, i in zip(top, inputs, strict=True)}
         calibrated = {key: relevance(row, family) for key, row in rows.items()}
-        return Ranked(self._db, legs, top, text_by_doc, vector_by_doc, graph_by_doc, lifted, retired, calibrated, rows)
+        return Ranked(
+            self._db,
+            legs,
+            top,
+            text_by_doc,
+            vector_by_doc,
+            graph_by_doc,
+            lifted,
+            standing.retired,
+            calibrated,
+            rows,
+            stale=standing.stale,
+        )
 
-    def _retired(self, doc_ids: Sequence[str]) -> dict[str, str]:
-        """The retired memories among ``doc_ids`` (:mod:`.lifecycle`), in words."""
-        from dokoro_store.retrieval.lifecycle import retired
+    def _standing(self, doc_ids: Sequence[str]) -> Standing:
+        """The retired and the stale memories among ``doc_ids`` (:mod:`.lifecycle`), in words."""
+        from dokoro_store.retrieval.lifecycle import standing
 
-        return retired(self._db, doc_ids, self._clock.now() if self._clock is not None else _utc_now())
+        return standing(self._db, doc_ids, self._clock.now() if self._clock is not None else _utc_now())
 
     def candidates(self, query: str, fusion: FusionSettings | None = None) -> tuple[PlannedQuery, list[Scored]]:
         """The fused hybrid candidates before the second stage, best first (fitting the re-ranker)."""

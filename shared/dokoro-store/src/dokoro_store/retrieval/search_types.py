@@ -104,6 +104,7 @@ class Ranked:
     retired: dict[str, str] = field(default_factory=dict)  # retired memories' documents → their state in words
     relevance: dict[str, float] = field(default_factory=dict)  # calibrated (:mod:`.calibration`), per document
     features: dict[str, list[float]] = field(default_factory=dict)  # what the relevance was computed from
+    stale: dict[str, str] = field(default_factory=dict)  # stale memories' documents → why, in words
 
     @property
     def close_match(self) -> bool:
@@ -128,6 +129,7 @@ class Ranked:
             self._lifted,
             self.retired,
             self.relevance,
+            self.stale,
         )
 
 

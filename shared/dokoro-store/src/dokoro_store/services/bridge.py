@@ -263,6 +263,7 @@ class BridgeService:
                 excerpt=hit.excerpt,
                 updated_at=hit.updated_at,
                 retired=hit.retired,
+                stale=hit.stale,
             )
             for rank, hit in enumerate(kept, start=1)
         ]

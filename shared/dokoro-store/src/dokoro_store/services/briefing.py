@@ -1,8 +1,10 @@
 """The session-start briefing: what an agent should read first, within a token budget.
 
-Sections, in order: every active ``rule`` and ``guardrail`` memory (when they do not all fit, the
-ones most relevant to the current task go first and the overflow is counted, never silently
-dropped), the workspace status, open blocker questions, the latest session summaries, and the
+It starts with the memories' health line when something waits for a decision (stale memories,
+proposals: :mod:`.memories.health`). Sections, in order: every active ``rule`` and ``guardrail``
+memory (when they do not all fit, the ones most relevant to the current task go first and the
+overflow is counted, never silently dropped; a stale one says so and comes after the current
+ones), the workspace status, open blocker questions, the latest session summaries, and the
 live file claims of other agents. Sections after the rules take what budget is left.
 """
 
@@ -38,6 +40,7 @@ class Briefing:
     rules_total: int = 0
     sections: list[tuple[str, list[str]]] = field(default_factory=list)
     omitted: dict[str, int] = field(default_factory=dict)
+    health: str | None = None  # the memories' one actionable line (None: all is well)
 
     @property
     def rules_overflow(self) -> int:
@@ -65,6 +68,8 @@ class Briefing:
 
     def render(self) -> str:
         lines = [f"# Briefing ({self.used}/{self.budget} tokens)"]
+        if self.health:
+            lines.insert(0, f"⚠️ {self.health}")
         for title, body in self.sections:
             lines += ["", f"## {title}", *body]
         if self.omitted:
@@ -77,11 +82,26 @@ class Briefing:
         return "\n".join(lines)
 
 
-def _rule_line(memory: Memory) -> str:
+def _rule_line(memory: Memory, stale: str | None = None) -> str:
     body = " ".join(memory.body.split())
     if len(body) > 240:
         body = body[:237] + "..."
-    return f"- **[{memory.type}] {memory.title}** — {body} `({memory.id})`"
+    tag = f"{memory.type}, ⏳ {stale}" if stale else memory.type
+    return f"- **[{tag}] {memory.title}** — {body} `({memory.id})`"
+
+
+def _stale_rules(store: Store, rules: list[Memory]) -> dict[str, str]:
+    """The stale ones among ``rules``, each with why (:mod:`dokoro_store.retrieval.lifecycle`)."""
+    from dokoro_store.retrieval.lifecycle import broken_dependencies, stale_words
+
+    now = store.clock.now()
+    with store.db.read() as session:
+        broken = broken_dependencies(session.connection(), [m.id for m in rules]) if rules else {}
+    out: dict[str, str] = {}
+    for m in rules:
+        if (words := stale_words(m.state, m.review_after, m.valid_until, now, broken.get(m.id, ()))) is not None:
+            out[m.id] = words
+    return out
 
 
 def build_briefing(
@@ -91,22 +111,32 @@ def build_briefing(
     the rules by relevance when they exceed the budget; ``agent_id`` excludes one's own claims."""
     if not MIN_BUDGET <= budget <= MAX_BUDGET:
         raise InvalidArgumentError(f"budget must be between {MIN_BUDGET} and {MAX_BUDGET} tokens; got {budget}")
+    from dokoro_store.services.memories.health import health_line
+
     briefing = Briefing(budget)
+    briefing.health = health_line(store.db, store.clock)
+    if briefing.health:
+        briefing.used += _tokens(briefing.health)
     status = store.working.workspace.status()
     topic = focus or status.task or ""
 
     # Rules and guardrails: all of them when they fit; else the most relevant first, overflow counted.
     rules = store.memories.of_types(["rule", "guardrail"], reconcile=False)  # read-only: never writes
     briefing.rules_total = len(rules)
+    stale = _stale_rules(store, rules)
     if topic:
         rules.sort(
-            key=lambda m: (-text_similarity(topic, f"{m.title} {m.body} {' '.join(m.entities)}"), m.type != "guardrail")
+            key=lambda m: (
+                m.id in stale,
+                -text_similarity(topic, f"{m.title} {m.body} {' '.join(m.entities)}"),
+                m.type != "guardrail",
+            )
         )
     else:
-        rules.sort(key=lambda m: m.type != "guardrail")
+        rules.sort(key=lambda m: (m.id in stale, m.type != "guardrail"))
     rule_lines: list[str] = []
     for memory in rules:
-        line = _rule_line(memory)
+        line = _rule_line(memory, stale.get(memory.id))
         if briefing.take(line):
             rule_lines.append(line)
             briefing.rules_shown.append(memory)

@@ -32,6 +32,7 @@ from dokoro_store.db.engine import Database
 from dokoro_store.errors import EmbedderMismatchError, InvalidArgumentError
 from dokoro_store.models.memories import Memory as MemoryRow
 from dokoro_store.results.memories import RecallHit
+from dokoro_store.retrieval.lifecycle import broken_dependencies, describe, stale_words
 from dokoro_store.services.memories import repository
 from dokoro_store.services.memories.rows import (
     DOC_PREFIX,
@@ -56,6 +57,7 @@ __all__ = [
     "memory_mismatch_message",
     "recall_depth",
     "retired_state",
+    "stale_state",
     "weather",
 ]
 
@@ -139,6 +141,7 @@ class MemoryRecall:
             rows = {
                 m.id: m for m in session.exec(select(MemoryRow).where(col(MemoryRow.id).in_([r[0] for r in ranked])))
             }
+            broken = broken_dependencies(session.connection(), list(rows))
         now = self._clock.now()
         top = max(score for _id, score in ranked)
         kept: list[tuple[float, float, MemoryRow, dict[str, float]]] = []
@@ -157,9 +160,15 @@ class MemoryRecall:
             relevance = fused / top if top else 0.0
             score, parts = weather(memory, relevance, now)
             kept.append((score, relevance, memory, parts))
-        # Retired memories (superseded, archived, deprecated, expired) below every current one.
+        # Stale memories (past a date, or a dependency retired) below every current one, retired
+        # memories (superseded, archived, deprecated) below every stale one.
         retired = {m.id: words for _s, _r, m, _p in kept if (words := retired_state(m, now)) is not None}
-        kept.sort(key=lambda k: (k[2].id in retired, -k[0], k[2].id))
+        stale = {
+            m.id: words
+            for _s, _r, m, _p in kept
+            if (words := stale_state(m, now, broken.get(m.id, ()))) is not None and m.id not in retired
+        }
+        kept.sort(key=lambda k: (2 if k[2].id in retired else 1 if k[2].id in stale else 0, -k[0], k[2].id))
         kept = kept[:limit]
         found = {h.doc_id: h for h in search.hits([f"{DOC_PREFIX}{memory.id}" for _s, _r, memory, _p in kept])}
         hits = [
@@ -167,8 +176,11 @@ class MemoryRecall:
                 memory=memory_result(memory),
                 score=score,
                 relevance=search.relevance.get(f"{DOC_PREFIX}{memory.id}", 0.0),
-                reason=_reason(found.get(f"{DOC_PREFIX}{memory.id}"), memory, parts, retired.get(memory.id)),
+                reason=_reason(
+                    found.get(f"{DOC_PREFIX}{memory.id}"), memory, parts, retired.get(memory.id), stale.get(memory.id)
+                ),
                 retired=retired.get(memory.id),
+                stale=stale.get(memory.id),
             )
             for score, relevance, memory, parts in kept
         ]
@@ -224,10 +236,14 @@ def weather(memory: MemoryRow, relevance: float, now: datetime) -> tuple[float, 
 
 
 def retired_state(memory: MemoryRow, now: datetime) -> str | None:
-    """What retired ``memory``, in words (superseded, archived, deprecated, expired), or None."""
-    from dokoro_store.retrieval.lifecycle import describe
-
+    """What retired ``memory``, in words (superseded, archived, deprecated), or None."""
     return describe(memory.state, memory.superseded_by, memory.state_reason, memory.valid_until, now)
+
+
+def stale_state(memory: MemoryRow, now: datetime, broken: Sequence[str] = ()) -> str | None:
+    """Why ``memory`` (in force) is stale, in words starting with "stale", or None
+    (:func:`~dokoro_store.retrieval.lifecycle.stale_words`)."""
+    return stale_words(memory.state, memory.review_after, memory.valid_until, now, broken)
 
 
 def memory_mismatch_message(search_message: str) -> str:
@@ -240,11 +256,25 @@ def memory_mismatch_message(search_message: str) -> str:
     )
 
 
-def _reason(hit: SearchHit | None, memory: MemoryRow, parts: dict[str, float], retired: str | None = None) -> str:
-    bits = [h for h in (hit.why if hit is not None else "").split("; ") if h and not h.startswith("retired (")]
+def _reason(
+    hit: SearchHit | None,
+    memory: MemoryRow,
+    parts: dict[str, float],
+    retired: str | None = None,
+    stale: str | None = None,
+) -> str:
+    # The search's own words on the memory's standing are replaced by recall's (the same, by memory).
+    why = hit.why if hit is not None else ""
+    bits = [
+        h
+        for h in why.split("; ")
+        if h and not h.startswith(("retired (", "stale:", "past ", "due for ", "depends on "))
+    ]
     bits.append(memory.trust)
     if retired is not None:
         bits.append(f"{retired}: ranked below every current memory")
+    elif stale is not None:
+        bits.append(f"{stale}: ranked below every current memory")
     elif memory.state != "active":
         bits.append(memory.state + (f" ({memory.state_reason})" if memory.state_reason else ""))
     age = parts["age"]

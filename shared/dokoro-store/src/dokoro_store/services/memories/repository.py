@@ -6,8 +6,13 @@ gate's pairs in one): :func:`create` and :func:`create_many` (remember, a bulk i
 :func:`insert_new` (a file's memory, written once whatever the retries), :func:`supersede` and
 :func:`chain` (one supersede rule, :func:`~.rows.archive`), :func:`set_state` (forget, deprecate,
 restore, approve, reject), :func:`rewrite` (a file's edit, a reindex), :func:`record_pair` and
-:func:`record_verdict` (the gate's ledger), :func:`purge`, and :func:`count_uses` (recall). Ids come
-from :func:`new_id`.
+:func:`record_verdict` (the gate's ledger), :func:`purge`, :func:`count_uses` (recall), and the
+``depends_on`` links (:func:`link`, :func:`renew`). Ids come from :func:`new_id`.
+
+**Retiring flags the dependents.** Whatever retires a memory here (:func:`supersede`, :func:`set_state`
+to archived or deprecated, :func:`rewrite` of its state, :func:`purge`) clears ``checked_at`` of the
+links that depend on it, in the same transaction: each dependent reads as stale
+(:mod:`dokoro_store.retrieval.lifecycle`) until it is renewed (:func:`renew`).
 
 The rule is enforced, not only written down: the store's sessions refuse a memory row written
 outside these functions (:mod:`dokoro_store.db.write_guard`), and the architecture test scans the
@@ -31,7 +36,7 @@ from sqlmodel import Session, col, select
 
 from dokoro_store.db.write_guard import writing
 from dokoro_store.models.memories import Memory as MemoryRow
-from dokoro_store.models.memories import MemoryConflict, MemoryEntity
+from dokoro_store.models.memories import MemoryConflict, MemoryEntity, MemoryLink
 from dokoro_store.ownership import known_agent
 from dokoro_store.secrets import redact_value
 from dokoro_store.services.memories.rows import archive
@@ -43,11 +48,13 @@ __all__ = [
     "create",
     "create_many",
     "insert_new",
+    "link",
     "new_id",
     "pair_hash",
     "purge",
     "record_pair",
     "record_verdict",
+    "renew",
     "rewrite",
     "set_state",
     "supersede",
@@ -55,6 +62,8 @@ __all__ = [
 
 _MEMORIES = MemoryRow.__table__  # type: ignore[attr-defined]
 _ENTITIES = MemoryEntity.__table__  # type: ignore[attr-defined]
+_LINKS = MemoryLink.__table__  # type: ignore[attr-defined]
+_RETIRED = ("archived", "deprecated")
 
 
 # ---------------------------------------------------------------------- ids
@@ -133,6 +142,7 @@ def supersede(
     with writing(session):
         archive(old, by=by, now=now, agent=agent, reason=reason)
         session.add(old)
+        _flag_dependents(session, old.id)
 
 
 def chain(session: Session, old: MemoryRow, *, by: str, now: datetime) -> None:
@@ -149,21 +159,27 @@ def set_state(
     """Move ``row`` (of ``session``) to ``state``, saying why, when and who (``agent`` when it names
     an agent; a person's change through the CLI, the TUI or a file records none)."""
     with writing(session):
+        retiring = state in _RETIRED and row.state not in _RETIRED
         row.state = state
         row.state_reason = reason
         row.state_changed_at = now
         row.state_changed_by = known_agent(agent)
         row.updated_at = now
         session.add(row)
+        if retiring:
+            _flag_dependents(session, row.id)
 
 
 def rewrite(session: Session, row: MemoryRow, values: Mapping[str, Any]) -> None:
     """Set columns of ``row`` (of ``session``): a person's edit brought in, a reindex from the files,
     a verdict's chain. Its entity rows follow its ``entities`` when they are among ``values``."""
     with writing(session):
+        retiring = values.get("state", row.state) in _RETIRED and row.state not in _RETIRED
         for name, value in values.items():
             setattr(row, name, value)
         session.add(row)
+        if retiring:
+            _flag_dependents(session, row.id)
         if "entities" in values:
             session.flush()
             session.execute(delete(MemoryEntity).where(col(MemoryEntity.memory_id) == row.id))
@@ -181,7 +197,48 @@ def purge(session: Session, row: MemoryRow) -> None:
         ):
             session.delete(pair)
         session.execute(delete(MemoryEntity).where(col(MemoryEntity.memory_id) == row.id))
+        session.execute(delete(MemoryLink).where(col(MemoryLink.memory_id) == row.id))
+        _flag_dependents(session, row.id)
         session.delete(row)
+
+
+# ---------------------------------------------------------------------- depends_on
+def link(session: Session, memory_id: str, depends_on: Sequence[str], *, now: datetime) -> None:
+    """Record that ``memory_id`` depends on each of ``depends_on`` (links already there are kept)."""
+    wanted = [d for d in dict.fromkeys(depends_on) if d != memory_id]
+    if not wanted:
+        return
+    with writing(session):
+        there = set(
+            session.exec(
+                select(MemoryLink.depends_on).where(
+                    col(MemoryLink.memory_id) == memory_id, col(MemoryLink.depends_on).in_(wanted)
+                )
+            )
+        )
+        rows = [{"memory_id": memory_id, "depends_on": d, "created_at": now} for d in wanted if d not in there]
+        if rows:
+            session.execute(insert(_LINKS), rows)
+
+
+def renew(session: Session, row: MemoryRow, *, values: Mapping[str, Any], now: datetime) -> None:
+    """Renew ``row`` (of ``session``): its dates pushed forward (``values``: ``review_after``,
+    ``valid_until``) and its dependencies checked now (retired ones no longer make it stale)."""
+    with writing(session):
+        for name, value in values.items():
+            setattr(row, name, value)
+        row.updated_at = now
+        session.add(row)
+        session.execute(update(MemoryLink).where(col(MemoryLink.memory_id) == row.id).values(checked_at=now))
+
+
+def _flag_dependents(session: Session, memory_id: str) -> None:
+    """The memories depending on ``memory_id``, which is being retired: stale until renewed."""
+    session.execute(
+        update(MemoryLink)
+        .where(col(MemoryLink.depends_on) == memory_id, col(MemoryLink.checked_at).is_not(None))
+        .values(checked_at=None)
+    )
 
 
 # ---------------------------------------------------------------------- the conflict ledger

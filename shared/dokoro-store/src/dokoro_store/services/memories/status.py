@@ -16,8 +16,11 @@ from dokoro_store.clock import Clock
 from dokoro_store.db.engine import Database
 from dokoro_store.models.memories import Memory as MemoryRow
 from dokoro_store.models.memories import MemoryConflict
-from dokoro_store.results.memories import FilesCheck, Memory, MemoryStatus
+from dokoro_store.results.memories import FilesCheck, Memory, MemoryStatus, TypeUsage
+from dokoro_store.services.memories.health import Health, open_proposals
 from dokoro_store.services.memories.rows import DOC_PREFIX, memory_result
+from dokoro_store.services.memories.staleness import stale_ids
+from dokoro_store.services.memories.usage import type_usage
 
 if TYPE_CHECKING:
     from sqlmodel.sql.expression import Select, SelectOfScalar
@@ -62,6 +65,10 @@ class StatusReport:
     expired: list[Memory] = field(default_factory=list)
     # The memory files against the rows (a store with a workspace folder).
     files_check: FilesCheck | None = None
+    # The one actionable line (None: all is well), every stale memory counted, the use of each type.
+    health: str | None = None
+    stale_total: int = 0
+    usage: list[TypeUsage] = field(default_factory=list)
 
     def result(self) -> MemoryStatus:
         """The report by id: what ``dokoro_memory_status`` publishes."""
@@ -76,6 +83,9 @@ class StatusReport:
             never_recalled=self.never_recalled,
             compaction_candidates={entity: [m.id for m in items] for entity, items in self.compaction_candidates},
             files_check=self.files_check,
+            health=self.health,
+            stale_total=self.stale_total,
+            usage=self.usage,
         )
 
 
@@ -110,6 +120,9 @@ def memory_status(db: Database, clock: Clock, docs: DocumentService) -> StatusRe
         ).one()
         pairs = session.exec(unresolved_pairs()).all()
         aging = session.exec(aging_episodes(now)).all()
+        stale_total = len(stale_ids(session, now))
+        proposals = open_proposals(session)
+        usage = type_usage(session)
     report = StatusReport(
         total=sum(by_state.values()),
         by_state=by_state,
@@ -121,6 +134,9 @@ def memory_status(db: Database, clock: Clock, docs: DocumentService) -> StatusRe
     report.unresolved = [UnresolvedPair(new_id, old_id, similarity) for new_id, old_id, similarity in pairs]
     report.never_recalled = int(never_recalled)
     report.compaction_candidates = episode_runs([memory_result(row) for row in aging])
+    report.stale_total = stale_total
+    report.usage = usage
+    report.health = Health(stale=stale_total, pending=by_state.get("proposed", 0), proposals=proposals).line()
     return report
 
 
