@@ -8,6 +8,9 @@ Spawns the unified ``dokoro`` server (``python -m dokoro``) on a fresh store and
 - a cheap read: ``dokoro_session_recall {limit: 5}`` over 20 summaries, p50 / p95 / calls per second;
 - writes, one call at a time: ``dokoro_session_summary_add``, ``search_index_content`` and
   ``dokoro_remember`` (distinct texts, through the conflict gate): p50 / p95 / writes per second;
+- ``dokoro_remember`` again with real, distinct facts (LoCoMo's observations, when
+  ``../shared/bench/locomo-dev.json`` is there): the first row's texts share a template, so the gate
+  finds five near-duplicates for each and writes their pairs; an agent's facts mostly differ;
 - each write's p50 over the read's p50 (targets: summary and index ≤ 1.5×, remember ≤ 3×; exit ≤ 0.2 s).
 
 Every figure comes from the same run, so the ratios hold however loaded the machine is; the load
@@ -33,6 +36,15 @@ import anyio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
+# ``../shared/bench`` beside the checkout (a worktree may sit deeper: the nearest one up is used).
+_LOCOMO = next(
+    (
+        p / "shared" / "bench" / "locomo-dev.json"
+        for p in Path(__file__).resolve().parents[1:]
+        if (p / "shared" / "bench" / "locomo-dev.json").is_file()
+    ),
+    None,
+)
 _HELLO = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}
 
 
@@ -153,7 +165,28 @@ async def _session(store: Path, calls: int, writes: int, remembers: int) -> list
             remembers,
         )
         rows.append(_row("dokoro_remember", remembered, read_p50))
+        facts = _observations(remembers)
+        if facts:
+            distinct = await _timed(
+                client,
+                "dokoro_remember",
+                lambda n: {"type": "fact", "title": facts[n][:80], "body": facts[n], "session_id": "locomo"},
+                len(facts),
+            )
+            rows.append(_row("dokoro_remember (LoCoMo facts)", distinct, read_p50))
     return rows
+
+
+def _observations(count: int) -> list[str]:
+    """``count`` distinct facts: LoCoMo's observations of its first conversations, in order."""
+    if _LOCOMO is None:
+        return []
+    facts: list[str] = []
+    for conversation in json.loads(_LOCOMO.read_text(encoding="utf-8")):
+        for session in conversation["observation"].values():
+            for lines in session.values():
+                facts.extend(str(line[0]) for line in lines)
+    return list(dict.fromkeys(facts))[:count]
 
 
 def main(calls: int, writes: int, remembers: int, starts: int) -> None:

@@ -93,6 +93,24 @@ async def test_an_items_screen(sqlite_world, category):
         check(app, f"items-{category}")
 
 
+async def test_the_proposals_screen_and_its_confirmation(sqlite_world):
+    for topic, first, second in (
+        ("staging", "The staging database runs PostgreSQL 16 on port 5433", "The staging database runs PostgreSQL 15"),
+        ("ratelimit", "The API rate limit is 100 requests a minute", "The API rate limit is 1000 requests a minute"),
+    ):
+        sqlite_world.memories.remember(type="fact", title=f"{topic} before", body=first, entities=[topic])
+        sqlite_world.memories.remember(type="fact", title=f"{topic} now", body=second, entities=[topic])
+    app = BrowseApp(sqlite_world, category="proposals", poll_seconds=0.1)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, lambda: items_ready(app) and len(app.screen.shown) == 2)
+        await pilot.press("o", "o")  # filed at the same moment: by name, a fixed order
+        check(app, "items-proposals")
+        await pilot.press("v")
+        await settle(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        check(app, "confirm-proposal")
+        await pilot.press("n")
+
+
 async def test_a_markdown_preview(sqlite_world):
     app = BrowseApp(sqlite_world, category="current", poll_seconds=0.1)
     async with app.run_test(size=SIZE) as pilot:

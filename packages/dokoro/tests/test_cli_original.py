@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from dokoro.cli import app
 from dokoro_store import Store
 from dokoro_store.original import is_original_database
@@ -85,7 +86,10 @@ def test_moving_in_from_a_notes_folder(tmp_path: Path) -> None:
     assert both.exit_code != 0
 
 
-def test_an_import_declined_at_the_question_writes_nothing(tmp_path: Path) -> None:
+def test_an_import_declined_at_the_question_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from dokoro.commands import _output
+
+    monkeypatch.setattr(_output, "stdin_is_terminal", lambda: True)  # a person at a terminal, who says no
     store = tmp_path / "dokoro"
     graph = SAMPLES / "mcp-memory" / "memory.jsonl"
 

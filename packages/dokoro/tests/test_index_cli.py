@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from dokoro.cli import app
+from dokoro.commands import _output
 from dokoro_store import Store
 from typer.testing import CliRunner
 
@@ -147,10 +148,28 @@ def test_reembed_previews_and_asks_before_it_changes_the_store_embedder(folder, 
     preview = runner.invoke(app, ["reembed", "--embedder", "onnx", "--dry-run", "--path", str(folder)])
     assert preview.exit_code == 0, preview.output
     assert f"stamped {stamp}" in preview.output and "Dry run: nothing changed." in preview.output
+    assert "documents:          2 (2 vectors)" in preview.output and "session summaries:  0" in preview.output
+    assert "embedder after:     onnx:" in preview.output
+    monkeypatch.setattr(_output, "stdin_is_terminal", lambda: True)  # a person at a terminal, who says no
     declined = runner.invoke(app, ["reembed", "--embedder", "onnx", "--path", str(folder)], input="n\n")
-    assert declined.exit_code == 0 and "Nothing changed." in declined.output
+    assert declined.exit_code == 0 and "Re-embed the whole store? [y/N]" in declined.output
+    assert "Nothing changed." in declined.output
     with Store.open(folder) as store:
         assert store.docs.stamp()[0] == stamp
+
+
+def test_reembed_without_yes_and_no_terminal_changes_nothing_and_says_how_to_go_ahead(folder, monkeypatch):
+    stamp = _static_store(folder, monkeypatch)
+    with Store.open(folder) as store:
+        before = (store.docs.stats(), store.docs.stamp())
+
+    piped = runner.invoke(app, ["reembed", "--embedder", "onnx", "--path", str(folder)], input="y\n")
+
+    assert piped.exit_code == 1, piped.output
+    assert "Re-embedding rewrites every vector" in piped.output and "[y/N]" not in piped.output
+    assert "Nothing changed: there is no terminal to ask on. Run it again with --yes" in piped.output
+    with Store.open(folder) as store:
+        assert (store.docs.stats(), store.docs.stamp()) == before and store.docs.stamp()[0] == stamp
 
 
 def test_doctor_fails_on_a_process_whose_embedder_is_not_the_store_one(folder, monkeypatch):

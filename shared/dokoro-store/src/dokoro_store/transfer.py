@@ -74,8 +74,9 @@ def store_tables() -> list[Table]:
     """Every table of the schema, parents before children."""
     from sqlmodel import SQLModel
 
-    import dokoro_store.models  # noqa: F401  - registers the tables on the metadata
+    from dokoro_store.models import register_all
 
+    register_all()
     return list(SQLModel.metadata.sorted_tables)
 
 

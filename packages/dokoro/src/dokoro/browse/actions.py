@@ -34,6 +34,7 @@ class UndoRecord:
 @dataclass(frozen=True)
 class Confirm:
     # archive-plan | archive-daily | release | advance | undo | forget | approve | reject | edited
+    # | approve-proposal | reject-proposal
     kind: str
     prompt: str
     item: Item | None = None
@@ -103,6 +104,12 @@ def arm(store: Store, key: str, item: Item | None, last: UndoRecord | None) -> C
         if item.status == "deprecated":
             return "already forgotten (deprecated)"
         return Confirm("forget", f'Forget memory "{item.label}" (deprecate it)? y/n', item=item)
+    if key in ("v", "x") and item.kind == "proposal" and item.ref:
+        if item.status != "proposed":
+            return f"this proposal is {item.status} already"
+        if key == "v":
+            return Confirm("approve-proposal", f"Approve proposal {item.label}: apply its change? y/n", item=item)
+        return Confirm("reject-proposal", f"Reject proposal {item.label} (nothing changes)? y/n", item=item)
     if key in ("v", "x"):
         verb = "approves" if key == "v" else "rejects"
         if item.kind != "memory" or not item.ref:
@@ -189,6 +196,12 @@ def _run(store: Store, confirm: Confirm) -> Outcome:  # noqa: C901 - one flat br
         if synced.quiet:
             return Outcome(f"no change: {item.label}")
         return Outcome("; ".join(line.removeprefix("- ") for line in synced.lines()))
+    if confirm.kind == "approve-proposal" and item.ref:
+        done = store.proposals.approve(item.ref)
+        return Outcome(f"approved: {done.proposal.outcome}")
+    if confirm.kind == "reject-proposal" and item.ref:
+        store.proposals.reject(item.ref, reason=REJECT_REASON)
+        return Outcome(f"rejected: {item.label}")
     if confirm.kind == "approve" and item.ref:
         approved = store.memories.approve(item.ref)
         also = f"; it supersedes {approved.superseded.title!r}" if approved.superseded is not None else ""

@@ -29,6 +29,7 @@ from dokoro.browse.items import (
     _stamp,
     _unavailable,
 )
+from dokoro.browse.proposals import open_proposals, proposal_items
 
 if TYPE_CHECKING:
     from dokoro_store import Store
@@ -415,6 +416,7 @@ CATEGORIES: tuple[Category, ...] = (
     Category("entities", "Entities", _entities, hint="the entity graph"),
     Category("sweep", "Archive sweep status", _sweep, _dirs(".mcp"), hint=".mcp/archive-status.json"),
     Category("memories", "Memories", _memories, hint="facts, decisions, rules, guardrails, ..."),
+    Category("proposals", "Proposals", proposal_items, badge=open_proposals, hint="memory upkeep waiting for you"),
     Category("tracking", "Issues and features", _tracking, _dirs("tracking"), hint="tracking/ (rows, rendered)"),
 )
 

@@ -26,7 +26,8 @@ class Item:
     id: str
     label: str
     sublabel: str = ""
-    kind: str = "file"  # file | plan | claim | agent | question | feedback | entity | sweep | memory | tracking | error
+    # file | plan | claim | agent | question | feedback | entity | sweep | memory | proposal | tracking | error
+    kind: str = "file"
     archived: bool = False
     path: Path | None = None
     ref: str | None = None

@@ -139,6 +139,7 @@ class ItemsScreen(Screen[None]):
         "archive": "u undo",
         "claims": "r release",
         "memories": "e edit · f forget · v approve · x reject",
+        "proposals": "v approve · x reject",
     }
 
     def __init__(self, category: Category) -> None:

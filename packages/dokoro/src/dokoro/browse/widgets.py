@@ -35,7 +35,7 @@ HELP = """\
   p  advance a plan one step (draft → active → completed)
   e  edit a memory's file in $EDITOR (what you save becomes a new version)
   f  forget a memory (it is deprecated, never deleted)
-  v  approve · x reject a memory an agent proposed (review queue)
+  v  approve · x reject a memory an agent proposed (review queue), or a proposal (Proposals)
   Every change but your own edit asks y/n first.
 [b]Help[/b]
   ?  this help · any key closes it"""

@@ -14,7 +14,17 @@ from pydantic import BaseModel
 from rich.console import Console
 from rich.table import Table
 
-__all__ = ["JsonOption", "PathOption", "ago", "console", "emit_json", "folding_table", "go_ahead", "short_time"]
+__all__ = [
+    "JsonOption",
+    "PathOption",
+    "ago",
+    "console",
+    "emit_json",
+    "folding_table",
+    "go_ahead",
+    "short_time",
+    "stdin_is_terminal",
+]
 
 PathOption = Annotated[
     Path | None,
@@ -41,12 +51,25 @@ def console() -> Console:
     return Console(soft_wrap=True, highlight=False)
 
 
+def stdin_is_terminal() -> bool:
+    """Whether a question can be asked: stdin is a terminal (not a pipe, a file or a CI runner)."""
+    return sys.stdin.isatty()
+
+
 def go_ahead(out: Console, question: str, *, dry_run: bool, yes: bool, verb: str = "changed") -> bool:
     """Whether a command that has shown its preview should make the change: never on ``--dry-run``,
-    at once with ``--yes``, else the person's answer; what is not done is said ("Nothing changed.")."""
+    at once with ``--yes``, else the person's answer; what is not done is said ("Nothing changed.").
+    Without ``--yes`` and no terminal to ask on (a script, a pipe), nothing is done and the command
+    exits 1 saying how to go ahead: a script never changes a store by accident, nor thinks it did."""
     if dry_run:
         out.print(f"Dry run: nothing {verb}.")
         return False
+    if not yes and not stdin_is_terminal():
+        out.print(
+            f"Nothing {verb}: there is no terminal to ask on. Run it again with --yes to go ahead "
+            "(or --dry-run to only see what it would do)."
+        )
+        raise typer.Exit(1)
     if not yes and not typer.confirm(question):
         out.print(f"Nothing {verb}.")
         return False

@@ -128,11 +128,13 @@ def reembed_store(
         stats = store.docs.stats()
         summaries = store.retrieval.summaries.count()
         console.print(
-            f"This store's vectors: {stats.vectors} over {stats.indexed_docs} document(s), and {summaries} session "
-            f"summaries, stamped {before or 'none'}.\n"
-            f"Re-embedding rebuilds every one with {embedder.label} (stamp {embedder.id}) and restamps the store: "
-            "every process on it follows under DOKORO_EMBEDDER=auto, and one that cannot run that embedder "
-            "falls back to word matching (and says so).",
+            "Re-embedding rewrites every vector of this store:\n"
+            f"  documents:          {stats.indexed_docs} ({stats.vectors} vectors)\n"
+            f"  session summaries:  {summaries}\n"
+            f"  embedder now:       {before or 'none'} (the index is stamped {before or 'none'})\n"
+            f"  embedder after:     {embedder.id} ({embedder.label})\n"
+            "Then the store is restamped: every process on it follows under DOKORO_EMBEDDER=auto, and one "
+            "that cannot run that embedder falls back to word matching (and says so).",
             highlight=False,
             markup=False,
         )

@@ -77,10 +77,11 @@ def expected_metadata() -> MetaData:
     """Every table the code declares, as one metadata (a fresh copy on each call)."""
     from sqlmodel import SQLModel
 
-    import dokoro_store.models  # noqa: F401  - registers the tables on SQLModel.metadata
+    from dokoro_store.models import register_all
     from dokoro_store.retrieval.tables import INDEX_METADATA
 
     expected = MetaData()
+    register_all()
     for table in SQLModel.metadata.sorted_tables:
         table.to_metadata(expected)
     for table in INDEX_METADATA.sorted_tables:
