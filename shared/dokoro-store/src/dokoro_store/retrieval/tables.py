@@ -91,14 +91,14 @@ chunks = Table(
         sqlite_where=text("unmirrored IS NOT NULL"),
         postgresql_where=text("unmirrored IS NOT NULL"),
     ),
-    # The index generation of the write that wrote the row (0029; 0: written before): a vector
+    # The index generation of the write that wrote the row (0030; 0: written before): a vector
     # cache reads the rows above the generation it last saw (see ExactScanIndex in vectors.py).
     Column("rev", BigInteger, nullable=False, server_default="0"),
     Index("ix_chunks_rev", "rev"),
 )
 
 # The documents whose chunks an index write dropped without writing new ones (deleted, or indexed
-# again into no chunk), by the generation of that write (0029): with ``chunks.rev``, what a vector
+# again into no chunk), by the generation of that write (0030): with ``chunks.rev``, what a vector
 # cache reads to catch up. Complete above ``index_state.drops_from`` only (a clear of the index
 # restarts it; older entries are pruned).
 index_drops = Table(
@@ -110,7 +110,7 @@ index_drops = Table(
 
 # A single row (id = 1): the embedder the document vectors are stamped with, a generation counter
 # bumped by every index write (caches of the vectors compare it to stay fresh; ``chunks.rev`` and
-# ``index_drops.rev`` carry it), and ``drops_from`` (0029): the generation above which
+# ``index_drops.rev`` carry it), and ``drops_from`` (0030): the generation above which
 # ``index_drops`` is complete (a cache that last looked below it reads everything again).
 index_state = Table(
     "index_state",

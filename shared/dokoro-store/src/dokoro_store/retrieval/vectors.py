@@ -15,7 +15,7 @@ A recall on a store of 2,000 memories or more takes its vector leg from neither:
 held in memory and scanned exactly (``memory_index.py``, which also serves the conflict gate).
 
 **How the exact scan keeps in step.** Its vectors are the rows of a :class:`~.row_matrix.RowMatrix`
-(the memory index's storage), read once, then caught up by change numbers (migration 0029): every
+(the memory index's storage), read once, then caught up by change numbers (migration 0030): every
 index write bumps ``index_state.generation`` *first* in its transaction and stamps the chunks it
 writes with it (``chunks.rev``); a document whose chunks it drops without writing new ones
 (deleted, or indexed again into no chunk) goes into ``index_drops`` at that generation. The bump
@@ -169,10 +169,11 @@ class ExactScanIndex:
                 return
             if now == self._mark:
                 return
+            # No ORDER BY: SQLite would walk the documents' index (every chunk) to avoid a sort.
             changed = session.execute(
-                select(chunks.c.chunk_id, chunks.c.doc_id, chunks.c.embedder, chunks.c.embedding)
-                .where(chunks.c.rev > self._mark)
-                .order_by(chunks.c.doc_id, chunks.c.chunk_index)
+                select(chunks.c.chunk_id, chunks.c.doc_id, chunks.c.embedder, chunks.c.embedding).where(
+                    chunks.c.rev > self._mark
+                )
             ).all()
             dropped = session.execute(select(index_drops.c.doc_id).where(index_drops.c.rev > self._mark)).scalars()
             touched = {str(d) for d in dropped} | {str(r[1]) for r in changed}
@@ -183,7 +184,8 @@ class ExactScanIndex:
         self.rows_read += len(changed)
         for doc_id in sorted(touched):
             self._remove(doc_id)
-        self._place([(r[0], r[1], r[3]) for r in changed if r[2] == embedder and r[3] is not None])
+        placed = sorted((str(r[0]), str(r[1]), r[3]) for r in changed if r[2] == embedder and r[3] is not None)
+        self._place(placed)
         self._mark = now
 
     def _read_all(self, session: Session, embedder: str, generation: int) -> None:

@@ -9,8 +9,8 @@ with the new generation; a document deleted (or indexed again into no chunk) is 
 ``index_state.drops_from``: the log is complete above it (a clear of the index sets it to its
 generation and empties the log; pruning old entries raises it). Existing chunks get 0.
 
-Revision ID: 0029
-Revises: 0028
+Revision ID: 0030
+Revises: 0029
 Create Date: 2026-12-02
 """
 
@@ -19,8 +19,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0029"
-down_revision = "0028"
+revision = "0030"
+down_revision = "0029"
 branch_labels = None
 depends_on = None
 
