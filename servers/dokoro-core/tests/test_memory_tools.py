@@ -129,7 +129,7 @@ async def test_forget_needs_a_reason_to_deprecate_and_a_confirmation_to_purge(ca
     assert store.memories.get(memory["id"]).state == "active"
 
     done = (await call("dokoro_forget", id=memory["id"], reason="we moved to cookies")).structured_content
-    assert done == {"id": memory["id"], "action": "deprecated", "state": "deprecated"}
+    assert done == {"id": memory["id"], "action": "deprecated", "state": "deprecated", "dependents_flagged": []}
     assert store.memories.get(memory["id"]).state_reason == "we moved to cookies"
 
     purged = (await call("dokoro_forget", id=memory["id"], purge=True, confirm=True)).structured_content

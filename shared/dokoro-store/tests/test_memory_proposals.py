@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 from dokoro_store import ConflictError, FrozenClock, NotFoundError, Store
-from dokoro_store.errors import NotOwnerError
+from dokoro_store.errors import InvalidArgumentError, NotOwnerError
 from dokoro_store.models.memories import MemoryConflict
 from dokoro_store.models.proposals import MemoryProposal
 from dokoro_store.services.memories.proposers import PRUNE_AGE, RECURRING, TOOL_FAILURES
@@ -239,3 +239,29 @@ def test_a_secret_in_a_rejection_reason_is_not_stored(any_store: Store) -> None:
 
     assert token not in (done.proposal.outcome or "") and "[REDACTED" in (done.proposal.outcome or "")
     assert token not in (any_store.proposals.get(proposal.id).outcome or "")
+
+
+def test_an_agents_approval_obeys_the_type_switches_and_a_person_still_decides(
+    any_store: Store, clock: FrozenClock
+) -> None:
+    for n in range(TOOL_FAILURES):
+        any_store.feedback.record(
+            "claude",
+            "dokoro_plan_check",
+            "failure",
+            error_message="bad index",
+            recorded_at=clock.now() - timedelta(hours=n),
+        )
+    [proposal] = _of_kind(any_store, "guardrail")
+
+    any_store.upkeep.switches.set(["guardrail"], agents_write=False, by="ana")
+    with pytest.raises(InvalidArgumentError, match="switched off for agents"):
+        any_store.proposals.approve(proposal.id, acting_agent="claude")
+    any_store.upkeep.switches.set(["guardrail"], agents_write=True, needs_review=True, by="ana")
+    with pytest.raises(NotOwnerError, match="wait for a person's review"):
+        any_store.proposals.approve(proposal.id, acting_agent="claude")
+    assert any_store.proposals.get(proposal.id).status == "proposed"
+    assert any_store.memories.of_types(["guardrail"]) == []
+
+    done = any_store.proposals.approve(proposal.id, by="ana")
+    assert [m.type for m in done.created] == ["guardrail"] and done.proposal.decided_by == "ana"

@@ -222,3 +222,35 @@ def test_switches_are_kept_in_the_database_and_refuse_unknown_types(any_store):
         switches.set(["opinion"], agents_write=False)
     with pytest.raises(InvalidArgumentError, match="say what to change"):
         switches.set(["fact"])
+
+
+def test_remember_refuses_a_switched_off_type_and_keeps_nothing(any_store):
+    any_store.upkeep.switches.set(["preference"], agents_write=False)
+
+    with pytest.raises(InvalidArgumentError, match="memory type 'preference' is switched off for agents") as refused:
+        any_store.memories.remember(type="preference", title="Tabs", body="Ana prefers tabs.")
+
+    assert "`dokoro memory types preference --agents-write on`" in str(refused.value)
+    assert any_store.memories.status().total == 0
+    any_store.upkeep.switches.set(["preference"], agents_write=True)
+    assert any_store.memories.remember(type="preference", title="Tabs", body="Ana prefers tabs.").memory.state == (
+        "active"
+    )
+
+
+def test_remember_depends_on_and_a_supersede_names_the_dependents_it_flags(any_store):
+    old = any_store.memories.remember(type="decision", title="Use JWT", body="Auth uses JWT access tokens.").memory
+    dependent = any_store.memories.remember(
+        type="fact", title="Token lifetime", body="JWT tokens live 15 minutes.", depends_on=[old.id, old.id]
+    )
+    assert dependent.depends_on == [old.id]
+
+    new = any_store.memories.remember(
+        type="decision", title="Use opaque tokens", body="Auth uses opaque session tokens.", supersedes=old.id
+    )
+
+    assert f"depending on {old.id} are now stale until renewed: {dependent.memory.id}" in " ".join(new.notes)
+    with pytest.raises(ConflictError, match="is archived: a memory depends only on memories in force"):
+        any_store.memories.remember(type="fact", title="T", body="B.", depends_on=[old.id])
+    with pytest.raises(InvalidArgumentError, match="at most 20"):
+        any_store.memories.remember(type="fact", title="T", body="B.", depends_on=[f"mem_{i}" for i in range(21)])

@@ -54,6 +54,10 @@ def dokoro_remember(
         Key | None, Field(description="Id of the memory this one replaces (it becomes archived).")
     ] = None,
     agent_id: Annotated[Key | None, Field(description="Who remembers it (default: this agent).")] = None,
+    depends_on: Annotated[
+        Keys | None,
+        Field(description="Ids of memories this one relies on (in force, at most 20): retiring one makes it stale."),
+    ] = None,
 ) -> Annotated[CallToolResult, Remembered]:
     """Remember a fact, preference, decision, lesson, rule, guardrail, reference or episode for later
     sessions. If close memories already exist (same entity, similar text), they are returned for you to
@@ -73,6 +77,7 @@ def dokoro_remember(
         review_after=review_after,
         valid_until=valid_until,
         supersedes=supersedes,
+        depends_on=depends_on,
     )
     memory = done.memory
     if done.retried:
@@ -86,6 +91,8 @@ def dokoro_remember(
         )
     if done.superseded is not None:
         lines.append(f"superseded {done.superseded.id} (now archived; the chain is kept)")
+    if done.depends_on:
+        lines.append(f"depends on {', '.join(done.depends_on)} (retiring one makes this memory stale)")
     if done.redacted:
         lines.append(secret_notice(done.redacted))
     if not done.indexed:
@@ -139,7 +146,13 @@ def dokoro_memory_verdict(
     done = state(ctx).store.memories.verdict(new_id, old_id, verdict, acting_agent(ctx))
     new, old = done.new, done.old
     text = f"verdict {verdict}: {new.id} is {new.state}, {old.id} is {old.state}"
+    if done.dependents_flagged:
+        text += "\n" + _flagged_line(done.dependents_flagged)
     return result(text, done)
+
+
+def _flagged_line(flagged: list[str]) -> str:
+    return f"{len(flagged)} memory(ies) depending on it are now stale until renewed: {', '.join(flagged)}"
 
 
 def dokoro_recall(
@@ -213,6 +226,8 @@ def dokoro_forget(
     text = f"{done.action} {memory.id}: {memory.title}" + (
         f" — {memory.state_reason}" if done.action == "deprecated" else ""
     )
+    if done.dependents_flagged:
+        text += "\n" + _flagged_line(done.dependents_flagged)
     return result(text, done)
 
 

@@ -146,6 +146,9 @@ class Remembered(Result):
     notes: list[str] = Field(default_factory=list, description="What could not be done after storing, and why.")
     # What the reconcile of the memory files picked up before this call (a person's edits).
     files: FilesSync | None = None
+    depends_on: list[str] = Field(
+        default_factory=list, description="The memories it depends on: retiring one of them makes it stale."
+    )
 
 
 class MemoryVerdict(Result):
@@ -154,6 +157,9 @@ class MemoryVerdict(Result):
     new: Memory
     old: Memory
     verdict: str
+    dependents_flagged: list[str] = Field(
+        default_factory=list, description="Memories depending on the one retired: now stale until renewed."
+    )
 
 
 class RecallHit(Result):
@@ -189,6 +195,9 @@ class Forgotten(Result):
     id: str
     action: str
     state: str
+    dependents_flagged: list[str] = Field(
+        default_factory=list, description="Memories depending on it: now stale until their owners renew them."
+    )
 
 
 class FilesCheck(Result):

@@ -5,12 +5,15 @@
 - :mod:`.remember`: the route of a remember (below), with its retry check;
 - :mod:`.bulk`: the drafts of a bulk import and their rows; :mod:`.verdicts`: verdicts on the
   gate's pairs; :mod:`.docs`: a memory's document in the store's index;
-- :mod:`.repository`: the only writer of memory rows, their entities and the conflict ledger;
+- :mod:`.repository`: the only writer of memory rows, their entities, links and the conflict ledger;
 - :mod:`.rows`: the kinds, trust levels and states of a memory, its document, a row as a result;
 - :mod:`.gate`: the conflict gate (close neighbours of a new memory, each shown once);
 - :mod:`.recall`: ranking with weathering;
 - :mod:`.review`: the review queue (``DOKORO_MEMORY_REVIEW``);
 - :mod:`.status`: the health report;
+- :mod:`.staleness`, :mod:`.health`, :mod:`.usage`, :mod:`.upkeep`, :mod:`.switches`: stale memories
+  (past a date, or a ``depends_on`` target retired) computed at read, the one-line health nudge, the
+  use of each type, renewal and the review list (``store.upkeep``), and the per-type switches;
 - :mod:`.proposals`, :mod:`.proposers`, :mod:`.proposal_ledger`: the upkeep the store proposes
   (merge, summarise, prune, guardrail) with its evidence, applied only once approved;
 - :mod:`.files` and its parts (:mod:`.files_scan`, :mod:`.files_reconcile`, :mod:`.files_render`,
@@ -20,8 +23,9 @@
 **The route of a remember** (``dokoro_remember`` → :meth:`~.service.MemoryService.remember` →
 :meth:`~.remember.Remember.remember`), one pass:
 
-1. validation, once: type, trust, title and body, the two dates, checked here (the MCP tool's
-   schema bounds only the arguments' shapes and sizes, and passes them through);
+1. validation, once: type, trust, title and body, the two dates, ``depends_on``, checked here (the
+   MCP tool's schema bounds only the arguments' shapes and sizes, and passes them through); the
+   store's per-type switches: a type agents may not write is refused, nothing prepared;
 2. files reconciliation: the memory files reconciled (a bounded share: at most
    :data:`~.files.READS_PER_CALL` files, a second's wait for another process at most, never the
    call's failure);
@@ -33,8 +37,8 @@
    index is not stored at all);
 5. one write transaction: the retry check (an identical call moments ago returns its memory), the
    superseded memory archived (not while the new one is a proposal under review), the row and its
-   entities (:mod:`.repository`), its document with chunks and vectors, and the conflict gate on it,
-   its pairs written to the ledger (:mod:`.gate`);
+   entities (:mod:`.repository`), its ``depends_on`` links, its document with chunks and vectors,
+   and the conflict gate on it, its pairs written to the ledger (:mod:`.gate`);
 6. after the commit (nothing fails the call from here): the vector engine's copy, and the memory's
    file rendered (:meth:`~.files.MemoryFiles.render_written`; left to a later call when the folder
    is busy).

@@ -358,10 +358,18 @@ class ConflictGate:
                 active = int(session.execute(select(func.count()).select_from(few)).scalar() or 0)
                 self._large = active > 2 * _ALL_BELOW
                 if active <= _ALL_BELOW:
-                    everyone = session.execute(
-                        select(MemoryRow.id).where(col(MemoryRow.state) == "active", col(MemoryRow.id) != memory.id)
-                    ).scalars()
-                    return {str(x): None for x in everyone}
+                    everyone = [
+                        str(x)
+                        for x in session.execute(
+                            select(MemoryRow.id).where(col(MemoryRow.state) == "active", col(MemoryRow.id) != memory.id)
+                        ).scalars()
+                    ]
+            if active <= _ALL_BELOW:
+                # Every one, with the cosines the memory vector index holds (one product over its
+                # matrix, not their vectors read from the database on every remember); a memory whose
+                # vectors are not there yet (written behind) keeps None and is read as before.
+                known = self._search.memory_index.nearest(query, embedder, active + 1, exclude=memory.id)
+                return {x: known.get(x) for x in everyone}
         return dict(self._search.memory_index.nearest(query, embedder, _KNN, exclude=memory.id))
 
     def _keyword(self, memory: MemoryRow) -> set[str]:

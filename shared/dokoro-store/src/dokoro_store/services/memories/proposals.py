@@ -15,8 +15,10 @@ carries its evidence. Nothing changes until somebody decides:
 
 Who may decide: a person (CLI, TUI: no agent identity) any proposal; an agent (MCP) only the
 proposals whose data is its own or nobody's (:func:`dokoro_store.ownership.owned_by_another` on
-every memory touched and every agent the evidence counts). Under review (``DOKORO_MEMORY_REVIEW``)
-a proposal that writes a new memory waits for a person, as every memory an agent writes does.
+every memory touched and every agent the evidence counts). A proposal that writes a new memory is
+the approving agent's memory: the per-type switches apply (:mod:`.switches`: a type agents may not
+write is refused), and under review (``DOKORO_MEMORY_REVIEW``, or the type's ``needs_review``) it
+waits for a person, as every memory an agent writes does.
 """
 
 from __future__ import annotations
@@ -36,7 +38,9 @@ from dokoro_store.ownership import known_agent, owned_by_another
 from dokoro_store.results.proposals import Proposal, ProposalDecision, ProposalList
 from dokoro_store.services.memories import proposal_ledger as ledger
 from dokoro_store.services.memories import proposers, repository
-from dokoro_store.services.memories.rows import DOC_PREFIX, doc_fields, doc_text, memory_result
+from dokoro_store.services.memories.docs import save_doc
+from dokoro_store.services.memories.rows import DOC_PREFIX, memory_result
+from dokoro_store.services.memories.switches import TypeSwitches
 
 if TYPE_CHECKING:
     from dokoro_store.retrieval.documents import DocumentService
@@ -63,6 +67,7 @@ class ProposalService:
         self._docs = docs
         self._memories = memories
         self._review = review
+        self._switches = TypeSwitches(db, clock)
 
     # ------------------------------------------------------------------ the pass
     def scan(self, *, per_kind: int = PER_PASS) -> list[str]:
@@ -143,11 +148,8 @@ class ProposalService:
             _check_open(row)
             touched = _locked(session, row.memory_ids)
             _check_may_decide(row, touched, agent)
-            if row.kind in ("summarise", "guardrail") and agent is not None and self._review:
-                raise NotOwnerError(
-                    f"proposal {row.id} writes a new memory, and under review only a person approves those: "
-                    f"`dokoro memory proposals approve {row.id}` or `dokoro browse`. Nothing changed"
-                )
+            if row.kind in ("summarise", "guardrail") and agent is not None:
+                self._check_agent_may_write(session, row)
             created, changed, outcome = self._apply(session, row, touched, who=who, agent=agent)
             ledger.decide(session, row, "approved", now=now, by=who, outcome=outcome)
             decided = ledger.result(row)
@@ -181,6 +183,18 @@ class ProposalService:
             ledger.decide(session, row, "rejected", now=now, by=who, outcome=why)
             decided = ledger.result(row)
         return ProposalDecision(proposal=decided)
+
+    def _check_agent_may_write(self, session: Session, row: MemoryProposal) -> None:
+        """An agent's approval writes a memory as the agent's: the per-type switches apply (a type
+        agents may not write is refused), and one waiting for review waits for a person."""
+        kind = _new_type(row)
+        switch = self._switches.check_agent_write(session, kind)
+        if self._review or switch.needs_review:
+            raise NotOwnerError(
+                f"proposal {row.id} writes a new {kind} memory, and {kind} memories wait for a person's review "
+                f"here: a person approves it with `dokoro memory proposals approve {row.id}` or in `dokoro browse`. "
+                "Nothing changed"
+            )
 
     # ------------------------------------------------------------------ applying
     def _apply(
@@ -255,7 +269,7 @@ class ProposalService:
         return MemoryRow(
             # Derived from the proposal: an approval retried after a failure names the same row.
             id=repository.new_id(now, row.id, row.key),
-            type="guardrail" if row.kind == "guardrail" else "fact",
+            type=_new_type(row),
             title=title[:300],
             body=body,
             entities=[],
@@ -269,7 +283,7 @@ class ProposalService:
 
     def _save_doc(self, session: Session, memory: MemoryRow) -> None:
         """The memory's document in the decision's transaction (its status follows the state)."""
-        self._docs.save_in(session, f"{DOC_PREFIX}{memory.id}", doc_text(memory), **doc_fields(memory))
+        save_doc(self._docs, session, memory)
 
     def _after(self, rows: Sequence[MemoryRow], *, new: Sequence[MemoryRow]) -> None:
         """After the commit: the new memories indexed (full text, vectors, graph) and the files
@@ -278,6 +292,11 @@ class ProposalService:
             self._docs.index_docs([f"{DOC_PREFIX}{m.id}" for m in new])
         if rows:
             self._memories.sync_files(sweep=False)
+
+
+def _new_type(row: MemoryProposal) -> str:
+    """The type of the memory an approval writes: a guardrail, or a summary (a fact)."""
+    return "guardrail" if row.kind == "guardrail" else "fact"
 
 
 def _find(session: Session, proposal_id: str, *, lock: bool) -> MemoryProposal:

@@ -6,6 +6,11 @@ redacted once; the document chunked and embedded outside the write lock; one wri
 chunks and vectors, the conflict gate's pairs), every memory row through :mod:`.repository`; after
 the commit the vector engine's copy and the memory's file. A retry of the same call moments ago
 returns the memory it stored (:data:`RETRY_WINDOW`).
+
+Remember is the agents' door: the store's per-type switches (:mod:`.switches`) are enforced here.
+A type agents may not write is refused before anything is prepared (nothing stored); a type that
+needs review starts as ``proposed``. ``depends_on`` names memories in force the new one relies on:
+the links are written in the same transaction (:func:`~.repository.link`).
 """
 
 from __future__ import annotations
@@ -49,6 +54,8 @@ from dokoro_store.services.memories.rows import (
     memory_result,
     parse_time,
 )
+from dokoro_store.services.memories.staleness import IN_FORCE, dependents
+from dokoro_store.services.memories.switches import TypeSwitches
 
 if TYPE_CHECKING:
     from sqlmodel.sql.expression import SelectOfScalar
@@ -56,12 +63,14 @@ if TYPE_CHECKING:
     from dokoro_store.retrieval.documents import DocumentService, PreparedIndex
     from dokoro_store.services.memories.files import MemoryFiles
 
-__all__ = ["RETRY_WINDOW", "Remember", "recent_twin", "retry_key", "twin_query"]
+__all__ = ["MAX_DEPENDS_ON", "RETRY_WINDOW", "Remember", "recent_twin", "retry_key", "twin_query"]
 
 log = logging.getLogger("dokoro.store")
 
 # A second identical remember by the same agent within this window is a retry, not a new memory.
 RETRY_WINDOW = timedelta(minutes=10)
+# The memories one memory may depend on at most.
+MAX_DEPENDS_ON = 20
 _MEMORIES = MemoryRow.__table__  # type: ignore[attr-defined]
 _DOCS = Doc.__table__  # type: ignore[attr-defined]
 
@@ -90,6 +99,7 @@ class Remember:
         self._review = review
         self._sync = sync
         self._entities = entities
+        self._switches = TypeSwitches(db, clock)
 
     def remember(
         self,
@@ -105,6 +115,7 @@ class Remember:
         review_after: str | None = None,
         valid_until: str | None = None,
         supersedes: str | None = None,
+        depends_on: Sequence[str] | None = None,
     ) -> Remembered:
         if type not in MEMORY_TYPES:
             raise InvalidArgumentError(f"type must be one of {', '.join(MEMORY_TYPES)}; got {type!r}")
@@ -119,6 +130,9 @@ class Remember:
             raise InvalidArgumentError("title must be one line of at most 300 characters; put the rest in body")
         review_at = parse_time(review_after, "review_after")
         valid_to = parse_time(valid_until, "valid_until")
+        needed = _depends_on(depends_on)
+        with self._db.read() as session:  # before any work: a switched-off type stores nothing
+            switch = self._switches.check_agent_write(session, type)
         files = self._sync()
         (title_clean, body_clean, source_clean), kinds = redact_all([title, body, source])
         now = self._clock.now()
@@ -129,7 +143,7 @@ class Remember:
             body=str(body_clean),
             entities=self._entities(entities),
             trust=trust,
-            state=initial_state(review=self._review),
+            state=PROPOSED if switch.needs_review else initial_state(review=self._review),
             agent_id=agent_id,
             session_id=session_id,
             source=source_clean,
@@ -155,6 +169,9 @@ class Remember:
         try:
             with self._db.write() as session:
                 twin, superseded, committed = self._write_new(session, memory, prepared, supersedes, now)
+                if twin is None and needed:
+                    _check_dependencies(session, needed, memory.supersedes)
+                    repository.link(session, memory.id, needed, now=now)
                 # The gate in the same transaction: its pairs are written to the ledger with the
                 # memory, and it runs before the answer, as always.
                 conflicts, gate_failed = (
@@ -174,14 +191,7 @@ class Remember:
                 retried=True,
             )
         # Committed: from here on nothing fails the call (the agent would retry and store it twice).
-        notes: list[str] = list(prepared.report.notes)
-        if memory.state == PROPOSED and trust != "agent-inferred":
-            notes.append(
-                f"trust {trust!r} does not skip the review queue: a person approves it "
-                "(`dokoro memory approve`, `dokoro browse`)"
-            )
-        if gate_failed is not None:
-            notes.append(f"stored; the conflict check could not run ({gate_failed})")
+        notes = list(prepared.report.notes) + self._notes(memory, trust, switch.needs_review, gate_failed, superseded)
         try:
             committed()
         except (DokoroError, SQLAlchemyError, OSError):
@@ -201,7 +211,47 @@ class Remember:
             indexed=indexed,
             files=files if files is not None and not files.quiet else None,
             notes=notes,
+            depends_on=needed,
         )
+
+    def _notes(
+        self,
+        memory: MemoryRow,
+        trust: str,
+        type_needs_review: bool,
+        gate_failed: str | None,
+        superseded: MemoryRow | None,
+    ) -> list[str]:
+        """What the answer of a stored memory adds: why it waits for review, what could not run,
+        and the memories now stale because the one it superseded was retired."""
+        notes: list[str] = []
+        if type_needs_review and not self._review:
+            notes.append(
+                f"memories of type {memory.type!r} wait for a person's review in this store: proposed until "
+                "approved (`dokoro memory approve`; switches: `dokoro memory types`)"
+            )
+        if memory.state == PROPOSED and trust != "agent-inferred":
+            notes.append(
+                f"trust {trust!r} does not skip the review queue: a person approves it "
+                "(`dokoro memory approve`, `dokoro browse`)"
+            )
+        if gate_failed is not None:
+            notes.append(f"stored; the conflict check could not run ({gate_failed})")
+        if superseded is not None and (flagged := self._dependents(superseded.id)):
+            notes.append(
+                f"{len(flagged)} memory(ies) depending on {superseded.id} are now stale until renewed: "
+                + ", ".join(flagged)
+            )
+        return notes
+
+    def _dependents(self, memory_id: str) -> list[str]:
+        """The memories depending on ``memory_id`` (just retired); a failed read is no failure."""
+        try:
+            with self._db.read() as session:
+                return dependents(session, memory_id)
+        except SQLAlchemyError:
+            log.warning("dokoro: the dependents of a superseded memory could not be read", exc_info=True)
+            return []
 
     def _gate_new(
         self, session: Session, memory: MemoryRow, prepared: PreparedIndex
@@ -280,6 +330,32 @@ class Remember:
 
 def _nothing() -> None:
     return None
+
+
+def _depends_on(ids: Sequence[str] | None) -> list[str]:
+    """``depends_on`` cleaned: ids, each once, at most :data:`MAX_DEPENDS_ON`."""
+    cleaned = list(dict.fromkeys(i.strip() for i in ids or () if i and i.strip()))
+    if len(cleaned) > MAX_DEPENDS_ON:
+        raise InvalidArgumentError(f"depends_on: at most {MAX_DEPENDS_ON} memories; got {len(cleaned)}")
+    return cleaned
+
+
+def _check_dependencies(session: Session, ids: Sequence[str], supersedes: str | None) -> None:
+    """Refuse (nothing stored) a dependency that does not exist, is retired, or is the memory this
+    one supersedes (being retired by this very call)."""
+    found = {m.id: m for m in session.exec(select(MemoryRow).where(col(MemoryRow.id).in_(list(ids))))}
+    for memory_id in ids:
+        row = found.get(memory_id)
+        if row is None:
+            raise NotFoundError(
+                f"depends_on: no memory {memory_id!r}; the ids are in dokoro_recall's answer. Nothing was stored."
+            )
+        if memory_id == supersedes or row.state not in IN_FORCE:
+            state = "superseded by this memory" if memory_id == supersedes else row.state
+            raise ConflictError(
+                f"depends_on: memory {memory_id} is {state}: a memory depends only on memories in force. "
+                "Nothing was stored."
+            )
 
 
 def retry_key(memory: MemoryRow) -> str:

@@ -69,6 +69,7 @@ from dokoro_store.services.memories.rows import (
     canonical_entities,
     memory_result,
 )
+from dokoro_store.services.memories.staleness import dependents
 from dokoro_store.services.memories.status import StatusReport, UnresolvedPair, memory_status
 from dokoro_store.services.memories.verdicts import check_verdict, give_verdict
 
@@ -195,6 +196,7 @@ class MemoryService:
         review_after: str | None = None,
         valid_until: str | None = None,
         supersedes: str | None = None,
+        depends_on: Sequence[str] | None = None,
     ) -> Remembered:
         """Remember one memory, in one pass (:mod:`.remember`; the route in the package doc)."""
         return self._remember.remember(
@@ -209,6 +211,7 @@ class MemoryService:
             review_after=review_after,
             valid_until=valid_until,
             supersedes=supersedes,
+            depends_on=depends_on,
         )
 
     def remember_many(self, drafts: Sequence[MemoryDraft], *, progress: Any = None) -> list[Memory]:
@@ -253,7 +256,12 @@ class MemoryService:
         self._index(new)
         self._index(old)
         self._rendered(new.id, old.id)
-        return MemoryVerdict(new=memory_result(new), old=memory_result(old), verdict=verdict)
+        retired = [m.id for m in (old, new) if m.state in ("archived", "deprecated")]
+        with self._db.read() as session:
+            flagged = sorted({d for memory_id in retired for d in dependents(session, memory_id)})
+        return MemoryVerdict(
+            new=memory_result(new), old=memory_result(old), verdict=verdict, dependents_flagged=flagged
+        )
 
     # ------------------------------------------------------------------ forget
     def forget(
@@ -291,10 +299,12 @@ class MemoryService:
                         f"or ask {row.agent_id} to purge it"
                     )
                 repository.purge(session, row)
+                flagged = dependents(session, row.id)
             self._docs.delete(f"{DOC_PREFIX}{row.id}")
             if self._files is not None:
                 self._files.remove(row.id)
-            return memory_result(row), Forgotten(id=row.id, action="purged", state="purged")
+            done = Forgotten(id=row.id, action="purged", state="purged", dependents_flagged=flagged)
+            return memory_result(row), done
         if not reason or not reason.strip():
             raise InvalidArgumentError(
                 "reason is required to deprecate a memory (why it no longer holds); "
@@ -307,9 +317,12 @@ class MemoryService:
             if row.state == "deprecated":
                 raise ConflictError(f"memory {row.id} is already deprecated: {row.state_reason}")
             repository.set_state(session, row, "deprecated", reason=reason.strip(), now=now, agent=acting_agent)
+            flagged = dependents(session, row.id)
         self._index(row)
         self._rendered(row.id)
-        return memory_result(row), Forgotten(id=row.id, action="deprecated", state=row.state)
+        return memory_result(row), Forgotten(
+            id=row.id, action="deprecated", state=row.state, dependents_flagged=flagged
+        )
 
     # ------------------------------------------------------------------ recall
     def recall(

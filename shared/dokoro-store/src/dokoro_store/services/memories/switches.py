@@ -7,8 +7,8 @@ row is on: agents may write it, and it waits for review only when the store's re
 
 The store enforces them where an agent writes: :meth:`TypeSwitches.check_agent_write` refuses a
 remember of a type agents may not write (nothing stored, the error says which types are allowed
-and how a person changes it), and :meth:`TypeSwitches.needs_review` makes an agent's memory of a
-type that needs review start as ``proposed``. What a person writes (their memory files, a bulk
+and how a person changes it), and a type whose switch ``needs_review`` is on makes an agent's
+memory of it start as ``proposed`` (:mod:`.remember`). What a person writes (their memory files, a bulk
 import) is never refused by them.
 """
 
