@@ -34,6 +34,16 @@ class Memory(SQLModel, table=True):
             sqlite_where=text("valid_until IS NOT NULL"),
             postgresql_where=text("valid_until IS NOT NULL"),
         ),
+        # The proposals' candidates by age (0029): the never recalled, the aging episodes.
+        Index(
+            "ix_memories_never_recalled",
+            "state",
+            "created_at",
+            "id",
+            sqlite_where=text("recall_count = 0"),
+            postgresql_where=text("recall_count = 0"),
+        ),
+        Index("ix_memories_state_type_created", "state", "type", "created_at", "id"),
     )
 
     id: str = Field(primary_key=True)

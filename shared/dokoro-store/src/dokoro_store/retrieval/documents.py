@@ -48,7 +48,7 @@ from dokoro_store.retrieval.embedders import EmbedderHandle, unit_mean
 from dokoro_store.retrieval.index_listeners import IndexListeners
 from dokoro_store.retrieval.index_pass import before_bulk_write, index_batches
 from dokoro_store.retrieval.index_status import IndexStatus
-from dokoro_store.retrieval.indexing import BatchPlan, Indexer, bump_generation
+from dokoro_store.retrieval.indexing import BatchPlan, Indexer, bump_generation, log_drops, restart_drops
 from dokoro_store.retrieval.markdown_docs import content_hash
 from dokoro_store.retrieval.tables import chunks, doc_vectors, docs_table, index_state
 from dokoro_store.retrieval.threads import clean_thread, place_in_thread
@@ -219,7 +219,8 @@ class DocumentService:
             if row is None:
                 return False
             session.delete(row)  # chunks and doc_vectors go with it (ON DELETE CASCADE)
-            bump_generation(session, self._clock)
+            session.flush()  # the document's row locked before the index state's (as every write does)
+            log_drops(session, bump_generation(session, self._clock), [doc_id])
         self._vectors().after_commit([doc_id], [])
         return True
 
@@ -439,7 +440,7 @@ class DocumentService:
             session.execute(delete(chunks))
             session.execute(delete(doc_vectors))
             session.execute(update(index_state).where(index_state.c.id == 1).values(embedder=None, dimension=None))
-            bump_generation(session, self._clock)
+            restart_drops(session, bump_generation(session, self._clock))
             if rebuild_full_text:
                 full_text_for(self._db.dialect).rebuild(session)
         self._vectors().clear()

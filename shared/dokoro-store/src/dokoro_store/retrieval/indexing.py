@@ -22,15 +22,19 @@ from dokoro_store.retrieval.doc_records import DocRow, IndexedDocument, IndexRep
 from dokoro_store.retrieval.embedders import to_bytes
 from dokoro_store.retrieval.markdown_docs import content_hash
 from dokoro_store.retrieval.pgvector import PgVectorIndex
-from dokoro_store.retrieval.tables import chunks, doc_vectors, docs_table, index_state
+from dokoro_store.retrieval.tables import chunks, doc_vectors, docs_table, index_drops, index_state
 from dokoro_store.retrieval.vectors import ChunkVector, VectorIndex
 
 if TYPE_CHECKING:
     from dokoro_store.retrieval.embedders import Embedder
 
-__all__ = ["BatchPlan", "Indexer", "bump_generation", "new_write_token"]
+__all__ = ["BatchPlan", "Indexer", "bump_generation", "log_drops", "new_write_token", "restart_drops"]
 
 _EMBED_BATCH = 256
+# The drops log keeps the last _DROPS_KEPT generations, pruned every _PRUNE_EVERY generations (a
+# cache that last looked before what is kept reads every vector again).
+_DROPS_KEPT = 100_000
+_PRUNE_EVERY = 1_024
 _STATE_UPDATE = ["content_hash", "token_count", "chunk_count", "embedder", "last_indexed"]
 
 
@@ -56,6 +60,7 @@ _BUMP = (
         generation=index_state.c.generation + 1,
         updated_at=bindparam("bumped_at", type_=index_state.c.updated_at.type),
     )
+    .returning(index_state.c.generation)
 )
 _STAMP = select(index_state.c.embedder).where(index_state.c.id == 1).with_for_update()
 # The one-document write's statements, built once (``index_content`` runs them on every call).
@@ -81,9 +86,30 @@ _MARK_ONE = update(docs_table).where(docs_table.c.id == bindparam("marked_doc"))
 _INSERT_CHUNKS = insert(chunks)
 
 
-def bump_generation(session: Session | Connection, clock: Clock) -> None:
-    """Tell caches of the vectors that the index changed."""
-    session.execute(_BUMP, {"bumped_at": clock.now()})
+def bump_generation(session: Session | Connection, clock: Clock) -> int:
+    """Tell caches of the vectors that the index changed; the new generation, which the write
+    stamps its chunks (``chunks.rev``) and drops with. Called before the write's chunk statements:
+    on PostgreSQL the bump locks the index state row until commit, so generations commit in order."""
+    return int(session.execute(_BUMP, {"bumped_at": clock.now()}).scalar() or 0)
+
+
+def log_drops(session: Session | Connection, generation: int, doc_ids: Sequence[str]) -> None:
+    """Log that the write of ``generation`` dropped the chunks of ``doc_ids`` without new ones."""
+    if doc_ids:
+        session.execute(insert(index_drops), [{"rev": generation, "doc_id": d} for d in dict.fromkeys(doc_ids)])
+    if generation % _PRUNE_EVERY == 0 and generation > _DROPS_KEPT:
+        floor = generation - _DROPS_KEPT
+        session.execute(delete(index_drops).where(index_drops.c.rev <= floor))
+        session.execute(
+            update(index_state).where(index_state.c.id == 1, index_state.c.drops_from < floor).values(drops_from=floor)
+        )
+
+
+def restart_drops(session: Session | Connection, generation: int) -> None:
+    """Every chunk was dropped by the write of ``generation`` (a clear of the index): the log
+    starts again from it."""
+    session.execute(delete(index_drops))
+    session.execute(update(index_state).where(index_state.c.id == 1).values(drops_from=generation))
 
 
 def claim_stamp(session: Session | Connection, embedder: Embedder) -> None:
@@ -296,6 +322,7 @@ class Indexer:
         # On the embedded backend LanceDB copies the vectors later, whichever engine this process
         # uses: each is marked with this write's token until copied (see retrieval/lance.py).
         token = new_write_token() if self._db.dialect == "sqlite" else None
+        generation = 0  # the write's generation, known once the transaction bumps it (below)
         chunk_rows: list[dict[str, Any]] = []
         chunk_vectors: list[ChunkVector] = []
         state_rows: list[dict[str, Any]] = []
@@ -319,6 +346,7 @@ class Indexer:
                         "embedder": embedder.id if vector is not None and embedder is not None else None,
                         "embedding": to_bytes(vector) if vector is not None else None,
                         "unmirrored": token if vector is not None and embedder is not None else None,
+                        "rev": generation,
                     }
                 )
                 if vector is not None and embedder is not None:
@@ -345,6 +373,17 @@ class Indexer:
         for doc_id, digest in fix_hash:
             connection.execute(update(docs_table).where(docs_table.c.id == doc_id).values(content_hash=digest))
         if touched:
+            mark_token = token if token is not None else new_write_token()
+            if len(marked) == 1:
+                connection.execute(_MARK_ONE, {"marked_doc": marked[0], "mark": mark_token})
+            elif marked:
+                connection.execute(update(docs_table).where(docs_table.c.id.in_(marked)).values(unextracted=mark_token))
+            # The documents' rows are locked before the index state's (the order of a document
+            # saved and indexed in one transaction), and the bump before the chunks it stamps.
+            generation = bump_generation(connection, self._clock)
+            for row in chunk_rows:
+                row["rev"] = generation
+            log_drops(connection, generation, [doc.id for doc, _d, _r, pieces in todo if not pieces])
             if len(touched) == 1:
                 connection.execute(_DELETE_CHUNKS_OF_ONE, {"touched_doc": touched[0]})
             else:
@@ -357,12 +396,6 @@ class Indexer:
                     connection.execute(_INSERT_CHUNKS, chunk_rows)
                 engine.write_in_transaction(session, chunk_vectors)
             connection.execute(self._db.ops.upsert_each(doc_vectors, ["doc_id"], _STATE_UPDATE), state_rows)
-            mark_token = token if token is not None else new_write_token()
-            if len(marked) == 1:
-                connection.execute(_MARK_ONE, {"marked_doc": marked[0], "mark": mark_token})
-            elif marked:
-                connection.execute(update(docs_table).where(docs_table.c.id.in_(marked)).values(unextracted=mark_token))
-            bump_generation(connection, self._clock)
         report.indexed += len(todo)
         report.chunks += len(chunk_rows)
         report.tokens += sum(int(r["token_count"]) for r in state_rows)

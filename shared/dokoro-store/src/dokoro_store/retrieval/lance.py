@@ -20,8 +20,8 @@ stale row can never surface a deleted chunk. Vectors of a re-indexed or deleted 
 the copy at once (a delete, after the commit), which keeps the two counts equal.
 
 Below :data:`EXACT_IN_MEMORY` vectors a query does not reach LanceDB at all: it is an exact scan
-of the database's own vectors held in memory (``ExactScanIndex``, read again when the index
-generation moves), which also hands the fusion the candidates' vectors without a query.
+of the database's own vectors held in memory (``ExactScanIndex``, caught up with the rows written
+since its last look), which also hands the fusion the candidates' vectors without a query.
 Past :data:`~.lance_table.ANN_THRESHOLD` vectors the copy gets an ANN index (IVF_SQ,
 :mod:`.lance_table`). Measured on the development machine (2 cores, shared; ``bench/scale.py`` and
 the notes in ``docs/benchmarks.md``): LanceDB's exact scan took 10 ms at 5k vectors, 32 ms at 10k
@@ -63,11 +63,12 @@ log = logging.getLogger("dokoro.store")
 MIRROR_DELAY = 2.0
 MIRROR_TAIL = 512
 RECHECK_AFTER = 5.0  # seconds between two drift checks of the copy (see _ensure_in_step)
-# Vectors below which a query is an exact scan of the database's vectors held in memory (read again
-# whenever the index generation moves), not a LanceDB query. Measured (2 cores, shared): LanceDB's
-# per-query overhead is 8-15 ms even on a few hundred vectors, the in-memory scan well under 1 ms;
-# reading the matrix again after a write costs ~7 µs of CPU per vector (73 ms at 10k), so past a
-# few thousand vectors a store that writes between its reads would pay more than it saves.
+# Vectors below which a query is an exact scan of the database's vectors held in memory (caught up
+# with the rows written since its last look), not a LanceDB query. Measured (2 cores, shared):
+# LanceDB's per-query overhead is 8-15 ms even on a few hundred vectors, the in-memory scan well
+# under 1 ms. Chosen when a write made the next search read the matrix again (~7 µs of CPU per
+# vector, 73 ms at 10k); since migration 0030 it reads the written rows only
+# (``bench/exact_after_write.py``), so the bound is now the scan's and the memory it holds.
 EXACT_IN_MEMORY = 2_000
 
 

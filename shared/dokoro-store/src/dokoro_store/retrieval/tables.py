@@ -36,6 +36,7 @@ __all__ = [
     "chunks",
     "doc_vectors",
     "docs_table",
+    "index_drops",
     "index_state",
     "stamped_with",
     "summary_vectors",
@@ -90,10 +91,27 @@ chunks = Table(
         sqlite_where=text("unmirrored IS NOT NULL"),
         postgresql_where=text("unmirrored IS NOT NULL"),
     ),
+    # The index generation of the write that wrote the row (0030; 0: written before): a vector
+    # cache reads the rows above the generation it last saw (see ExactScanIndex in vectors.py).
+    Column("rev", BigInteger, nullable=False, server_default="0"),
+    Index("ix_chunks_rev", "rev"),
 )
 
-# A single row (id = 1): the embedder the document vectors are stamped with, and a generation
-# counter bumped by every index write (caches of the vectors compare it to stay fresh).
+# The documents whose chunks an index write dropped without writing new ones (deleted, or indexed
+# again into no chunk), by the generation of that write (0030): with ``chunks.rev``, what a vector
+# cache reads to catch up. Complete above ``index_state.drops_from`` only (a clear of the index
+# restarts it; older entries are pruned).
+index_drops = Table(
+    "index_drops",
+    INDEX_METADATA,
+    Column("rev", BigInteger, primary_key=True, autoincrement=False),
+    Column("doc_id", String, primary_key=True),
+)
+
+# A single row (id = 1): the embedder the document vectors are stamped with, a generation counter
+# bumped by every index write (caches of the vectors compare it to stay fresh; ``chunks.rev`` and
+# ``index_drops.rev`` carry it), and ``drops_from`` (0030): the generation above which
+# ``index_drops`` is complete (a cache that last looked below it reads everything again).
 index_state = Table(
     "index_state",
     INDEX_METADATA,
@@ -102,6 +120,7 @@ index_state = Table(
     Column("embedder", String, nullable=True),
     Column("dimension", Integer, nullable=True),
     Column("updated_at", UtcDateTime, nullable=True),
+    Column("drops_from", BigInteger, nullable=False, server_default="0"),
 )
 
 summary_vectors = Table(

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func
+from sqlalchemy import func, literal_column
 from sqlalchemy import select as core_select
 from sqlmodel import Session, col, select
 
@@ -162,7 +162,8 @@ def prunes(session: Session, now: datetime, *, limit: int, skip: set[str]) -> li
         select(MemoryRow)
         .where(
             col(MemoryRow.state) == "active",
-            col(MemoryRow.recall_count) == 0,
+            # A literal, so the partial index of the never recalled (migration 0029) applies.
+            col(MemoryRow.recall_count) == literal_column("0"),
             col(MemoryRow.created_at) <= now - PRUNE_AGE,
             col(MemoryRow.type).not_in(["rule", "guardrail"]),
         )
