@@ -35,6 +35,7 @@ EXPECTED = {
     "entities": ["login-api", "auth"],
     "sweep": ["Archive sweep status"],
     "memories": ["The API uses JWT", "Run the tests before a commit"],
+    "stale": [],
     "proposals": [],
     "tracking": ["Login fails after a token refresh", "Offline mode"],
 }

@@ -111,6 +111,35 @@ async def test_the_proposals_screen_and_its_confirmation(sqlite_world):
         await pilot.press("n")
 
 
+async def test_stale_memories_at_80_columns(sqlite_world, clock):
+    """A memory past its valid_until: flagged in Memories, why in its preview, and the renew confirm."""
+    from datetime import timedelta
+
+    from dokoro_store.clock import iso
+
+    sqlite_world.memories.remember(
+        type="fact",
+        title="Deploys go through Jenkins",
+        body="Deploys go through the Jenkins pipeline on build-01.",
+        valid_until=iso(clock.now() + timedelta(days=1)),
+    )
+    clock.advance(timedelta(days=3))
+    app = BrowseApp(sqlite_world, category="memories", poll_seconds=0.1)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, lambda: items_ready(app) and len(app.screen.shown) == 3)
+        await pilot.press("o", "o")  # by name: a fixed order
+        check(app, "items-memories-stale")
+        await pilot.press("enter")
+        await settle(pilot, lambda: preview_ready(app))
+        check(app, "preview-memory-stale")
+        await pilot.press("escape")
+        await settle(pilot, lambda: items_ready(app) and app.screen.is_current)
+        await pilot.press("n")
+        await settle(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        check(app, "confirm-renew")
+        await pilot.press("n")
+
+
 async def test_a_markdown_preview(sqlite_world):
     app = BrowseApp(sqlite_world, category="current", poll_seconds=0.1)
     async with app.run_test(size=SIZE) as pilot:

@@ -34,7 +34,7 @@ class UndoRecord:
 @dataclass(frozen=True)
 class Confirm:
     # archive-plan | archive-daily | release | advance | undo | forget | approve | reject | edited
-    # | approve-proposal | reject-proposal
+    # | approve-proposal | reject-proposal | renew
     kind: str
     prompt: str
     item: Item | None = None
@@ -42,6 +42,7 @@ class Confirm:
     from_status: str | None = None
     to_status: str | None = None
     record: UndoRecord | None = None
+    dates: tuple[tuple[str, str], ...] = ()  # renew: (review_after | valid_until, ISO time) to set
 
 
 @dataclass(frozen=True)
@@ -104,6 +105,8 @@ def arm(store: Store, key: str, item: Item | None, last: UndoRecord | None) -> C
         if item.status == "deprecated":
             return "already forgotten (deprecated)"
         return Confirm("forget", f'Forget memory "{item.label}" (deprecate it)? y/n', item=item)
+    if key == "n":
+        return _arm_renew(store, item)
     if key in ("v", "x") and item.kind == "proposal" and item.ref:
         if item.status != "proposed":
             return f"this proposal is {item.status} already"
@@ -120,6 +123,24 @@ def arm(store: Store, key: str, item: Item | None, last: UndoRecord | None) -> C
             return Confirm("approve", f'Approve memory "{item.label}" (it becomes active)? y/n', item=item)
         return Confirm("reject", f'Reject memory "{item.label}" (it is deprecated, kept)? y/n', item=item)
     return f"no action on {key}"
+
+
+def _arm_renew(store: Store, item: Item) -> Confirm | str:
+    """``n``: renew a stale memory, its past dates pushed on (:func:`~.memories.renewal`)."""
+    from dokoro_store.clock import iso
+
+    from dokoro.browse.memories import IN_FORCE, renewal
+
+    if item.kind != "memory" or not item.ref:
+        return "n renews stale memories only"
+    memory = store.memories.get(item.ref)
+    if memory.state not in IN_FORCE:
+        return f"n renews memories in force only (this one is {memory.state})"
+    dates = tuple((name, iso(when)) for name, when in renewal(memory, store.clock.now()).items())
+    if not dates and not item.flag:
+        return "not stale: nothing to renew"
+    what = ", ".join(f"{name} → {when[:10]}" for name, when in dates) or "it still holds"
+    return Confirm("renew", f'Renew memory "{item.label}": {what}? y/n', item=item, dates=dates)
 
 
 def memory_file(store: Store, memory_id: str) -> Path | str:
@@ -188,14 +209,24 @@ def _run(store: Store, confirm: Confirm) -> Outcome:  # noqa: C901 - one flat br
             return Outcome("plan changed — aborted")
         return Outcome(f"plan {confirm.from_status} → {plan.status}: {item.label}")
     if confirm.kind == "forget" and item.ref:
-        store.memories.forget(item.ref, reason=FORGET_REASON)
-        return Outcome(f"forgotten (deprecated): {item.label}")
+        _memory, forgotten = store.memories.forget(item.ref, reason=FORGET_REASON)
+        flagged = forgotten.dependents_flagged
+        also = f"; now stale (they depend on it): {', '.join(flagged)}" if flagged else ""
+        return Outcome(f"forgotten (deprecated): {item.label}{also}")
     if confirm.kind == "edited" and item.ref:
         # Not asked first: the edit is the person's own; the reconcile keeps the old version.
         synced = store.memories.sync_files()
         if synced.quiet:
             return Outcome(f"no change: {item.label}")
         return Outcome("; ".join(line.removeprefix("- ") for line in synced.lines()))
+    if confirm.kind == "renew" and item.ref:
+        wanted = dict(confirm.dates)
+        renewed = store.upkeep.renew(
+            item.ref, review_after=wanted.get("review_after"), valid_until=wanted.get("valid_until")
+        )
+        dates = ", ".join(f"{name} {when[:10]}" for name, when in confirm.dates)
+        still = f"; still {renewed.stale}" if renewed.stale else ""
+        return Outcome(f"renewed: {item.label}" + (f" ({dates})" if dates else "") + still)
     if confirm.kind == "approve-proposal" and item.ref:
         done = store.proposals.approve(item.ref)
         return Outcome(f"approved: {done.proposal.outcome}")

@@ -29,6 +29,7 @@ from dokoro.browse.items import (
     _stamp,
     _unavailable,
 )
+from dokoro.browse.memories import memory_card, memory_items, stale_items
 from dokoro.browse.proposals import open_proposals, proposal_items
 
 if TYPE_CHECKING:
@@ -51,7 +52,6 @@ log = logging.getLogger("dokoro.browse")
 
 STALE_CURRENT_SECONDS = 3600
 SEARCH_LIMIT = 15
-MEMORY_LIMIT = 1000  # the most recently changed memories; `/` (semantic search) reaches the rest
 
 
 # ---------------------------------------------------------------------- file categories
@@ -322,46 +322,6 @@ def _sweep(store: Store) -> list[Item]:
     return [Item(id="sweep", label="Archive sweep status", sublabel=sublabel, kind="sweep", detail="\n".join(card))]
 
 
-def _memories(store: Store) -> list[Item]:
-    from dokoro_store.services.memories.service import MEMORY_TYPES
-
-    items = []
-    states = ("proposed", "active", "archived", "deprecated")
-    for memory in store.memories.of_types(MEMORY_TYPES, states, limit=MEMORY_LIMIT):
-        waiting = memory.state == "proposed"
-        items.append(
-            Item(
-                id=f"memory:{memory.id}",
-                label=memory.title,
-                sublabel=f"{memory.type} · {memory.trust} · "
-                + ("proposed, waits for review (v approve · x reject)" if waiting else memory.state),
-                kind="memory",
-                archived=memory.state not in ("active", "proposed"),
-                ref=memory.id,
-                status=memory.state,
-                dim=memory.state not in ("active", "proposed"),
-            )
-        )
-    return items
-
-
-def _memory_card(store: Store, memory_id: str) -> str:
-    memory = store.memories.get(memory_id)
-    lines = [
-        f"# {memory.title}",
-        "",
-        f"- **Type:** {memory.type}",
-        f"- **Trust:** {memory.trust}",
-        f"- **State:** {memory.state}" + (f" ({memory.state_reason})" if memory.state_reason else ""),
-        f"- **Entities:** {', '.join(memory.entities) or '-'}",
-        f"- **Updated:** {_stamp(memory.updated_at)}",
-        f"- **Recalled:** {memory.recall_count} time(s)",
-        "",
-        memory.body,
-    ]
-    return "\n".join(lines)
-
-
 def _tracking(store: Store) -> list[Item]:
     """Issues, then features, newest first (up to the service's listing limit of each): their
     markdown rendering is the preview."""
@@ -415,7 +375,8 @@ CATEGORIES: tuple[Category, ...] = (
     Category("feedback", "Feedback", _feedback, hint="tool outcomes, newest first"),
     Category("entities", "Entities", _entities, hint="the entity graph"),
     Category("sweep", "Archive sweep status", _sweep, _dirs(".mcp"), hint=".mcp/archive-status.json"),
-    Category("memories", "Memories", _memories, hint="facts, decisions, rules, guardrails, ..."),
+    Category("memories", "Memories", memory_items, hint="facts, decisions, rules, guardrails, ..."),
+    Category("stale", "Stale memories", stale_items, hint="past a date: n renews, f retires"),
     Category("proposals", "Proposals", proposal_items, badge=open_proposals, hint="memory upkeep waiting for you"),
     Category("tracking", "Issues and features", _tracking, _dirs("tracking"), hint="tracking/ (rows, rendered)"),
 )
@@ -454,7 +415,7 @@ def preview_text(store: Store, item: Item) -> str:
         if item.kind == "plan" and item.ref:
             return _plan_card(store, item.ref)
         if item.kind == "memory" and item.ref:
-            return _memory_card(store, item.ref)
+            return memory_card(store, item.ref)
         if item.kind == "entity" and item.ref:
             return _entity_card(store, int(item.ref))
         return item.detail or f"{item.label}\n{item.sublabel}"

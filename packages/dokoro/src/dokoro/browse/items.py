@@ -34,6 +34,7 @@ class Item:
     status: str | None = None
     dim: bool = False
     detail: str | None = None  # preview text known at load time (rows); files are read when opened
+    flag: str = ""  # a short warning shown after the label (a stale memory's "⚠ stale: ...")
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -128,6 +128,7 @@ class ItemsScreen(Screen[None]):
         Binding("f", "act('f')", "forget", show=False),
         Binding("v", "act('v')", "approve", show=False),
         Binding("x", "act('x')", "reject", show=False),
+        Binding("n", "act('n')", "renew", show=False),
         Binding("e", "edit", "edit", show=False),
         Binding("up", "cursor(-1)", show=False),
         Binding("down", "cursor(1)", show=False),
@@ -138,7 +139,8 @@ class ItemsScreen(Screen[None]):
         "plans": "a archive · p advance · u undo",
         "archive": "u undo",
         "claims": "r release",
-        "memories": "e edit · f forget · v approve · x reject",
+        "memories": "e edit · f forget · v approve · x reject · n renew",
+        "stale": "n renew · f retire · e edit",
         "proposals": "v approve · x reject",
     }
 
@@ -207,7 +209,7 @@ class ItemsScreen(Screen[None]):
         keep = keep if keep is not None else (current.id if current else None)
         source = self.snapshot_results if self.snapshot is not None else self.items
         ordered = source if self.snapshot is not None else sort_items(source, self.order)
-        self.shown = fuzzy_filter(ordered, self.filter, lambda i: f"{i.label} {i.sublabel}")
+        self.shown = fuzzy_filter(ordered, self.filter, lambda i: f"{i.label} {i.flag} {i.sublabel}")
         options = self.query_one(OptionList)
         options.set_options(Option(self._prompt(item)) for item in self.shown)
         if self.shown:
@@ -218,6 +220,9 @@ class ItemsScreen(Screen[None]):
     @staticmethod
     def _prompt(item: Item) -> Text:
         text = Text(item.label, style="dim" if item.dim or item.archived else "bold")
+        if item.flag:
+            text.append("  ")
+            text.append(item.flag, style="bold yellow")
         if item.sublabel:
             text.append("  ")
             text.append(item.sublabel, style="dim")

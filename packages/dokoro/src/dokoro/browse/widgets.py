@@ -34,7 +34,8 @@ HELP = """\
   r  release a stale file claim (never a live holder's)
   p  advance a plan one step (draft → active → completed)
   e  edit a memory's file in $EDITOR (what you save becomes a new version)
-  f  forget a memory (it is deprecated, never deleted)
+  f  forget (retire) a memory (it is deprecated, never deleted)
+  n  renew a stale memory (⚠): its past review/valid dates pushed 90 days on
   v  approve · x reject a memory an agent proposed (review queue), or a proposal (Proposals)
   Every change but your own edit asks y/n first.
 [b]Help[/b]
