@@ -8,7 +8,6 @@ import subprocess
 import sys
 import textwrap
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from dokoro.browse.app import BrowseApp
 from dokoro.browse.screens import ConfirmScreen, HelpScreen, ItemsScreen, PreviewScreen
 from dokoro_store import Store
 from dokoro_store.models import AgentPresence
+from dokoro_testkit.pilot import ask, labels, open_category, select, until
 from sqlalchemy import update
 
 pytestmark = pytest.mark.anyio
@@ -39,32 +39,6 @@ EXPECTED = {
     "proposals": [],
     "tracking": ["Login fails after a token refresh", "Offline mode"],
 }
-
-# Only a hang reaches this: no screen of a loaded machine takes ten minutes to draw.
-HANG_SECONDS = 600
-
-
-async def until(pilot, condition) -> None:
-    """Let the app run until ``condition()`` holds, on the app's own state, however long a loaded
-    machine takes: no wall-clock budget. Each round the app handles what it has queued (a worker's
-    result, a key, a toast); then the test waits one of the app's poll intervals, the pace at which
-    the app itself looks for changes, before looking again."""
-    hang = time.monotonic() + HANG_SECONDS
-    while not condition():
-        await pilot.pause()
-        if not condition():
-            assert time.monotonic() < hang, f"the app never reached the awaited state in {HANG_SECONDS} s: a hang"
-            await pilot.pause(pilot.app.poll_seconds)
-
-
-def labels(app) -> list[str]:
-    return [item.label for item in app.screen.shown]
-
-
-async def open_category(pilot, app, category: str) -> ItemsScreen:
-    await until(pilot, lambda: isinstance(app.screen, ItemsScreen) and app.screen.loaded.is_set())
-    assert app.screen.category.id == category
-    return app.screen
 
 
 def test_every_category_is_known_with_its_expected_items():
@@ -233,16 +207,8 @@ async def test_no_color_turns_the_app_monochrome(sqlite_world, monkeypatch):
 
 
 # ---------------------------------------------------------------------- actions and confirmations
-async def select(pilot, app, label: str) -> None:
-    index = labels(app).index(label)
-    app.screen.query_one("#items").highlighted = index
-    await pilot.pause()
-
-
 async def confirm(pilot, app, key: str, answer: str) -> str:
-    await pilot.press(key)
-    await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
-    prompt = app.screen.prompt
+    prompt = await ask(pilot, app, key)
     await pilot.press("j", "question_mark")  # swallowed: still asking
     assert isinstance(app.screen, ConfirmScreen)
     await pilot.press(answer)

@@ -4,45 +4,19 @@ ledger and the memories say what was decided."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from dokoro.browse.app import BrowseApp
-from dokoro.browse.screens import ConfirmScreen, ItemsScreen, PreviewScreen
+from dokoro.browse.screens import PreviewScreen
 from dokoro_store import Store
+from dokoro_testkit.pilot import ask, open_category, select, until
 
 pytestmark = pytest.mark.anyio
 
 SIZE = (100, 30)
-HANG_SECONDS = 600  # only a hang reaches this
-
-
-async def until(pilot, condition) -> None:
-    """Run the app until ``condition()`` holds, on its own state, one poll interval at a time (as
-    ``until`` in test_browse.py: no wall-clock budget but a hang's)."""
-    hang = time.monotonic() + HANG_SECONDS
-    while not condition():
-        await pilot.pause()
-        if not condition():
-            assert time.monotonic() < hang, f"the app never reached the awaited state in {HANG_SECONDS} s"
-            await pilot.pause(pilot.app.poll_seconds)
-
-
-async def open_category(pilot, app, category: str) -> ItemsScreen:
-    await until(pilot, lambda: isinstance(app.screen, ItemsScreen) and app.screen.loaded.is_set())
-    assert app.screen.category.id == category
-    return app.screen
-
-
-async def select(pilot, app, label: str) -> None:
-    app.screen.query_one("#items").highlighted = [item.label for item in app.screen.shown].index(label)
-    await pilot.pause()
 
 
 async def confirm(pilot, app, key: str, answer: str) -> str:
-    await pilot.press(key)
-    await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
-    prompt = app.screen.prompt
+    prompt = await ask(pilot, app, key)
     await pilot.press(answer)
     return prompt
 
