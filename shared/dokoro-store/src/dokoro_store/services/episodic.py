@@ -31,7 +31,7 @@ import logging
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from sqlalchemy import func, or_
+from sqlalchemy import func, insert, or_
 from sqlmodel import Session, col, select
 
 from dokoro_store.clock import Clock, iso
@@ -185,20 +185,26 @@ class EpisodicService:
                     None,
                 )
             )
-            row = ConversationSummary(
-                session_id=session_id,
-                ai_model=ai_model,
-                summary=summary,
-                key_decisions=list(key_decisions) if key_decisions else None,
-                key_topics=list(key_topics) if key_topics else None,
-                message_count=message_count,
-                token_count=tokens,
-                started_at=now,
-                created_at=now,
+            # One INSERT ... RETURNING, not an ORM object and its flush: the summary is written,
+            # never read back here (the statement hook still redacts what it sends).
+            summaries = table_of(ConversationSummary)
+            row_id = int(
+                session.execute(
+                    insert(summaries)
+                    .values(
+                        session_id=session_id,
+                        ai_model=ai_model,
+                        summary=summary,
+                        key_decisions=list(key_decisions) if key_decisions else None,
+                        key_topics=list(key_topics) if key_topics else None,
+                        message_count=message_count,
+                        token_count=tokens,
+                        started_at=now,
+                        created_at=now,
+                    )
+                    .returning(summaries.c.id)
+                ).scalar_one()
             )
-            session.add(row)
-            session.flush()
-            row_id = int(row.id or 0)
             pending = self._uncompacted_tokens(session, session_id) > COMPACTION_THRESHOLD_TOKENS
             if pending:
                 # Pre-flush in the same commit as the row that crossed the threshold: if the
