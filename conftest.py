@@ -31,6 +31,18 @@ settings.register_profile("dokoro", deadline=None, suppress_health_check=[Health
 settings.load_profile("dokoro")
 
 
+@pytest.fixture(autouse=True)
+def _fresh_ollama_health() -> Iterator[None]:
+    """Each test starts without the Ollama health this process cached: a fake server's port is
+    the operating system's pick, and a later test's server (or none) may get the same one."""
+    yield
+    import sys
+
+    client = sys.modules.get("dokoro_store.ollama_client")  # never imported for a test that did not
+    if client is not None:
+        client.forget_health()
+
+
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[Any]:
     # Not under pytest's basetemp: a concurrent pytest run prunes old basetemps, which would

@@ -90,3 +90,18 @@ def test_every_client_of_one_address_shares_one_health_check(fake_ollama):
     assert chat.healthy("llama3.2")[0]
 
     assert fake_ollama.count("/api/tags") == 1
+
+
+def test_forgotten_health_is_asked_again_of_whatever_now_listens_at_the_address(fake_ollama):
+    """The health of an address is one per process; a server gone from a port another then takes
+    (how the failure of this file's hang-up test arose: a fake's port reused by the next test)."""
+    from dokoro_store.ollama_client import forget_health
+
+    assert OllamaClient(fake_ollama.url, timeout_s=5.0).healthy("llama3.2") == (True, "")
+    assert OllamaClient(fake_ollama.url, timeout_s=5.0).healthy("llama3.2") == (True, "")
+    assert fake_ollama.count("/api/tags") == 1  # the second client used the cached answer
+
+    forget_health()
+
+    assert OllamaClient(fake_ollama.url, timeout_s=5.0).healthy("llama3.2") == (True, "")
+    assert fake_ollama.count("/api/tags") == 2  # asked again

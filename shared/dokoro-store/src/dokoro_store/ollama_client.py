@@ -29,6 +29,7 @@ __all__ = [
     "SUCCESS_TTL_S",
     "OllamaCallError",
     "OllamaClient",
+    "forget_health",
     "model_matches",
     "shared_client",
 ]
@@ -73,6 +74,14 @@ _healths: dict[str, _Health] = {}
 def _health_of(url: str) -> _Health:
     with _healths_lock:
         return _healths.setdefault(url, _Health())
+
+
+def forget_health() -> None:
+    """Forget what this process's health checks found (clients made later check again). A process
+    whose address now names another server needs it: a test's fake Ollama on a port that an earlier
+    test's server had, within the TTL of that one's answer."""
+    with _healths_lock:
+        _healths.clear()
 
 
 class OllamaClient:
