@@ -26,13 +26,9 @@ def _digest(path: Path) -> str:
 
 
 # Written behind the writes by whichever process comes first (a server that exits at once leaves
-# them to the next one): the vectors of summaries and chunks, and the index's own bookkeeping.
-WRITTEN_BEHIND: dict[str, frozenset[str]] = {
-    "conversation_summaries": frozenset({"embedding", "embedder"}),
-    "chunks": frozenset({"embedding", "embedder", "unmirrored", "rev"}),
-    "doc_vectors": frozenset({"embedder", "last_indexed"}),
-}
-INDEX_BOOKKEEPING = ("index_state", "index_drops")
+# them to the next one): the moved-in summaries' vectors. The moved-in document is embedded as it
+# is indexed, so its chunks are compared whole.
+WRITTEN_BEHIND: dict[str, frozenset[str]] = {"conversation_summaries": frozenset({"embedding", "embedder"})}
 
 
 def _tables(database: Path, *, without_written_behind: bool = False) -> dict[str, list[tuple[object, ...]]]:
@@ -41,8 +37,6 @@ def _tables(database: Path, *, without_written_behind: bool = False) -> dict[str
         found: dict[str, list[tuple[object, ...]]] = {}
         for name in names:
             if name.startswith(("summaries_fts", "docs_fts", "docs_trigram")):
-                continue
-            if without_written_behind and name in INDEX_BOOKKEEPING:
                 continue
             cursor = connection.execute(f'SELECT * FROM "{name}"')
             skipped = WRITTEN_BEHIND.get(name, frozenset()) if without_written_behind else frozenset()
