@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 import uuid
 import warnings
@@ -36,8 +37,6 @@ def _fresh_ollama_health() -> Iterator[None]:
     """Each test starts without the Ollama health this process cached: a fake server's port is
     the operating system's pick, and a later test's server (or none) may get the same one."""
     yield
-    import sys
-
     client = sys.modules.get("dokoro_store.ollama_client")  # never imported for a test that did not
     if client is not None:
         client.forget_health()
