@@ -37,7 +37,7 @@ def _fresh_ollama_health() -> Iterator[None]:
     """Each test starts without the Ollama health this process cached: a fake server's port is
     the operating system's pick, and a later test's server (or none) may get the same one."""
     yield
-    client = sys.modules.get("dokoro_store.ollama_client")  # never imported for a test that did not
+    client = sys.modules.get("dokoro_store.index.embedders.ollama_client")  # never imported for a test that did not
     if client is not None:
         client.forget_health()
 

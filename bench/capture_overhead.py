@@ -64,7 +64,7 @@ def _observer_cost(store_root: Path, count: int) -> tuple[float, float]:
     from dokoro_server import AppState
     from dokoro_server.capture import FeedbackRecorder
     from dokoro_store import Store
-    from dokoro_store.services.feedback import Outcome
+    from dokoro_store.affective.service import Outcome
 
     with Store.open(store_root) as store:
         app = AppState(store=store, settings=DokoroSettings(path=store_root), cwd=store_root)

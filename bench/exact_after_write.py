@@ -21,9 +21,9 @@ import time
 from pathlib import Path
 
 from dokoro_store import Store
+from dokoro_store.index.vectors.index import ExactScanIndex
 from dokoro_store.retrieval import RetrievalConfig
-from dokoro_store.retrieval.documents import NewDocument
-from dokoro_store.retrieval.vectors import ExactScanIndex
+from dokoro_store.semantic.documents.service import NewDocument
 
 WORDS = [f"w{i}" for i in range(5_000)]
 # (label, write before each search, clear the engine's rows before each search)

@@ -3,12 +3,12 @@
 Every question of categories 1-4 is asked through ``store.search.ranked`` (what ``search_universal``
 and ``dokoro_recall`` rank with), top 10, in one store per conversation built as
 ``bench/locomo_retrieval.py`` builds it (turns in their session's thread). Each hit is one example:
-its relevance features (:mod:`dokoro_store.retrieval.calibration`) and whether it is a gold evidence
+its relevance features (:mod:`dokoro_store.index.ranking.calibration`) and whether it is a gold evidence
 turn of the question. A logistic regression (L2 ``--l2``) is fitted on the tune fold (conversations
 0-3) only; the report fold (4-6) measures the calibration: reliability by bins of predicted
 relevance, expected calibration error (ECE), Brier score. ``--mismatched`` also asks each
 conversation's questions of the next conversation's store (nothing there is evidence): how often
-the best hit still passes :data:`~dokoro_store.retrieval.calibration.CLOSE_MATCH`.
+the best hit still passes :data:`~dokoro_store.index.ranking.calibration.CLOSE_MATCH`.
 
     uv run python bench/fit_calibration.py [--embedder auto|onnx|static|none] [--store-cache DIR]
 
@@ -31,8 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np
 from dokoro_store import Store
+from dokoro_store.index.ranking.calibration import CLOSE_MATCH, COEFFICIENTS, FEATURES, family_of, relevance
 from dokoro_store.retrieval import RetrievalConfig
-from dokoro_store.retrieval.calibration import CLOSE_MATCH, COEFFICIENTS, FEATURES, family_of, relevance
 from locomo_retrieval import DATA, FOLDS, _ingest, doc_id_of, evidence_of, turns_of
 
 Example = tuple[list[float], int, int, int, bool]  # features, label, conversation, question, mismatched

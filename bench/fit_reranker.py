@@ -1,4 +1,4 @@
-"""Fit the weights of the second-stage re-ranker (``dokoro_store.retrieval.rerank``) on LoCoMo 0-3.
+"""Fit the weights of the second-stage re-ranker (``dokoro_store.index.ranking.rerank``) on LoCoMo 0-3.
 
 For every question of categories 1-4, the fused candidates are taken before the second stage
 (``store.search.candidates``), the best ``--depth`` described by ``rerank.features`` and labelled by
@@ -31,9 +31,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np
 from dokoro_store import Store
+from dokoro_store.index.ranking.fusion import DEFAULT_FUSION
+from dokoro_store.index.ranking.rerank import FEATURES, RERANK_DEPTH, WEIGHTS, features
 from dokoro_store.retrieval import RetrievalConfig
-from dokoro_store.retrieval.fusion import DEFAULT_FUSION
-from dokoro_store.retrieval.rerank import FEATURES, RERANK_DEPTH, WEIGHTS, features
 from locomo_retrieval import DATA, FOLDS, _ingest, doc_id_of, evidence_of, turns_of
 
 # conversation, category, gold ids, question, planned query, candidates (Scored), their texts

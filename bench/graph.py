@@ -18,7 +18,7 @@ from pathlib import Path
 
 from dokoro_store import Store
 from dokoro_store.retrieval import RetrievalConfig
-from dokoro_store.services.extraction import extract_regex
+from dokoro_store.semantic.graph.extraction import extract_regex
 
 SERVICES = ["redis", "postgres", "kafka", "nginx", "docker", "stripe", "sentry", "grafana"]
 VERBS = ["uses", "depends on", "requires", "implements", "blocks", "was replaced by"]

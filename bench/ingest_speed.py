@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from dokoro_store import Store
 from dokoro_store.retrieval import RetrievalConfig
-from dokoro_store.retrieval.documents import NewDocument
+from dokoro_store.semantic.documents.service import NewDocument
 from locomo_retrieval import DATA, doc_id_of, turns_of
 
 STAGES = ("save", "chunk", "embed", "extract", "write")
@@ -82,8 +82,9 @@ class _Inline(ThreadPoolExecutor):
 
 
 def instrument() -> None:
-    from dokoro_store.retrieval import index_pass, indexing
-    from dokoro_store.services.graph_extraction import GraphExtraction
+    from dokoro_store.semantic.documents.indexing import batch as indexing
+    from dokoro_store.semantic.documents.indexing import pipeline as index_pass
+    from dokoro_store.semantic.graph.indexer import GraphExtraction
 
     inline = _Inline(max_workers=1)
     index_pass._embed_pool = lambda: inline

@@ -37,11 +37,11 @@ from unittest import mock
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from dokoro_store import Store
+from dokoro_store.index.ranking.fusion import DEFAULT_FUSION
+from dokoro_store.index.ranking.rerank import FEATURES, WEIGHTS
 from dokoro_store.retrieval import RetrievalConfig
-from dokoro_store.retrieval.fusion import DEFAULT_FUSION
-from dokoro_store.retrieval.rerank import FEATURES, WEIGHTS
-from dokoro_store.services.memories import recall as memory_recall
-from dokoro_store.services.memories.service import MemoryDraft
+from dokoro_store.semantic.memories import recall as memory_recall
+from dokoro_store.semantic.memories.service import MemoryDraft
 from locomo_retrieval import DATA, FOLDS, Row, Scores, evidence_of, report, score_list, turns_of
 
 

@@ -37,9 +37,9 @@ from pathlib import Path
 from typing import Any
 
 from dokoro_store import Store
+from dokoro_store.index.ranking.fusion import DEFAULT_FUSION, FusionSettings
 from dokoro_store.retrieval import RetrievalConfig
-from dokoro_store.retrieval.documents import NewDocument
-from dokoro_store.retrieval.fusion import DEFAULT_FUSION, FusionSettings
+from dokoro_store.semantic.documents.service import NewDocument
 
 # ``../shared/bench`` beside the checkout (a worktree may sit deeper: the nearest one up is used).
 DATA = next(
@@ -77,7 +77,7 @@ def rows_for(base: FusionSettings) -> list[Row]:
     if base.rerank:
         changes.append(("-rerank", {"rerank": False}, "without the second stage (re-ranker)"))
     if base.rerank:
-        from dokoro_store.retrieval.rerank import FEATURES, WEIGHTS
+        from dokoro_store.index.ranking.rerank import FEATURES, WEIGHTS
 
         changes.append(
             (

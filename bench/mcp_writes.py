@@ -35,7 +35,7 @@ from mcp.client.stdio import StdioServerParameters
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from dokoro_store.retrieval.lance import MIRROR_DELAY
+from dokoro_store.index.vectors.lance.engine import MIRROR_DELAY
 from mcp_calls import _child, _cpu_ms, _env
 from scale import CACHE, _CachedEmbedder, _fill
 
@@ -43,8 +43,8 @@ from scale import CACHE, _CachedEmbedder, _fill
 def _prepare(store_dir: Path, items: int, embedder: str) -> None:
     from dokoro_store import Store
     from dokoro_store.retrieval import RetrievalConfig
-    from dokoro_store.retrieval.documents import NewDocument
-    from dokoro_store.services.memories.service import MemoryDraft
+    from dokoro_store.semantic.documents.service import NewDocument
+    from dokoro_store.semantic.memories.service import MemoryDraft
 
     rng = random.Random(items)
     fill = _fill(items - 50, rng)  # the texts bench/scale.py embeds for a store of this size

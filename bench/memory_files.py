@@ -32,8 +32,8 @@ from pathlib import Path
 from dokoro_store import Store
 from dokoro_store.models.memories import Memory as MemoryRow
 from dokoro_store.retrieval import RetrievalConfig
-from dokoro_store.services.memories import repository
-from dokoro_store.services.memories.files import DEFAULT_SWEEP
+from dokoro_store.semantic.memories import repository
+from dokoro_store.semantic.memories.files.sync import DEFAULT_SWEEP
 from sqlalchemy import text
 
 TYPES = ("fact", "decision", "lesson", "rule", "preference", "reference", "episode")

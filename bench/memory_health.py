@@ -40,10 +40,10 @@ def run(size: int) -> dict[str, object]:
     from dokoro_store import Store
     from dokoro_store.models.memories import Memory as MemoryRow
     from dokoro_store.retrieval import RetrievalConfig
-    from dokoro_store.retrieval.lifecycle import broken_dependencies
-    from dokoro_store.services.memories import repository
-    from dokoro_store.services.memories.health import health_line
-    from dokoro_store.services.memories.service import MemoryDraft
+    from dokoro_store.semantic.memories import repository
+    from dokoro_store.semantic.memories.health import health_line
+    from dokoro_store.semantic.memories.lifecycle import broken_dependencies
+    from dokoro_store.semantic.memories.service import MemoryDraft
     from sqlmodel import col, select
 
     rng = random.Random(size)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from dokoro_store import FrozenClock, Store
 from dokoro_store.retrieval import RetrievalConfig
-from dokoro_store.services.memories.service import MemoryDraft
+from dokoro_store.semantic.memories.service import MemoryDraft
 
 START = datetime(2026, 6, 1, tzinfo=UTC)
 

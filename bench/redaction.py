@@ -1,4 +1,4 @@
-"""What secret redaction costs: throughput of :func:`dokoro_store.secrets.redact` on ordinary and
+"""What secret redaction costs: throughput of :func:`dokoro_store.walls.secrets.redact` on ordinary and
 hostile text, and of the database hook on a note write.
 
 Every string any write statement carries passes through ``redact`` (``db/redaction.py``), so its
@@ -17,8 +17,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from dokoro_store import Store, secrets
-from dokoro_store.secrets import redact
+from dokoro_store import Store
+from dokoro_store.walls import secrets
+from dokoro_store.walls.secrets import redact
 
 PROSE = (
     "Fixed the race in auth/session.ts; the token refresh now runs every 5 min. See commit "

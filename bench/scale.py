@@ -198,7 +198,7 @@ def _fill_store(where: Path, size: int, embedder: str, database_url: str | None)
     """Bulk-import the store of ``size`` memories at ``where`` and render its files; the fill's figures."""
     from dokoro_store import Store
     from dokoro_store.retrieval import RetrievalConfig
-    from dokoro_store.services.memories.service import MemoryDraft
+    from dokoro_store.semantic.memories.service import MemoryDraft
 
     rng = random.Random(size)
     fill = _fill(size - 50, rng)
@@ -252,8 +252,8 @@ def run_one(
 ) -> dict[str, Any]:
     """One backend and size in this process: fill (or a copy of a kept fill), remembers, recalls."""
     from dokoro_store import Store
+    from dokoro_store.index.vectors.lance.engine import MIRROR_DELAY
     from dokoro_store.retrieval import RetrievalConfig
-    from dokoro_store.retrieval.lance import MIRROR_DELAY
 
     rng = random.Random(size)
     fill = _fill(size - 50, rng)

@@ -1,6 +1,6 @@
 """Distil dokoro's bundled static embedder (model2vec) from all-MiniLM-L6-v2. Run once, offline.
 
-The result is committed under ``shared/dokoro-store/src/dokoro_store/retrieval/static_model/``; at run
+The result is committed under ``shared/dokoro-store/src/dokoro_store/index/embedders/static_model/``; at run
 time dokoro needs only ``model2vec`` (no torch, no model hub). To make it again, in a throwaway venv
 OUTSIDE the repository (torch must never enter uv.lock)::
 
@@ -24,7 +24,7 @@ from pathlib import Path
 os.environ["HF_HUB_OFFLINE"] = "1"  # never reach a model hub: the teacher is a local folder
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 
-DEFAULT_OUT = Path(__file__).resolve().parents[1] / "shared/dokoro-store/src/dokoro_store/retrieval/static_model"
+DEFAULT_OUT = Path(__file__).resolve().parents[1] / "shared/dokoro-store/src/dokoro_store/index/embedders/static_model"
 # Files of the saved model that dokoro does not need at run time (model2vec writes a model card).
 _DROP = ("README.md",)
 

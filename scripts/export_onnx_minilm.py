@@ -1,6 +1,6 @@
 """Export all-MiniLM-L6-v2 once to ONNX (int8), for dokoro's ``onnx`` embedder. Run once, offline.
 
-The result is committed under ``shared/dokoro-store/src/dokoro_store/retrieval/onnx_model/``; at run
+The result is committed under ``shared/dokoro-store/src/dokoro_store/index/embedders/onnx_model/``; at run
 time dokoro needs only ``onnxruntime`` and ``tokenizers`` (the ``dokoro-store[onnx]`` extra): no torch,
 no model hub. To make it again, in a throwaway venv OUTSIDE the repository (torch must never enter
 uv.lock)::
@@ -32,7 +32,7 @@ from pathlib import Path
 os.environ["HF_HUB_OFFLINE"] = "1"  # never reach a model hub: the weights are a local folder
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 
-DEFAULT_OUT = Path(__file__).resolve().parents[1] / "shared/dokoro-store/src/dokoro_store/retrieval/onnx_model"
+DEFAULT_OUT = Path(__file__).resolve().parents[1] / "shared/dokoro-store/src/dokoro_store/index/embedders/onnx_model"
 MAX_TOKENS = 256  # all-MiniLM-L6-v2 was trained on 128-token inputs; sentence-transformers cuts at 256
 
 

@@ -37,7 +37,7 @@ from pathlib import Path
 os.environ["HF_HUB_OFFLINE"] = "1"  # the teacher is a local folder: never reach a model hub
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 
-MODEL_DIR = Path(__file__).resolve().parents[1] / "shared/dokoro-store/src/dokoro_store/retrieval/static_model"
+MODEL_DIR = Path(__file__).resolve().parents[1] / "shared/dokoro-store/src/dokoro_store/index/embedders/static_model"
 WORDNET = Path("/usr/share/wordnet")
 FORTUNES = Path("/usr/share/games/fortunes")
 

@@ -37,33 +37,81 @@ def _source_files() -> list[Path]:
     return files
 
 
-def test_no_persistence_library_is_imported_outside_dokoro_store() -> None:
-    breaches = {
-        str(path.relative_to(ROOT)): sorted(_imported_roots(path) & PERSISTENCE)
-        for path in _source_files()
-        if _imported_roots(path) & PERSISTENCE
-    }
-    assert breaches == {}
-
-
 def test_the_scan_sees_the_server_sources() -> None:
     # Guard against the boundary test passing because it scanned nothing.
     names = {p.name for p in _source_files()}
     assert {"server.py", "app.py", "capture.py"} <= names
 
 
-def test_no_server_imports_another_servers_private_modules() -> None:
+# ---------------------------------------------------------------------------------------------- import contracts
+# The layers, the store's front door, private modules and where persistence libraries may be
+# imported are import-linter contracts (.importlinter), run by .ci/run and by the test below.
+
+# What outside the store may import of it: the front door and the typed results.
+STORE_PUBLIC = ("dokoro_store", "dokoro_store.results")
+
+
+def test_the_import_contracts_are_kept() -> None:
+    lint = Path(sys.executable).with_name("lint-imports")
+    done = subprocess.run([str(lint), "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert "BROKEN" not in done.stdout and done.stdout.count("KEPT") >= 7
+
+
+def _store_imports(source: str) -> list[str]:
+    """Every ``dokoro_store`` module a source names in an import, at any depth (functions and
+    ``if TYPE_CHECKING:`` blocks included), with the names taken from a package."""
+    found: list[str] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names if alias.name.split(".")[0] == "dokoro_store"]
+        elif (
+            isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] == "dokoro_store"
+        ):
+            found.append(node.module or "")
+    return found
+
+
+def _private(module: str) -> bool:
+    return module not in STORE_PUBLIC and not module.startswith("dokoro_store.results.")
+
+
+def test_the_front_door_scan_sees_each_way_of_reaching_inside() -> None:
+    source = (
+        "from dokoro_store import Store\n"
+        "from dokoro_store.results.working import Status\n"
+        "import dokoro_store.semantic.memories.service\n"
+        "if TYPE_CHECKING:\n    from dokoro_store.index.scope import DocScope\n"
+        "def f():\n    from dokoro_store.walls.secrets import redact\n"
+    )
+    private = [m for m in _store_imports(source) if _private(m)]
+    assert private == [
+        "dokoro_store.semantic.memories.service",
+        "dokoro_store.index.scope",
+        "dokoro_store.walls.secrets",
+    ]
+
+
+def test_servers_the_kit_and_the_cli_use_only_the_stores_front_door() -> None:
+    # Each server's modules, the kit's and the CLI's: the store's API is `dokoro_store` (the Store,
+    # its errors, configuration and vocabularies) and `dokoro_store.results`; every other module of
+    # the store is private and may move.
+    scanned = 0
     breaches = []
     for path in _source_files():
-        own = path.relative_to(ROOT).parts[3]  # <group>/<dist>/src/<package>/...
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                parts = node.module.split(".")
-                private = any(part.startswith("_") and part != "__main__" for part in parts[1:])
-                if private and parts[0] != own:
-                    breaches.append(f"{path.relative_to(ROOT)}: {node.module}")
+        scanned += 1
+        for module in _store_imports(path.read_text(encoding="utf-8")):
+            if _private(module):
+                breaches.append(f"{path.relative_to(ROOT)}: {module}")
+    assert scanned > 50
     assert breaches == []
+
+
+def test_every_name_of_the_front_door_resolves() -> None:
+    import dokoro_store
+
+    missing = [name for name in dokoro_store.__all__ if getattr(dokoro_store, name, None) is None]
+    assert missing == []
 
 
 _PROBE = """
@@ -120,18 +168,6 @@ def _server_packages() -> dict[str, Path]:
         for src in (dist / "src").iterdir()
         if src.is_dir() and (src / "__init__.py").exists()
     }
-
-
-def test_no_server_imports_another_server() -> None:
-    servers = _server_packages()
-    assert {"dokoro_core", "dokoro_search", "dokoro_planning"} <= set(servers)
-    breaches = [
-        f"{path.relative_to(ROOT)} imports {other}"
-        for own, src in servers.items()
-        for path in src.rglob("*.py")
-        for other in sorted((_imported_roots(path) & set(servers)) - {own})
-    ]
-    assert breaches == []
 
 
 def test_no_server_test_package_imports_another_server() -> None:
@@ -387,7 +423,7 @@ async def test_a_server_answers_tools_list_before_importing_the_store_or_anythin
     assert "dokoro.cli" not in before
     # The scan sees the imports that follow: the first tool call needed the store, and got it.
     # (importtime logs `import` statements; the store module itself comes through importlib.)
-    assert {"sqlalchemy", "sqlmodel", "dokoro_store.models", "dokoro_store.services.episodic"} <= set(after)
+    assert {"sqlalchemy", "sqlmodel", "dokoro_store.models", "dokoro_store.episodic.service"} <= set(after)
 
 
 # ---------------------------------------------------------------------------------------------- the SDK's surface
@@ -519,10 +555,10 @@ STORE_SRC = ROOT / "shared" / "dokoro-store" / "src" / "dokoro_store"
 # Where one layer of the store is handed another: (module, the classes whose constructor and methods
 # are the seam, the module-level names that are).
 SEAMS = [
-    ("services/analytics/__init__.py", ["AnalyticsService.__init__"], []),
-    ("services/tracking/__init__.py", ["TrackingService.__init__"], []),
-    ("retrieval/search.py", ["SearchService.__init__"], []),
-    ("retrieval/search_types.py", ["ScopedVectors", "GraphHit"], ["GraphSignal"]),
+    ("procedural/analytics/__init__.py", ["AnalyticsService.__init__"], []),
+    ("procedural/tracking/__init__.py", ["TrackingService.__init__"], []),
+    ("semantic/search/service.py", ["SearchService.__init__"], []),
+    ("semantic/search/types.py", ["ScopedVectors", "GraphHit"], ["GraphSignal"]),
 ]
 
 
@@ -647,7 +683,7 @@ def test_the_cycle_scan_finds_a_cycle_through_a_lazy_import() -> None:
 
 def test_no_import_cycles() -> None:
     names = _module_names()
-    assert {"dokoro_store.retrieval.embedders", "dokoro.browse.app", "dokoro_server.registration"} <= set(names)
+    assert {"dokoro_store.index.embedders.handle", "dokoro.browse.app", "dokoro_server.registration"} <= set(names)
     graph = {name: _imports_of(name, path, set(names)) for name, path in names.items()}
     assert _cycles(graph) == []
 
@@ -678,7 +714,7 @@ def test_no_module_is_over_500_lines() -> None:
 # ---------------------------------------------------------------------- one writer of memory rows
 MEMORY_MODELS = {"Memory", "MemoryConflict", "MemoryEntity", "MemoryLink"}
 MEMORY_TABLES = ("memories", "memory_entities", "memory_conflicts", "memory_links")
-MEMORY_REPOSITORY = "shared/dokoro-store/src/dokoro_store/services/memories/repository.py"
+MEMORY_REPOSITORY = "shared/dokoro-store/src/dokoro_store/semantic/memories/repository.py"
 # Modules that write memory rows without the repository, each with its reason.
 MEMORY_WRITERS_ALLOWED = {
     # Schema migrations: 0020 fills memory_entities from every memory's list once, at the upgrade

@@ -32,7 +32,7 @@ _CHILD = textwrap.dedent(
     from pathlib import Path
     from dokoro_store import Store
     from dokoro_store.retrieval import RetrievalConfig
-    from dokoro_store.services.analytics import compress
+    from dokoro_store.procedural.analytics import compress
 
     where = sys.argv[2]
     if where == "before-move":

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 from dokoro_store import Store
+from dokoro_store.models.index import chunks, doc_vectors, summary_vectors
 from dokoro_store.retrieval import RetrievalConfig
-from dokoro_store.retrieval.tables import chunks, doc_vectors, summary_vectors
 from sqlalchemy import func, select
 
 BEHIND = RetrievalConfig(embedder="hashing", embed_behind=True)
@@ -75,7 +75,7 @@ def test_an_indexed_text_answers_before_its_vectors_and_search_finds_it_at_once(
 
 
 def test_a_search_right_after_the_write_embeds_what_is_still_waiting(tmp_path: Path, monkeypatch) -> None:
-    import dokoro_store.retrieval.embed_behind as embed_behind
+    import dokoro_store.semantic.documents.indexing.embed_behind as embed_behind
 
     monkeypatch.setattr(embed_behind, "EMBED_DELAY", 3600.0)  # the step never runs in this test
     with Store.open(tmp_path / "dokoro", retrieval=BEHIND) as store:
@@ -89,7 +89,7 @@ def test_a_search_right_after_the_write_embeds_what_is_still_waiting(tmp_path: P
 
 
 def test_a_text_written_again_before_its_step_keeps_the_newer_content(tmp_path: Path, monkeypatch) -> None:
-    import dokoro_store.retrieval.embed_behind as embed_behind
+    import dokoro_store.semantic.documents.indexing.embed_behind as embed_behind
 
     monkeypatch.setattr(embed_behind, "EMBED_DELAY", 3600.0)
     with Store.open(tmp_path / "dokoro", retrieval=BEHIND) as store:
@@ -104,8 +104,8 @@ def test_a_text_written_again_before_its_step_keeps_the_newer_content(tmp_path: 
 
 
 def test_closing_finishes_what_waits_and_a_server_exit_leaves_it_marked(tmp_path: Path, monkeypatch) -> None:
-    import dokoro_store.retrieval.embed_behind as embed_behind
-    import dokoro_store.services.episodic as episodic
+    import dokoro_store.episodic.service as episodic
+    import dokoro_store.semantic.documents.indexing.embed_behind as embed_behind
 
     monkeypatch.setattr(embed_behind, "EMBED_DELAY", 3600.0)
     monkeypatch.setattr(episodic, "EMBED_DELAY", 3600.0)
@@ -128,8 +128,8 @@ _WRITER = textwrap.dedent(
     """
     import os, sys
     from pathlib import Path
-    import dokoro_store.retrieval.embed_behind as embed_behind
-    import dokoro_store.services.episodic as episodic
+    import dokoro_store.semantic.documents.indexing.embed_behind as embed_behind
+    import dokoro_store.episodic.service as episodic
     from dokoro_store import Store
     from dokoro_store.retrieval import RetrievalConfig
 

@@ -28,7 +28,7 @@ _CHILD = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    import dokoro_store.services.graph_extraction as behind
+    import dokoro_store.semantic.graph.indexer as behind
     from dokoro_store import Store
 
     root, url, count, delay = Path(sys.argv[1]), sys.argv[2] or None, int(sys.argv[3]), float(sys.argv[4])
@@ -59,7 +59,7 @@ def _linked_docs(store: Store) -> int:
 def test_a_write_marks_its_document_and_a_graph_read_completes_it(
     tmp_path: Path, database_url: str | None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import dokoro_store.services.graph_extraction as behind
+    import dokoro_store.semantic.graph.indexer as behind
 
     monkeypatch.setattr(behind, "EXTRACT_DELAY", 3600.0)  # no background step in this test
     clock = FrozenClock(datetime(2026, 5, 1, 9, 0, tzinfo=UTC))
@@ -89,7 +89,7 @@ def test_a_write_marks_its_document_and_a_graph_read_completes_it(
 
 
 def test_the_background_step_extracts_without_a_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import dokoro_store.services.graph_extraction as behind
+    import dokoro_store.semantic.graph.indexer as behind
 
     monkeypatch.setattr(behind, "EXTRACT_DELAY", 0.05)
     with Store.open(tmp_path / "dokoro") as store:
@@ -103,8 +103,8 @@ def test_the_background_step_extracts_without_a_read(tmp_path: Path, monkeypatch
 
 
 def test_a_bulk_batch_is_extracted_inline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import dokoro_store.services.graph_extraction as behind
-    from dokoro_store.retrieval.documents import NewDocument
+    import dokoro_store.semantic.graph.indexer as behind
+    from dokoro_store.semantic.documents.service import NewDocument
 
     monkeypatch.setattr(behind, "EXTRACT_DELAY", 3600.0)
     with Store.open(tmp_path / "dokoro") as store:

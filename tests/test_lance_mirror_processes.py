@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 from dokoro_store import Store
+from dokoro_store.models.index import chunks
 from dokoro_store.retrieval import RetrievalConfig
-from dokoro_store.retrieval.tables import chunks
 from sqlalchemy import func, select
 
 pytestmark = pytest.mark.slow  # several writer processes, one killed
@@ -26,7 +26,7 @@ _CHILD = textwrap.dedent(
     """
     import random, sys
     from pathlib import Path
-    import dokoro_store.retrieval.lance as lance
+    import dokoro_store.index.vectors.lance.engine as lance
     from dokoro_store import Store
     from dokoro_store.retrieval import RetrievalConfig
 
@@ -58,7 +58,7 @@ def _writer(root: Path, name: str, count: int, delay: float) -> subprocess.Popen
 def test_vectors_written_by_several_processes_one_killed_are_all_found(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, killed_after: Any
 ) -> None:
-    import dokoro_store.retrieval.lance as lance
+    import dokoro_store.index.vectors.lance.engine as lance
 
     # The searches below go to LanceDB and the tail, not to the in-memory scan a store this small gets.
     monkeypatch.setattr(lance, "EXACT_IN_MEMORY", 0)

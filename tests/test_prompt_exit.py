@@ -25,7 +25,7 @@ EXIT_BOUND_S = 30.0  # a hang, not a slow machine
 
 # dokoro-search with its graph extraction step held back (as if the client left at once).
 _SEARCH_HELD_BACK = (
-    "import dokoro_store.services.graph_extraction as behind; behind.EXTRACT_DELAY = 3600.0; "
+    "import dokoro_store.semantic.graph.indexer as behind; behind.EXTRACT_DELAY = 3600.0; "
     "from dokoro_search.server import main; main()"
 )
 

@@ -327,7 +327,7 @@ def _files_with_secrets(root: Path) -> dict[str, list[str]]:
 
 def _rows_with_secrets(root: Path, store_url: str | None) -> dict[str, list[str]]:
     from dokoro_store import Store
-    from dokoro_store.transfer import read_rows, store_tables
+    from dokoro_store.moving.transfer import read_rows, store_tables
 
     found: dict[str, list[str]] = {}
     with Store.open(root, database_url=store_url) as store:

@@ -9,7 +9,7 @@ from pathlib import Path
 from dokoro.cli import app
 from dokoro_store import Store
 from dokoro_store.models.memories import Memory as MemoryRow
-from dokoro_store.services.memories import repository
+from dokoro_store.semantic.memories import repository
 from typer.testing import CliRunner
 
 runner = CliRunner(env={"COLUMNS": "200"})

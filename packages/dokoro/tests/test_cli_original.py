@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from dokoro.cli import app
 from dokoro_store import Store
-from dokoro_store.original import is_original_database
+from dokoro_store.moving.original import is_original_database
 from dokoro_testkit.original import original_copy
 from typer.testing import CliRunner
 

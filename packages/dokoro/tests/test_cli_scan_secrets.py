@@ -97,7 +97,7 @@ def test_scan_finds_where_secrets_sit_and_fix_redacts_them(tmp_path: Path, datab
         assert "[REDACTED:github-token]" in content and "staging deploy" in content
         # Indexed again: found by its words, not by the secret.
         assert [h.doc_id for h in store.search.universal("staging deploy").hits] == ["deploy-notes"]
-        from dokoro_store.transfer import read_rows, store_tables
+        from dokoro_store.moving.transfer import read_rows, store_tables
 
         for table in store_tables():
             assert not _leaks(json.dumps(read_rows(store.db, table), default=str)), table.name

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from dokoro.cli import app
 from dokoro_store import Store
-from dokoro_store.transfer import RESTAMPED, read_rows, store_tables
+from dokoro_store.moving.transfer import RESTAMPED, read_rows, store_tables
 from typer.testing import CliRunner
 
 runner = CliRunner()

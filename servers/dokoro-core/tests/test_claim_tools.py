@@ -284,7 +284,7 @@ async def test_dumping_the_workspace_without_keeping_it_releases_its_sessions_cl
 
 async def test_a_claim_release_failure_never_fails_the_dump(call, store, monkeypatch):
     from dokoro_store import StoreUnavailableError
-    from dokoro_store.services.claims import ClaimService
+    from dokoro_store.coordination.claims.service import ClaimService
 
     def unavailable(self, *args, **kwargs):
         raise StoreUnavailableError("database went away")

@@ -256,7 +256,7 @@ async def test_capture_records_the_authenticated_agent(agent_client, store, monk
 
 
 async def test_a_failing_feedback_store_never_fails_the_tool(agent_client, store, monkeypatch, caplog):
-    from dokoro_store.services.feedback import FeedbackService
+    from dokoro_store.affective.service import FeedbackService
 
     def broken(self, outcomes):
         raise RuntimeError("disk on fire")

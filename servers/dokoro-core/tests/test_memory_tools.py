@@ -246,7 +246,7 @@ async def test_the_briefing_stays_within_budget_and_counts_the_overflow(call):
 async def test_recall_reports_a_file_edited_in_place_a_second_later_in_a_large_folder(call, root, monkeypatch):
     from types import SimpleNamespace
 
-    from dokoro_store.services.memories import files as memory_files
+    from dokoro_store.semantic.memories.files import sync as memory_files
 
     monkeypatch.setattr(memory_files, "SWEEP_ALWAYS", 2)  # a "large" folder: the sweep goes at its rate
     now = [1000.0]

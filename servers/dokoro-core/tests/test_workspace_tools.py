@@ -6,8 +6,8 @@ import json
 from datetime import timedelta
 
 import pytest
-from dokoro_store import frontmatter as fm
 from dokoro_store.models import Doc
+from dokoro_store.walls import frontmatter as fm
 
 pytestmark = pytest.mark.anyio
 

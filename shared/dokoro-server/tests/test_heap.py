@@ -41,7 +41,7 @@ def test_a_background_steps_first_run_freezes_what_it_imported() -> None:
         """
         import gc, threading
         from dokoro_server.heap import install, settled, store_opened
-        from dokoro_store.write_behind import DelayedStep
+        from dokoro_store.background.write_behind import DelayedStep
         install()
         store_opened()
         cache = []
@@ -68,7 +68,7 @@ def test_a_failing_first_run_still_settles_and_the_next_run_retries() -> None:
         """
         import threading
         from dokoro_server.heap import install, settled, store_opened
-        from dokoro_store.write_behind import DelayedStep
+        from dokoro_store.background.write_behind import DelayedStep
         install()
         store_opened()
         runs = []
@@ -97,7 +97,7 @@ def test_nothing_is_frozen_until_an_entry_point_installs_it() -> None:
         """
         import gc, threading
         from dokoro_server.heap import settle, settled
-        from dokoro_store.write_behind import DelayedStep
+        from dokoro_store.background.write_behind import DelayedStep
         ran = threading.Event()
         background = DelayedStep(ran.set, name="library-step", failure="failed")
         background.schedule(0.0)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from dokoro_store.models import Doc
-from dokoro_store.services.archive import ArchiveService
+from dokoro_store.procedural.archive.sweep import ArchiveService
 
 # The store's clock stands at Wednesday 2026-06-10 (ISO week 2026-W24).
 OLD = "2026-06-01-09h00-monday-session-old.md"  # W23, nine days old

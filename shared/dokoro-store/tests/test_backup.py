@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 from dokoro_store import InvalidArgumentError, Store
-from dokoro_store.backup import apply_import, backup_document, export_store, load_backup, plan_import
 from dokoro_store.models import Question
+from dokoro_store.moving.backup import apply_import, backup_document, export_store, load_backup, plan_import
 from sqlmodel import select
 
 

@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 from dokoro_store import Store
 from dokoro_store.models import DocEntity, Entity
+from dokoro_store.models.index import chunks
 from dokoro_store.models.memories import Memory as MemoryRow
 from dokoro_store.models.memories import MemoryEntity
 from dokoro_store.retrieval import RetrievalConfig
-from dokoro_store.retrieval.tables import chunks
-from dokoro_store.services.memories.rows import DOC_PREFIX
-from dokoro_store.services.memories.service import MemoryDraft
+from dokoro_store.semantic.memories.rows import DOC_PREFIX
+from dokoro_store.semantic.memories.service import MemoryDraft
 from sqlalchemy import func, select
 
 N = 300  # more than four indexing batches
@@ -106,7 +106,7 @@ def _hnsw_present(store: Store) -> bool:
 def test_a_large_import_on_postgresql_builds_the_hnsw_index_after_its_rows(
     tmp_path: Path, clock, postgres_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from dokoro_store.retrieval import pgvector
+    from dokoro_store.index.vectors import pgvector
 
     monkeypatch.setattr(pgvector, "BULK_DROP_MIN", 100)  # "large" at test size
     dropped_during: list[bool] = []
@@ -133,7 +133,7 @@ def test_a_large_import_on_postgresql_builds_the_hnsw_index_after_its_rows(
 def test_an_import_that_fails_midway_on_postgresql_still_gets_its_hnsw_index_back(
     tmp_path: Path, clock, postgres_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from dokoro_store.retrieval import pgvector
+    from dokoro_store.index.vectors import pgvector
 
     monkeypatch.setattr(pgvector, "BULK_DROP_MIN", 100)
     with Store.open(
@@ -158,8 +158,8 @@ def test_a_bulk_import_brings_the_planners_statistics_up_to_date(store: Store, m
     """PostgreSQL: right after an import the planner would still plan for the tables as they were
     (at 10k memories: an exact scan of every memory's vector instead of the HNSW walk), until
     autovacuum got round to them. SQLite: no statistics are gathered (its plans assume none)."""
-    from dokoro_store.retrieval import documents
-    from dokoro_store.services.memories import service as memories
+    from dokoro_store.semantic.documents import service as documents
+    from dokoro_store.semantic.memories import service as memories
     from sqlalchemy import text
 
     monkeypatch.setattr(documents, "_OPTIMISE_AFTER", 100)  # "bulk" at test size

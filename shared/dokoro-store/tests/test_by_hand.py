@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from dokoro_store import ConflictError, InvalidArgumentError, NotFoundError
 from dokoro_store.models import AgentPresence, FileClaim
-from dokoro_store.services.plans import PlanArchivedError
+from dokoro_store.procedural.plans.service import PlanArchivedError
 from sqlalchemy import update
 
 ROOT = Path("/work/project")

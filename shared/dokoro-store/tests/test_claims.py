@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 from dokoro_store import InvalidArgumentError, Store
+from dokoro_store.coordination.claims.service import normalise_claim_paths
 from dokoro_store.models import AgentPresence, FileClaim
-from dokoro_store.services.claims import normalise_claim_paths
 from sqlalchemy import update
 
 ROOT = Path("/work/project")

@@ -6,9 +6,9 @@ from datetime import timedelta
 
 import pytest
 from dokoro_store import InvalidArgumentError
+from dokoro_store.episodic.service import COMPACTION_THRESHOLD_TOKENS, escape_like, estimate_tokens
 from dokoro_store.limits import MAX_SUM, MAX_TOKEN_COUNT
 from dokoro_store.models import ConversationSummary, EpisodeSession
-from dokoro_store.services.episodic import COMPACTION_THRESHOLD_TOKENS, escape_like, estimate_tokens
 from sqlmodel import select
 
 

@@ -10,8 +10,8 @@ from datetime import UTC, datetime
 import pytest
 from dokoro_store import InvalidArgumentError, NotFoundError
 from dokoro_store.models import Doc, DocEntity, Entity
-from dokoro_store.services.extraction import OllamaChat, OllamaUnavailableError, extract_regex, merge
-from dokoro_store.services.extraction.ollama import ChatFailedError, parse_llm_output
+from dokoro_store.semantic.graph.extraction import OllamaChat, OllamaUnavailableError, extract_regex, merge
+from dokoro_store.semantic.graph.extraction.ollama import ChatFailedError, parse_llm_output
 from sqlmodel import select
 
 TEXT = "src/auth/session.ts depends on redis. SessionManager was written by @alice."

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from dokoro_store.services.extraction import canonicalise, extract_regex
-from dokoro_store.services.extraction.regex import extract_entities, fenced_ranges
+from dokoro_store.semantic.graph.extraction import canonicalise, extract_regex
+from dokoro_store.semantic.graph.extraction.regex import extract_entities, fenced_ranges
 
 
 def _entities(text):

@@ -11,9 +11,9 @@ from datetime import timedelta
 
 import pytest
 from dokoro_store import InvalidArgumentError, Store
+from dokoro_store.affective.service import Outcome, wilson_lower_bound, z_for_confidence
 from dokoro_store.db import sqlite_functions
 from dokoro_store.models import AgentFeedback
-from dokoro_store.services.feedback import Outcome, wilson_lower_bound, z_for_confidence
 
 
 def _seed(store: Store, agent: str, tool: str, outcome: str, count: int, *, days_ago: float = 0.0) -> None:

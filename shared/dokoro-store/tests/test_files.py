@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from dokoro_store.files import atomic_write_bytes, atomic_write_text, file_lock, read_text_or_none
+from dokoro_store.walls.files import atomic_write_bytes, atomic_write_text, file_lock, read_text_or_none
 
 
 def test_atomic_write_creates_the_file_and_its_folders(tmp_path):

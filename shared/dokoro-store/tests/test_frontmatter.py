@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC
 
-from dokoro_store import frontmatter
+from dokoro_store.walls import frontmatter
 
 
 def test_render_then_parse_round_trips_every_kind_of_value():
@@ -58,7 +58,7 @@ def test_windows_line_endings_are_understood():
 
 
 def test_keys_that_are_not_plain_identifiers_are_quoted_and_round_trip():
-    from dokoro_store import frontmatter as fm
+    from dokoro_store.walls import frontmatter as fm
 
     data = {"task": "x", "tags": {"area: auth": "yes", "#hash": ["a"], "plain_key": 1}}
     parsed, body = fm.parse(fm.render(data) + "body")
@@ -68,7 +68,7 @@ def test_keys_that_are_not_plain_identifiers_are_quoted_and_round_trip():
 def test_characters_yaml_cannot_hold_are_escaped_in_keys_and_values_and_round_trip():
     """DEL, the C1 controls and the Unicode line separators are not YAML, even quoted (JSON leaves
     them as they are): written escaped, read back as they were."""
-    from dokoro_store import frontmatter as fm
+    from dokoro_store.walls import frontmatter as fm
 
     data = {"tags": {"\x7f": None, "a\x85\x9fb": "c\x7fd\u2028", "é": "ü"}, "title": "\x80 and \x7f"}
     parsed, body = fm.parse(fm.render(data) + "body")
@@ -77,7 +77,7 @@ def test_characters_yaml_cannot_hold_are_escaped_in_keys_and_values_and_round_tr
 
 def test_a_hand_written_character_yaml_cannot_hold_is_a_front_matter_error():
     import pytest
-    from dokoro_store import frontmatter as fm
+    from dokoro_store.walls import frontmatter as fm
 
     with pytest.raises(fm.FrontMatterError, match="not valid YAML"):
         fm.load("title: a\x7fb")
@@ -121,7 +121,7 @@ def test_python_tags_are_not_constructed():
 
 
 def test_an_issue_rendering_with_an_alias_bomb_reads_as_a_broken_front_matter():
-    from dokoro_store.services.tracking.markdown import parse_item
+    from dokoro_store.procedural.tracking.markdown import parse_item
 
     parsed = parse_item(f"---\nissue_id: ISS-1\ntitle: *i\n{ALIAS_BOMB}---\n# Title\n")
 
@@ -172,7 +172,7 @@ def test_the_plain_layout_escapes_what_yaml_cannot_hold_like_the_quoted_one():
 def test_a_memory_file_holding_characters_yaml_cannot_hold_reads_back_as_its_row(any_store, root):
     """Memory files are written by the one front-matter writer: a value with DEL, a C1 control or
     a Unicode line separator is escaped, and the file reads back (it used to be left unreadable)."""
-    from dokoro_store.services.memories.markdown import parse_memory_file
+    from dokoro_store.semantic.memories.files.markdown import parse_memory_file
 
     memory = any_store.memories.remember(
         type="fact", title="Odd characters", body="kept", entities=["a\x85b"], source="x\u2028y\x7fz"

@@ -8,8 +8,8 @@ from datetime import timedelta
 import pytest
 from dokoro_store import InvalidArgumentError, NotFoundError, Store
 from dokoro_store.models import DocEntity, Entity, EntityContentHash, EntityRelation
-from dokoro_store.services.extraction import extract_regex
-from dokoro_store.services.graph import DEFAULT_FUNCTIONAL_RELATION_TYPES
+from dokoro_store.semantic.graph.extraction import extract_regex
+from dokoro_store.semantic.graph.service import DEFAULT_FUNCTIONAL_RELATION_TYPES
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import select
 

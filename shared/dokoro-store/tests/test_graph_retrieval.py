@@ -11,7 +11,7 @@ import pytest
 from dokoro_store import Store
 from dokoro_store.models import DocEntity
 from dokoro_store.retrieval import RetrievalConfig
-from dokoro_store.services.extraction import extract_regex
+from dokoro_store.semantic.graph.extraction import extract_regex
 from sqlalchemy import delete
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from dokoro_store import InvalidArgumentError, Store
-from dokoro_store.importers import apply_import_set, preview_of, read_knowledge_graph, read_notes_folder
+from dokoro_store.moving.importers import apply_import_set, preview_of, read_knowledge_graph, read_notes_folder
 
 SAMPLES = Path(__file__).parent / "samples"
 

@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import pytest
 from dokoro_store import FrozenClock, Store
 from dokoro_store.models.memories import MemoryConflict
-from dokoro_store.services.memories.markdown import parse_memory_file
+from dokoro_store.semantic.memories.files.markdown import parse_memory_file
 from sqlalchemy import text
 from sqlmodel import select
 
@@ -91,7 +91,7 @@ def test_every_write_path_renders_and_recall_writes_no_file(any_store: Store, ro
 
 
 def test_a_bulk_import_is_rendered_too(any_store: Store, root: Path) -> None:
-    from dokoro_store.services.memories.service import MemoryDraft
+    from dokoro_store.semantic.memories.service import MemoryDraft
 
     imported = any_store.memories.remember_many(
         [MemoryDraft(type="fact", title=f"Imported {i}", body=f"Imported memory {i}.") for i in range(3)]
@@ -117,7 +117,7 @@ def test_a_memory_written_on_another_machine_is_rendered_into_this_folder_on_its
 def test_many_rows_changed_elsewhere_are_rendered_over_the_next_calls_oldest_first(
     any_store: Store, machine_b: Store, root: Path
 ) -> None:
-    from dokoro_store.services.memories.service import MemoryService
+    from dokoro_store.semantic.memories.service import MemoryService
 
     theirs = [_fact(machine_b, f"Remote {i}", f"Remote memory number {i}.").id for i in range(5)]
     here = MemoryService(
@@ -386,7 +386,7 @@ def test_removing_the_whole_folder_renders_it_again_without_deprecating(any_stor
 
 
 def test_an_in_place_edit_is_found_by_the_rolling_sweep_in_a_large_folder(any_store: Store, root: Path) -> None:
-    from dokoro_store.services.memories.service import MemoryService
+    from dokoro_store.semantic.memories.service import MemoryService
 
     ids = [_fact(any_store, f"Note {i}", f"Note number {i} of a large folder.").id for i in range(6)]
     # A service that stats only two files per call, as a 100k-file folder would stat a window.
@@ -405,8 +405,8 @@ def test_an_in_place_edit_is_found_by_the_rolling_sweep_in_a_large_folder(any_st
 def test_a_memory_call_sweeps_a_large_folder_when_due_and_an_explicit_sync_always(
     any_store: Store, root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from dokoro_store.services.memories import files as memory_files
-    from dokoro_store.services.memories.service import MemoryService
+    from dokoro_store.semantic.memories.files import sync as memory_files
+    from dokoro_store.semantic.memories.service import MemoryService
 
     ids = [_fact(any_store, f"Note {i}", f"Note number {i} of a large folder.").id for i in range(6)]
     # A "large" folder (more than SWEEP_ALWAYS files) whose sweep is never due again in this test.
@@ -427,8 +427,8 @@ def test_a_memory_call_sweeps_a_large_folder_when_due_and_an_explicit_sync_alway
 def test_a_memory_call_in_a_large_folder_sweeps_its_share_of_the_rate_and_sees_an_edit_in_time(
     any_store: Store, root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from dokoro_store.services.memories import files as memory_files
-    from dokoro_store.services.memories.service import MemoryService
+    from dokoro_store.semantic.memories.files import sync as memory_files
+    from dokoro_store.semantic.memories.service import MemoryService
 
     ids = [_fact(any_store, f"Note {i}", f"Note number {i} of a large folder.").id for i in range(6)]
     monkeypatch.setattr(memory_files, "SWEEP_ALWAYS", 2)  # a "large" folder
@@ -572,7 +572,7 @@ def test_a_change_by_another_process_right_after_a_remember_is_not_hidden_by_its
 def test_a_memory_call_looks_purges_up_at_most_once_per_interval_and_sync_files_always(
     any_store: Store, machine_b: Store, root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from dokoro_store.services.memories import files as memory_files
+    from dokoro_store.semantic.memories.files import sync as memory_files
 
     now = [1000.0]
     monkeypatch.setattr(memory_files, "time", SimpleNamespace(monotonic=lambda: now[0]))

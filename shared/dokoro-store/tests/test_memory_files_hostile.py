@@ -220,7 +220,7 @@ def test_secrets_in_a_file_are_redacted_before_anything_is_stored_or_echoed(any_
 def test_a_file_deleted_while_a_call_reads_it_is_not_the_calls_error(
     any_store: Store, root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from dokoro_store.services.memories import files
+    from dokoro_store.semantic.memories.files import sync as files
 
     memory_id = _fact(any_store, "Sessions", "Login sessions are JWT tokens.")
     path = _file(root, memory_id)
@@ -246,7 +246,7 @@ def test_a_file_deleted_while_a_call_reads_it_is_not_the_calls_error(
 def test_a_call_failing_part_way_and_retried_writes_one_memory_per_file(
     any_store: Store, root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from dokoro_store.services.memories.files import MemoryFiles
+    from dokoro_store.semantic.memories.files.sync import MemoryFiles
 
     memory_id = _fact(any_store, "Sessions", "Login sessions are JWT tokens.")
     path = _file(root, memory_id)
@@ -279,7 +279,7 @@ _STUCK = textwrap.dedent(
     import sys, time
     from pathlib import Path
     from dokoro_store import Store
-    from dokoro_store.services.memories import files
+    from dokoro_store.semantic.memories.files import sync as files
 
     root, url, marker = Path(sys.argv[1]), sys.argv[2] or None, Path(sys.argv[3])
     real = files.walls.read_within

@@ -17,9 +17,9 @@ from dokoro_store import Store
 from dokoro_store.models.memories import Memory as MemoryRow
 from dokoro_store.models.memories import MemoryEntity
 from dokoro_store.retrieval import RetrievalConfig
-from dokoro_store.services.memories import repository
-from dokoro_store.services.memories.gate import THRESHOLDS
-from dokoro_store.services.memories.service import MemoryDraft
+from dokoro_store.semantic.memories import repository
+from dokoro_store.semantic.memories.gate import THRESHOLDS
+from dokoro_store.semantic.memories.service import MemoryDraft
 from sqlmodel import select
 
 # (kind, entities of the first, the first, entities of the second, the second)

@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 from dokoro_store import FrozenClock, Store
+from dokoro_store.index.scope import DocScope, MemoryScope
 from dokoro_store.retrieval import RetrievalConfig
-from dokoro_store.retrieval.documents import NewDocument
-from dokoro_store.retrieval.memory_index import MemoryIndex
-from dokoro_store.retrieval.scope import DocScope, MemoryScope
-from dokoro_store.services.memories.service import MemoryDraft
+from dokoro_store.semantic.documents.service import NewDocument
+from dokoro_store.semantic.memories.service import MemoryDraft
+from dokoro_store.semantic.memories.vectors.index import MemoryIndex
 
 WORDS = [
     "deploy", "rollback", "gateway", "payments", "ledger", "cache", "queue", "worker", "schedule", "invoice",
@@ -40,7 +40,7 @@ def memories(
 ) -> Iterator[Store]:
     """160 memories of four types, five entities and ages over a year (two of them deprecated, one long
     enough for several chunks) beside 40 pages, served from memory from 100 memories on."""
-    monkeypatch.setattr("dokoro_store.retrieval.memory_index.SERVED_FROM", 100)
+    monkeypatch.setattr("dokoro_store.semantic.memories.vectors.index.SERVED_FROM", 100)
     config = RetrievalConfig(embedder="static")
     with Store.open(root, database_url=database_url, clock=clock, retrieval=config) as store:
         rng = random.Random(7)
@@ -229,7 +229,7 @@ def test_the_memory_index_follows_writes_made_here_and_in_another_process(
 def test_the_gate_and_recall_here_see_a_memory_remembered_in_another_process_through_one_index(
     memories: Store, root: Path, database_url: str | None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("dokoro_store.services.memories.gate._ALL_BELOW", 50)  # 160 memories: the gate scans
+    monkeypatch.setattr("dokoro_store.semantic.memories.gate._ALL_BELOW", 50)  # 160 memories: the gate scans
     index = memories.search.memory_index
     assert memories.search.scoped_vectors is index
     memories.memories.remember(type="fact", title="Lint", body="Lint runs before every commit of the web client.")

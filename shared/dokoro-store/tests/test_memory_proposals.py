@@ -10,7 +10,7 @@ from dokoro_store import ConflictError, FrozenClock, NotFoundError, Store
 from dokoro_store.errors import InvalidArgumentError, NotOwnerError
 from dokoro_store.models.memories import MemoryConflict
 from dokoro_store.models.proposals import MemoryProposal
-from dokoro_store.services.memories.proposers import PRUNE_AGE, RECURRING, TOOL_FAILURES
+from dokoro_store.semantic.memories.proposals.proposers import PRUNE_AGE, RECURRING, TOOL_FAILURES
 from sqlmodel import select
 
 

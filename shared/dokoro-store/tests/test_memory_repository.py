@@ -11,8 +11,8 @@ from dokoro_store import Store
 from dokoro_store.db.write_guard import GuardedWriteError
 from dokoro_store.models.memories import Memory as MemoryRow
 from dokoro_store.models.memories import MemoryConflict, MemoryEntity
-from dokoro_store.services.memories import repository
-from dokoro_store.services.memories.service import MemoryDraft
+from dokoro_store.semantic.memories import repository
+from dokoro_store.semantic.memories.service import MemoryDraft
 from sqlalchemy import insert, update
 from sqlmodel import col, select
 

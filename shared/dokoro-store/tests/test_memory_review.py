@@ -33,7 +33,7 @@ def test_an_agents_inference_waits_as_proposed_and_recall_shows_it_only_when_ask
 
 
 def test_approving_makes_it_active_and_only_then_supersedes(reviewed: Store, root: Path) -> None:
-    from dokoro_store.services.memories.service import MemoryDraft
+    from dokoro_store.semantic.memories.service import MemoryDraft
 
     # What a person brought in (an import) is active at once; an agent's new version waits.
     (imported,) = reviewed.memories.remember_many(

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from dokoro_store import FrozenClock, Store
 from dokoro_store.errors import NotOwnerError
-from dokoro_store.services.memories.service import MemoryDraft
+from dokoro_store.semantic.memories.service import MemoryDraft
 
 DECISION = dict(type="decision", title="Postgres is the team database", body="We keep every service on Postgres 16.")
 
@@ -29,7 +29,7 @@ def _alices_decision(store: Store) -> str:
 
 
 def test_under_review_an_agents_trust_claim_waits_for_a_person(reviewed: Store) -> None:
-    from dokoro_store.services.briefing import build_briefing
+    from dokoro_store.briefing import build_briefing
 
     claimed = reviewed.memories.remember(
         type="rule",

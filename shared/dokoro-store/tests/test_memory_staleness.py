@@ -6,11 +6,11 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from dokoro_store.briefing import build_briefing
 from dokoro_store.clock import iso
 from dokoro_store.errors import ConflictError, InvalidArgumentError, NotOwnerError
-from dokoro_store.services.briefing import build_briefing
-from dokoro_store.services.memories import repository
-from dokoro_store.services.memories.health import health_line
+from dokoro_store.semantic.memories import repository
+from dokoro_store.semantic.memories.health import health_line
 
 
 def _link(store, memory_id: str, depends_on: str) -> None:

@@ -99,7 +99,7 @@ def test_a_store_written_by_a_newer_dokoro_is_refused_with_the_fix(tmp_path):
 
 
 def test_doctor_says_when_this_open_upgraded_an_old_store(tmp_path):
-    from dokoro_store.health import diagnose
+    from dokoro_store.housekeeping.health import diagnose
 
     root = tmp_path / "dokoro"
     old = Database.open_sqlite(StorePaths(root).sqlite_file)

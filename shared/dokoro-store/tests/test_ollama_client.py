@@ -7,7 +7,7 @@ import socket
 import threading
 
 import pytest
-from dokoro_store.ollama_client import OllamaCallError, OllamaClient, model_matches
+from dokoro_store.index.embedders.ollama_client import OllamaCallError, OllamaClient, model_matches
 
 
 def test_a_model_matches_exactly_or_with_a_tag_never_a_longer_name():
@@ -95,7 +95,7 @@ def test_every_client_of_one_address_shares_one_health_check(fake_ollama):
 def test_forgotten_health_is_asked_again_of_whatever_now_listens_at_the_address(fake_ollama):
     """The health of an address is one per process; a server gone from a port another then takes
     (how the failure of this file's hang-up test arose: a fake's port reused by the next test)."""
-    from dokoro_store.ollama_client import forget_health
+    from dokoro_store.index.embedders.ollama_client import forget_health
 
     assert OllamaClient(fake_ollama.url, timeout_s=5.0).healthy("llama3.2") == (True, "")
     assert OllamaClient(fake_ollama.url, timeout_s=5.0).healthy("llama3.2") == (True, "")

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from dokoro_store import Store
-from dokoro_store.original import find_conversion, is_original_database
+from dokoro_store.moving.original import find_conversion, is_original_database
 from dokoro_testkit.original import original_copy
 
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 from dokoro_store import InvalidArgumentError, Store
-from dokoro_store import frontmatter as fm
 from dokoro_store.models import Doc
 from dokoro_store.retrieval import RetrievalConfig
+from dokoro_store.walls import frontmatter as fm
 
 REDIS = (
     "Redis pub/sub silently drops messages when a subscriber reconnects, so clients miss events. "

@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 from dokoro_store import InvalidArgumentError, NotFoundError, Store
 from dokoro_store.models import Plan
-from dokoro_store.services.plans import PlanArchivedError, completion_percentage
+from dokoro_store.procedural.plans.service import PlanArchivedError, completion_percentage
 
 
 def _index(store):

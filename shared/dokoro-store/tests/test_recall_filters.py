@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 from dokoro_store import FrozenClock, Store
+from dokoro_store.index.scope import DocScope, scoped_nearest
 from dokoro_store.retrieval import RetrievalConfig
-from dokoro_store.retrieval.documents import NewDocument
-from dokoro_store.retrieval.scope import DocScope, scoped_nearest
-from dokoro_store.retrieval.search import SEARCH_MODES
-from dokoro_store.services.memories.service import MemoryDraft
+from dokoro_store.semantic.documents.service import NewDocument
+from dokoro_store.semantic.memories.service import MemoryDraft
+from dokoro_store.semantic.search.service import SEARCH_MODES
 
 QUERY = "payments gateway rollback deploy"
 
@@ -32,7 +32,7 @@ def crowded(
     """A store of 500 pages about the query and five memories that match it less well."""
     if request.param == "widening":
         # No prefilter list: the vector engines widen their neighbour list until enough are allowed.
-        monkeypatch.setattr("dokoro_store.retrieval.scope.PREFILTER_CAP", 0)
+        monkeypatch.setattr("dokoro_store.index.scope.PREFILTER_CAP", 0)
     config = RetrievalConfig(embedder="static")
     with Store.open(root, database_url=database_url, clock=clock, retrieval=config) as store:
         pages = [
@@ -129,7 +129,7 @@ def test_scoped_nearest_prefilters_few_allowed_documents_and_widens_for_many(
     assert calls == [(6, None), (3, [f"k{i}" for i in range(5)])]  # plain list first, then the prefilter
 
     calls.clear()
-    monkeypatch.setattr("dokoro_store.retrieval.scope.PREFILTER_CAP", 2)  # too many for a prefilter list
+    monkeypatch.setattr("dokoro_store.index.scope.PREFILTER_CAP", 2)  # too many for a prefilter list
     assert scoped_nearest(store.db, scope, 3, search, str, len(ranked)) == ["k0", "k1", "k2"]
     assert calls == [(6, None), (24, None), (35, None)]  # widened until three allowed ones are in it
 

@@ -8,10 +8,10 @@ from datetime import timedelta
 
 import pytest
 from dokoro_store import FrozenClock, Store
+from dokoro_store.index.ranking.rerank import RERANK_DEPTH
 from dokoro_store.models.memories import Memory as MemoryRow
-from dokoro_store.retrieval.rerank import RERANK_DEPTH
-from dokoro_store.services.memories import recall as memory_recall
-from dokoro_store.services.memories.recall import CHECKED_DEPTH, NEAR_TIE, weather
+from dokoro_store.semantic.memories import recall as memory_recall
+from dokoro_store.semantic.memories.recall import CHECKED_DEPTH, NEAR_TIE, weather
 
 
 def _row(clock: FrozenClock, *, age_days: float, recalls: int, last_use_days: float, trust: str) -> MemoryRow:

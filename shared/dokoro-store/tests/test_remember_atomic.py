@@ -90,7 +90,7 @@ def test_the_retry_check_finds_its_twin_by_title_not_by_reading_the_recent_memor
 ) -> None:
     # Right after a bulk import every memory was written within the retry window: the check must
     # still look up the title, not read them all (it went through the index on updated_at).
-    from dokoro_store.services.memories.service import MemoryDraft, _twin_query
+    from dokoro_store.semantic.memories.service import MemoryDraft, _twin_query
 
     any_store.memories.remember_many(
         [MemoryDraft(type="fact", title=f"Imported {i}", body=f"Imported fact {i}.") for i in range(300)]

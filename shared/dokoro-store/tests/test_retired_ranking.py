@@ -123,7 +123,7 @@ def test_recall_ranks_an_expired_memory_below_current_ones_and_says_it_is_stale(
 
 
 def test_memories_remembered_in_one_session_are_a_thread_in_the_order_remembered(any_store):
-    from dokoro_store.retrieval.scope import MEMORY_DOC_PREFIX
+    from dokoro_store.index.scope import MEMORY_DOC_PREFIX
 
     bodies = [
         "Ben asked where the pottery workshop takes place.",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from dokoro_store.secrets import redact, redact_all
+from dokoro_store.walls.secrets import redact, redact_all
 
 GITHUB = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 CASES = [
@@ -179,7 +179,7 @@ def test_redacted_json_stays_valid_json() -> None:
 
 
 def test_json_values_are_redacted_by_their_keys() -> None:
-    from dokoro_store.secrets import redact_value
+    from dokoro_store.walls.secrets import redact_value
 
     value, kinds = redact_value({"password": "Tr0ub4dor-3x", "nested": [{"api_token": "tok3nValue99"}], "n": 3})
     assert value == {"password": "[REDACTED:password]", "nested": [{"api_token": "[REDACTED:password]"}], "n": 3}
@@ -211,7 +211,7 @@ def test_a_megabyte_of_hostile_text_is_redacted_in_linear_time(text: str) -> Non
 def test_a_text_is_scanned_once_however_many_layers_redact_it(monkeypatch: pytest.MonkeyPatch) -> None:
     # A write redacts the same values in the service, the ORM flush and the statement hook; short
     # values (ids, states, timestamps) too. Each text is scanned once; its clean form is remembered.
-    from dokoro_store import secrets as module
+    from dokoro_store.walls import secrets as module
 
     scanned: list[str] = []
     real = module._private_keys

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 from dokoro_store import Store
-from dokoro_store.backup import apply_import, export_store, load_backup, plan_import
-from dokoro_store.files import append_text, atomic_write_bytes, atomic_write_text
-from dokoro_store.transfer import copy_store, read_rows, store_tables
+from dokoro_store.moving.backup import apply_import, export_store, load_backup, plan_import
+from dokoro_store.moving.transfer import copy_store, read_rows, store_tables
+from dokoro_store.walls.files import append_text, atomic_write_bytes, atomic_write_text
 from sqlalchemy import insert, select, text
 
 GITHUB = "ghp_" + "Zq8Wm3" * 6

@@ -9,8 +9,8 @@ from datetime import UTC, date, datetime
 import pytest
 from dokoro_store import InvalidArgumentError, Store
 from dokoro_store.models import TaskTimer
-from dokoro_store.services.tracking.markdown import hand_edits, parse_item, render_item
-from dokoro_store.services.tracking.rules import TRANSITIONS, check_transition, iso_week, week_bounds
+from dokoro_store.procedural.tracking.markdown import hand_edits, parse_item, render_item
+from dokoro_store.procedural.tracking.rules import TRANSITIONS, check_transition, iso_week, week_bounds
 
 
 def test_every_transition_names_known_statuses_and_archived_is_final():

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from dokoro_store import Store
-from dokoro_store.transfer import copy_store, read_rows, store_tables
+from dokoro_store.moving.transfer import copy_store, read_rows, store_tables
 
 
 def _fill(store: Store) -> None:

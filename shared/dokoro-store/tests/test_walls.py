@@ -1,4 +1,4 @@
-"""The containment helper: paths, symlinks and special files (:mod:`dokoro_store.walls`)."""
+"""The containment helper: paths, symlinks and special files (:mod:`dokoro_store.walls.containment`)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 from dokoro_store.errors import InvalidArgumentError, NotFoundError, OutsideStoreError
-from dokoro_store.files import atomic_write_text, file_lock, read_text_or_none
-from dokoro_store.retrieval.ambient import ambient_context
-from dokoro_store.walls import inside, lock_file, read_source, scan
+from dokoro_store.semantic.search.ambient import ambient_context
+from dokoro_store.walls.containment import inside, lock_file, read_source, scan
+from dokoro_store.walls.files import atomic_write_text, file_lock, read_text_or_none
 from hypothesis import given
 from hypothesis import strategies as st
 

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from dokoro_store import FrozenClock, Store
-from dokoro_store.services.current_file import CurrentFile
-from dokoro_store.services.workspace import WorkspaceService
+from dokoro_store.working.current.file import CurrentFile
+from dokoro_store.working.workspace.service import WorkspaceService
 
 
 class _Documents:

@@ -39,7 +39,7 @@ def briefing(app: AppState) -> str:
 
 def briefing_text(app: AppState, focus: str | None = None) -> str:
     """The briefing as dokoro_briefing renders it (also the body of the resume-session prompt)."""
-    from dokoro_store.services.briefing import build_briefing
+    from dokoro_store import build_briefing
 
     return build_briefing(app.store, budget=BRIEFING_BUDGET, focus=focus, agent_id=default_agent(app)).render()
 
@@ -56,7 +56,7 @@ def plan(
 ) -> str:
     """A plan: status, progress, items with completion times, blockers and notes (dokoro_plan_status)."""
     if not id:  # ``dokoro://plans/``: the service would answer with the newest plan, which was not asked for
-        from dokoro_store.errors import InvalidArgumentError
+        from dokoro_store import InvalidArgumentError
 
         raise InvalidArgumentError("dokoro://plans/{id} needs a plan id (plan-…): list plans with dokoro_plan_list")
     view = state(ctx).store.plans.status(id)  # an unknown id raises NotFoundError: the client gets its message

@@ -86,7 +86,7 @@ class StoreOpener:
                 self._thread.start()
 
     def _run(self) -> None:
-        from dokoro_store.errors import DokoroError
+        from dokoro_store import DokoroError
 
         from dokoro_server.heap import store_opened
 
@@ -130,7 +130,7 @@ class StoreOpener:
 
     def reason(self) -> str:
         """Why the store could not be opened, and what to do (once :attr:`failed`)."""
-        from dokoro_store.errors import DokoroError
+        from dokoro_store import DokoroError
 
         error = self._error
         if isinstance(error, DokoroError):
@@ -141,7 +141,7 @@ class StoreOpener:
         )
 
     def _unavailable(self) -> Exception:
-        from dokoro_store.errors import StoreUnavailableError
+        from dokoro_store import StoreUnavailableError
 
         return StoreUnavailableError(self.reason())
 
@@ -201,8 +201,7 @@ def store_root(settings: DokoroSettings, cwd: Path) -> Path:
 def open_store(settings: DokoroSettings, cwd: Path, clock: Clock | None = None, *, create: bool = True) -> Store:
     """Open the store the settings name (folder, or ``DOKORO_DATABASE_URL``); ``create=False``: a
     team database without a dokoro schema is :class:`~dokoro_store.NoStoreError`, left untouched."""
-    from dokoro_store import Store
-    from dokoro_store.retrieval import RetrievalConfig
+    from dokoro_store import RetrievalConfig, Store
 
     retrieval = RetrievalConfig(
         embedder=settings.embedder,

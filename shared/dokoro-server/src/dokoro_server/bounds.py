@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any
 
-from dokoro_store.limits import MAX_COUNT, MAX_INT32, MAX_TOKEN_COUNT
+from dokoro_store import MAX_COUNT, MAX_INT32, MAX_TOKEN_COUNT
 from pydantic import AfterValidator, Field
 
 __all__ = [

@@ -172,7 +172,7 @@ class FeedbackRecorder(DeferredWriter):
                 if not batch:
                     return written
                 try:
-                    from dokoro_store.services.feedback import Outcome
+                    from dokoro_store import Outcome
 
                     now = time.perf_counter()
                     outcomes = [

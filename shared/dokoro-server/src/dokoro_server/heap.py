@@ -51,7 +51,7 @@ def store_opened() -> None:
     with _lock:
         if not _installed:
             return
-    from dokoro_store.write_behind import on_first_run
+    from dokoro_store import on_first_run
 
     on_first_run(settle)
     settle("store-open")

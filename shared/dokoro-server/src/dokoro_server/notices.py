@@ -11,6 +11,6 @@ def secret_notice(kinds: Sequence[str]) -> str:
     """The sentence a tool adds when secrets were redacted from what it stored ('' when none)."""
     if not kinds:
         return ""
-    from dokoro_store.secrets import Redaction
+    from dokoro_store import Redaction
 
     return Redaction("", tuple(kinds)).notice()

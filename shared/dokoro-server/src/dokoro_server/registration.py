@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dokoro_store.errors import DokoroError, InvalidArgumentError
+from dokoro_store import DokoroError, InvalidArgumentError
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
@@ -92,7 +92,7 @@ def _noticed(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """Call ``fn``; when the store redacted secrets from what the call wrote and the answer does
     not say so already, add a line saying which kinds (the store redacts at its lowest layer, so a
     tool need not know)."""
-    from dokoro_store.secrets import collect_redactions
+    from dokoro_store import collect_redactions
     from mcp_types import CallToolResult, TextContent
 
     with collect_redactions() as found:
@@ -103,7 +103,7 @@ def _noticed(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
             kinds = ", ".join(dict.fromkeys(found))
             outcome.content.append(TextContent(type="text", text=f"🔒 secrets redacted before storing ({kinds})"))
     if isinstance(outcome, CallToolResult) and not outcome.is_error:
-        from dokoro_store.announcements import take_announcements
+        from dokoro_store import take_announcements
 
         # Said once: a store converted from the original dokoro on this process's open.
         for text in take_announcements():

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import anyio
-from dokoro_store.errors import DokoroError, InvalidArgumentError, NotFoundError
+from dokoro_store import DokoroError, InvalidArgumentError, NotFoundError
 from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.server.mcpserver.prompts.base import Prompt, PromptArgument

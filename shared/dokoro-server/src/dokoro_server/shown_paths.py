@@ -8,7 +8,7 @@ text, its structured content and its error message) goes through :func:`shown`, 
 - a path inside the server's cwd (the project) relative to it: ``dokoro/daily/….md``;
 - a path inside a store outside the project relative to the store: ``daily/….md``; the store
   folder itself is "the store folder", the project folder "the project folder";
-- a path inside dokoro's installation relative to it: ``dokoro_store/retrieval/…``.
+- a path inside dokoro's installation relative to it: ``dokoro_store/index/…``.
 
 Both the spelled and the resolved (symlinks followed) form of each folder are rewritten.
 """
@@ -78,7 +78,7 @@ def shown(value: Any, rewrite: Rewrite) -> Any:
 
 def rewrite_of(context: Any) -> Rewrite | None:
     """The rewrite of absolute paths for the answers of this server (see :mod:`dokoro_server.shown_paths`)."""
-    from dokoro_store.errors import DokoroError
+    from dokoro_store import DokoroError
 
     from dokoro_server.app import AppState, store_root
 

@@ -30,7 +30,7 @@ _REGISTERED: weakref.WeakSet[MCPServer[Any]] = weakref.WeakSet()
 
 
 def _minutes(seconds: float) -> str:
-    from dokoro_store.clock import format_duration
+    from dokoro_store import format_duration
 
     return format_duration(round(seconds / 60))
 

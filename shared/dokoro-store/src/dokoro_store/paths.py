@@ -71,10 +71,10 @@ class StorePaths:
 
     def inside(self, path: Path, *, what: str = "path") -> Path:
         """``path`` resolved, refused (:class:`~dokoro_store.errors.OutsideStoreError`) when it or a
-        symlink on it leads out of the workspace folder (:func:`dokoro_store.walls.inside`)."""
+        symlink on it leads out of the workspace folder (:func:`dokoro_store.walls.containment.inside`)."""
         # Imported here: the servers read this module's resolve_dokoro_path before they answer
         # tools/list, and nothing more of the store may load by then (tests/test_architecture.py).
-        from dokoro_store.walls import inside
+        from dokoro_store.walls.containment import inside
 
         return inside(self.root, path, what=what)
 

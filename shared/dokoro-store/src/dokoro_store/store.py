@@ -14,40 +14,40 @@ from dokoro_store.clock import Clock
 from dokoro_store.db.changes import ChangeSignal
 from dokoro_store.db.engine import Database, describe_url
 from dokoro_store.db.migrate import current_heads, upgrade
+from dokoro_store.episodic.service import CompactionResult, EpisodicService
 from dokoro_store.errors import NoStoreError, StoreUnavailableError
 from dokoro_store.lazy import lazy
 from dokoro_store.paths import StorePaths, unusable_folder
 from dokoro_store.retrieval import Retrieval, RetrievalConfig
-from dokoro_store.services.current_file import CurrentFile
-from dokoro_store.services.episodic import CompactionResult, EpisodicService
-from dokoro_store.services.graph import DEFAULT_FUNCTIONAL_RELATION_TYPES, GraphService
-from dokoro_store.services.memories.service import MemoryService
+from dokoro_store.semantic.graph.service import DEFAULT_FUNCTIONAL_RELATION_TYPES, GraphService
+from dokoro_store.semantic.memories.service import MemoryService
+from dokoro_store.working.current.file import CurrentFile
 
 if TYPE_CHECKING:
     # The layers a command or a tool reaches now and then are built (and imported) on first use:
     # `dokoro rules` need not import analytics, tracking or the archive sweep.
-    from dokoro_store.original import MoveIn
-    from dokoro_store.services.analytics import AnalyticsService
-    from dokoro_store.services.archive import ArchiveService
-    from dokoro_store.services.assets import AssetService
-    from dokoro_store.services.bridge import BridgeService
-    from dokoro_store.services.cleanup import CleanupService
-    from dokoro_store.services.context_inspect import ContextService
-    from dokoro_store.services.coordination import Coordination
-    from dokoro_store.services.current import CurrentService
-    from dokoro_store.services.doc_board import DocBoard
-    from dokoro_store.services.feedback import FeedbackService
-    from dokoro_store.services.feedback_log import FeedbackLog
-    from dokoro_store.services.memories.proposals import ProposalService
-    from dokoro_store.services.memories.upkeep import MemoryUpkeep
-    from dokoro_store.services.planning import PlanningService
-    from dokoro_store.services.plans import PlanService
-    from dokoro_store.services.questions import QuestionService
-    from dokoro_store.services.secret_scan import SecretScanner
-    from dokoro_store.services.tokens import TokenService
-    from dokoro_store.services.tracking import TrackingService
-    from dokoro_store.services.work_sessions import WorkSessions
-    from dokoro_store.services.workspace import WorkspaceService
+    from dokoro_store.affective.log import FeedbackLog
+    from dokoro_store.affective.service import FeedbackService
+    from dokoro_store.coordination.service import Coordination
+    from dokoro_store.housekeeping.cleanup import CleanupService
+    from dokoro_store.housekeeping.secret_scan import SecretScanner
+    from dokoro_store.housekeeping.tokens import TokenService
+    from dokoro_store.moving.bridge import BridgeService
+    from dokoro_store.moving.original import MoveIn
+    from dokoro_store.procedural.analytics import AnalyticsService
+    from dokoro_store.procedural.archive.sweep import ArchiveService
+    from dokoro_store.procedural.planning.service import PlanningService
+    from dokoro_store.procedural.plans.service import PlanService
+    from dokoro_store.procedural.tracking import TrackingService
+    from dokoro_store.semantic.documents.board import DocBoard
+    from dokoro_store.semantic.memories.proposals.service import ProposalService
+    from dokoro_store.semantic.memories.upkeep import MemoryUpkeep
+    from dokoro_store.working.assets import AssetService
+    from dokoro_store.working.context_inspect import ContextService
+    from dokoro_store.working.current.service import CurrentService
+    from dokoro_store.working.questions import QuestionService
+    from dokoro_store.working.work_sessions import WorkSessions
+    from dokoro_store.working.workspace.service import WorkspaceService
 
 __all__ = ["Store", "WorkingMemory"]
 
@@ -122,7 +122,7 @@ class Store:
 
     @lazy
     def proposals(self) -> ProposalService:
-        from dokoro_store.services.memories.proposals import ProposalService
+        from dokoro_store.semantic.memories.proposals.service import ProposalService
 
         # The memories' upkeep, proposed and never applied silently: merges, summaries, prunes and
         # guardrails filed with their evidence, applied once a person (or the owning agent) approves.
@@ -130,48 +130,48 @@ class Store:
 
     @lazy
     def upkeep(self) -> MemoryUpkeep:
-        from dokoro_store.services.memories.upkeep import MemoryUpkeep
+        from dokoro_store.semantic.memories.upkeep import MemoryUpkeep
 
         # Stale memories and the review list, renewal, and the per-type switches (the store's settings).
         return MemoryUpkeep(self.db, self.clock, self.memories)
 
     @lazy
     def coord(self) -> Coordination:
-        from dokoro_store.services.coordination import Coordination
+        from dokoro_store.coordination.service import Coordination
 
         return Coordination.open(self.db, self.clock)
 
     @lazy
     def feedback(self) -> FeedbackService:
-        from dokoro_store.services.feedback import FeedbackService
+        from dokoro_store.affective.service import FeedbackService
 
         return FeedbackService(self.db)
 
     @lazy
     def tokens(self) -> TokenService:
-        from dokoro_store.services.tokens import TokenService
+        from dokoro_store.housekeeping.tokens import TokenService
 
         return TokenService(self.db, self.clock)
 
     @lazy
     def plans(self) -> PlanService:
-        from dokoro_store.services.plans import PlanService
+        from dokoro_store.procedural.plans.service import PlanService
 
         return PlanService(self.paths, self.db, self.clock, self._current)
 
     @lazy
     def archive(self) -> ArchiveService:
-        from dokoro_store.services.archive import ArchiveService
+        from dokoro_store.procedural.archive.sweep import ArchiveService
 
         # The sweep skips files under a live file claim.
         return ArchiveService(self.paths, self.db, self.clock, self.plans, claims=self.coord.claims.is_claimed)
 
     @lazy
     def working(self) -> WorkingMemory:
-        from dokoro_store.services.assets import AssetService
-        from dokoro_store.services.current import CurrentService
-        from dokoro_store.services.questions import QuestionService
-        from dokoro_store.services.workspace import WorkspaceService
+        from dokoro_store.working.assets import AssetService
+        from dokoro_store.working.current.service import CurrentService
+        from dokoro_store.working.questions import QuestionService
+        from dokoro_store.working.workspace.service import WorkspaceService
 
         paths, db, clock, current = self.paths, self.db, self.clock, self._current
         # A claim runs the archive sweep; a dump saves and indexes its document like any other;
@@ -194,13 +194,13 @@ class Store:
 
     @lazy
     def context(self) -> ContextService:
-        from dokoro_store.services.context_inspect import ContextService
+        from dokoro_store.working.context_inspect import ContextService
 
         return ContextService(self.paths, self.clock)
 
     @lazy
     def planning(self) -> PlanningService:
-        from dokoro_store.services.planning import PlanningService
+        from dokoro_store.procedural.planning.service import PlanningService
 
         # Planning helpers (dokoro-planning) answer from hybrid search and plans.
         return PlanningService(
@@ -216,14 +216,14 @@ class Store:
 
     @lazy
     def bridge(self) -> BridgeService:
-        from dokoro_store.services.bridge import BridgeService
+        from dokoro_store.moving.bridge import BridgeService
 
         # The tachibot bridge (dokoro-bridge): research answers as documents, tachibot plans as plans.
         return BridgeService(self.paths, self.clock, self.docs, self.search, self.embedder, self.plans, self.planning)
 
     @lazy
     def tracking(self) -> TrackingService:
-        from dokoro_store.services.tracking import TrackingService
+        from dokoro_store.procedural.tracking import TrackingService
 
         # Tracking (issues, features, the week, task timers).
         return TrackingService(
@@ -237,7 +237,7 @@ class Store:
 
     @lazy
     def analytics(self) -> AnalyticsService:
-        from dokoro_store.services.analytics import AnalyticsService
+        from dokoro_store.procedural.analytics import AnalyticsService
 
         # Analytics over every layer's rows.
         return AnalyticsService(
@@ -248,31 +248,31 @@ class Store:
     # (status, tags, time), work sessions, cleanup of the folder, single feedback rows.
     @lazy
     def board(self) -> DocBoard:
-        from dokoro_store.services.doc_board import DocBoard
+        from dokoro_store.semantic.documents.board import DocBoard
 
         return DocBoard(self.db, self.clock)
 
     @lazy
     def work_sessions(self) -> WorkSessions:
-        from dokoro_store.services.work_sessions import WorkSessions
+        from dokoro_store.working.work_sessions import WorkSessions
 
         return WorkSessions(self.db, self.clock, self.episodic)
 
     @lazy
     def cleanup(self) -> CleanupService:
-        from dokoro_store.services.cleanup import CleanupService
+        from dokoro_store.housekeeping.cleanup import CleanupService
 
         return CleanupService(self.paths, self.db, self.clock)
 
     @lazy
     def feedback_log(self) -> FeedbackLog:
-        from dokoro_store.services.feedback_log import FeedbackLog
+        from dokoro_store.affective.log import FeedbackLog
 
         return FeedbackLog(self.db)
 
     @lazy
     def secret_scan(self) -> SecretScanner:
-        from dokoro_store.services.secret_scan import SecretScanner
+        from dokoro_store.housekeeping.secret_scan import SecretScanner
 
         # `dokoro doctor --scan-secrets [--fix]`: secrets already stored (rows and files), redacted in place.
         return SecretScanner(self.paths, self.db, self.docs)
@@ -307,11 +307,11 @@ class Store:
             paths.root.mkdir(parents=True, exist_ok=True)
             if database_url is None:
                 # A store the original TypeScript dokoro wrote: backed up, converted, verified, once.
-                from dokoro_store.original import convert_in_place
+                from dokoro_store.moving.original import convert_in_place
 
                 moved_in = convert_in_place(paths, clock.now())
             elif paths.sqlite_file.is_file():
-                from dokoro_store.original import is_original_database
+                from dokoro_store.moving.original import is_original_database
 
                 if is_original_database(paths.sqlite_file):
                     log.warning(

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from dokoro_store.retrieval.fusion import DEFAULT_FUSION
-from dokoro_store.retrieval.hybrid import AGREEMENT_PLACES, Scored, keep_agreement
-from dokoro_store.services.extraction import extract_regex
+from dokoro_store.index.ranking.fusion import DEFAULT_FUSION
+from dokoro_store.index.ranking.hybrid import AGREEMENT_PLACES, Scored, keep_agreement
+from dokoro_store.semantic.graph.extraction import extract_regex
 
 RESEARCH = "Research: why the login session times out after idle periods, and how the refresh timer fixes it."
 DAILIES = [

@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 from dokoro_store.errors import NotFoundError
-from dokoro_store.retrieval.ambient import ambient_context, keywords_from
+from dokoro_store.semantic.search.ambient import ambient_context, keywords_from
 
 
 def test_keywords_come_from_branch_commits_and_files_minus_stop_words():

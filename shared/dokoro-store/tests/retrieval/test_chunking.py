@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 
-from dokoro_store.retrieval.chunking import chunk_text, estimate_tokens
+from dokoro_store.index.chunking import chunk_text, estimate_tokens
 
 
 def long_doc(lines: int = 400) -> str:

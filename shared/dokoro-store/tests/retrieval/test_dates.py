@@ -5,10 +5,10 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from dokoro_store.retrieval.dates import Period, closeness, query_period, text_dates
-from dokoro_store.retrieval.hybrid import Scored
-from dokoro_store.retrieval.planner import plan_query
-from dokoro_store.retrieval.rerank import FEATURES, features, rerank
+from dokoro_store.index.dates import Period, closeness, query_period, text_dates
+from dokoro_store.index.fulltext.planner import plan_query
+from dokoro_store.index.ranking.hybrid import Scored
+from dokoro_store.index.ranking.rerank import FEATURES, features, rerank
 
 from .test_planner import HOSTILE
 

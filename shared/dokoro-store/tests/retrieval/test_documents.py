@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 from dokoro_store.errors import EmbedderMismatchError, InvalidArgumentError, NotFoundError
-from dokoro_store.retrieval.documents import CONTENT_PREFIX, NewDocument
-from dokoro_store.retrieval.hashing import HashingEmbedder
-from dokoro_store.retrieval.tables import chunks
+from dokoro_store.index.embedders.hashing import HashingEmbedder
+from dokoro_store.models.index import chunks
+from dokoro_store.semantic.documents.service import CONTENT_PREFIX, NewDocument
 from sqlalchemy import select
 
 
@@ -243,7 +243,7 @@ def test_long_documents_are_chunked_and_each_chunk_has_a_vector(open_store):
 
 
 def test_a_process_that_cannot_run_the_store_embedder_says_so_on_every_search_answer(open_store, monkeypatch):
-    from dokoro_store.retrieval import embedders as embedders_module
+    from dokoro_store.index.embedders import handle as embedders_module
 
     first = open_store(embedder="static")
     first.docs.index_content("x", "refresh token rotation", "Auth")

@@ -10,13 +10,13 @@ import httpx
 import numpy as np
 import pytest
 from dokoro_store.errors import EmbedderUnavailableError
+from dokoro_store.index.embedders import handle as embedders_module
+from dokoro_store.index.embedders.handle import EmbedderHandle, from_bytes, to_bytes
+from dokoro_store.index.embedders.hashing import HashingEmbedder
+from dokoro_store.index.embedders.ollama import OllamaEmbedder, clean_text
+from dokoro_store.index.embedders.onnx import OnnxEmbedder
+from dokoro_store.index.embedders.static import StaticEmbedder
 from dokoro_store.retrieval import RetrievalConfig
-from dokoro_store.retrieval import embedders as embedders_module
-from dokoro_store.retrieval.embedders import EmbedderHandle, from_bytes, to_bytes
-from dokoro_store.retrieval.hashing import HashingEmbedder
-from dokoro_store.retrieval.ollama import OllamaEmbedder, clean_text
-from dokoro_store.retrieval.onnx import OnnxEmbedder
-from dokoro_store.retrieval.static import StaticEmbedder
 
 
 def cos(a, b) -> float:
@@ -79,7 +79,7 @@ def test_the_static_model_is_stamped_and_returns_unit_float32_rows():
 
 
 def test_the_static_models_cached_vectors_equal_fresh_ones_and_the_cache_stays_bounded(monkeypatch):
-    from dokoro_store.retrieval import static
+    from dokoro_store.index.embedders import static
 
     monkeypatch.setattr(static, "_CACHE_SIZE", 4)
     embedder = StaticEmbedder()

@@ -9,8 +9,8 @@ import random
 
 import pytest
 from dokoro_store import Store
-from dokoro_store.retrieval.documents import NewDocument
-from dokoro_store.retrieval.vectors import ExactScanIndex
+from dokoro_store.index.vectors.index import ExactScanIndex
+from dokoro_store.semantic.documents.service import NewDocument
 
 from .conftest import OpenStore
 
@@ -125,7 +125,7 @@ def test_a_clear_of_the_index_or_another_embedder_reads_every_vector_again(open_
 def test_a_reader_the_pruned_drops_log_left_behind_reads_everything_again(
     open_store: OpenStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import dokoro_store.retrieval.indexing as indexing
+    import dokoro_store.semantic.documents.indexing.batch as indexing
 
     store, docs = _filled(open_store, 20)
     engine = _exact(store)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 from dokoro_store import Store
-from dokoro_store.retrieval import fulltext
-from dokoro_store.retrieval.fulltext import COMMON_DOCS, RANK_BUDGET, bounded
-from dokoro_store.retrieval.planner import plan_query
+from dokoro_store.index.fulltext import index as fulltext
+from dokoro_store.index.fulltext.index import COMMON_DOCS, RANK_BUDGET, bounded
+from dokoro_store.index.fulltext.planner import plan_query
 
 
 def test_the_commonest_terms_leave_the_ranked_query_past_the_budget() -> None:

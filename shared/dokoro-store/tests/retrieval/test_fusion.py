@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from dokoro_store.retrieval.fusion import best_per_document, reciprocal_rank_fusion
-from dokoro_store.retrieval.vectors import VectorHit
+from dokoro_store.index.ranking.fusion import best_per_document, reciprocal_rank_fusion
+from dokoro_store.index.vectors.index import VectorHit
 
 
 def test_a_document_found_by_both_legs_outranks_one_found_by_a_single_leg():

@@ -5,9 +5,9 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from dokoro_store.retrieval.documents import NewDocument
-from dokoro_store.retrieval.fusion import DEFAULT_FUSION, FusionSettings, quantile_from_top, rescale
-from dokoro_store.retrieval.planner import plan_query
+from dokoro_store.index.fulltext.planner import plan_query
+from dokoro_store.index.ranking.fusion import DEFAULT_FUSION, FusionSettings, quantile_from_top, rescale
+from dokoro_store.semantic.documents.service import NewDocument
 
 # A conversation where the answer sits in the reply, not in the turn that names the topic.
 THREAD = [
@@ -124,7 +124,7 @@ def test_quantile_from_top_reads_a_list_best_first():
 
 
 def test_recall_lifts_the_memory_beside_a_match_when_memories_come_in_a_thread(open_store):
-    from dokoro_store.services.memories.service import MemoryDraft
+    from dokoro_store.semantic.memories.service import MemoryDraft
 
     store = open_store()
     rows = store.memories.remember_many(

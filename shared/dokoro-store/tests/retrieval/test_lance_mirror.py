@@ -11,9 +11,9 @@ from __future__ import annotations
 import random
 
 import pytest
-from dokoro_store.retrieval.documents import NewDocument
-from dokoro_store.retrieval.indexing import bump_generation
-from dokoro_store.retrieval.tables import chunks
+from dokoro_store.models.index import chunks
+from dokoro_store.semantic.documents.indexing.batch import bump_generation
+from dokoro_store.semantic.documents.service import NewDocument
 from sqlalchemy import func, select
 
 WORDS = [f"w{i}" for i in range(400)]
@@ -48,7 +48,7 @@ def _copied(store) -> int:
 
 @pytest.fixture
 def no_background(monkeypatch):
-    import dokoro_store.retrieval.lance as lance
+    import dokoro_store.index.vectors.lance.engine as lance
 
     monkeypatch.setattr(lance, "MIRROR_DELAY", 3600.0)
     monkeypatch.setattr(lance, "EXACT_IN_MEMORY", 0)
@@ -158,8 +158,8 @@ def test_a_copy_interrupted_before_its_marks_were_cleared_is_settled_without_a_r
 
 
 def engine_rows(store, doc_ids: list[str]):
-    from dokoro_store.retrieval.embedders import from_bytes
-    from dokoro_store.retrieval.vectors import ChunkVector
+    from dokoro_store.index.embedders.handle import from_bytes
+    from dokoro_store.index.vectors.index import ChunkVector
 
     with store.db.read() as session:
         rows = session.execute(
@@ -187,7 +187,7 @@ def test_closing_the_store_copies_what_waits(root, clock, no_background) -> None
 def test_the_background_step_copies_after_a_short_delay(root, clock, monkeypatch) -> None:
     import threading
 
-    import dokoro_store.retrieval.lance as lance
+    import dokoro_store.index.vectors.lance.engine as lance
     from dokoro_store import Store
     from dokoro_store.retrieval import RetrievalConfig
 

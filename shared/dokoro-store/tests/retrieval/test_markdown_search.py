@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 from dokoro_store.errors import InvalidArgumentError
-from dokoro_store.retrieval.markdown_search import recent_markdown, search_markdown, tags_match
+from dokoro_store.semantic.documents.markdown_search import recent_markdown, search_markdown, tags_match
 
 
 def write(root, relative, text, when: datetime) -> None:

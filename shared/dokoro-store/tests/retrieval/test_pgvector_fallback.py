@@ -7,7 +7,7 @@ import uuid
 import psycopg
 import pytest
 from dokoro_store import Store
-from dokoro_store.health import diagnose
+from dokoro_store.housekeeping.health import diagnose
 from dokoro_store.retrieval import RetrievalConfig
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from dokoro_store.retrieval.planner import plan_query
+from dokoro_store.index.fulltext.planner import plan_query
 
 HOSTILE = [
     '"unbalanced quote',

@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 from dokoro_store import FrozenClock, Store
-from dokoro_store.retrieval.documents import NewDocument
-from dokoro_store.retrieval.fulltext import _sqlite_scoped_words
-from dokoro_store.retrieval.planner import plan_query
-from dokoro_store.retrieval.scope import DocScope, MemoryScope
-from dokoro_store.services.memories.service import MemoryDraft
+from dokoro_store.index.fulltext.index import _sqlite_scoped_words
+from dokoro_store.index.fulltext.planner import plan_query
+from dokoro_store.index.scope import DocScope, MemoryScope
+from dokoro_store.semantic.documents.service import NewDocument
+from dokoro_store.semantic.memories.service import MemoryDraft
 from sqlalchemy import event, text
 
 OpenStore = Callable[..., Store]
@@ -153,7 +153,7 @@ def test_the_scope_check_of_named_documents_uses_their_ids(open_store: OpenStore
 
 
 def test_a_failed_full_text_query_returns_nothing_and_leaves_the_session_usable(open_store: OpenStore) -> None:
-    from dokoro_store.retrieval.fulltext import _run
+    from dokoro_store.index.fulltext.index import _run
 
     store = open_store(embedder="none")
     store.docs.save_many([NewDocument(id="page-1", content="kestrel")])

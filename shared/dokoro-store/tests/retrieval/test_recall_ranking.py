@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from dokoro_store.retrieval.tables import summary_vectors
+from dokoro_store.models.index import summary_vectors
 from sqlalchemy import select, update
 
 
@@ -92,7 +92,7 @@ def test_a_compacted_session_is_embedded_too(open_store, clock):
 
 
 def test_the_summary_knn_follows_new_deleted_and_refilled_vectors(open_store, clock):
-    from dokoro_store.retrieval.summary_search import SummaryFilter
+    from dokoro_store.episodic.summary_search import SummaryFilter
 
     store = open_store()
     embedder = store.embedder.get()

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from dokoro_store.retrieval.calibration import CLOSE_MATCH, COEFFICIENTS, FEATURES, RelevanceInputs, features, relevance
+from dokoro_store.index.ranking.calibration import (
+    CLOSE_MATCH,
+    COEFFICIENTS,
+    FEATURES,
+    RelevanceInputs,
+    features,
+    relevance,
+)
 
 NOTES = {
     "auth": ("Auth decision", "We chose JWT access tokens with refresh token rotation for the API."),

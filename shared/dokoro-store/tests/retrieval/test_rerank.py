@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dokoro_store.retrieval.hybrid import Scored
-from dokoro_store.retrieval.planner import plan_query
-from dokoro_store.retrieval.rerank import (
+from dokoro_store.index.fulltext.planner import plan_query
+from dokoro_store.index.ranking.hybrid import Scored
+from dokoro_store.index.ranking.rerank import (
     FEATURES,
     RERANK_DEPTH,
     WEIGHTS,
@@ -52,7 +52,7 @@ def test_a_clear_lead_in_the_fused_score_is_kept():
 
 
 def test_without_vectors_the_static_model_is_not_consulted(monkeypatch):
-    import dokoro_store.retrieval.static as static
+    import dokoro_store.index.embedders.static as static
 
     def refuse(*args, **kwargs):
         raise AssertionError("the static model was loaded although vectors are off")

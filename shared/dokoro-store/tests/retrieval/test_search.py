@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from dokoro_store.errors import EmbedderUnavailableError, InvalidArgumentError
-from dokoro_store.retrieval.fusion import DEFAULT_FUSION
+from dokoro_store.index.ranking.fusion import DEFAULT_FUSION
 
 from .test_planner import HOSTILE
 

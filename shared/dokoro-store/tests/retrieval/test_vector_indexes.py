@@ -9,8 +9,8 @@ from __future__ import annotations
 import random
 
 import pytest
-from dokoro_store.retrieval.documents import NewDocument
-from dokoro_store.retrieval.pgvector import nearest_sql
+from dokoro_store.index.vectors.pgvector import nearest_sql
+from dokoro_store.semantic.documents.service import NewDocument
 from sqlalchemy import text
 
 WORDS = [f"w{i}" for i in range(400)]
@@ -34,7 +34,7 @@ def _assert_what_ann_promises(store, docs: list[NewDocument], k: int = 5) -> Non
     levels and IVF centroids are drawn at random on every build, and near-equal distances come back
     in either order). With the hashing embedder a text's vector is exactly its document's, so the
     document itself is found too; a semantic model (onnx) may place another synthetic text nearer."""
-    from dokoro_store.retrieval.vectors import ExactScanIndex
+    from dokoro_store.index.vectors.index import ExactScanIndex
 
     embedder = store.embedder.get()
     exact = ExactScanIndex(store.db)
@@ -55,7 +55,7 @@ def _assert_what_ann_promises(store, docs: list[NewDocument], k: int = 5) -> Non
 def test_lancedb_keeps_an_exact_scan_below_the_threshold_and_builds_an_ann_index_past_it(
     root, clock, monkeypatch
 ) -> None:
-    import dokoro_store.retrieval.lance_table as lance_table
+    import dokoro_store.index.vectors.lance.table as lance_table
     from dokoro_store import Store
     from dokoro_store.retrieval import RetrievalConfig
 
@@ -87,8 +87,8 @@ def test_lancedb_keeps_an_exact_scan_below_the_threshold_and_builds_an_ann_index
 
 
 def test_a_bulk_index_pass_builds_the_index_itself(root, clock, monkeypatch) -> None:
-    import dokoro_store.retrieval.documents as documents
-    import dokoro_store.retrieval.lance_table as lance_table
+    import dokoro_store.index.vectors.lance.table as lance_table
+    import dokoro_store.semantic.documents.service as documents
     from dokoro_store import Store
     from dokoro_store.retrieval import RetrievalConfig
 
@@ -143,10 +143,10 @@ def test_below_the_threshold_lancedb_answers_as_the_exact_scan_and_sees_every_pr
 ) -> None:
     """Below the ANN threshold the query is the exact scan of the database's vectors (held in memory
     per index generation): the same hits as the exact engine, a write of another process seen at once."""
-    import dokoro_store.retrieval.lance_table as lance_table
+    import dokoro_store.index.vectors.lance.table as lance_table
     from dokoro_store import Store
+    from dokoro_store.index.vectors.index import ExactScanIndex
     from dokoro_store.retrieval import RetrievalConfig
-    from dokoro_store.retrieval.vectors import ExactScanIndex
 
     monkeypatch.setattr(lance_table, "ANN_THRESHOLD", 300)
     docs = _corpus(120)
@@ -190,7 +190,8 @@ def test_below_the_threshold_lancedb_answers_as_the_exact_scan_and_sees_every_pr
 
 def test_a_large_reembed_on_postgresql_builds_the_hnsw_index_once(postgres_url, root, clock, monkeypatch) -> None:
     from dokoro_store import Store
-    from dokoro_store.retrieval import RetrievalConfig, pgvector
+    from dokoro_store.index.vectors import pgvector
+    from dokoro_store.retrieval import RetrievalConfig
     from sqlalchemy import event
 
     monkeypatch.setattr(pgvector, "BULK_DROP_MIN", 40)  # "large" at test size: the pass drops the index

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 
 import pytest
-from dokoro_store.retrieval import workspace_index
-from dokoro_store.retrieval.markdown_docs import describe_markdown, doc_id_for
+from dokoro_store.semantic.documents import workspace as workspace_index
+from dokoro_store.semantic.documents.markdown import describe_markdown, doc_id_for
 
 
 def write(root, relative: str, text: str, mtime_ns: int | None = None) -> None:

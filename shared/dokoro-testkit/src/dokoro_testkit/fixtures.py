@@ -283,7 +283,7 @@ def snapshot(root: Path, flush_servers: Callable[[], None]) -> Snapshot:
 @pytest.fixture
 def read_current(root: Path, flush_servers: Callable[[], None]) -> Callable[[], tuple[dict[str, Any], str]]:
     """current.md as ``(front_matter, body)``."""
-    from dokoro_store import frontmatter
+    from dokoro_store.walls import frontmatter
 
     def read() -> tuple[dict[str, Any], str]:
         flush_servers()

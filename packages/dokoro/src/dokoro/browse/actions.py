@@ -80,7 +80,7 @@ def arm(store: Store, key: str, item: Item | None, last: UndoRecord | None) -> C
             return "r releases file claims only"
         return Confirm("release", f'Release claim "{item.label}"? y/n', item=item)
     if key == "p":
-        from dokoro_store.services.plans import NEXT_STATUS
+        from dokoro_store import NEXT_STATUS
 
         if item.kind != "plan" or not item.ref:
             return "p advances plans only"
@@ -127,7 +127,7 @@ def arm(store: Store, key: str, item: Item | None, last: UndoRecord | None) -> C
 
 def _arm_renew(store: Store, item: Item) -> Confirm | str:
     """``n``: renew a stale memory, its past dates pushed on (:func:`~.memories.renewal`)."""
-    from dokoro_store.clock import iso
+    from dokoro_store import iso
 
     from dokoro.browse.memories import IN_FORCE, renewal
 

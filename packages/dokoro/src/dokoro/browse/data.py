@@ -185,7 +185,7 @@ def _claims(store: Store) -> list[Item]:
 
 
 def _agents(store: Store) -> list[Item]:
-    from dokoro_store.services.presence import MAX_TTL, PRESENCE_TTL
+    from dokoro_store import MAX_TTL, PRESENCE_TTL
 
     items = []
     for agent in store.coord.presence.list(MAX_TTL):
@@ -325,7 +325,7 @@ def _sweep(store: Store) -> list[Item]:
 def _tracking(store: Store) -> list[Item]:
     """Issues, then features, newest first (up to the service's listing limit of each): their
     markdown rendering is the preview."""
-    from dokoro_store.services.tracking import MAX_LIST
+    from dokoro_store import MAX_LIST
 
     items = []
     for kind in ("issue", "feature"):

@@ -59,7 +59,7 @@ def _item(memory: Memory, stale: str | None) -> Item:
 
 def memory_items(store: Store) -> list[Item]:
     """Every type's memories, the most recently changed first; stale ones flagged."""
-    from dokoro_store.services.memories.service import MEMORY_TYPES
+    from dokoro_store import MEMORY_TYPES
 
     states = ("proposed", "active", "archived", "deprecated")
     stale = stale_reasons(store)
@@ -81,7 +81,7 @@ def renewal(memory: Memory, now: datetime) -> dict[str, datetime]:
 
 def memory_card(store: Store, memory_id: str) -> str:
     """A memory's preview: its fields, its dates, why it is stale (and what to do), its body."""
-    from dokoro_store.retrieval.lifecycle import stale_words
+    from dokoro_store import stale_words
 
     memory = store.memories.get(memory_id)
     stale = stale_reasons(store).get(memory.id) or stale_words(

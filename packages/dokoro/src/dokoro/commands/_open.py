@@ -48,7 +48,7 @@ def open_for_command(
 def require_store(settings: DokoroSettings, path: Path | None, cwd: Path) -> None:
     """Exit 1 with one line unless the folder the settings name holds a dokoro store."""
     from dokoro_server.app import store_root
-    from dokoro_store.paths import StorePaths
+    from dokoro_store import StorePaths
 
     root = store_root(settings, cwd)
     if path is not None:

@@ -31,20 +31,20 @@ def search(
     path: PathOption = None,
 ) -> None:
     """Search every document (hybrid full text + vectors); best first."""
-    from dokoro_store.errors import InvalidArgumentError
+    from dokoro_store import InvalidArgumentError
 
     if not query.strip():  # refused before anything is imported or opened
         raise InvalidArgumentError(
             'the query must not be empty: pass words or a question, e.g. dokoro search "login race"'
         )
-    from dokoro_store.retrieval.search import SEARCH_MODES
+    from dokoro_store import SEARCH_MODES
 
     if not 1 <= limit <= 100:
         raise InvalidArgumentError(f"--limit must be between 1 and 100; got {limit}")
     search_mode = next((m for m in SEARCH_MODES if m == mode), None)
     if search_mode is None:
         raise InvalidArgumentError(f"--mode must be one of {', '.join(SEARCH_MODES)}; got {mode!r}")
-    from dokoro_store.retrieval.scope import DocScope
+    from dokoro_store import DocScope
 
     # The filters are conditions of the search's legs: a match is found however many others outrank it.
     scope = DocScope(
@@ -91,7 +91,7 @@ def search(
     if not hits:
         out.print(f"No document matches {query!r}.")
         return
-    from dokoro_store.retrieval.calibration import CLOSE_MATCH
+    from dokoro_store import CLOSE_MATCH
 
     # Close matches only, when there are any (the JSON keeps every hit); else the nearest, said so.
     close = [h for h in hits if h.relevance >= CLOSE_MATCH]

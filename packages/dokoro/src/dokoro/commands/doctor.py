@@ -17,7 +17,7 @@ _MARK = {"ok": "[green]✓[/]", "warn": "[yellow]![/]", "fail": "[red]✗[/]", "
 
 def run_doctor(path: Path | None, json: bool = False) -> bool:
     """Print every check; False when one failed."""
-    from dokoro_store.health import diagnose
+    from dokoro_store import diagnose
 
     store = open_for_command(path)
     try:

@@ -19,8 +19,7 @@ __all__ = ["import_from"]
 
 def import_from(path: Path | None, source: Path, kind: str, yes: bool, dry_run: bool) -> bool:
     """Preview and (confirmed) import ``source`` (``kind``: ``mcp-memory`` or ``notes``)."""
-    from dokoro_store import DokoroError
-    from dokoro_store.importers import apply_import_set, preview_of, read_knowledge_graph, read_notes_folder
+    from dokoro_store import DokoroError, apply_import_set, preview_of, read_knowledge_graph, read_notes_folder
 
     console = Console(soft_wrap=True)
     try:

@@ -13,8 +13,7 @@ def init_store(path: Path | None = None, *, cwd: Path | None = None) -> Path:
     """Create the folder layout at ``path`` (default: ``DOKORO_PATH``, else ``./dokoro``) and open
     the store once so its database exists and is migrated. Prints what it did; returns the folder."""
     from dokoro_server import DokoroSettings
-    from dokoro_store import Clock, Store, resolve_dokoro_path
-    from dokoro_store.services.init import init_folder
+    from dokoro_store import Clock, Store, init_folder, resolve_dokoro_path
 
     settings = DokoroSettings(path=path) if path is not None else DokoroSettings()
     root = resolve_dokoro_path(str(settings.path) if settings.path else None, cwd or Path.cwd())

@@ -46,8 +46,7 @@ def memory_list(
     path: PathOption = None,
 ) -> None:
     """List memories, newest first."""
-    from dokoro_store.errors import InvalidArgumentError
-    from dokoro_store.services.memories.service import MEMORY_TYPES
+    from dokoro_store import MEMORY_TYPES, InvalidArgumentError
 
     states = STATES if state == "all" else (state,)
     if state != "all" and state not in STATES:

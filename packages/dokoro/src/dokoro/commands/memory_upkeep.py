@@ -80,7 +80,7 @@ def memory_renew(
     path: PathOption = None,
 ) -> None:
     """Renew a stale memory (dates pushed forward, dependencies confirmed), or retire it."""
-    from dokoro_store.errors import InvalidArgumentError
+    from dokoro_store import InvalidArgumentError
 
     if reason is not None and not retire:
         raise InvalidArgumentError("--reason goes with --retire (why the memory no longer holds); nothing changed")
@@ -107,7 +107,7 @@ def memory_renew(
 
 
 def _switch(value: str | None, name: str) -> bool | None:
-    from dokoro_store.errors import InvalidArgumentError
+    from dokoro_store import InvalidArgumentError
 
     if value is None:
         return None
@@ -134,7 +134,7 @@ def memory_types(
     path: PathOption = None,
 ) -> None:
     """Show or set which memory types agents may write and which wait for a person's review."""
-    from dokoro_store.errors import InvalidArgumentError
+    from dokoro_store import InvalidArgumentError
 
     write, review = _switch(agents_write, "--agents-write"), _switch(needs_review, "--needs-review")
     if not types and (write is not None or review is not None):

@@ -21,9 +21,15 @@ __all__ = ["migrate_from_original"]
 def migrate_from_original(path: Path | None, folder: Path, yes: bool, dry_run: bool) -> bool:
     """Preview, confirm and move in; False when ``folder`` holds no original store or it failed."""
     from dokoro_server.app import store_root
-    from dokoro_store import Clock, DokoroError
-    from dokoro_store.original import find_conversion, import_original, is_original_database, preview_original
-    from dokoro_store.paths import StorePaths
+    from dokoro_store import (
+        Clock,
+        DokoroError,
+        StorePaths,
+        find_conversion,
+        import_original,
+        is_original_database,
+        preview_original,
+    )
 
     console = Console(soft_wrap=True)
     source = folder.expanduser().resolve()

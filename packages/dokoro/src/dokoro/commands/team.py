@@ -17,9 +17,7 @@ __all__ = ["export_backup", "import_backup", "migrate_store"]
 
 def migrate_store(path: Path | None, to_url: str, from_url: str | None) -> bool:
     """Copy every table of the current store to ``to_url``; True when every table verified."""
-    from dokoro_store import Store
-    from dokoro_store.db.engine import describe_url, normalise_url
-    from dokoro_store.transfer import copy_store
+    from dokoro_store import Store, copy_store, describe_url, normalise_url
 
     console = Console(soft_wrap=True)
     source = open_for_command(path, from_url)
@@ -62,7 +60,7 @@ def migrate_store(path: Path | None, to_url: str, from_url: str | None) -> bool:
 
 
 def export_backup(path: Path | None, out: Path | None) -> Path:
-    from dokoro_store.backup import export_store
+    from dokoro_store import export_store
 
     store = open_for_command(path)
     try:
@@ -79,7 +77,7 @@ def export_backup(path: Path | None, out: Path | None) -> Path:
 
 def import_backup(path: Path | None, file: Path, yes: bool, dry_run: bool) -> int:
     """Preview, then (with confirmation) insert the new rows of a backup; returns how many."""
-    from dokoro_store.backup import apply_import, load_backup, plan_import
+    from dokoro_store import apply_import, load_backup, plan_import
 
     console = Console(soft_wrap=True)
     store = open_for_command(path)
@@ -92,7 +90,7 @@ def import_backup(path: Path | None, file: Path, yes: bool, dry_run: bool) -> in
             table.add_row(t.table, str(len(t.new)), str(t.duplicates), str(len(t.conflicts)))
         console.print(table)
         if plan.redacted:
-            from dokoro_store.secrets import Redaction
+            from dokoro_store import Redaction
 
             console.print(
                 Redaction("", plan.redacted)

@@ -24,7 +24,7 @@ def create_token(path: Path | None, agent: str, label: str | None) -> str:
 
 
 def list_tokens(path: Path | None, json: bool = False) -> None:
-    from dokoro_store.clock import iso
+    from dokoro_store import iso
 
     store = open_for_command(path)
     try:

@@ -45,7 +45,7 @@ def dokoro_block_read(
     block_key: Annotated[str, Field(min_length=1, max_length=200, description="Name of the block.")],
 ) -> Annotated[CallToolResult, BlockRead]:
     """Read a shared block and its version (pass the version to dokoro_block_write)."""
-    from dokoro_store.clock import iso
+    from dokoro_store import iso
 
     block = state(ctx).store.coord.blocks.read(block_key)
     if block is None:
@@ -59,7 +59,7 @@ def dokoro_block_read(
 
 def dokoro_block_list(ctx: Context[AppState]) -> Annotated[CallToolResult, BlockList]:
     """List the shared blocks, most recently updated first."""
-    from dokoro_store.clock import iso
+    from dokoro_store import iso
 
     blocks = state(ctx).store.coord.blocks.list()
     if not blocks:

@@ -52,7 +52,7 @@ def _root(ctx: Context[AppState], root: str | None) -> Path:
 def _epoch_iso(epoch: int) -> str:
     from datetime import UTC, datetime
 
-    from dokoro_store.clock import iso
+    from dokoro_store import iso
 
     return iso(datetime.fromtimestamp(epoch, UTC))
 

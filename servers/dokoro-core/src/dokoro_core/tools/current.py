@@ -47,7 +47,7 @@ def dokoro_update_current_section(
 ) -> Annotated[CallToolResult, SectionUpdate]:
     """Replace (or append to) one section of current.md; a missing section is added at the end."""
     done = state(ctx).store.working.current.update_section(section, content, append=append, agent=acting_agent(ctx))
-    from dokoro_store.secrets import redact
+    from dokoro_store import redact
 
     verb = {"appended": "Appended to section", "replaced": "Replaced section", "added": "Added new section"}
     message = "\n".join(part for part in (verb[done.action], secret_notice(redact(content).kinds)) if part)

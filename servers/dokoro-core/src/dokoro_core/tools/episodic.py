@@ -76,7 +76,7 @@ def dokoro_session_recall(
 
 def recall_text(out: EpisodeRecall) -> str:
     """Recalled sessions as dokoro_session_recall and the ``dokoro://sessions/recent`` resource show them."""
-    from dokoro_store.clock import iso
+    from dokoro_store import iso
 
     if not out.episodes:
         return "(no past sessions)"

@@ -100,7 +100,7 @@ def dokoro_feedback_route(
     """Which tools can you trust? Ranks tools (per agent) by the Wilson lower bound of their success rate
     over outcomes weighted by recency (half_life_days), so 95/100 beats one lucky success and stale failures
     fade; also reports the recency-decayed success rate and the bound on the raw counts."""
-    from dokoro_store.services.feedback import z_for_confidence
+    from dokoro_store import z_for_confidence
 
     app = state(ctx)
     _flush(ctx)

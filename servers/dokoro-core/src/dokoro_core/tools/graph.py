@@ -13,8 +13,7 @@ from mcp_types import CallToolResult
 from pydantic import Field
 
 if TYPE_CHECKING:
-    from dokoro_store import Store
-    from dokoro_store.services.extraction.ollama import OllamaChat
+    from dokoro_store import OllamaChat, Store
 
 __all__ = ["TOOLS"]
 
@@ -26,7 +25,7 @@ def _number(value: float) -> str:
 
 
 def _traversal(store: Store, entity_id: int, depth: int, as_of: str | None) -> CallToolResult:
-    from dokoro_store.clock import iso
+    from dokoro_store import iso
 
     walk = store.graph.traverse(entity_id, depth=depth, as_of=as_of)
     entity = walk.entity
@@ -100,7 +99,7 @@ def dokoro_entity_graph(
 
 
 def _chat(ctx: Context[AppState]) -> OllamaChat:
-    from dokoro_store.services.extraction.ollama import DEFAULT_OLLAMA_URL, OllamaChat
+    from dokoro_store import DEFAULT_OLLAMA_URL, OllamaChat
 
     settings = state(ctx).settings
     return OllamaChat(

@@ -39,7 +39,7 @@ def dokoro_handoff_inbox(
     limit: Annotated[int, Field(ge=1, le=100, description="How many handoffs.")] = 20,
 ) -> Annotated[CallToolResult, HandoffInbox]:
     """Open handoffs waiting to be picked up, newest first."""
-    from dokoro_store.clock import iso
+    from dokoro_store import iso
 
     handoffs = state(ctx).store.coord.handoffs.inbox(agent_id, limit=limit)
     if not handoffs:

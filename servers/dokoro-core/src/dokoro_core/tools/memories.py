@@ -201,7 +201,7 @@ def dokoro_recall(
         elif h.stale:
             tag = f"[{m.type}, ⏳ {h.stale}]"
         lines.append(f"{i}. {tag} {m.title} ({m.id}, relevance {h.relevance:.2f})\n   {excerpt}\n   why: {h.reason}")
-    from dokoro_store.retrieval.calibration import CLOSE_MATCH  # not at import: tools/list loads no store
+    from dokoro_store import CLOSE_MATCH  # not at import: tools/list loads no store
 
     if all(h.relevance < CLOSE_MATCH for h in hits):
         lines.insert(0, f"(no close match: no memory reaches relevance {CLOSE_MATCH}; the nearest are)")
@@ -235,7 +235,7 @@ def dokoro_memory_status(ctx: Context[AppState]) -> Annotated[CallToolResult, Me
     """An honest health report of the memories, starting with one actionable line when something waits for a
     decision: index freshness, stale ones, unresolved conflicts, use by type (written, read, never read), and
     aging episodes that could be compacted into one memory."""
-    from dokoro_store.services.memories.usage import usage_line  # not at import: tools/list loads no store
+    from dokoro_store import usage_line  # not at import: tools/list loads no store
 
     memories = state(ctx).store.memories
     # Read-only: a person's edits to the memory files are taken in by the next writing call.
@@ -304,7 +304,7 @@ def dokoro_briefing(
 ) -> Annotated[CallToolResult, BriefingSummary]:
     """What to read at session start, within a token budget: every rule and guardrail (most relevant first
     when over budget, overflow counted), the workspace, open blockers, latest sessions, others' claims."""
-    from dokoro_store.services.briefing import build_briefing
+    from dokoro_store import build_briefing
 
     app = state(ctx)
     briefing = build_briefing(app.store, budget=budget, focus=focus, agent_id=acting_agent(ctx))

@@ -62,7 +62,7 @@ def dokoro_memory_renew(
     """Renew one of your stale memories: push review_after and/or valid_until forward, and confirm it still holds
     although a memory it depends on was retired (a call without dates does only that). Or retire it with
     retire=true and a reason: it is deprecated (kept, ranked last) and the memories depending on it become stale."""
-    from dokoro_store.errors import InvalidArgumentError  # not at import: tools/list loads no store
+    from dokoro_store import InvalidArgumentError  # not at import: tools/list loads no store
 
     if reason is not None and not retire:
         raise InvalidArgumentError("reason goes with retire=true (why the memory no longer holds); nothing changed")

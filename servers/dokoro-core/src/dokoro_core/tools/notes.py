@@ -43,7 +43,7 @@ def dokoro_shared_note_read(
     limit: Annotated[int, Field(ge=1, le=200, description="How many notes.")] = 50,
 ) -> Annotated[CallToolResult, NoteList]:
     """Read the shared notes, newest first."""
-    from dokoro_store.clock import iso
+    from dokoro_store import iso
 
     notes = state(ctx).store.coord.notes.read(agent_id=agent_id, note_type=note_type, since=since, limit=limit)
     if not notes:

@@ -21,7 +21,7 @@ from mcp_types import CallToolResult
 from pydantic import Field
 
 if TYPE_CHECKING:
-    from dokoro_store.services.plan_views import PlanView
+    from dokoro_store import PlanView
 
 __all__ = ["TOOLS", "plan_text"]
 
@@ -35,7 +35,7 @@ ItemIndexArg = Annotated[Index, Field(ge=1, description="Item number, 1-based, a
 
 
 def _iso(moment: datetime | None) -> str | None:
-    from dokoro_store.clock import iso
+    from dokoro_store import iso
 
     return iso(moment) if moment is not None else None
 
@@ -79,7 +79,7 @@ def dokoro_plan_check(
 ) -> Annotated[CallToolResult, PlanItemChecked]:
     """Mark a plan item done (or not done with uncheck=true, which reopens a completed plan).
     Default plan: the newest active one (or completed one, for an uncheck). Archived plans are read-only."""
-    from dokoro_store.clock import format_duration
+    from dokoro_store import format_duration
 
     done = state(ctx).store.plans.check(
         itemIndex, plan_id=planId, notes=notes, uncheck=uncheck, agent=acting_agent(ctx)

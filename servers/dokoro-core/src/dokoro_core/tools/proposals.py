@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from dokoro_server import AppState, ToolSpec, acting_agent, result, state
 from dokoro_server.bounds import Key, Note
-from dokoro_store.errors import InvalidArgumentError
+from dokoro_store import InvalidArgumentError
 from dokoro_store.results.proposals import ProposalsAnswer
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult

@@ -37,7 +37,7 @@ def dokoro_question_add(
     app = state(ctx)
     added = app.store.working.questions.add(question, context=context, priority=priority, agent_id=acting_agent(ctx))
     row, counts = added.question, added.counts
-    from dokoro_store.secrets import redact_all
+    from dokoro_store import redact_all
 
     notice = secret_notice(redact_all([question, context])[1])
     text = card(

@@ -36,9 +36,7 @@ def dokoro_init(
 ) -> Annotated[CallToolResult, FolderInit]:
     """Create the dokoro folder layout (daily/, decisions/, insights/, research/, ..., README.md,
     a template current.md). Without projectPath it initialises the folder this server serves."""
-    from dokoro_store.clock import iso
-    from dokoro_store.services.init import init_folder
-    from dokoro_store.walls import inside
+    from dokoro_store import init_folder, inside, iso
 
     app = state(ctx)
     if projectPath and authenticated_agent() is not None:
@@ -107,7 +105,7 @@ def dokoro_workspace_status(ctx: Context[AppState]) -> Annotated[CallToolResult,
 
 def status_text(status: WorkspaceStatus) -> str:
     """The workspace's state as dokoro_workspace_status and the end-session prompt show it."""
-    from dokoro_store.clock import format_duration, iso
+    from dokoro_store import format_duration, iso
 
     stale = " (stale)" if status.lock_stale else ""
     if not status.active:
@@ -168,7 +166,7 @@ def dokoro_workspace_dump(
 ) -> Annotated[CallToolResult, SessionDump]:
     """Save the workspace to daily/<UTC slug>-session-<topic>.md and index it as a document.
     With keepActive=false the lock is released and current.md removed."""
-    from dokoro_store.clock import format_duration
+    from dokoro_store import format_duration
 
     dumped = state(ctx).store.working.workspace.dump(
         reason, keep_active=keepActive, status=status, doc_type=docType, acting_agent=acting_agent(ctx)

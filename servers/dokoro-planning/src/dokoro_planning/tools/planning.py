@@ -67,9 +67,9 @@ def dokoro_plan_feature(
     """Draft a plan for a feature from what the store knows (research, similar features, plans in
     flight, known regressions and decisions, found by meaning). Saved to planning/ and indexed."""
     done, markdown = state(ctx).store.planning.plan_feature(feature, approach, context)
-    from dokoro_store import frontmatter
+    from dokoro_store import split_front_matter
 
-    body = frontmatter.split(markdown)[1].rstrip()
+    body = split_front_matter(markdown)[1].rstrip()
     lines = [body, "", f"📄 Saved to: {done.path}"]
     lines += [f"_Note: {note}_" for note in done.notes]
     return result("\n".join(lines), done)
@@ -179,7 +179,7 @@ def dokoro_regression_history(
 ) -> Annotated[CallToolResult, RegressionHistory]:
     """What has broken before in this area: notes about the component (found by meaning) that record
     a regression, failure, crash or revert, each with its date and the sentence that says so."""
-    from dokoro_store.clock import iso
+    from dokoro_store import iso
 
     done = state(ctx).store.planning.regression_history(component)
     if not done.regressions:

@@ -15,7 +15,7 @@ __all__ = ["TOOLS"]
 
 
 def _render(hits: list[MarkdownHit]) -> str:
-    from dokoro_store.clock import iso
+    from dokoro_store import iso
 
     blocks = []
     for i, h in enumerate(hits, start=1):
@@ -43,7 +43,7 @@ def search_dokoros(
 ) -> Annotated[CallToolResult, MarkdownResults]:
     """Grep the workspace markdown files (daily notes, decisions, insights, features, current.md) by a plain
     substring and front-matter tags, newest first. For meaning-based search use search_universal."""
-    from dokoro_store.retrieval.markdown_search import search_markdown
+    from dokoro_store import search_markdown
 
     store = state(ctx).store
     hits = search_markdown(store.paths.root, query, type, limit, tags)
@@ -64,7 +64,7 @@ def list_recent_dokoros(
     ] = "all",
 ) -> Annotated[CallToolResult, MarkdownResults]:
     """List the workspace markdown files changed in the last N days, newest first."""
-    from dokoro_store.retrieval.markdown_search import recent_markdown
+    from dokoro_store import recent_markdown
 
     store = state(ctx).store
     hits = recent_markdown(store.paths.root, store.clock.now(), days, type)

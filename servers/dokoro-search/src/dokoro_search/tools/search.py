@@ -77,7 +77,7 @@ def search_universal(
     markdown) by meaning and by words at once. Each result says why it surfaced (matched terms, semantic
     neighbour, the entry beside it that matched) and carries its scores. Quotes keep a phrase; any text is
     safe to pass."""
-    from dokoro_store.retrieval.scope import DocScope
+    from dokoro_store import DocScope
 
     wanted = tuple(t.strip().lower() for t in doc_types or () if t.strip())
     store = state(ctx).store

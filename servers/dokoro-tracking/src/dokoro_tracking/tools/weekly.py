@@ -87,7 +87,7 @@ def dokoro_weekly_status(
         lines += ["", f"### Your notes in currentWeek.md: {ticked} boxes ticked"]
         lines += [f"- {h}" for h in done.outside.headed_items]
     if done.time is not None:
-        from dokoro_store.clock import format_duration
+        from dokoro_store import format_duration
 
         per = ", ".join(f"{a} {format_duration(round(s / 60))}" for a, s in sorted(done.time.per_agent_seconds.items()))
         lines += [

@@ -16,7 +16,7 @@ from sqlalchemy.dialects import sqlite
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.dml import Insert
 
-from dokoro_store.files import file_lock
+from dokoro_store.walls.files import file_lock
 
 if TYPE_CHECKING:
     from sqlalchemy.dialects import postgresql

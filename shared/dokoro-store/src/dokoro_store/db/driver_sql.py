@@ -1,7 +1,7 @@
 """Statements handed to the database driver as they are, for the few hot reads where building them
 as SQLAlchemy expressions cost more than running them (an IN list whose length changes with every
 query is expanded and cached anew each time: 5.0 → 1.6 ms of CPU for 150 candidates, measured in
-:mod:`dokoro_store.retrieval.neighbours`).
+:mod:`dokoro_store.index.ranking.neighbours`).
 
 Only fixed SQL text and bound parameters: nothing a caller passes is ever spliced into the text.
 """

@@ -16,11 +16,11 @@ from sqlalchemy.exc import ArgumentError, OperationalError
 from sqlalchemy.orm import sessionmaker
 from sqlmodel import Session
 
+from dokoro_store.background.write_behind import DelayedStep
 from dokoro_store.db import redaction, write_guard
 from dokoro_store.db.dialect import DialectOps, PostgresOps, SqliteOps
 from dokoro_store.db.sqlite_functions import install_math_functions
 from dokoro_store.errors import StoreUnavailableError
-from dokoro_store.write_behind import DelayedStep
 
 __all__ = ["Database", "describe_url", "normalise_url"]
 
@@ -259,11 +259,11 @@ class Database:
 
 def _turn_file(database: Path) -> FileLock:
     """The machine-wide write turn of one SQLite database: the lock file ``<name>.writer.lock``
-    beside it (placed by :func:`dokoro_store.walls.lock_file`: no symlink), held for the outermost
+    beside it (placed by :func:`dokoro_store.walls.containment.lock_file`: no symlink), held for the outermost
     write transaction of the process (see :data:`_TURN_POLL_S`). Taken under the process's own
     turn, one thread at a time, so it is shared between threads; nested writes of that thread
     count up and down on it, and only the outermost release lets another process in."""
-    from dokoro_store.walls import lock_file
+    from dokoro_store.walls.containment import lock_file
 
     path = lock_file(database.parent, database.parent, f"{database.name}.writer")
     return FileLock(str(path), thread_local=False, poll_interval=_TURN_POLL_S)

@@ -2,7 +2,7 @@
 
 :func:`install` hooks an engine so that every ``INSERT`` and ``UPDATE`` it sends (ORM flushes,
 Core statements, raw SQL, bulk ``executemany``, imports and migrations alike) has each string
-parameter passed through :func:`dokoro_store.secrets.redact` first, and the store's own session
+parameter passed through :func:`dokoro_store.walls.secrets.redact` first, and the store's own session
 factories so that their ORM flushes redact the objects too. Nothing else in the process is
 touched: another library's SQLAlchemy sessions and engines keep their own behaviour. A service that forgets to
 redact, or a tool added tomorrow, cannot store a credential: the rule lives below every service.
@@ -22,7 +22,7 @@ from typing import Any
 from sqlalchemy import Engine, event, inspect
 from sqlalchemy.orm import Session, sessionmaker
 
-from dokoro_store.secrets import redact, redact_value
+from dokoro_store.walls.secrets import redact, redact_value
 
 __all__ = ["install", "redact_parameter"]
 

@@ -2,7 +2,7 @@
 
 The code declares its tables in two places: the memory itself on ``SQLModel.metadata``
 (``dokoro_store.models``, what backups carry) and the derived search index on
-``INDEX_METADATA`` (``dokoro_store.retrieval.tables``). :func:`expected_metadata` joins them into
+``INDEX_METADATA`` (``dokoro_store.models.index``). :func:`expected_metadata` joins them into
 one :class:`~sqlalchemy.MetaData`, the ``target_metadata`` of the Alembic environment, and
 :func:`schema_drift` runs Alembic's autogenerate comparison of it against a migrated database:
 an empty list means the migrations and the code agree.
@@ -34,7 +34,7 @@ COMPARE_OPTIONS: dict[str, Any] = {"compare_type": True, "compare_server_default
 
 # SQLite: the FTS5 virtual tables of 0005 (docs_fts, docs_trgm) and the shadow tables SQLite
 # creates for each (_data, _idx, _docsize, _config). Virtual tables cannot be declared in
-# SQLAlchemy; search reaches them by raw SQL (retrieval/fulltext.py).
+# SQLAlchemy; search reaches them by raw SQL (index/fulltext/index.py).
 # 0020 adds summaries_fts (session summaries, for dokoro_session_recall) the same way.
 _FTS5_TABLE = re.compile(r"^(docs_(fts|trgm)|summaries_fts)(_(data|idx|docsize|config|content))?$")
 
@@ -42,7 +42,7 @@ _FTS5_TABLE = re.compile(r"^(docs_(fts|trgm)|summaries_fts)(_(data|idx|docsize|c
 _RAW_COLUMNS = {
     # a generated tsvector column (GENERATED ALWAYS AS ... STORED), PostgreSQL-only full text;
     ("docs", "fts"),
-    # a pgvector column, added only when CREATE EXTENSION vector succeeded (retrieval/pgvector.py).
+    # a pgvector column, added only when CREATE EXTENSION vector succeeded (index/vectors/pgvector.py).
     ("chunks", "embedding_pgv"),
     # typed pgvector columns with an HNSW index each, one per embedder dimension (0018, same condition).
     *{("chunks", f"embedding_v{dim}") for dim in (384, 512, 768, 1024)},
@@ -56,7 +56,7 @@ _RAW_INDEXES = {
 }
 
 # The search index's tables reference documents in the database (migration 0005, ON DELETE
-# CASCADE) but retrieval/tables.py leaves the foreign keys undeclared (its tables live on a
+# CASCADE) but models/index.py leaves the foreign keys undeclared (its tables live on a
 # metadata of their own, without ``docs``); they are part of the schema the code relies on
 # (deleting a document drops its chunks), so the comparison expects them.
 _INDEX_FOREIGN_KEYS = {"doc_vectors": "doc_id", "chunks": "doc_id"}
@@ -78,7 +78,7 @@ def expected_metadata() -> MetaData:
     from sqlmodel import SQLModel
 
     from dokoro_store.models import register_all
-    from dokoro_store.retrieval.tables import INDEX_METADATA
+    from dokoro_store.models.index import INDEX_METADATA
 
     expected = MetaData()
     register_all()

@@ -1,7 +1,7 @@
 """Tables one module alone writes, enforced on the store's own sessions.
 
 The memory rows (``memories``, ``memory_entities``, ``memory_conflicts``, ``memory_links``) are written by
-:mod:`dokoro_store.services.memories.repository` only: it opens :func:`writing` around each of its
+:mod:`dokoro_store.semantic.memories.repository` only: it opens :func:`writing` around each of its
 writes, and :func:`install` hooks the store's session factories so that an ORM flush holding a new,
 changed or deleted row of a guarded table, or an ``INSERT``/``UPDATE``/``DELETE`` statement on one
 passed to ``Session.execute``, is refused (:class:`GuardedWriteError`) outside it. A service that
@@ -58,7 +58,7 @@ def _allowed(session: Session) -> bool:
 
 def _refuse(what: str) -> None:
     raise GuardedWriteError(
-        f"{what}: memory rows are written by dokoro_store.services.memories.repository only "
+        f"{what}: memory rows are written by dokoro_store.semantic.memories.repository only "
         "(its functions take the session); call it instead"
     )
 

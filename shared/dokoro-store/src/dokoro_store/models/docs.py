@@ -46,5 +46,5 @@ class Doc(SQLModel, table=True):
     thread: str | None = Field(default=None)
     thread_pos: int | None = Field(default=None)
     # The token of the index write whose text is not yet extracted into the entity graph (the
-    # graph's write-behind, services/graph_extraction.py); None once extracted.
+    # graph's write-behind, semantic/graph/extraction/indexer.py); None once extracted.
     unextracted: int | None = Field(default=None, sa_type=BigInteger)

@@ -27,7 +27,7 @@ down_revision = "0019"
 branch_labels = None
 depends_on = None
 
-# Keep in step with dokoro_store.retrieval.pgvector.TYPED_DIMENSIONS.
+# Keep in step with dokoro_store.index.vectors.pgvector.TYPED_DIMENSIONS.
 _DIMENSIONS = (384, 512, 768, 1024)
 
 

@@ -2,7 +2,7 @@
 
 An index write commits its vectors to the database only; on the embedded backend with LanceDB,
 each new vector is marked with the token of its write until a mirror step copies it to the
-LanceDB table (``retrieval/lance.py``). The partial index holds only the marked rows, so finding
+LanceDB table (``index/vectors/lance/engine.py``). The partial index holds only the marked rows, so finding
 them reads a handful of index entries whatever the size of the store. NULL: in the copy (or no
 copy is kept: pgvector, the exact scan).
 

@@ -1,0 +1,23 @@
+"""Stores the original TypeScript dokoro wrote: read (:mod:`.reading`) and moved in (:mod:`.moving_in`)."""
+
+from dokoro_store.moving.original.moving_in import (
+    MoveIn,
+    convert_in_place,
+    find_conversion,
+    import_original,
+    original_database,
+    preview_original,
+)
+from dokoro_store.moving.original.reading import OriginalContents, is_original_database, read_original
+
+__all__ = [
+    "MoveIn",
+    "OriginalContents",
+    "convert_in_place",
+    "find_conversion",
+    "import_original",
+    "is_original_database",
+    "original_database",
+    "preview_original",
+    "read_original",
+]

@@ -1,0 +1,1 @@
+"""The archive sweep (door: :mod:`.sweep`, ``store.archive``) and its singleton lock (:mod:`.lock`)."""

@@ -1,1 +1,0 @@
-"""Services of the store, one module per concern."""
