@@ -26,6 +26,8 @@ from dokoro_server.settings import DokoroSettings
 
 if TYPE_CHECKING:
     from dokoro_store import Clock, Store
+
+    from dokoro_server.entry import Prepared
     from mcp.server.auth.provider import TokenVerifier
     from mcp.server.auth.settings import AuthSettings
 
@@ -130,14 +132,17 @@ def serve(
     settings: DokoroSettings | None = None,
     argv: Sequence[str] | None = None,
     explicit: bool = False,
+    prepared: Prepared | None = None,
 ) -> None:
     """Serve the tools of ``registers`` over stdio as the server ``name`` (an entry point's body).
 
-    The tools are listed before the store is open: it opens in the background once the client
-    has its tool list (or at the first tool call), and a tool call waits for it. A store that
-    cannot be opened is reported on stderr, answers every tool call with the reason and the
-    fix, and ends the process with status 2. Once the client closes stdin the process ends at
-    once (:func:`_exit_now`): a store never asked for is never opened, one still opening is
+    ``prepared`` is what the entry point's :func:`~dokoro_server.entry.prepare` started before it
+    imported the MCP SDK: the store opening in a background thread meanwhile. Without it, this
+    prepares now (the command line checked, the store's opening started before the tools are
+    registered). A tool call waits for the store only while it is still opening. A store that
+    cannot be opened is reported on stderr, answers every tool call with the reason and the fix,
+    and ends the process with status 2. Once the client closes stdin the process ends at once
+    (:func:`_exit_now`): the tool outcomes still queued are written, a store still opening is
     abandoned, and the work written behind the writes stays marked for the next process. A
     request line that cannot be read gets a JSON-RPC error reply (:mod:`dokoro_server.stdio`).
     The tools' schemas are kept between starts in ``.dokoro/cache/`` of the store folder
@@ -149,24 +154,20 @@ def serve(
     Ctrl-C ends it quietly (status 130).
     """
     from dokoro_server import heap
-    from dokoro_server.entry import check_invocation
-    from dokoro_server.settings import quiet_third_parties
+    from dokoro_server.entry import prepare
 
-    check_invocation(name, sys.argv[1:] if argv is None else argv, explicit=explicit)
-    # What this process changes for itself, here at its entry point and nowhere in the libraries.
-    quiet_third_parties()
-    heap.install()  # the process's long-lived heap kept out of the collector's full walks
-    settings = settings or DokoroSettings()
-    cwd = Path.cwd()
-    opener = StoreOpener.for_settings(settings, cwd)
+    if prepared is None:
+        prepared = prepare(name, argv, settings=settings, explicit=explicit)
+    settings, opener = prepared.settings, prepared.opener
     status = 0
     try:
-        mcp = build_server(settings, name=name, store=opener)
-        cache = ToolCache(store_root(settings, cwd) / ".dokoro" / "cache" / f"tools-{name}.json")
+        mcp = build_server(settings, name=name, cwd=prepared.cwd, store=opener)
+        cache = ToolCache(store_root(settings, prepared.cwd) / ".dokoro" / "cache" / f"tools-{name}.json")
         with cache.active():
             for register in registers:
                 register(mcp)
         cache.save()
+        heap.settle("tools-registered")  # the SDK, the tool modules and their schemas live as long as the process
         import anyio
 
         from dokoro_server.stdio import run_stdio
