@@ -106,12 +106,12 @@ def _plain_logging() -> Iterator[None]:
 
 
 def _exit_now(status: int) -> None:
-    """End the server's process now that its store is closed, without the interpreter's teardown.
+    """End the server's process now, without the interpreter's teardown.
 
     Unloading the modules of a server that has used its store (SQLAlchemy, numpy, the models) took
-    130 ms after everything was closed, and a thread still opening the store would hold the exit
-    for seconds (its imports, its migration: an unfinished one is rolled back by the database and
-    redone by the next process). Buffered output and the log are flushed first.
+    130 ms, and a thread still opening the store would hold the exit for seconds (its imports, its
+    migration: an unfinished one is rolled back by the database and redone by the next process).
+    Buffered output and the log are flushed first.
     """
     import os
 
@@ -160,26 +160,24 @@ def serve(
         prepared = prepare(name, argv, settings=settings, explicit=explicit)
     settings, opener = prepared.settings, prepared.opener
     status = 0
+    mcp = build_server(settings, name=name, cwd=prepared.cwd, store=opener)
+    cache = ToolCache(store_root(settings, prepared.cwd) / ".dokoro" / "cache" / f"tools-{name}.json")
+    with cache.active():
+        for register in registers:
+            register(mcp)
+    cache.save()
+    heap.settle("tools-registered")  # the SDK, the tool modules and their schemas live as long as the process
+    import anyio
+
+    from dokoro_server.stdio import run_stdio
+
     try:
-        mcp = build_server(settings, name=name, cwd=prepared.cwd, store=opener)
-        cache = ToolCache(store_root(settings, prepared.cwd) / ".dokoro" / "cache" / f"tools-{name}.json")
-        with cache.active():
-            for register in registers:
-                register(mcp)
-        cache.save()
-        heap.settle("tools-registered")  # the SDK, the tool modules and their schemas live as long as the process
-        import anyio
-
-        from dokoro_server.stdio import run_stdio
-
-        try:
-            anyio.run(run_stdio, mcp)
-        except KeyboardInterrupt:
-            status = 130
-    finally:
-        # The client has gone: what is durable-critical is committed already, and what the writes
-        # left behind them stays marked for the next process, so the server exits at once. A
-        # store still being opened is abandoned (no tool used it); one never asked for is never
-        # opened (a broken configuration is reported as soon as an opening fails).
-        opener.close(finish=False, wait=False)
+        anyio.run(run_stdio, mcp)
+    except KeyboardInterrupt:
+        status = 130
+    # The client has gone and the lifespan has written the tool outcomes still queued. The store is
+    # not closed: every committed write is in the database already, what a background step had
+    # under way is rolled back by the database and redone by the next process (the writes leave
+    # their marks, as after a kill), and a store still opening is abandoned. Closing would cost the
+    # exit a checkpoint of SQLite's log and the joins of those steps.
     _exit_now(2 if opener.failed else status)
