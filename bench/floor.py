@@ -69,7 +69,8 @@ mcp = MCPServer("bare", log_level="WARNING")
 @mcp.tool()
 def floor_read(limit: int = 10) -> Annotated[CallToolResult, Reply]:
     """Answer with a reply of the size of a dokoro read."""
-    return CallToolResult(content=[TextContent(type="text", text=REPLY["text"])], structured_content=REPLY["structured"])
+    text = [TextContent(type="text", text=REPLY["text"])]
+    return CallToolResult(content=text, structured_content=REPLY["structured"])
 
 
 mcp.run("stdio")
@@ -133,7 +134,12 @@ def _call(target: Target, request_id: int, write: int | None = None) -> dict[str
         name, arguments = READ
     else:
         name, arguments = "dokoro_session_summary_add", _write_args(write)
-    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments},
+    }
 
 
 # ---------------------------------------------------------------------------------------------- 1. start rounds
@@ -214,7 +220,9 @@ async def _timed(client: Any, target: Target, count: int, write_from: int | None
     return samples
 
 
-async def _calls(targets: list[Target], work: Path, blocks: int, calls: int, writes: int, out: dict[str, Samples]) -> None:
+async def _calls(
+    targets: list[Target], work: Path, blocks: int, calls: int, writes: int, out: dict[str, Samples]
+) -> None:
     import anyio
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
@@ -308,8 +316,9 @@ runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
 
 
 async def _profile(target: Target, work: Path, count: int, report: Path) -> list[str]:
-    import anyio
     import pstats
+
+    import anyio
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
 
@@ -326,7 +335,9 @@ async def _profile(target: Target, work: Path, count: int, report: Path) -> list
         (pid,) = _children() - before
         await client.call_tool("dokoro_workspace_claim", {"task": "floor"})
         for i in range(20):
-            await client.call_tool("dokoro_session_summary_add", {"session_id": f"s{i}", "ai_model": "m", "summary": "x " * 40})
+            await client.call_tool(
+                "dokoro_session_summary_add", {"session_id": f"s{i}", "ai_model": "m", "summary": "x " * 40}
+            )
         await _timed(client, target, 50)
         await _timed(client, target, 20, write_from=10_000_000)
         await anyio.sleep(8)
@@ -375,7 +386,9 @@ def _report(targets: list[Target], samples: dict[str, Samples]) -> list[str]:
             f" {read:>9.3f} {read / b_read:>5.2f} {write:>9.3f} {write / b_read:>5.2f}"
             f" {rate:>9.0f} {rate / bare_rate:>5.2f} {_p(s.read_cpu):>8.2f} {_p(s.write_cpu):>9.2f}"
         )
-    lines.append("× = ratio to the bare SDK server in this run (write p50 over the bare p50; writes/s over its calls/s)")
+    lines.append(
+        "× = ratio to the bare SDK server in this run (write p50 over the bare p50; writes/s over its calls/s)"
+    )
     return lines
 
 
@@ -387,14 +400,18 @@ def _reply(work: Path) -> None:
 
     async def fetch() -> None:
         target = Target("reply", "dokoro_core")
-        params = StdioServerParameters(command=sys.executable, args=["-m", "dokoro_core"], env=_env(_store(target, work), None))
+        params = StdioServerParameters(
+            command=sys.executable, args=["-m", "dokoro_core"], env=_env(_store(target, work), None)
+        )
         async with Client(params) as client:
             for i in range(20):
                 seed = {"session_id": f"seed-{i}", "ai_model": "floor", "summary": f"seeded session {i} " * 20}
                 await client.call_tool("dokoro_session_summary_add", seed)
             answer = await client.call_tool(*READ)
         text = "".join(getattr(block, "text", "") for block in answer.content)
-        (work / "reply.json").write_text(json.dumps({"text": text, "structured": answer.structured_content}), encoding="utf-8")
+        (work / "reply.json").write_text(
+            json.dumps({"text": text, "structured": answer.structured_content}), encoding="utf-8"
+        )
 
     anyio.run(fetch)
 
@@ -440,7 +457,8 @@ def main() -> None:
         if args.starts and not args.skip_calls:
             anyio.run(_calls, targets, work, args.blocks, args.calls, args.writes, samples)
             loads.append(os.getloadavg()[0])
-        print(f"floor.py, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load average {' → '.join(f'{x:.1f}' for x in loads)}")
+        when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+        print(f"floor.py, {when}, load average {' → '.join(f'{x:.1f}' for x in loads)}")
         print(f"starts {args.starts}, blocks {args.blocks} × ({args.calls} reads + {args.writes} writes)")
         if args.starts:
             for line in _report(targets, samples):

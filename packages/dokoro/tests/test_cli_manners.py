@@ -205,9 +205,9 @@ def test_the_quick_version_is_the_installed_one_and_loads_no_command_line(tmp_pa
 
     for flag in ("--version", "-V"):
         probe = (
-            "import sys; from dokoro.__main__ import main; sys.argv = ['dokoro', '{flag}']; main(); "
+            f"import sys; from dokoro.__main__ import main; sys.argv = ['dokoro', '{flag}']; main(); "
             "print(sorted(m for m in ('typer', 'rich', 'pydantic_settings', 'dokoro.cli') if m in sys.modules))"
-        ).format(flag=flag)
+        )
         done = _run([sys.executable, "-c", probe], tmp_path)
         assert done.returncode == 0, done.stderr
         assert done.stdout.splitlines() == [f"dokoro {version('dokoro')}", "[]"]

@@ -16,8 +16,9 @@ def main() -> None:
     from dokoro_server.entry import prepare
 
     prepared = prepare(NAME)
-    from dokoro_core.server import register
     from dokoro_server import serve
+
+    from dokoro_core.server import register
 
     serve(NAME, register, prepared=prepared)
 

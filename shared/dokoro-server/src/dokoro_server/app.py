@@ -177,6 +177,19 @@ class AppState:
         self.cwd = cwd
         self.observers: list[ToolObserver] = []
 
+    @functools.cached_property
+    def rewrite(self) -> Callable[[str], str] | None:
+        """How this server's answers name its files (:mod:`dokoro_server.shown_paths`), worked out
+        once: the store folder resolved, the project and the installation (None: no store folder)."""
+        from dokoro_store import DokoroError
+
+        from dokoro_server.shown_paths import rewriter
+
+        try:
+            return rewriter(str(store_root(self.settings, self.cwd)), str(self.cwd))
+        except (ValueError, OSError, DokoroError):  # a store path no store opens
+            return None
+
     @property
     def store(self) -> Store:
         """The open store (waits while it is being opened; raises if it cannot be)."""

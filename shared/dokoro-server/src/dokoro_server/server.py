@@ -26,10 +26,10 @@ from dokoro_server.settings import DokoroSettings
 
 if TYPE_CHECKING:
     from dokoro_store import Clock, Store
-
-    from dokoro_server.entry import Prepared
     from mcp.server.auth.provider import TokenVerifier
     from mcp.server.auth.settings import AuthSettings
+
+    from dokoro_server.entry import Prepared
 
 __all__ = ["INSTRUCTIONS", "VERSION", "Register", "build_server", "serve"]
 
