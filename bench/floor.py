@@ -360,6 +360,54 @@ async def _profile(target: Target, work: Path, count: int, report: Path) -> list
     return lines
 
 
+# ---------------------------------------------------------------------------------------------- 4. schema checks
+
+HOT_CALLS: list[tuple[str, dict[str, Any]]] = [
+    ("dokoro_session_recall", {"limit": 5}),
+    ("dokoro_workspace_status", {}),
+    ("dokoro_get_current_focus", {}),
+    ("dokoro_question_list", {}),
+    ("dokoro_claim_list", {}),
+    ("dokoro_session_summary_add", {"session_id": "check", "ai_model": "floor", "summary": "one line"}),
+    ("dokoro_session_log", {"entry": "progress line"}),
+    ("search_index_content", {"doc_id": "check", "content": "the cache expires after 60 s", "title": "Cache"}),
+]
+
+
+async def _schema_checks(work: Path, rounds: int) -> list[str]:
+    """Per hot tool: its output schema and reply sizes, and what the client's check of the reply
+    against the schema costs (the SDK client's own compiled validator, ``best_match`` over its
+    errors, as ``ClientSession.validate_tool_result`` runs it), in µs per call."""
+    from dokoro.server import create_unified_server
+    from dokoro_server import DokoroSettings
+    from jsonschema import exceptions
+    from jsonschema.validators import validator_for
+    from mcp import Client
+    from referencing import Registry
+
+    store = work / "schema-check"
+    server = create_unified_server(DokoroSettings(path=store, agent_id="floor"), cwd=work)
+    lines = [f"{'tool':<30} {'schema chars':>12} {'reply chars':>11} {'check µs':>9}"]
+    async with Client(server) as client:
+        listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+        await client.call_tool("dokoro_workspace_claim", {"task": "floor"})
+        for i in range(20):
+            seed = {"session_id": f"seed-{i}", "ai_model": "floor", "summary": f"seeded session {i} " * 20}
+            await client.call_tool("dokoro_session_summary_add", seed)
+        for name, arguments in HOT_CALLS:
+            answer = await client.call_tool(name, arguments)
+            assert not answer.is_error, answer.content
+            schema = listed[name].output_schema or {}
+            validator = validator_for(schema)(schema, registry=Registry())
+            started = time.perf_counter()
+            for _ in range(rounds):
+                exceptions.best_match(validator.iter_errors(answer.structured_content))
+            each = (time.perf_counter() - started) / rounds * 1e6
+            reply = len(json.dumps(answer.model_dump(mode="json", by_alias=True, exclude_none=True)))
+            lines.append(f"{name:<30} {len(json.dumps(schema)):>12} {reply:>11} {each:>9.1f}")
+    return lines
+
+
 # ---------------------------------------------------------------------------------------------- report
 
 
@@ -426,6 +474,7 @@ def main() -> None:
     parser.add_argument("--before", type=Path, help="also run the servers of this checkout's sources")
     parser.add_argument("--out", type=Path, help="where the profiles go (default: a temporary folder, printed)")
     parser.add_argument("--skip-calls", action="store_true", help="start rounds only")
+    parser.add_argument("--schema-checks", type=int, default=2000, help="rounds of each check (0: none)")
     args = parser.parse_args()
     import anyio
 
@@ -468,6 +517,9 @@ def main() -> None:
                 if target.module == "dokoro_core":
                     for line in anyio.run(_profile, target, work, args.profile, report):
                         print(line)
+        if args.schema_checks:
+            for line in anyio.run(_schema_checks, work, args.schema_checks):
+                print(line)
         if args.out is None and args.profile:
             input_hint = "(profiles are in a temporary folder: pass --out DIR to keep them)"
             print(input_hint)

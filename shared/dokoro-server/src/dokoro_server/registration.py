@@ -52,6 +52,7 @@ from pydantic import ValidationError
 
 from dokoro_server.app import AppState
 from dokoro_server.outcome import mark_rejected
+from dokoro_server.schemas import lean_schema
 from dokoro_server.shown_paths import rewrite_of, rewritten
 
 __all__ = ["DokoroServer", "ToolCache", "ToolSpec", "add_tools"]
@@ -268,6 +269,9 @@ class _DokoroTool(Tool):
         )
         assert isinstance(tool, _DokoroTool)  # from_function builds ``cls``
         tool.parameters["additionalProperties"] = False
+        # The published output schema, inlined for a cheap check by the client (dokoro_server/schemas.py);
+        # the SDK reads the metadata's schema live, and the result is still validated by the model.
+        tool.fn_metadata.output_schema = lean_schema(tool.fn_metadata.output_schema)
         return tool
 
     async def run(self, arguments: dict[str, Any], context: Any, convert_result: bool = False) -> Any:
@@ -366,7 +370,7 @@ class ToolCache:
     changed fingerprint rebuilds that module's tools and rewrites its entry.
     """
 
-    VERSION = 3
+    VERSION = 4  # 4: output schemas inlined (dokoro_server/schemas.py)
 
     def __init__(self, path: Path) -> None:
         self.path = path
