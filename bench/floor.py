@@ -4,7 +4,9 @@ Targets: a bare SDK server (an ``MCPServer`` with one tool that returns a reply 
 ``dokoro_session_recall``'s: the same text and structured content, under a minimal output schema),
 ``dokoro-core`` and ``dokoro`` (``python -m``), plus the same two servers run from another checkout
 with ``--before DIR`` (``DIR`` holds ``shared/``, ``servers/`` and ``packages/``, e.g. ``git archive
-main``, compiled with ``python -m compileall -q DIR``; its ``src`` folders go first on PYTHONPATH).
+main``, compiled with ``python -m compileall -q DIR``; its ``src`` folders go first on PYTHONPATH);
+``--after DIR`` runs the other two from such a tree too (default: this checkout, so editing it while
+the bench runs changes what is measured).
 
 1. Start rounds (``--starts``, the order rotated every round), one JSON-RPC line at a time, the same
    client for every target: spawn → ``initialize`` → ``tools/list`` answered; → the first answer of
@@ -24,7 +26,7 @@ Figures are medians; ratios are to the bare server in the same run. Run after
 ``uv sync --all-packages --compile-bytecode`` (PYTHONDONTWRITEBYTECODE=1 is set on these machines):
 
     uv run python bench/floor.py [--starts 7] [--blocks 5] [--calls 200] [--writes 200] [--profile 300]
-                                 [--before DIR] [--out DIR]
+                                 [--schema-checks 2000] [--before DIR] [--after DIR] [--out DIR]
 """
 
 from __future__ import annotations
@@ -472,6 +474,7 @@ def main() -> None:
     parser.add_argument("--writes", type=int, default=200)
     parser.add_argument("--profile", type=int, default=300, help="calls per profiled window (0: no profile)")
     parser.add_argument("--before", type=Path, help="also run the servers of this checkout's sources")
+    parser.add_argument("--after", type=Path, help="run the other servers from this checkout's sources (default: here)")
     parser.add_argument("--out", type=Path, help="where the profiles go (default: a temporary folder, printed)")
     parser.add_argument("--skip-calls", action="store_true", help="start rounds only")
     parser.add_argument("--schema-checks", type=int, default=2000, help="rounds of each check (0: none)")
@@ -482,7 +485,8 @@ def main() -> None:
     if args.before is not None:
         before = _sources(args.before)
         targets += [Target("dokoro-core [before]", "dokoro_core", before), Target("dokoro [before]", "dokoro", before)]
-    targets += [Target("dokoro-core", "dokoro_core"), Target("dokoro", "dokoro")]
+    after = _sources(args.after) if args.after is not None else None
+    targets += [Target("dokoro-core", "dokoro_core", after), Target("dokoro", "dokoro", after)]
     samples = {target.label: Samples() for target in targets}
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
