@@ -357,9 +357,9 @@ def test_only_the_entry_points_read_the_environment() -> None:
 
 # ---------------------------------------------------------------------------------------------- start-up
 
-# A server starts opening its store in a thread before it imports the MCP SDK
-# (dokoro_server.entry.prepare), so the first tool call finds the store open rather than waiting for
-# it after tools/list: SQLAlchemy, the models and the layers a cheap read uses load beside the SDK.
+# A server starts opening its store in a thread once the MCP SDK is imported, before it registers its
+# tools and answers the handshake (dokoro_server.entry, dokoro_server.server.serve), so the first tool
+# call finds the store open rather than waiting for it after tools/list.
 # What a cheap read does not need never loads in a session that lists the tools and reads: the
 # vector engines and embedders, the command line's stack, PostgreSQL's driver on SQLite, and alembic
 # once the schema is current (the stored version is read once; migrations run only when it differs).
@@ -401,7 +401,7 @@ async def _imports_of_a_cheap_session(module: str, tmp_path: Path) -> tuple[list
     lines = errors.read_text(encoding="utf-8").splitlines()
     marker = next((i for i, line in enumerate(lines) if _MARKER in line), None)
     assert marker is not None, "the server never logged that it started opening its store"
-    assert lines[marker].endswith("(at start, before the MCP SDK)"), lines[marker]
+    assert lines[marker].endswith("(at start, once the MCP SDK is loaded)"), lines[marker]
     return _imports(lines[:marker]), _imports(lines[marker:])
 
 
@@ -412,9 +412,10 @@ async def test_a_server_opens_its_store_while_the_sdk_loads_and_nothing_heavy_fo
 ) -> None:
     before, after = await _imports_of_a_cheap_session(module, tmp_path)
 
-    # The opening started before the SDK (and the store) began to load.
-    assert not [name for name in before if name.split(".")[0] in {"mcp", "mcp_types", "sqlalchemy", "dokoro_store"}]
-    assert "mcp.server.mcpserver" in after
+    # The opening started once the SDK was loaded, before the store's own modules.
+    assert "mcp.server.mcpserver" in before
+    assert not [name for name in before if name.split(".")[0] in {"sqlalchemy", "sqlmodel"}]
+    assert "dokoro_store.store" not in before
     # The first cheap read needed the store, and got it: its layers were imported.
     assert {"sqlalchemy", "sqlmodel", "dokoro_store.models", "dokoro_store.episodic.service"} <= set(after)
     # Nothing it does not need, in the whole session.

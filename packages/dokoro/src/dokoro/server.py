@@ -77,7 +77,7 @@ def serve(path: Path | None = None, *, explicit: bool = False) -> None:
     from dokoro_server.entry import prepare
 
     settings = DokoroSettings(path=path) if path is not None else DokoroSettings()
-    # The store starts opening before the packages (and with them the MCP SDK) are imported.
+    # The command line and the settings settled before the packages (and the MCP SDK) are imported.
     prepared = prepare(NAME, (), settings=settings, explicit=explicit)
     from dokoro_server import serve as serve_tools
 

@@ -1,7 +1,8 @@
 """``dokoro-core`` and ``python -m dokoro_core``: serve the core tools over stdio.
 
-The store starts opening (in a thread) before the MCP SDK is imported: :func:`main` prepares
-first and imports the server module, which imports the SDK, only then.
+:func:`main` prepares first (the command line, the settings: ``--help`` and ``--version`` answer
+before anything heavy is imported), then imports the server module and the SDK, and serves; the
+store opens in a thread from there on (``dokoro_server.entry``).
 """
 
 from __future__ import annotations

@@ -1,11 +1,15 @@
 """What a server script does first, before it imports the MCP SDK: its command line (``--help`` and
 ``--version`` print and exit, anything else is refused, and a person who types the command in a
 terminal, where no MCP client is attached, gets a short help instead of a silent wait for
-JSON-RPC), then :func:`prepare`: the settings read and the store's opening started in a thread.
+JSON-RPC), then :func:`prepare`: the settings read and the store's opener made.
 
-Importing the SDK takes most of a server's start (0.6-0.8 s of CPU here); the store opens while it
-does (:class:`~dokoro_server.app.StoreOpener`), so the first tool call finds it open instead of
-waiting for it after ``tools/list``. Nothing else here imports the store or the SDK.
+The opener is started by :func:`~dokoro_server.server.serve` once the SDK and the tool modules are
+imported, before the tools are registered and the client's handshake: the store opens while the
+server answers ``initialize`` and ``tools/list`` and waits for the client, so the first tool call
+finds it open instead of waiting for it after ``tools/list``. Started before the SDK's import
+instead, the two imports shared one interpreter lock and cost 0.45 s more CPU per start on this
+machine, with a later first answer (docs/benchmarks.md, "At the SDK's floor").
+Nothing here imports the store or the SDK.
 """
 
 from __future__ import annotations
@@ -116,7 +120,7 @@ def _is_terminal(stream: TextIO | None) -> bool:
 @dataclass(frozen=True)
 class Prepared:
     """What :func:`prepare` settled for :func:`~dokoro_server.server.serve`: the settings, the
-    working folder and the store's opener (already opening)."""
+    working folder and the store's opener (started by ``serve``)."""
 
     settings: DokoroSettings
     cwd: Path
@@ -132,7 +136,7 @@ def prepare(
 ) -> Prepared:
     """A server entry point's first step, before the MCP SDK is imported: act on the command line
     (:func:`check_invocation`: ``--help``/``--version`` exit before anything is opened or created),
-    then read the settings and start opening the store in a background thread.
+    then read the settings and make the store's opener (see the module docstring for when it starts).
 
     What this process changes for itself is set here, at its entry point and nowhere in the
     libraries: third-party telemetry off, the long-lived heap kept out of the collector's full
@@ -149,9 +153,4 @@ def prepare(
     settings = settings or DokoroSettings()
     logging.basicConfig(level=settings.log_level, format="%(message)s")
     cwd = Path.cwd()
-    opener = StoreOpener.for_settings(settings, cwd)
-    # tests/test_architecture.py reads this line: what is imported after it is the store's opening
-    # and the SDK's import, side by side.
-    logging.getLogger("dokoro").debug("dokoro: opening the store in the background (at start, before the MCP SDK)")
-    opener.start()
-    return Prepared(settings, cwd, opener)
+    return Prepared(settings, cwd, StoreOpener.for_settings(settings, cwd))

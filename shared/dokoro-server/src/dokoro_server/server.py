@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 
 __all__ = ["INSTRUCTIONS", "VERSION", "Register", "build_server", "serve"]
 
+log = logging.getLogger("dokoro")
+
 VERSION = "0.1.0"
 INSTRUCTIONS = (
     "dokoro is this project's persistent memory. At session start call dokoro_briefing (rules, workspace, "
@@ -136,10 +138,10 @@ def serve(
 ) -> None:
     """Serve the tools of ``registers`` over stdio as the server ``name`` (an entry point's body).
 
-    ``prepared`` is what the entry point's :func:`~dokoro_server.entry.prepare` started before it
-    imported the MCP SDK: the store opening in a background thread meanwhile. Without it, this
-    prepares now (the command line checked, the store's opening started before the tools are
-    registered). A tool call waits for the store only while it is still opening. A store that
+    ``prepared`` is what the entry point's :func:`~dokoro_server.entry.prepare` settled before it
+    imported the MCP SDK (the command line checked, the settings read); without it, this prepares
+    now. The store starts opening in a background thread first thing here, before the tools are
+    registered; a tool call waits for the store only while it is still opening. A store that
     cannot be opened is reported on stderr, answers every tool call with the reason and the fix,
     and ends the process with status 2. Once the client closes stdin the process ends at once
     (:func:`_exit_now`): the tool outcomes still queued are written, a store still opening is
@@ -159,6 +161,11 @@ def serve(
     if prepared is None:
         prepared = prepare(name, argv, settings=settings, explicit=explicit)
     settings, opener = prepared.settings, prepared.opener
+    # The SDK and the tool modules are imported: the store opens while the server registers its
+    # tools, answers the handshake and waits for the client (dokoro_server.entry says why not sooner).
+    # tests/test_architecture.py reads this line: what is imported after it is the store's opening.
+    log.debug("dokoro: opening the store in the background (at start, once the MCP SDK is loaded)")
+    opener.start()
     status = 0
     mcp = build_server(settings, name=name, cwd=prepared.cwd, store=opener)
     cache = ToolCache(store_root(settings, prepared.cwd) / ".dokoro" / "cache" / f"tools-{name}.json")
