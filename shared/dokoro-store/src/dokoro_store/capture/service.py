@@ -18,6 +18,7 @@ episodic recall when it finds a close match.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -28,7 +29,7 @@ from sqlalchemy import delete, func, insert, select, update
 from dokoro_store.capture.digest import CAPTURE_MODEL, Digest
 from dokoro_store.capture.recall import recall_for_prompt
 from dokoro_store.capture.switches import CaptureSwitches, read_switches
-from dokoro_store.capture.transcript import ReadBounds, first_line_digest, open_transcript, read_lines
+from dokoro_store.capture.transcript import ReadBounds, first_line_digest, open_transcript, peek_cwd, read_lines
 from dokoro_store.capture.turns import Turn, TurnBuilder
 from dokoro_store.clock import Clock
 from dokoro_store.db.engine import Database
@@ -101,6 +102,10 @@ class CaptureService:
     ) -> CaptureReport:
         """Read ``transcript``'s new lines into the store (see the module docstring)."""
         session_id = _session_id(session_id)
+        if project is None:  # where the session ran, as the transcript says (a back-fill)
+            with open_transcript(transcript) as handle:
+                named = peek_cwd(handle)
+            project = Path(named) if named else None
         switches = self.switches(project)
         if not switches.on:
             return CaptureReport(session_id=session_id, status="off", why=switches.why_off)
@@ -339,6 +344,20 @@ class CaptureService:
             )
             for m in marks
         ]
+
+    def marks(self, session_ids: Sequence[str]) -> dict[str, int]:
+        """How far each of these sessions' transcripts has been read (bytes); absent: never."""
+        ids = list(dict.fromkeys(session_ids))
+        found: dict[str, int] = {}
+        with self._db.read() as session:
+            for begin in range(0, len(ids), 500):
+                rows = session.execute(
+                    select(_marks.c.session_id, _marks.c.read_to).where(
+                        _marks.c.session_id.in_(ids[begin : begin + 500])
+                    )
+                ).all()
+                found.update({str(r[0]): int(r[1]) for r in rows})
+        return found
 
     def turns_of(self, session_id: str, limit: int = 200) -> list[tuple[str, str, str]]:
         """A captured session's turns in order: (document id, title, text), at most ``limit``."""

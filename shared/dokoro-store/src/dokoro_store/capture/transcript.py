@@ -38,6 +38,7 @@ __all__ = [
     "first_line_digest",
     "open_transcript",
     "parse_time",
+    "peek_cwd",
     "read_lines",
 ]
 
@@ -89,6 +90,18 @@ def first_line_digest(handle: BinaryIO) -> str | None:
     handle.seek(0)
     head = handle.readline(_HEAD_BYTES)
     return hashlib.sha256(head).hexdigest() if head else None
+
+
+def peek_cwd(handle: BinaryIO, lines: int = 50) -> str | None:
+    """The ``cwd`` the transcript's first events name (where the session ran), if any."""
+    for line in read_lines(handle, 0, ReadBounds(max_bytes=4 * 1024 * 1024)):
+        cwd = line.event.get("cwd") if line.event is not None else None
+        if isinstance(cwd, str) and cwd.startswith("/") and len(cwd) <= 4096:
+            return cwd
+        lines -= 1
+        if lines <= 0:
+            break
+    return None
 
 
 def read_lines(handle: BinaryIO, start: int, bounds: ReadBounds) -> Iterator[Line]:
