@@ -100,14 +100,15 @@ def render_recall(lines: list[RecallLine], budget_tokens: int = 500) -> str:
     head = "dokoro remembers (close matches for this prompt; open one with its id):"
     out = [head]
     used = len(head)
+    limit = budget_tokens * 4
     for line in lines:
         what = {"memory": "memory", "turn": "past turn", "document": "document", "session": "session"}[line.kind]
         text = f"- [{what} `{line.id}`, relevance {line.relevance:.2f}] {line.text}"
-        if used + len(text) > budget_tokens * 4:
-            room = budget_tokens * 4 - used - 1
+        if used + 1 + len(text) > limit:
+            room = limit - used - 1
             if room < 120:
                 break
             text = text[: room - 1] + "…"
         out.append(text)
-        used += len(text) + 1
+        used += 1 + len(text)
     return "\n".join(out) if len(out) > 1 else ""

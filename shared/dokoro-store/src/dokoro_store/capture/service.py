@@ -121,7 +121,7 @@ class CaptureService:
             if mark is not None and (mark["head"] != head or start > size):
                 start = 0  # replaced or cut: read from the start again (stable ids add nothing twice)
             digest = Digest.load(mark["digest"]) if mark is not None and start else Digest()
-            read = self._read(handle, session_id, start, bounds or ReadBounds(), switches, where)
+            read = self._read(handle, session_id, start, bounds or ReadBounds(), switches, where, size)
         if mark is not None and start == int(mark["read_to"]) and not read.turns and read.builder.lines == 0:
             return CaptureReport(session_id=session_id, status="nothing new", read_to=start, total_turns=mark["turns"])
         written, changed = self._write_turns(session_id, read.turns, where)
@@ -179,6 +179,7 @@ class CaptureService:
         bounds: ReadBounds,
         switches: CaptureSwitches,
         project: str | None,
+        size: int,
     ) -> _Read:
         excluded = (lambda path: switches.excludes(path, project)) if switches.exclude else None
         builder = TurnBuilder(session_id, excluded=excluded)
@@ -187,11 +188,15 @@ class CaptureService:
         for line in read_lines(handle, start, bounds):
             turns.extend(builder.feed(line))
             last_end = line.end
-        done = not bounds.over(last_end - start)
+        done = last_end >= size or not bounds.over(last_end - start)
         open_turn = builder.finish()
         if open_turn is None:
             return _Read(turns, builder, last_end, done, open_last=False)
         turns.append(open_turn)
+        if not done and open_turn.start == start:
+            # One turn longer than a read's bound: the next read starts after what was read, so
+            # the read moves on (the turn is then split between two documents).
+            return _Read(turns, builder, last_end, done, open_last=False)
         # The open turn is read again next time: it may not be finished.
         return _Read(turns, builder, open_turn.start, done, open_last=True)
 
@@ -232,9 +237,8 @@ class CaptureService:
         """Each turn's place in the thread: its own when already saved, else after the last."""
         d = docs_table.c
         with self._db.read() as session:
-            known = dict(
-                session.execute(select(d.id, d.thread_pos).where(d.id.in_(ids), d.thread == session_id)).tuples().all()
-            )
+            rows = session.execute(select(d.id, d.thread_pos).where(d.id.in_(ids), d.thread == session_id)).all()
+            known = {str(row[0]): row[1] for row in rows}
             last = session.execute(select(func.max(d.thread_pos)).where(d.thread == session_id)).scalar()
         nxt = -1 if last is None else int(last)
         places: dict[str, int] = {}
