@@ -225,11 +225,11 @@ def test_recall_finds_a_past_turn_in_other_words_and_nothing_for_the_unrelated(
     any_store: Store, transcript: Path
 ) -> None:
     any_store.capture.ingest(SESSION, transcript, project=PROJECT)
-    lines = any_store.capture.recall("how long does a customer stay signed in before the cookie expires?")
+    lines = any_store.capture.recall("what did we decide about session expiry for customers?")
     assert f"turn:{SESSION}:a-0004" in [line.id for line in lines if line.kind == "turn"]
     assert all(line.relevance >= 0.15 for line in lines if line.kind != "session")
     assert any_store.capture.recall("quarterly revenue forecast for the bakery chain in Lisbon") == []
-    own = any_store.capture.recall("how long does a customer stay signed in before the cookie expires?", session_id=SESSION)
+    own = any_store.capture.recall("what did we decide about session expiry for customers?", session_id=SESSION)
     assert all(not line.id.startswith(f"turn:{SESSION}:") and line.id != SESSION for line in own)
 
 
