@@ -38,8 +38,9 @@ def record_run(paths: StorePaths, event: str, outcome: str, detail: str = "", **
     entry.update({k: v for k, v in extra.items() if v is not None})
     path = journal_path(paths)
     with contextlib.suppress(OSError):
-        if not paths.data_dir.is_dir():
-            return  # no store here: nothing to write into
+        if not paths.root.is_dir():
+            return  # no store folder here: nothing to write into
+        paths.data_dir.mkdir(exist_ok=True)  # a team store (its rows in PostgreSQL) may not have it yet
         if path.exists() and path.stat().st_size > _MAX_BYTES:
             path.replace(path.with_name(JOURNAL_NAME + ".1"))
         append_text(path, json.dumps(entry, ensure_ascii=False) + "\n", within=paths.root)

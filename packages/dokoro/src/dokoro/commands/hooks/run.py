@@ -226,18 +226,23 @@ def main(argv: list[str]) -> int:
         return 2 if sys.stdin is None or sys.stdin.isatty() else 0
     os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")  # as every entry point (onnxruntime's telemetry off)
     began = time.monotonic()
-    paths: StorePaths | None = None
+    from dokoro_store import StorePaths
+
+    problem: str | None = None
     try:
         event = parse_event(_stdin())
+    except (ValueError, OSError) as exc:
+        event, problem = HookEvent(None, None, None, None), f"the event was not read: {exc}"
+    try:
         cwd = Path(event.cwd) if event.cwd and Path(event.cwd).is_absolute() else Path.cwd()
         root, url = _store_root(options, cwd)
-        from dokoro_store import StorePaths
-
         paths = StorePaths(root)
         if url is None and not paths.sqlite_file.is_file():
             return 0  # no store for this project: nothing to say, nowhere to journal
-    except (ValueError, OSError) as exc:
-        _journal(paths, options, "error", f"the event was not read: {exc}")
+    except OSError:
+        return 0
+    if problem is not None:
+        _journal(paths, options, "error", problem)
         return 0
     result = _Outcome()
     worker = threading.Thread(target=_work, args=(options, event, root, url, result), name="dokoro-hook", daemon=True)
