@@ -23,7 +23,7 @@ import os
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -122,16 +122,21 @@ def _store_root(options: HookOptions, cwd: Path) -> tuple[Path, str | None]:
     return resolve_dokoro_path(env, cwd), url
 
 
-def _open(root: Path, url: str | None) -> Store:
+def _embedder_choice() -> str:
+    choice = os.environ.get("DOKORO_EMBEDDER", "auto").strip().lower()
+    return choice if choice in _EMBEDDERS else "auto"
+
+
+def open_store(root: Path, url: str | None) -> Store:
+    """The store at ``root`` (or ``url``), as a hook opens it (never creating one)."""
     from dokoro_store import RetrievalConfig, Store
 
-    embedder = os.environ.get("DOKORO_EMBEDDER", "auto").strip().lower()
     try:
         ollama_timeout = int(os.environ.get("OLLAMA_TIMEOUT_MS", "5000")) / 1000
     except ValueError:
         ollama_timeout = 5.0
     retrieval = RetrievalConfig(
-        embedder=embedder if embedder in _EMBEDDERS else "auto",  # type: ignore[arg-type]
+        embedder=_embedder_choice(),  # type: ignore[arg-type]
         ollama_url=os.environ.get("OLLAMA_URL") or None,
         ollama_timeout_s=ollama_timeout,
     )
@@ -140,7 +145,7 @@ def _open(root: Path, url: str | None) -> Store:
 
 def _work(options: HookOptions, event: HookEvent, root: Path, url: str | None, result: _Outcome) -> None:
     try:
-        store = _open(root, url)
+        store = open_store(root, url)
         try:
             _answer(store, options, event, result)
         finally:
@@ -209,6 +214,75 @@ def _capture(store: Store, options: HookOptions, event: HookEvent, result: _Outc
     result.extra.update(total_turns=report.total_turns, done=report.done, summary=report.summary)
 
 
+def answer_request(store: Store, request: dict[str, object]) -> dict[str, object]:
+    """The warm server's answer to one hook (:mod:`.warm`): the same work as in a hook's own process,
+    journaled the same way (marked warm)."""
+    from dokoro_store import record_hook_run
+
+    began = time.monotonic()
+    result = _Outcome()
+    raw_argv = request.get("argv")
+    argv = [str(a) for a in raw_argv] if isinstance(raw_argv, list) else []
+    try:
+        options = parse_args(argv)
+        event = parse_event(json.dumps(request.get("event") or {}).encode())
+        _answer(store, options, event, result)
+    except Exception as exc:  # answered as an error: the hook prints nothing, as in its own process
+        name = argv[0] if argv else "?"
+        detail = f"{type(exc).__name__}: {exc}"[:1000]
+        record_hook_run(store.paths, name, "error", detail, warm=True)
+        return {"error": detail}
+    ms = round((time.monotonic() - began) * 1000)
+    extra = {k: v for k, v in result.extra.items() if k != "session"}
+    record_hook_run(store.paths, options.event, result.outcome or "done", result.detail, ms=ms,
+                    session=event.session_id, warm=True, **extra)  # fmt: skip
+    return {"output": result.output, "outcome": result.outcome}
+
+
+def _warm(
+    options: HookOptions, argv: list[str], raw: dict[str, object], root: Path, url: str | None, left: float
+) -> bool:
+    """Answer through the store's warm server (:mod:`.warm`); False when none answered (one is
+    started for the next hook), and this process answers."""
+    from dokoro.commands.hooks.warm import ask, socket_path, spawn
+
+    path = socket_path(root, url, _embedder_choice())
+    if path is None:
+        return False
+    reply = ask(path, {"argv": argv, "event": raw}, left) if path.exists() else None
+    if reply is None or reply.get("retired"):
+        spawn(root, url)
+        return False
+    output = reply.get("output")
+    if isinstance(output, str) and output:
+        sys.stdout.write(output)
+        sys.stdout.flush()
+    return True
+
+
+def _serve_warm(argv: list[str]) -> int:
+    """``dokoro hook warm [--path DIR] [--idle SECONDS]``: the warm server (:mod:`.warm`), started by
+    the hooks themselves."""
+    from dokoro.commands.hooks.warm import IDLE_SECONDS, serve
+
+    path, idle = None, IDLE_SECONDS
+    rest = list(argv)
+    try:
+        while rest:
+            flag = rest.pop(0)
+            if flag == "--path" and rest:
+                path = Path(rest.pop(0))
+            elif flag == "--idle" and rest:
+                idle = float(rest.pop(0))
+            else:
+                raise ValueError(flag)
+    except ValueError as exc:
+        sys.stderr.write(f"dokoro hook warm: unexpected {exc}\n")
+        return 2
+    root, url = _store_root(HookOptions("warm", path=path), Path.cwd())
+    return serve(root, url, _embedder_choice(), idle)
+
+
 def _journal(paths: StorePaths | None, options: HookOptions, outcome: str, detail: str, **extra: object) -> None:
     if paths is None:
         return
@@ -219,6 +293,8 @@ def _journal(paths: StorePaths | None, options: HookOptions, outcome: str, detai
 
 def main(argv: list[str]) -> int:
     """Run one hook (``argv`` after ``hook``); always 0 once the options are read."""
+    if argv[:1] == ["warm"]:
+        return _serve_warm(argv[1:])
     try:
         options = parse_args(argv)
     except ValueError as exc:
@@ -244,10 +320,14 @@ def main(argv: list[str]) -> int:
     if problem is not None:
         _journal(paths, options, "error", problem)
         return 0
+    if os.environ.get("DOKORO_HOOK_WARM", "on").strip().lower() not in ("0", "off", "false", "no"):
+        left = options.timeout - (time.monotonic() - began)
+        if _warm(options, argv, asdict(event), root, url, left):
+            return 0  # answered (and journaled) by the warm server
     result = _Outcome()
     worker = threading.Thread(target=_work, args=(options, event, root, url, result), name="dokoro-hook", daemon=True)
     worker.start()
-    worker.join(options.timeout)
+    worker.join(max(0.05, options.timeout - (time.monotonic() - began)))
     ms = round((time.monotonic() - began) * 1000)
     if worker.is_alive():
         _journal(paths, options, "timed out", f"no answer within {options.timeout:g} s: nothing printed", ms=ms)
