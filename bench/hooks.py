@@ -12,7 +12,10 @@ hook; the report says how many of them the prompt hook printed.
 Each timed call is a fresh process, as Claude Code runs a hook: ``python -m dokoro hook <event>`` with
 the event's JSON on stdin, from the project's folder. The calls run in rounds (every command once
 per round, in turn), so the machine's load weighs on all of them alike; CPU is the child's own
-(``os.wait4``), wall the round trip. By default the workspace's sources are byte-compiled first
+(``os.wait4``), wall the round trip. Each hook is timed twice: in its own process (``hook …``,
+``DOKORO_HOOK_WARM=off``: what the first hook of a store pays) and answered by the store's warm
+server (``warm …``: what every later hook pays), with the server's own CPU per call beside it.
+By default the workspace's sources are byte-compiled first
 (into ``PYTHONPYCACHEPREFIX``, as an installed package is), since this machine sets
 ``PYTHONDONTWRITEBYTECODE``; ``--no-bytecode`` measures without.
 
@@ -164,6 +167,28 @@ def _p(samples: Sequence[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(q * len(ordered)) - 1))]
 
 
+def _server_cpu(pid: int) -> float:
+    """CPU seconds (user + sys) the warm server has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _start_warm(project: Path, env: dict[str, str]) -> tuple[subprocess.Popen[bytes], int]:
+    """The store's warm server, started as the hooks start it; returns it and its pid once it listens."""
+    from dokoro.commands.hooks.warm import socket_path
+
+    root = project / "dokoro"
+    server = subprocess.Popen([sys.executable, "-m", "dokoro", "hook", "warm", "--path", str(root), "--idle", "900"],
+                              cwd=project, env=env, stdin=subprocess.DEVNULL)  # fmt: skip
+    path = socket_path(root.resolve(), None, "auto")
+    assert path is not None
+    deadline = time.monotonic() + 300
+    while not path.exists():
+        assert time.monotonic() < deadline and server.poll() is None, "the warm server did not start"
+        time.sleep(0.2)
+    return server, server.pid
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=15)
@@ -180,55 +205,69 @@ def main() -> None:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         env["PYTHONPYCACHEPREFIX"] = str(args.store_cache / "pycache")
         _compile(env)
+    cold = {**env, "DOKORO_HOOK_WARM": "off"}
     py = sys.executable
     base = {"cwd": str(project), "transcript_path": str(project / "none.jsonl"), "session_id": "bench-live"}
-    commands: dict[str, tuple[list[str], Any]] = {
-        "python -c pass": ([py, "-c", "pass"], None),
-        "hook session-start": (
-            [py, "-m", "dokoro", "hook", "session-start"],
-            lambda i: json.dumps({**base, "hook_event_name": "SessionStart", "source": "startup"}),
-        ),
-        "hook prompt": (
-            [py, "-m", "dokoro", "hook", "prompt", "--timeout", "60"],
-            lambda i: json.dumps(
-                {**base, "hook_event_name": "UserPromptSubmit", "prompt": needles[i % len(needles)][1]}
-            ),
-        ),
-        "rules": ([py, "-m", "dokoro", "rules"], None),
+
+    def start(i: int) -> str:
+        return json.dumps({**base, "hook_event_name": "SessionStart", "source": "startup"})
+
+    def prompt(i: int) -> str:
+        return json.dumps({**base, "hook_event_name": "UserPromptSubmit", "prompt": needles[i % len(needles)][1]})
+
+    hook = [py, "-m", "dokoro", "hook"]
+    commands: dict[str, tuple[list[str], Any, dict[str, str]]] = {
+        "python -c pass": ([py, "-c", "pass"], None, cold),
+        "hook session-start": ([*hook, "session-start", "--timeout", "60"], start, cold),
+        "hook prompt": ([*hook, "prompt", "--timeout", "60"], prompt, cold),
+        "rules": ([py, "-m", "dokoro", "rules"], None, cold),
+        "warm session-start": ([*hook, "session-start", "--timeout", "60"], start, env),
+        "warm prompt": ([*hook, "prompt", "--timeout", "60"], prompt, env),
     }
-    for argv, stdin in commands.values():  # warm the page cache and the bytecode
-        _run(argv, stdin(0) if stdin else None, project, env)
-    if args.importtime:
-        for name, (argv, stdin) in commands.items():
-            if name == "python -c pass":
-                continue
-            done = subprocess.run([py, "-X", "importtime", *argv[1:]], input=stdin(0) if stdin else None, text=True,
-                                  capture_output=True, cwd=project, env=env)  # fmt: skip
-            rows = [line.split("|") for line in done.stderr.splitlines() if line.startswith("import time:")]
-            top = sorted(((int(r[1]), r[2].rstrip()) for r in rows[1:] if r[1].strip().isdigit()), reverse=True)[:12]
-            print(f"\n{name}: slowest imports (cumulative µs)")
-            for us, module in top:
-                print(f"  {us:>9,}  {module}")
-    samples: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
-    found = 0
-    for i in range(args.rounds):
-        for name, (argv, stdin) in commands.items():
-            cpu, wall, out = _run(argv, stdin(i) if stdin else None, project, env)
-            samples[name].append((cpu, wall))
-            if name == "hook prompt":
-                fact = needles[i % len(needles)][0]
-                found += fact[:40] in out
+    server, pid = _start_warm(project, env)
+    try:
+        for argv, stdin, use in commands.values():  # warm the page cache, the bytecode and the server
+            _run(argv, stdin(0) if stdin else None, project, use)
+        if args.importtime:
+            for name, (argv, stdin, use) in commands.items():
+                if name == "python -c pass" or name.startswith("warm"):
+                    continue
+                done = subprocess.run([py, "-X", "importtime", *argv[1:]], input=stdin(0) if stdin else None,
+                                      text=True, capture_output=True, cwd=project, env=use)  # fmt: skip
+                rows = [line.split("|") for line in done.stderr.splitlines() if line.startswith("import time:")]
+                top = sorted(((int(r[1]), r[2].rstrip()) for r in rows[1:] if r[1].strip().isdigit()), reverse=True)
+                print(f"\n{name}: slowest imports (cumulative µs)")
+                for us, module in top[:12]:
+                    print(f"  {us:>9,}  {module}")
+        samples: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
+        served: dict[str, list[float]] = {"warm session-start": [], "warm prompt": []}
+        found = {"hook prompt": 0, "warm prompt": 0}
+        for i in range(args.rounds):
+            for name, (argv, stdin, use) in commands.items():
+                before = _server_cpu(pid) if name in served else 0.0
+                cpu, wall, out = _run(argv, stdin(i) if stdin else None, project, use)
+                if name in served:
+                    served[name].append(_server_cpu(pid) - before)
+                samples[name].append((cpu, wall))
+                if name in found:
+                    found[name] += needles[i % len(needles)][0][:40] in out
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
     bare = statistics.median(c for c, _w in samples["python -c pass"])
     print(f"\n{platform.node()} · {os.cpu_count()} cores · load {os.getloadavg()[0]:.1f} · "
           f"{time.strftime('%Y-%m-%d')} · {'bytecode' if not args.no_bytecode else 'no bytecode'} · "
-          f"store: {MEMORIES:,} memories, {SESSIONS * TURNS_PER_SESSION:,} turns")  # fmt: skip
-    print(f"{'command':<22}{'CPU p50':>9}{'CPU p95':>9}{'wall p50':>10}{'wall p95':>10}{'CPU ÷ bare':>12}")
+          f"store: {MEMORIES:,} memories, {SESSIONS * TURNS_PER_SESSION:,} turns · {args.rounds} rounds")  # fmt: skip
+    print(f"{'command':<22}{'CPU p50':>9}{'CPU p95':>9}{'wall p50':>10}{'wall p95':>10}{'CPU ÷ bare':>12}"
+          f"{'server CPU p50':>16}")  # fmt: skip
     for name, rows in samples.items():
         cpus, walls = [c for c, _w in rows], [w for _c, w in rows]
         cpu50 = statistics.median(cpus)
+        extra = f"{statistics.median(served[name]):>16.3f}" if name in served else ""
         print(f"{name:<22}{cpu50:>9.3f}{_p(cpus, 0.95):>9.3f}{statistics.median(walls):>10.3f}"
-              f"{_p(walls, 0.95):>10.3f}{cpu50 / bare if bare else 0:>11.1f}×")  # fmt: skip
-    print(f"prompt hook printed the planted fact for {found}/{args.rounds} prompts")
+              f"{_p(walls, 0.95):>10.3f}{cpu50 / bare if bare else 0:>11.1f}×{extra}")  # fmt: skip
+    for name, hits in found.items():
+        print(f"{name}: printed the planted fact for {hits}/{args.rounds} prompts")
 
 
 if __name__ == "__main__":
