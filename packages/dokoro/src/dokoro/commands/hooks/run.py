@@ -25,7 +25,7 @@ import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from dokoro.commands.hooks.events import CAPTURE_EVENTS, CLIENT_EVENTS, EVENTS, MAX_EVENT_BYTES, HookEvent, parse_event
 
@@ -214,7 +214,7 @@ def _capture(store: Store, options: HookOptions, event: HookEvent, result: _Outc
     result.extra.update(total_turns=report.total_turns, done=report.done, summary=report.summary)
 
 
-def answer_request(store: Store, request: dict[str, object]) -> dict[str, object]:
+def answer_request(store: Store, request: dict[str, Any]) -> dict[str, Any]:
     """The warm server's answer to one hook (:mod:`.warm`): the same work as in a hook's own process,
     journaled the same way (marked warm)."""
     from dokoro_store import record_hook_run
@@ -280,7 +280,7 @@ def _serve_warm(argv: list[str]) -> int:
         sys.stderr.write(f"dokoro hook warm: unexpected {exc}\n")
         return 2
     root, url = _store_root(HookOptions("warm", path=path), Path.cwd())
-    return serve(root, url, _embedder_choice(), idle)
+    return serve(root, url, _embedder_choice(), open_store=open_store, answer=answer_request, idle=idle)
 
 
 def _journal(paths: StorePaths | None, options: HookOptions, outcome: str, detail: str, **extra: object) -> None:

@@ -30,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -126,11 +127,18 @@ def spawn(root: Path, url: str | None) -> None:
         )
 
 
-def serve(root: Path, url: str | None, embedder: str, idle: float = IDLE_SECONDS) -> int:
-    """Serve the hooks of the store at ``root`` until idle for ``idle`` seconds."""
+def serve(
+    root: Path,
+    url: str | None,
+    embedder: str,
+    *,
+    open_store: Callable[[Path, str | None], Any],
+    answer: Callable[[Any, dict[str, Any]], dict[str, Any]],
+    idle: float = IDLE_SECONDS,
+) -> int:
+    """Serve the hooks of the store at ``root`` until idle for ``idle`` seconds: ``open_store`` opens
+    it as a hook does, ``answer`` answers one request (both from :mod:`.run`)."""
     import fcntl
-
-    from dokoro.commands.hooks.run import open_store
 
     path = socket_path(root, url, embedder)
     if path is None:
@@ -177,7 +185,7 @@ def serve(root: Path, url: str | None, embedder: str, idle: float = IDLE_SECONDS
                 break
             with conn:
                 conn.settimeout(60)
-                retire = _handle(conn, store, build)
+                retire = _handle(conn, store, build, answer)
             last = time.monotonic()
             if retire:
                 break
@@ -190,10 +198,10 @@ def serve(root: Path, url: str | None, embedder: str, idle: float = IDLE_SECONDS
     return 0
 
 
-def _handle(conn: socket.socket, store: Any, build: str) -> bool:
+def _handle(
+    conn: socket.socket, store: Any, build: str, answer: Callable[[Any, dict[str, Any]], dict[str, Any]]
+) -> bool:
     """Answer one request; True when this server should leave (a client of another build)."""
-    from dokoro.commands.hooks.run import answer_request
-
     try:
         request = json.loads(_read_line(conn) or b"null")
     except (OSError, ValueError):
@@ -204,7 +212,7 @@ def _handle(conn: socket.socket, store: Any, build: str) -> bool:
         with contextlib.suppress(OSError):
             conn.sendall(b'{"retired": true}\n')
         return True
-    reply = answer_request(store, request)
+    reply = answer(store, request)
     with contextlib.suppress(OSError):
         conn.sendall(json.dumps(reply, ensure_ascii=False).encode() + b"\n")
     return False
