@@ -215,4 +215,6 @@ def _handle(
     reply = answer(store, request)
     with contextlib.suppress(OSError):
         conn.sendall(json.dumps(reply, ensure_ascii=False).encode() + b"\n")
-    return False
+    # A failure may be the server's own state going stale (the store re-embedded, its database
+    # moved): it leaves, and the next hook starts a fresh one.
+    return "error" in reply
