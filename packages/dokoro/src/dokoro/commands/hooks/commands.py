@@ -161,10 +161,12 @@ def status(json: JsonOption = False, path: PathOption = None) -> None:
             switch = {"on": switches.on, "why_off": switches.why_off}
         finally:
             store.close(finish=False)
+    warm = _warm_state(root.resolve(), settings.database_url)
     if json:
         emit_json(
             {
                 "installed": installed,
+                "warm_server": warm,
                 "store": str(root),
                 "capture": switch,
                 "last_runs": runs,
@@ -181,6 +183,7 @@ def status(json: JsonOption = False, path: PathOption = None) -> None:
             out.print(f"           {found['problem']}", markup=False, highlight=False)
     state = "on" if switch["on"] else f"off ({switch['why_off']})"
     out.print(f"Store {root}: capture {state}", markup=False, highlight=False)
+    out.print(f"Warm hook server: {warm}", markup=False, highlight=False)
     out.print("Last runs:", markup=False)
     if not runs:
         out.print("  none yet (a hook that finds no store here records nothing)", markup=False)
@@ -198,6 +201,26 @@ def status(json: JsonOption = False, path: PathOption = None) -> None:
                 markup=False,
                 highlight=False,
             )
+
+
+def _warm_state(root: Path, url: str | None) -> str:
+    """Whether the store's warm hook server (:mod:`.warm`) is up, in words."""
+    import os
+    import socket
+
+    from dokoro.commands.hooks.warm import socket_path
+
+    if os.environ.get("DOKORO_HOOK_WARM", "on").strip().lower() in ("0", "off", "false", "no"):
+        return "off (DOKORO_HOOK_WARM)"
+    path = socket_path(root, url, os.environ.get("DOKORO_EMBEDDER", "auto").strip().lower())
+    if path is None:
+        return "unavailable (no private runtime folder)"
+    with socket.socket(socket.AF_UNIX) as probe:
+        try:
+            probe.connect(str(path))
+        except OSError:
+            return "not running (the next hook starts it)"
+    return f"running ({path})"
 
 
 @hooks_app.command("capture")
