@@ -97,7 +97,11 @@ def render_recall(lines: list[RecallLine], budget_tokens: int = 500) -> str:
     when there is nothing to say."""
     if not lines:
         return ""
-    head = "dokoro remembers (close matches for this prompt; open one with its id):"
+    head = (
+        "dokoro remembers (close matches for this prompt; a memory id works with dokoro_memory_verdict "
+        "and dokoro_forget, a session id — also the middle of a turn id, turn:<session>:… — with "
+        "dokoro_session_recall):"
+    )
     out = [head]
     used = len(head)
     limit = budget_tokens * 4
