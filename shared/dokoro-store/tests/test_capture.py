@@ -147,7 +147,9 @@ def test_the_session_summary_lists_asks_files_decisions_and_errors(any_store: St
     assert "We decided to use a sliding expiry" in text
     assert "Errors: Edit: <tool_use_error>File has been modified" in text
     assert "AKIA" not in text
-    assert summary.key_decisions == ["We decided to use a sliding expiry: the session cookie lives eight hours and every request renews it."]
+    assert summary.key_decisions == [
+        "We decided to use a sliding expiry: the session cookie lives eight hours and every request renews it."
+    ]
 
 
 def test_a_summary_the_agent_wrote_always_wins(any_store: Store, transcript: Path) -> None:
@@ -206,7 +208,9 @@ def test_a_transcript_behind_a_symbolic_link_is_refused(store: Store, transcript
         store.capture.ingest(SESSION, link, project=PROJECT)
 
 
-def test_forgetting_a_session_removes_its_turns_summary_and_mark(any_store: Store, transcript: Path, tmp_path: Path) -> None:
+def test_forgetting_a_session_removes_its_turns_summary_and_mark(
+    any_store: Store, transcript: Path, tmp_path: Path
+) -> None:
     other = tmp_path / "other.jsonl"
     other.write_text(transcript.read_text(encoding="utf-8").replace(SESSION, "other-session"), encoding="utf-8")
     any_store.capture.ingest(SESSION, transcript, project=PROJECT)
@@ -243,7 +247,9 @@ def test_recall_renders_ids_within_its_budget(store: Store, transcript: Path) ->
     assert render_recall([], 500) == ""
 
 
-def test_captured_sessions_list_newest_first(store: Store, clock: FrozenClock, transcript: Path, tmp_path: Path) -> None:
+def test_captured_sessions_list_newest_first(
+    store: Store, clock: FrozenClock, transcript: Path, tmp_path: Path
+) -> None:
     other = tmp_path / "other.jsonl"
     other.write_text(transcript.read_text(encoding="utf-8").replace(SESSION, "later"), encoding="utf-8")
     store.capture.ingest(SESSION, transcript, project=PROJECT)
