@@ -257,3 +257,18 @@ def test_captured_sessions_list_newest_first(
     store.capture.ingest("later", other, project=PROJECT)
     assert [s.session_id for s in store.capture.sessions()] == ["later", SESSION]
     assert store.capture.marks([SESSION, "never"]).keys() == {SESSION}
+
+
+def test_the_session_start_briefing_says_nothing_on_an_empty_store_and_lists_what_is_due(
+    any_store: Store, clock: FrozenClock
+) -> None:
+    from dokoro_store import session_start_text
+
+    assert session_start_text(any_store) == ""
+    due = any_store.memories.remember(
+        type="fact", title="The staging database is db-3", body="until the migration", review_after="2026-06-01"
+    ).memory
+    clock.advance(timedelta(days=30))
+    text = session_start_text(any_store, budget=400)
+    assert "## Due for review" in text and due.id in text
+    assert len(text) <= 400 * 4 + 400  # the budget counts the sections' lines (the headings are few)
