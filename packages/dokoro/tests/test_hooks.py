@@ -407,3 +407,30 @@ def test_hook_help_falls_through_to_the_command_line() -> None:
         [sys.executable, "-m", "dokoro", "hook", "--help"], capture_output=True, text=True, env=_env(), timeout=120
     )
     assert done.returncode == 0 and "session-start" in done.stdout
+
+
+def test_init_offers_the_hooks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    done = runner.invoke(app, ["init", "--path", str(tmp_path / "dokoro")])
+    assert done.exit_code == 0, done.output
+    assert "dokoro hooks install" in done.stdout  # no terminal to ask on: it says how
+
+
+def test_capture_is_switched_off_and_on_for_the_store_or_one_project(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "dokoro"
+    Store.open(root).close()
+    monkeypatch.chdir(tmp_path)
+    off = runner.invoke(app, ["hooks", "capture", "off", "--path", str(root)])
+    assert off.exit_code == 0 and (root / ".dokoro.yml").read_text(encoding="utf-8") == "capture: off\n"
+    with Store.open(root) as store:
+        assert not store.capture.switches(None).on
+    runner.invoke(app, ["hooks", "capture", "on", "--path", str(root)])
+    (tmp_path / ".dokoro.yml").write_text("exclude:\n  - secrets/**\n", encoding="utf-8")
+    runner.invoke(app, ["hooks", "capture", "off", "--project"])
+    assert (tmp_path / ".dokoro.yml").read_text(encoding="utf-8") == "capture: off\nexclude:\n  - secrets/**\n"
+    with Store.open(root) as store:
+        switches = store.capture.switches(tmp_path)
+        assert not switches.on and switches.exclude == ["secrets/**"]
+    assert runner.invoke(app, ["hooks", "capture", "maybe", "--path", str(root)]).exit_code == 2
