@@ -50,6 +50,8 @@ NEEDLES = [
     ("we agreed that {x} retries give up after seven attempts and page the on-call",
      "how many times does {x} retry before someone gets paged?"),
 ]  # fmt: skip
+# `dokoro rules` through the command line's Typer app, as before the quick path (for the ratio).
+TYPER_RULES = "import sys; from dokoro.cli import run; sys.argv[1:] = ['rules']; run()"
 NEEDLE_NAMES = ["heron", "marmot", "ibis", "lynx", "oriole", "puffin", "stoat", "tern", "vole", "wren"]
 
 
@@ -221,6 +223,7 @@ def main() -> None:
         "hook session-start": ([*hook, "session-start", "--timeout", "60"], start, cold),
         "hook prompt": ([*hook, "prompt", "--timeout", "60"], prompt, cold),
         "rules": ([py, "-m", "dokoro", "rules"], None, cold),
+        "rules (Typer path)": ([py, "-c", TYPER_RULES], None, cold),
         "warm session-start": ([*hook, "session-start", "--timeout", "60"], start, env),
         "warm prompt": ([*hook, "prompt", "--timeout", "60"], prompt, env),
     }

@@ -244,12 +244,17 @@ def _warm(
 ) -> bool:
     """Answer through the store's warm server (:mod:`.warm`); False when none answered (one is
     started for the next hook), and this process answers."""
-    from dokoro.commands.hooks.warm import ask, socket_path, spawn
+    from dokoro.commands.hooks.warm import ask, socket_path, spawn, wait_for
 
+    began = time.monotonic()
     path = socket_path(root, url, _embedder_choice())
     if path is None:
         return False
-    reply = ask(path, {"argv": argv, "event": raw}, left) if path.exists() else None
+    # A server still starting (another hook started it a moment ago): wait for it rather than open
+    # the store here too, at most until half this hook's time is gone.
+    present = path.exists() or wait_for(path, left / 2)
+    left -= time.monotonic() - began
+    reply = ask(path, {"argv": argv, "event": raw}, left) if present else None
     if reply is None or reply.get("retired"):
         spawn(root, url)
         return False

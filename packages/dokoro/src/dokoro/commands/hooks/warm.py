@@ -34,7 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["IDLE_SECONDS", "ask", "serve", "socket_path", "spawn"]
+__all__ = ["IDLE_SECONDS", "ask", "serve", "socket_path", "spawn", "starting", "wait_for"]
 
 IDLE_SECONDS = 1800.0
 _MAX_MESSAGE = 16 * 1024 * 1024
@@ -102,6 +102,33 @@ def ask(path: Path, request: dict[str, Any], timeout: float) -> dict[str, Any] |
     except (OSError, ValueError):
         return None
     return reply if isinstance(reply, dict) else None
+
+
+def starting(path: Path) -> bool:
+    """Whether a server of this socket holds its lock (starting or serving)."""
+    import fcntl
+
+    try:
+        fd = os.open(path.with_suffix(".lock"), os.O_RDWR | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # closing drops a lock this probe took
+    return False
+
+
+def wait_for(path: Path, seconds: float) -> bool:
+    """Wait up to ``seconds`` for a starting server's socket (the store opening, the model loading)."""
+    deadline = time.monotonic() + seconds
+    while not path.exists():
+        if time.monotonic() >= deadline or not starting(path):
+            return False
+        time.sleep(0.05)
+    return True
 
 
 def spawn(root: Path, url: str | None) -> None:
