@@ -434,3 +434,30 @@ def test_capture_is_switched_off_and_on_for_the_store_or_one_project(
         switches = store.capture.switches(tmp_path)
         assert not switches.on and switches.exclude == ["secrets/**"]
     assert runner.invoke(app, ["hooks", "capture", "maybe", "--path", str(root)]).exit_code == 2
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["hook", "session-start", "--timeout", "60"], ["hook", "prompt", "--timeout", "60"], ["hook", "stop"], ["rules"]],
+)
+def test_the_hooks_and_rules_load_neither_the_cli_nor_the_server_stack(
+    argv: list[str], project: Path, transcript: Path
+) -> None:
+    with Store.open(project / "dokoro") as store:
+        store.memories.remember(type="rule", title="Run the linter first", body="ruff check before commit")
+    code = (
+        "import sys\n"
+        "from dokoro.__main__ import main\n"
+        f"sys.argv = ['dokoro', *{argv!r}]\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "heavy = {'mcp', 'dokoro_server', 'typer', 'rich', 'click', 'pydantic_settings', 'starlette', 'uvicorn'}\n"
+        "sys.stderr.write('LOADED ' + ' '.join(sorted({m.split('.')[0] for m in sys.modules} & heavy)) + '\\n')\n"
+    )
+    event = _payload("UserPromptSubmit", project, transcript, prompt="what did we decide about session expiry?")
+    done = subprocess.run(
+        [sys.executable, "-c", code], input=json.dumps(event), capture_output=True, text=True, cwd=project, env=_env(),
+        timeout=180,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (line,) = [x for x in done.stderr.splitlines() if x.startswith("LOADED")]
+    assert line == "LOADED "
