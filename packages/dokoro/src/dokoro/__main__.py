@@ -47,7 +47,7 @@ def main() -> None:
 
         serve()
         return
-    if sys.argv[1] in ("hook", "rules"):
+    if sys.argv[1:2] in (["hook"], ["rules"]):
         # A hook runs on every prompt and `dokoro rules` is read often: both answer without Typer,
         # Rich or the server kit (`--help` and anything unusual fall through to the command line).
         from dokoro.commands.quick import run_quick
