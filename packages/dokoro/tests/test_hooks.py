@@ -36,6 +36,9 @@ runner = CliRunner(env={"COLUMNS": "200"})
 
 def _env(database_url: str | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("DOKORO_")}
+    # Each hook answers in its own process here: a warm server per test's store would outlive the
+    # test (test_hooks_warm.py covers the warm path).
+    env["DOKORO_HOOK_WARM"] = "off"
     if database_url:
         env["DOKORO_DATABASE_URL"] = database_url
     return env
