@@ -391,25 +391,20 @@ def rerank(
     limit: int = 10,
     *,
     vectors: bool = True,
-    weights: Sequence[float] | None = None,
-    depth: int | None = None,
 ) -> list[Scored]:
     """The candidates with the best :data:`RERANK_DEPTH` (or ``limit``) re-ordered by the fitted model.
 
-    ``weights`` (one per :data:`FEATURES`) and ``depth`` override the fitted ones (benchmarks only).
-    The re-ordered block keeps scores above the rest, so scores still fall with rank.
+    Each new score is the fused score plus :data:`WEIGHTS` · :func:`features`; the re-ordered block
+    keeps scores above the rest, so scores still fall with rank.
     """
-    weights = WEIGHTS if weights is None else tuple(weights)
-    if len(weights) != len(FEATURES):
-        raise ValueError(f"the re-ranker takes {len(FEATURES)} weights ({', '.join(FEATURES)}); got {len(weights)}")
-    depth = max(depth or RERANK_DEPTH, limit)
+    depth = max(RERANK_DEPTH, limit)
     head, tail = candidates[:depth], candidates[depth:]
     if len(head) < 2:
         return candidates
-    wanted = {name for name, weight in zip(FEATURES, weights, strict=True) if weight}
+    wanted = {name for name, weight in zip(FEATURES, WEIGHTS, strict=True) if weight}
     rows = features(planned, query, head, texts([c.doc_id for c in head]), vectors=vectors, wanted=wanted)
     values = [
-        c.score + sum(w * x for w, x in zip(weights, row, strict=True) if w) for c, row in zip(head, rows, strict=True)
+        c.score + sum(w * x for w, x in zip(WEIGHTS, row, strict=True) if w) for c, row in zip(head, rows, strict=True)
     ]
     floor = min(values)
     tail_top = max((c.score for c in tail), default=0.0)

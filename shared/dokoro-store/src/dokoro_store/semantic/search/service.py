@@ -4,10 +4,15 @@
 full-text leg and the vector leg (chunks deduplicated to their best chunk per document; a recall's
 on a large store from the memories' chunk vectors held in memory, :mod:`.memory_index`,
 else the vector engine), fuses
-their scores with the thread neighbours and the graph signal (:mod:`.hybrid`; reciprocal rank
-fusion, k = 60, remains as ``FusionSettings(method="rrf")``), re-ranks the best candidates
-(:mod:`.rerank`) and explains every hit (:mod:`.hits`): the terms it matched, its cosine as a
-semantic neighbour, the entry beside it that matched, with the scores and ranks behind them.
+their scores with the thread neighbours and the graph signal (:mod:`.hybrid`), re-ranks the best
+candidates (:mod:`.rerank`) and explains every hit (:mod:`.hits`): the terms it matched, its cosine
+as a semantic neighbour, the entry beside it that matched, with the scores and ranks behind them.
+A single leg (``mode`` keyword or semantic) keeps its own order.
+
+Search has one path. What a bench needs to turn a part off it builds from the public pieces:
+:meth:`SearchService.legs`, :meth:`SearchService.texts`, :func:`~dokoro_store.index.ranking.hybrid.fuse_scores`,
+:func:`~dokoro_store.index.ranking.rerank.features`, :func:`~dokoro_store.index.ranking.hybrid.keep_agreement`
+(``bench/locomo_retrieval.py``, whose rows check that these pieces put together give this ranking).
 
 :meth:`SearchService.refresh` is what search tools run on entry: the reconcile of hand-edited
 workspace markdown, then indexing of every document whose content changed since it was indexed
@@ -37,7 +42,6 @@ from dokoro_store.index.ranking.fusion import (
     DEFAULT_FUSION,
     RRF_K,
     Fused,
-    FusionSettings,
     best_per_document,
     reciprocal_rank_fusion,
 )
@@ -63,11 +67,11 @@ from dokoro_store.semantic.search.types import (
     SEARCH_MODES,
     GraphHit,
     GraphSignal,
+    Legs,
     Ranked,
     RefreshReport,
     ScopedVectors,
     SearchMode,
-    _Legs,
     _utc_now,
 )
 
@@ -152,21 +156,18 @@ class SearchService:
         query: str,
         limit: int = 10,
         mode: SearchMode = "hybrid",
-        depth: int | None = None,
         graph: bool = True,
-        fusion: FusionSettings | None = None,
         scope: DocScope | None = None,
     ) -> SearchResults:
         """Search every document; ``mode`` = hybrid (default), keyword (full text) or semantic (vectors).
 
         Hybrid mode fuses the legs' scores (:mod:`.hybrid`): full text, vectors, the neighbours of
         thread entries and, unless ``graph`` is False, the documents the entity graph links to
-        entities named in the query; then re-ranks the best (:mod:`.rerank`). ``fusion`` overrides
-        the tuned settings (the benches' seam: the product has one path). ``scope`` restricts the
-        documents: a condition of every leg (:mod:`.scope`), so a match is found however many
+        entities named in the query; then re-ranks the best (:mod:`.rerank`). ``scope`` restricts
+        the documents: a condition of every leg (:mod:`.scope`), so a match is found however many
         other documents outrank it.
         """
-        ranked = self.ranked(query, limit, mode, depth, graph, fusion, scope)
+        ranked = self.ranked(query, limit, mode, graph, scope)
         hits = ranked.hits()
         return SearchResults(
             query=query,
@@ -183,9 +184,7 @@ class SearchService:
         query: str,
         limit: int = 10,
         mode: SearchMode = "hybrid",
-        depth: int | None = None,
         graph: bool = True,
-        fusion: FusionSettings | None = None,
         scope: DocScope | None = None,
     ) -> Ranked:
         """The ranking of :meth:`universal` before its hits are built: the best ``limit`` documents and
@@ -193,8 +192,7 @@ class SearchService:
         weathers the re-ranked fifty and shows ten)."""
         if not 1 <= limit <= MAX_LIMIT:
             raise InvalidArgumentError(f"limit must be between 1 and {MAX_LIMIT}; got {limit}")
-        settings = fusion or DEFAULT_FUSION
-        legs = self._legs(query, mode, depth, graph, settings, limit, scope)
+        legs = self.legs(query, mode, graph, limit=limit, scope=scope)
         graph_by_doc = {g.doc_id: g for g in legs.graph_hits}
         text_by_doc = {h.doc_id: h for h in legs.text_hits}
         lifted: dict[str, str] | None = None
@@ -203,23 +201,13 @@ class SearchService:
         def texts(doc_ids: Sequence[str]) -> dict[str, str]:
             missing = [d for d in doc_ids if d not in seen]
             if missing:
-                seen.update(self._texts(missing))
+                seen.update(self.texts(missing))
             return {d: seen[d] for d in doc_ids if d in seen}
 
         inputs: list[RelevanceInputs] = []
         if legs.scored:
-            fused_docs = self._fuse(legs, settings, scope)
-            if settings.rerank:
-                fused_docs = rerank(
-                    legs.planned,
-                    query,
-                    fused_docs,
-                    texts,
-                    limit,
-                    vectors=legs.embedder_id is not None,
-                    weights=settings.rerank_weights,
-                    depth=settings.rerank_depth,
-                )
+            fused_docs = self._fuse(legs, scope)
+            fused_docs = rerank(legs.planned, query, fused_docs, texts, limit, vectors=legs.embedder_id is not None)
             fused_docs = keep_agreement(fused_docs)
             standing = self._standing([s.doc_id for s in fused_docs[: max(limit, RERANK_DEPTH)]])
             fused_docs = demote_retired(fused_docs, lambda s: s.doc_id, standing.retired, standing.stale)
@@ -292,13 +280,13 @@ class SearchService:
 
         return standing(self._db, doc_ids, self._clock.now() if self._clock is not None else _utc_now())
 
-    def candidates(self, query: str, fusion: FusionSettings | None = None) -> tuple[PlannedQuery, list[Scored]]:
+    def candidates(self, query: str) -> tuple[PlannedQuery, list[Scored]]:
         """The fused hybrid candidates before the second stage, best first (fitting the re-ranker)."""
-        settings = fusion or DEFAULT_FUSION
-        legs = self._legs(query, "hybrid", None, True, settings, 10)
-        return legs.planned, self._fuse(legs, settings)
+        legs = self.legs(query)
+        return legs.planned, self._fuse(legs)
 
-    def _texts(self, doc_ids: Sequence[str]) -> dict[str, str]:
+    def texts(self, doc_ids: Sequence[str]) -> dict[str, str]:
+        """``"<title>\\n<content>"`` of each of ``doc_ids`` that exists (what the re-ranker reads)."""
         # Handed to the driver as it is (the re-ranker's 50 ids on every query: SQLAlchemy's
         # expansion of the IN list cost more than the query).
         ids = list(dict.fromkeys(doc_ids))
@@ -306,17 +294,16 @@ class SearchService:
             rows = rows_by_ids(session.connection(), "SELECT id, title, content FROM docs", ids)
         return {str(r[0]): f"{r[1] or ''}\n{r[2] or ''}" for r in rows}
 
-    def _fuse(self, legs: _Legs, settings: FusionSettings, scope: DocScope | None = None) -> list[Scored]:
+    def _fuse(self, legs: Legs, scope: DocScope | None = None) -> list[Scored]:
         fused = fuse_scores(
             self._db,
-            settings,
+            DEFAULT_FUSION,
             legs.text_hits,
             legs.vector_hits,
             [g.doc_id for g in legs.graph_hits],
             embedder=legs.embedder_id,
             query_vector=legs.query_vector,
-            # The engine's vectors in memory (an exact scan's matrix), when it keeps them.
-            stored=legs.stored if legs.stored is not None else getattr(self._vectors(), "stored_vectors", None),
+            stored=legs.stored,
         )
         if scope is None:
             return fused
@@ -329,25 +316,29 @@ class SearchService:
         allowed = from_legs | scope.keep(self._db, joined)
         return [s for s in fused if s.doc_id in allowed]
 
-    def _legs(
+    def legs(
         self,
         query: str,
-        mode: SearchMode,
-        depth: int | None,
-        graph: bool,
-        settings: FusionSettings,
-        limit: int,
+        mode: SearchMode = "hybrid",
+        graph: bool = True,
+        *,
+        limit: int = 10,
+        depth: int | None = None,
         scope: DocScope | None = None,
-    ) -> _Legs:
+    ) -> Legs:
+        """What each leg of a search for ``query`` finds before any fusion: the planned full-text
+        query and its hits, the query's vector and its nearest documents, the graph's links (hybrid
+        mode). ``depth``: candidates per leg (default: the fusion's, at least ``limit``, in hybrid
+        mode; a single leg's ``limit`` × 1.5)."""
         if not query.strip():
             raise InvalidArgumentError("query must not be empty: say what you are looking for")
         if mode not in SEARCH_MODES:
             raise InvalidArgumentError(f"mode must be one of {', '.join(SEARCH_MODES)}; got {mode!r}")
-        scored = mode == "hybrid" and settings.method == "score"
-        # Candidates per leg. Rank fusion: enough to find agreement, few enough that a weak leg's tail
-        # cannot outvote the other's top hits. Score fusion weighs by score, so it can look deeper.
-        depth = depth or (max(settings.depth, limit) if scored else max(limit * 3 // 2, 10))
-        legs = _Legs(planned=plan_query(query), scored=scored, engine=self._vectors().engine)
+        scored = mode == "hybrid"
+        # Candidates per leg: score fusion weighs by score, so it can look deep; a single leg's order
+        # is its answer.
+        depth = depth or (max(DEFAULT_FUSION.depth, limit) if scored else max(limit * 3 // 2, 10))
+        legs = Legs(planned=plan_query(query), scored=scored, engine=self._vectors().engine)
         legs.text_hits = self._keyword(legs.planned, depth, scope) if mode != "semantic" else []
         if mode != "keyword":
             embedder = self._embedder.get()
@@ -376,6 +367,8 @@ class SearchService:
                             legs.stored = self.scoped_vectors.stored_vectors
                     if raw is None:
                         raw = self._vectors().search(legs.query_vector, embedder.id, depth * 2, scope)
+                        # The engine's vectors in memory (an exact scan's matrix), when it keeps them.
+                        legs.stored = getattr(self._vectors(), "stored_vectors", None)
                     # Several chunks of one document may come back: keep each document's best chunk.
                     legs.vector_hits = best_per_document(raw, lambda h: h.doc_id)[:depth]
         graph_hits = self._graph(query, depth, legs.notes) if graph and mode == "hybrid" else []
