@@ -109,6 +109,19 @@ def rows_for(base: Variant) -> list[Row]:
     ):
         if getattr(fusion, setting) > 0:
             changes.append((label, {"fusion": dataclasses.replace(fusion, **{setting: 0.0})}, what))
+    # Issue 48: the idea kept (off), and those measured and not kept (on; bench/retrieval_ideas.py).
+    # Their settings are the best of a few tried on the tune fold (docs/benchmarks.md).
+    changes += [
+        ("-speaker-query", {"speaker_query": False}, "the vector leg without the query less the speaker it names"),
+        ("+quota4", {"quota": 4}, "diversity: at most 4 turns of a thread in the page"),
+        ("+thread-penalty", {"thread_penalty": 0.02}, "diversity, MMR-like: a thread's next turn costs 0.02"),
+        ("+graph-expand", {"graph_expand": 20}, "documents linked to entities of the first 3 hits join"),
+        ("+thread-expand", {"thread_expand": 2}, "two stages: every turn of the 2 best threads joins"),
+        ("+thread-boost", {"thread_boost": 0.1}, "two stages: a turn gains 0.1 x its thread's score"),
+        ("+prf", {"prf_terms": 10}, "RM3-like: full text also searches 10 terms of the first hits"),
+        ("+rocchio", {"rocchio": 30}, "Rocchio: vectors search again toward the first hits (30 join)"),
+        ("+preference", {"preference": 0.5}, "a trait question's speaker stating a preference (+0.5)"),
+    ]
     plain = dataclasses.replace(base, fusion=dataclasses.replace(fusion, neighbour_weight=0.0), rerank=False)
     rows = [
         Row("keyword", "keyword", None, "full text alone (FTS5 OR'ed, bm25)"),

@@ -56,6 +56,7 @@ __all__ = [
     "named_speakers",
     "proximity",
     "rerank",
+    "speaker_of",
 ]
 
 RERANK_DEPTH = 50  # candidates re-ordered (at least the page asked for)
@@ -275,17 +276,24 @@ def _content(text: str) -> str:
     return content.replace(title, " ") if title.strip() else content
 
 
-def named_speakers(query: str, bodies: Sequence[str]) -> list[bool]:
-    """Per body that is a chat turn ``"<Speaker>: <text>"``, whether the query names that speaker.
+def speaker_of(text: str) -> list[str] | None:
+    """The words of the speaker's name when ``text`` (``"<title>\\n<content>"``) is a chat turn
+    ``"<Speaker>: …"``, else None.
 
     Only the content's first line counts (a turn opens with its speaker; ``"Entities: Ana"`` further
     down a memory is no speaker), and only when its label reads as a name (:func:`_speaker_name`).
     """
+    first = next((line for line in _content(text).splitlines() if line.strip()), "")
+    return _speaker_name(first)
+
+
+def named_speakers(query: str, bodies: Sequence[str]) -> list[bool]:
+    """Per body that is a chat turn ``"<Speaker>: <text>"`` (:func:`speaker_of`), whether the query
+    names that speaker."""
     words = {w.lower() for w in _WORD.findall(query)}
     out = []
     for body in bodies:
-        first = next((line for line in _content(body).splitlines() if line.strip()), "")
-        names = _speaker_name(first)
+        names = speaker_of(body)
         out.append(bool(names) and all(w.lower() in words for w in names or ()))
     return out
 

@@ -46,7 +46,9 @@ from dokoro_store.index.ranking.fusion import (
     reciprocal_rank_fusion,
 )
 from dokoro_store.index.ranking.hybrid import Scored, fuse_scores, keep_agreement
+from dokoro_store.index.ranking.neighbours import StoredVectors
 from dokoro_store.index.ranking.rerank import RERANK_DEPTH, coverage, rerank
+from dokoro_store.index.ranking.speakers import SPEAKER_HITS, blend, without_speaker
 from dokoro_store.index.scope import DocScope
 from dokoro_store.index.vectors.index import VectorHit, VectorIndex
 from dokoro_store.results.search import (
@@ -196,7 +198,7 @@ class SearchService:
         graph_by_doc = {g.doc_id: g for g in legs.graph_hits}
         text_by_doc = {h.doc_id: h for h in legs.text_hits}
         lifted: dict[str, str] | None = None
-        seen: dict[str, str] = {}  # the candidates' texts, read once (the re-ranker's, then relevance's)
+        seen = dict(legs.texts)  # the candidates' texts, read once (the legs', the re-ranker's, relevance's)
 
         def texts(doc_ids: Sequence[str]) -> dict[str, str]:
             missing = [d for d in doc_ids if d not in seen]
@@ -360,22 +362,46 @@ class SearchService:
                 legs.query_vector = self._embed_query(embedder, query, legs.notes, mode)
                 if legs.query_vector is not None:
                     legs.embedder_id = embedder.id
-                    raw = None
-                    if scope is not None and self.scoped_vectors is not None:
-                        raw = self.scoped_vectors.search(legs.query_vector, embedder.id, depth * 2, scope)
-                        if raw is not None:
-                            legs.stored = self.scoped_vectors.stored_vectors
-                    if raw is None:
-                        raw = self._vectors().search(legs.query_vector, embedder.id, depth * 2, scope)
-                        # The engine's vectors in memory (an exact scan's matrix), when it keeps them.
-                        legs.stored = getattr(self._vectors(), "stored_vectors", None)
-                    # Several chunks of one document may come back: keep each document's best chunk.
-                    legs.vector_hits = best_per_document(raw, lambda h: h.doc_id)[:depth]
+                    if scored:
+                        legs.query_vector = self._about_speaker(embedder, query, legs)
+                    legs.vector_hits, legs.stored = self.vector_leg(legs.query_vector, embedder.id, depth, scope)
         graph_hits = self._graph(query, depth, legs.notes) if graph and mode == "hybrid" else []
         # The graph lifts documents the other legs found; it does not bring in new ones.
         found = {h.doc_id for h in legs.text_hits} | {h.doc_id for h in legs.vector_hits}
         legs.graph_hits = [g for g in graph_hits if g.doc_id in found]
         return legs
+
+    def vector_leg(
+        self, vector: Vector, embedder_id: str, depth: int, scope: DocScope | None = None
+    ) -> tuple[list[VectorHit], StoredVectors | None]:
+        """The ``depth`` documents nearest ``vector`` (each by its best chunk), best first, and what
+        holds their vectors in memory (None: the fusion reads them from the database)."""
+        raw = None
+        stored: StoredVectors | None = None
+        if scope is not None and self.scoped_vectors is not None:
+            raw = self.scoped_vectors.search(vector, embedder_id, depth * 2, scope)
+            if raw is not None:
+                stored = self.scoped_vectors.stored_vectors
+        if raw is None:
+            raw = self._vectors().search(vector, embedder_id, depth * 2, scope)
+            # The engine's vectors in memory (an exact scan's matrix), when it keeps them.
+            stored = getattr(self._vectors(), "stored_vectors", None)
+        # Several chunks of one document may come back: keep each document's best chunk.
+        return best_per_document(raw, lambda h: h.doc_id)[:depth], stored
+
+    def _about_speaker(self, embedder: Embedder, query: str, legs: Legs) -> Vector:
+        """The query's vector, blended with the vector of the query less the one speaker it names
+        among the full-text leg's best hits (:mod:`~dokoro_store.index.ranking.speakers`)."""
+        assert legs.query_vector is not None
+        legs.texts.update(self.texts([h.doc_id for h in legs.text_hits[:SPEAKER_HITS]]))
+        rest = without_speaker(query, legs.texts.values())
+        if rest is None:
+            return legs.query_vector
+        try:
+            other: Vector = embedder.embed([rest], query=True)[0]
+        except EmbedderUnavailableError:
+            return legs.query_vector
+        return blend(legs.query_vector, other)
 
     def _embed_query(self, embedder: Embedder, query: str, notes: list[str], mode: str) -> Vector | None:
         try:
@@ -462,28 +488,9 @@ class SearchService:
         """What git says the project at ``project`` is doing, and the documents matching it.
 
         ``project`` must lie inside ``project_root``, the project the server was started for."""
-        from dokoro_store.semantic.search.ambient import ambient_context
+        from dokoro_store.semantic.search.ambient import ambient_search
 
-        context = ambient_context(project, project_root=project_root)
-        notes: list[str] = []
-        hits: list[SearchHit] = []
-        if context.query:
-            notes += self.refresh().notes
-            found = self.universal(context.query, limit=limit)
-            notes += found.notes
-            hits = found.results
-        return AmbientResult(
-            project_path=context.project_path,
-            branch=context.branch,
-            commits=context.commits,
-            files=context.files,
-            branch_keywords=context.branch_keywords,
-            commit_keywords=context.commit_keywords,
-            file_keywords=context.file_keywords,
-            query=context.query,
-            notes=notes,
-            results=hits,
-        )
+        return ambient_search(self, project, limit, project_root=project_root)
 
     # ------------------------------------------------------------------ status
     def status(self) -> SearchStatusResult:

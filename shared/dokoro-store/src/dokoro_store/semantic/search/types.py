@@ -88,6 +88,7 @@ class Legs:
     query_vector: Vector | None = None
     # The candidates' vectors held by whatever answered the vector leg (None: the engine's or read).
     stored: StoredVectors | None = None
+    texts: dict[str, str] = field(default_factory=dict)  # texts the legs read (doc id → "<title>\n<content>")
 
 
 @dataclass
