@@ -10,9 +10,10 @@ as a semantic neighbour, the entry beside it that matched, with the scores and r
 A single leg (``mode`` keyword or semantic) keeps its own order.
 
 Search has one path. What a bench needs to turn a part off it builds from the public pieces:
-:meth:`SearchService.legs`, :meth:`SearchService.texts`, :func:`~dokoro_store.index.ranking.hybrid.fuse_scores`,
-:func:`~dokoro_store.index.ranking.rerank.features`, :func:`~dokoro_store.index.ranking.hybrid.keep_agreement`
-(``bench/locomo_retrieval.py``, whose rows check that these pieces put together give this ranking).
+:meth:`SearchService.legs`, :meth:`SearchService.vector_leg`, :meth:`SearchService.texts`,
+:func:`~dokoro_store.index.ranking.hybrid.fuse_scores`, :func:`~dokoro_store.index.ranking.rerank.features`,
+:func:`~dokoro_store.index.ranking.hybrid.keep_agreement` (``bench/ablation.py``; its row ``pieces`` and
+``tests/test_bench_pieces.py`` check that these pieces put together give this ranking).
 
 :meth:`SearchService.refresh` is what search tools run on entry: the reconcile of hand-edited
 workspace markdown, then indexing of every document whose content changed since it was indexed
