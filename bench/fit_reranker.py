@@ -19,7 +19,6 @@ to paste into ``rerank.WEIGHTS``.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import pickle
 import sys
@@ -31,7 +30,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np
 from dokoro_store import Store
-from dokoro_store.index.ranking.fusion import DEFAULT_FUSION
 from dokoro_store.index.ranking.rerank import FEATURES, RERANK_DEPTH, WEIGHTS, features
 from dokoro_store.retrieval import RetrievalConfig
 from locomo_retrieval import DATA, FOLDS, _ingest, doc_id_of, evidence_of, turns_of
@@ -47,7 +45,6 @@ KEEP = 60  # candidates kept per question in the dump (the depth searched is at 
 
 def collect(cache: Path | None) -> list[Raw]:
     data = json.loads(DATA.read_text(encoding="utf-8"))
-    fusion = dataclasses.replace(DEFAULT_FUSION, rerank=False)
     out: list[Raw] = []
     for index in FOLDS["all"]:
         turns = turns_of(data[index])
@@ -66,9 +63,9 @@ def collect(cache: Path | None) -> list[Raw]:
                     if not gold or category not in (1, 2, 3, 4):
                         continue
                     question = str(qa["question"])
-                    planned, candidates = store.search.candidates(question, fusion)
+                    planned, candidates = store.search.candidates(question)
                     head = candidates[:KEEP]
-                    texts = store.search._texts([c.doc_id for c in head])
+                    texts = store.search.texts([c.doc_id for c in head])
                     out.append((index, category, [doc_id_of(g) for g in gold], question, planned, head, texts))
         print(f"  conversation {index}: {sum(1 for q in out if q[0] == index)} questions", file=sys.stderr)
     return out

@@ -13,18 +13,16 @@ weathering recall had before its near-tie rule (relevance × trust × state × (
     uv run python bench/locomo_memories.py [--embedder auto|onnx|static|hashing|none] [--rows default,...]
 
 Rows: ``default`` is recall exactly as the tool runs it; ``mcp`` is the same through the MCP tools
-over stdio (``bench/locomo_mcp.py``: ``dokoro_remember`` with ``session_id``, ``dokoro_recall``).
-The ablation rows run the same recall with one change of the search engine turned off (the bench
-hands recall's search other fusion settings); ``-threads`` imports the memories without their
-session thread. Tuned on conversations 0-3 only; the tuning fold, the report fold (4-6) and the
-whole split are printed apart.
+over stdio (``bench/locomo_mcp.py``: ``dokoro_remember`` with ``session_id``, ``dokoro_recall``);
+``-threads`` imports the memories without their session thread. Recall ranks with the search's one
+path (``SearchService.ranked``): the search engine's ablations are ``bench/locomo_retrieval.py``'s
+rows over the same turns. Tuned on conversations 0-3 only; the tuning fold, the report fold (4-6)
+and the whole split are printed apart.
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import functools
 import json
 import sys
 import tempfile
@@ -37,8 +35,6 @@ from unittest import mock
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from dokoro_store import Store
-from dokoro_store.index.ranking.fusion import DEFAULT_FUSION
-from dokoro_store.index.ranking.rerank import FEATURES, WEIGHTS
 from dokoro_store.retrieval import RetrievalConfig
 from dokoro_store.semantic.memories import recall as memory_recall
 from dokoro_store.semantic.memories.service import MemoryDraft
@@ -46,39 +42,13 @@ from locomo_retrieval import DATA, FOLDS, Row, Scores, evidence_of, report, scor
 
 
 def rows_for() -> list[Row]:
-    base = DEFAULT_FUSION
     return [
-        Row("default", "hybrid", True, base, "dokoro_recall as the MCP tool runs it (use not counted)"),
-        Row("mcp", "hybrid", True, base, "through the MCP tools over stdio (session_id passed; use counted)"),
-        Row("+use", "hybrid", True, base, "the same with use counted, questions asked in order"),
-        Row("+use-before", "hybrid", True, base, "use counted, heat multiplying relevance (before the rule)"),
-        Row("-threads", "hybrid", True, base, "memories imported without their session thread"),
-        Row(
-            "rrf",
-            "hybrid",
-            True,
-            dataclasses.replace(base, method="rrf"),
-            "recall over reciprocal rank fusion (before)",
-        ),
-        Row("-rerank", "hybrid", True, dataclasses.replace(base, rerank=False), "without the second stage"),
-        Row("-neighbours", "hybrid", True, dataclasses.replace(base, neighbour_weight=0.0), "without neighbours"),
-        *(
-            Row(label, "hybrid", True, dataclasses.replace(base, rerank_weights=_without(names)), what)
-            for label, names, what in (
-                ("-speaker", ("speaker",), "re-ranker without the speaker-named feature"),
-                ("-temporal", ("temporal",), "re-ranker without the temporal feature"),
-                ("-rare", ("rare", "lifter_rare"), "re-ranker without rare-term coverage (own and lifter's)"),
-                ("-static", ("static",), "re-ranker without the static model's cosine"),
-                ("-date", ("date",), "re-ranker without the query's period matched to the candidates' dates"),
-                ("-reply", ("asks", "reply"), "re-ranker without asks and reply (the re-ranker before issue 28's)"),
-            )
-        ),
+        Row("default", "hybrid", None, "dokoro_recall as the MCP tool runs it (use not counted)"),
+        Row("mcp", "hybrid", None, "through the MCP tools over stdio (session_id passed; use counted)"),
+        Row("+use", "hybrid", None, "the same with use counted, questions asked in order"),
+        Row("+use-before", "hybrid", None, "use counted, heat multiplying relevance (before the rule)"),
+        Row("-threads", "hybrid", None, "memories imported without their session thread"),
     ]
-
-
-def _without(names: tuple[str, ...]) -> tuple[float, ...]:
-    """The fitted re-ranker's weights with these features' set to 0 (no refit)."""
-    return tuple(0.0 if f in names else w for f, w in zip(FEATURES, WEIGHTS, strict=True))
 
 
 def _ingest(store: Store, turns: list[dict[str, Any]], threads: bool) -> dict[str, str | None]:
@@ -137,17 +107,12 @@ def run(data: list[dict[str, Any]], convs: list[int], config: RetrievalConfig, r
                 status = store.search.status()
                 embedder, engine = status.embedder or "none", status.vector_engine_label
                 store.memories.recall("warm up", count_use=False)
-                ranked = store.search.ranked
                 for qa in conversation["qa"]:
                     category = int(qa.get("category", 0))
                     gold = evidence_of(qa, known)
                     if category not in (1, 2, 3, 4) or not gold:
                         continue
                     for row in wanted:
-                        # Ablations only: recall's search (``SearchService.ranked``) runs with this row's
-                        # fusion settings. (Patching ``universal``, as this bench did, stopped reaching
-                        # recall once recall called ``ranked``: every row printed the default's figures.)
-                        store.search.ranked = functools.partial(ranked, fusion=row.fusion)  # type: ignore[method-assign]
                         started = time.perf_counter()
                         counted = row.name.startswith("+use")
                         weathering = _weather_before if row.name == "+use-before" else _WEATHER_NOW
@@ -156,7 +121,6 @@ def run(data: list[dict[str, Any]], convs: list[int], config: RetrievalConfig, r
                         latency[row.name].append((time.perf_counter() - started) * 1000)
                         found = [dia_of.get(h.memory.id) for h in hits]
                         scores[row.name][index][category].append(score_list(gold, found))
-                store.search.ranked = ranked  # type: ignore[method-assign]
         print(f"  {conversation['sample_id']}: {len(turns)} memories", file=sys.stderr)
     return {
         "scores": scores,

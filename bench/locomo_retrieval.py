@@ -15,8 +15,11 @@ reports that fold, conversations 4-6 (the *report* fold) and the whole split apa
 
 Rows: ``default`` is search_universal exactly as the MCP tool runs it; ``mcp`` is the same through the
 MCP tools over stdio (``bench/locomo_mcp.py``: ``search_index_content`` with ``thread`` and ``at``,
-``search_universal``); ``-X`` rows turn one change off; the baselines are full text alone, vectors
-alone and the former reciprocal rank fusion.
+``search_universal``); ``pieces`` is the same ranking rebuilt from the store's public pieces
+(``bench/ablation.py``: the search takes no settings), and the line under the table says on how many
+questions it ranks exactly as ``default``; ``-X`` rows are ``pieces`` with one change off (``--set``
+changes the fusion settings of ``pieces`` and of every ``-X`` row); the baselines are full text
+alone, vectors alone and the former reciprocal rank fusion.
 """
 
 from __future__ import annotations
@@ -36,6 +39,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from ablation import Variant, ranking, without
 from dokoro_store import Store
 from dokoro_store.index.ranking.fusion import DEFAULT_FUSION, FusionSettings
 from dokoro_store.retrieval import RetrievalConfig
@@ -59,8 +65,7 @@ _EVIDENCE = re.compile(r"D:?(\d+):(\d+)")
 class Row:
     name: str
     mode: str
-    graph: bool
-    fusion: FusionSettings
+    variant: Variant | None  # None: the product's own call (``store.search.universal``)
     what: str
 
 
@@ -70,58 +75,65 @@ WEIGHTS_BEFORE: tuple[float, ...] = (0.0, 0.0, 0.2, 0.0, 0.75, *([0.0] * 13))
 DEPTH_BEFORE = 30
 
 
-def rows_for(base: FusionSettings) -> list[Row]:
-    """The baselines, the default, and the default with each change turned off. (Rows of options
-    measured and not kept, which the product no longer carries: ``docs/benchmarks-history.md``.)"""
-    changes: list[tuple[str, dict[str, Any], str]] = []
-    if base.rerank:
-        changes.append(("-rerank", {"rerank": False}, "without the second stage (re-ranker)"))
-    if base.rerank:
-        from dokoro_store.index.ranking.rerank import FEATURES, WEIGHTS
+def rows_for(base: Variant) -> list[Row]:
+    """The baselines, the default, and the default with each change turned off, built from the store's
+    public pieces (``bench/ablation.py``). (Rows of options measured and not kept, which the product no
+    longer carries: ``docs/benchmarks-history.md``.)"""
+    from dokoro_store.index.ranking.rerank import FEATURES
 
-        changes.append(
-            (
-                "rerank-before",
-                {"rerank_weights": WEIGHTS_BEFORE, "rerank_depth": DEPTH_BEFORE},
-                "the first re-ranker (static cosine + lift, 30 candidates)",
-            )
-        )
-        weights = base.rerank_weights or WEIGHTS
-        for label, names, what in (
-            ("-speaker", ("speaker",), "re-ranker without the speaker-named feature"),
-            ("-temporal", ("temporal",), "re-ranker without the temporal feature"),
-            ("-rare", ("rare", "lifter_rare"), "re-ranker without rare-term coverage (own and lifter's)"),
-            ("-date", ("date",), "re-ranker without the query's period matched to the candidates' dates"),
-            ("-reply", ("asks", "reply"), "re-ranker without asks and reply (the re-ranker before issue 28's)"),
-        ):
-            off = tuple(0.0 if f in names else w for f, w in zip(FEATURES, weights, strict=True))
-            changes.append((label, {"rerank_weights": off}, what))
-        # Fitted at 2.0 on the tune fold and set to 0 (LoCoMo's turns are all short: it would lift
-        # any long document over a short memory in a real store); the row shows what it was worth.
-        fitted = tuple(2.0 if f == "length" else w for f, w in zip(FEATURES, weights, strict=True))
-        changes.append(("+length", {"rerank_weights": fitted}, "re-ranker with the fitted length feature (not kept)"))
-    if base.neighbour_weight > 0:
-        changes.append(("-neighbours", {"neighbour_weight": 0.0}, "without the lift from thread neighbours"))
-    if base.feedback_weight > 0:
-        changes.append(("-feedback", {"feedback_weight": 0.0}, "without pseudo-relevance feedback on vectors"))
-    if base.graph_weight > 0:
-        changes.append(("-graph", {"graph_weight": 0.0}, "without the graph signal"))
-    rows = [
-        Row("keyword", "keyword", False, base, "full text alone (FTS5 OR'ed, bm25)"),
-        Row("semantic", "semantic", False, base, "vectors alone"),
-        Row("rrf", "hybrid", True, dataclasses.replace(base, method="rrf"), "hybrid, reciprocal rank fusion (before)"),
-        Row(
-            "score-only",
-            "hybrid",
-            True,
-            dataclasses.replace(base, neighbour_weight=0.0, rerank=False),
-            "hybrid, score fusion alone",
+    changes: list[tuple[str, dict[str, Any], str]] = [
+        ("-rerank", {"rerank": False}, "without the second stage (re-ranker)"),
+        (
+            "rerank-before",
+            {"weights": WEIGHTS_BEFORE, "depth": DEPTH_BEFORE},
+            "the first re-ranker (static cosine + lift, 30 candidates)",
         ),
-        Row("default", "hybrid", True, base, "search_universal as the MCP tool runs it"),
-        Row("mcp", "hybrid", True, base, "through the MCP tools over stdio (thread and at passed)"),
+    ]
+    for label, names, what in (
+        ("-speaker", ("speaker",), "re-ranker without the speaker-named feature"),
+        ("-temporal", ("temporal",), "re-ranker without the temporal feature"),
+        ("-rare", ("rare", "lifter_rare"), "re-ranker without rare-term coverage (own and lifter's)"),
+        ("-date", ("date",), "re-ranker without the query's period matched to the candidates' dates"),
+        ("-reply", ("asks", "reply"), "re-ranker without asks and reply (the re-ranker before issue 28's)"),
+    ):
+        changes.append((label, {"weights": without(names, base.weights)}, what))
+    # Fitted at 2.0 on the tune fold and set to 0 (LoCoMo's turns are all short: it would lift
+    # any long document over a short memory in a real store); the row shows what it was worth.
+    fitted = tuple(2.0 if f == "length" else w for f, w in zip(FEATURES, base.weights, strict=True))
+    changes.append(("+length", {"weights": fitted}, "re-ranker with the fitted length feature (not kept)"))
+    fusion = base.fusion
+    for label, setting, what in (
+        ("-neighbours", "neighbour_weight", "without the lift from thread neighbours"),
+        ("-feedback", "feedback_weight", "without pseudo-relevance feedback on vectors"),
+        ("-graph", "graph_weight", "without the graph signal"),
+    ):
+        if getattr(fusion, setting) > 0:
+            changes.append((label, {"fusion": dataclasses.replace(fusion, **{setting: 0.0})}, what))
+    # Issue 48: the idea kept (off), and those measured and not kept (on; bench/retrieval_ideas.py).
+    # Their settings are the best of a few tried on the tune fold (docs/benchmarks.md).
+    changes += [
+        ("-speaker-query", {"speaker_query": False}, "the vector leg without the query less the speaker it names"),
+        ("+quota4", {"quota": 4}, "diversity: at most 4 turns of a thread in the page"),
+        ("+thread-penalty", {"thread_penalty": 0.02}, "diversity, MMR-like: a thread's next turn costs 0.02"),
+        ("+graph-expand", {"graph_expand": 20}, "documents linked to entities of the first 3 hits join"),
+        ("+thread-expand", {"thread_expand": 2}, "two stages: every turn of the 2 best threads joins"),
+        ("+thread-boost", {"thread_boost": 0.1}, "two stages: a turn gains 0.1 x its thread's score"),
+        ("+prf", {"prf_terms": 10}, "RM3-like: full text also searches 10 terms of the first hits"),
+        ("+rocchio", {"rocchio": 30}, "Rocchio: vectors search again toward the first hits (30 join)"),
+        ("+preference", {"preference": 0.5}, "a trait question's speaker stating a preference (+0.5)"),
+    ]
+    plain = dataclasses.replace(base, fusion=dataclasses.replace(fusion, neighbour_weight=0.0), rerank=False)
+    rows = [
+        Row("keyword", "keyword", None, "full text alone (FTS5 OR'ed, bm25)"),
+        Row("semantic", "semantic", None, "vectors alone"),
+        Row("rrf", "hybrid", dataclasses.replace(base, method="rrf"), "hybrid, reciprocal rank fusion (before)"),
+        Row("score-only", "hybrid", plain, "hybrid, score fusion alone"),
+        Row("default", "hybrid", None, "search_universal as the MCP tool runs it"),
+        Row("pieces", "hybrid", base, "the same rebuilt from the store's public pieces (bench/ablation.py)"),
+        Row("mcp", "hybrid", None, "through the MCP tools over stdio (thread and at passed)"),
     ]
     for name, change, what in changes:
-        rows.append(Row(name, "hybrid", True, dataclasses.replace(base, **change), what))
+        rows.append(Row(name, "hybrid", dataclasses.replace(base, **change), what))
     return rows
 
 
@@ -253,30 +265,38 @@ def _ingest(store: Store, turns: list[dict[str, Any]], threads: bool, seconds: f
     return seconds + time.perf_counter() - started, count + len(turns)
 
 
-def asker(rows: list[Row]) -> Callable[[Store, str], dict[str, tuple[list[str], float]]]:
-    asked = itertools.count()
+class Asker:
+    """Asks each question of every row (each question starting at the next row), and counts the
+    questions on which row ``pieces`` (the product rebuilt from its pieces) ranks as ``default`` does."""
 
-    def ask(store: Store, question: str) -> dict[str, tuple[list[str], float]]:
+    def __init__(self, rows: list[Row]) -> None:
+        self.rows = rows
+        self.asked = itertools.count()
+        self.same = self.differ = 0
+
+    def __call__(self, store: Store, question: str) -> dict[str, tuple[list[str], float]]:
         out = {}
+        rows = self.rows
         # Each question starts at the next row: the first search of a question pays what the
         # others then find warm (its query's embedding, the pages it reads), so no row's latency
         # columns gain from always coming first or later.
-        start = next(asked) % len(rows)
+        start = next(self.asked) % len(rows)
         for row in rows[start:] + rows[:start]:
             started, cpu = time.perf_counter(), time.process_time()
-            result = store.search.universal(
-                question,
-                limit=10,
-                mode=row.mode,  # type: ignore[arg-type]
-                graph=row.graph,
-                fusion=row.fusion,
-            )
+            if row.variant is None:
+                hits = store.search.universal(question, limit=10, mode=row.mode).hits  # type: ignore[arg-type]
+                found = [h.doc_id for h in hits]
+            else:
+                found = ranking(store, question, row.variant)
             wall, used = (time.perf_counter() - started) * 1000, (time.process_time() - cpu) * 1000
-            out[row.name] = ([h.doc_id for h in result.hits], wall)
-            out[f"{row.name} (cpu)"] = ([h.doc_id for h in result.hits], used)
+            out[row.name] = (found, wall)
+            out[f"{row.name} (cpu)"] = (found, used)
+        if "default" in out and "pieces" in out:
+            if out["default"][0] == out["pieces"][0]:
+                self.same += 1
+            else:
+                self.differ += 1
         return out
-
-    return ask
 
 
 def _mean(rows: list[tuple[float, float, float]], i: int) -> float:
@@ -332,7 +352,8 @@ def report(outcome: dict[str, Any], rows: list[Row], folds: list[str]) -> str:
     return "\n".join(lines)
 
 
-def parse_settings(pairs: list[str]) -> FusionSettings:
+def parse_settings(pairs: list[str]) -> Variant:
+    """The rows' base: the product's ranking with fusion settings changed (``key=value``)."""
     changes: dict[str, Any] = {}
     fields = {f.name: f for f in dataclasses.fields(FusionSettings)}
     for pair in pairs:
@@ -341,7 +362,7 @@ def parse_settings(pairs: list[str]) -> FusionSettings:
             raise SystemExit(f"--set: unknown setting {key!r}; one of {', '.join(fields)}")
         kind = type(getattr(DEFAULT_FUSION, key))
         changes[key] = (value.lower() in ("1", "true", "yes")) if kind is bool else kind(value)
-    return dataclasses.replace(DEFAULT_FUSION, **changes)
+    return Variant(fusion=dataclasses.replace(DEFAULT_FUSION, **changes))
 
 
 def main() -> None:
@@ -371,10 +392,9 @@ def main() -> None:
         "embedder": args.embedder,
         "engine": "(server's)",
     }
+    ask = Asker(in_process)
     if in_process:
-        outcome = run_conversations(
-            data, convs, config, asker(in_process), threads=not args.no_threads, cache=args.store_cache
-        )
+        outcome = run_conversations(data, convs, config, ask, threads=not args.no_threads, cache=args.store_cache)
     if len(in_process) < len(rows):
         from locomo_mcp import run_mcp
 
@@ -383,6 +403,8 @@ def main() -> None:
         outcome["latency"]["mcp"] = mcp["latency"]
         print(f"ingest through search_index_content over stdio: {mcp['ingest']:.0f} turns/s")
     print(report(outcome, rows, folds))
+    if ask.same or ask.differ:
+        print(f"\nrow pieces ranks as row default on {ask.same} of {ask.same + ask.differ} questions")
     if hasattr(os, "getloadavg"):
         print(f"\nload average at the end: {' '.join(f'{v:.1f}' for v in os.getloadavg())} (2 cores)")
 

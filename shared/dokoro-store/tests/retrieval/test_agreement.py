@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-import dataclasses
-
-from dokoro_store.index.ranking.fusion import DEFAULT_FUSION
 from dokoro_store.index.ranking.hybrid import AGREEMENT_PLACES, Scored, keep_agreement
+from dokoro_store.index.ranking.rerank import rerank
 from dokoro_store.semantic.graph.extraction import extract_regex
 
 RESEARCH = "Research: why the login session times out after idle periods, and how the refresh timer fixes it."
-DAILIES = [
-    "Daily 2026-05-0{}: login page styling; SessionManager review.",
-    "Daily 2026-05-1{}: fixed a typo in the login form; SessionManager.",
-]
+STANDUP = "Ana: the login page of SessionManager again, day {}, what a session."
 
 
 def _scored(doc_id: str, score: float, text_rank: int | None, vector_rank: int | None) -> Scored:
@@ -38,22 +33,22 @@ def test_agreement_already_in_the_top_or_absent_changes_nothing():
     assert keep_agreement(list(split)) == split
 
 
-def test_a_research_note_both_legs_rank_first_stays_in_the_top_3_whatever_the_graph_lifts(open_store):
+def test_a_research_note_both_legs_rank_first_stays_in_the_top_3_whatever_the_boosts_lift(open_store):
     store = open_store(embedder="hashing", vector_engine="exact")
     store.search.index_content("research", RESEARCH, "Login session timeout")
     for i in range(6):
         doc_id = f"daily-{i}"
-        store.search.index_content(doc_id, DAILIES[i % 2].format(i), f"Daily {i}")
+        store.search.index_content(doc_id, STANDUP.format(i), f"Daily {i}", thread="standup")
         store.graph.persist(doc_id, extract_regex("SessionManager owns the login session."))
-    # A graph lift strong enough to bury the note under the dailies linked to the entity.
-    strong = dataclasses.replace(DEFAULT_FUSION, graph_weight=5.0)
-    query = "login session times out after idle SessionManager"
+    query = "Ana login session times out after idle SessionManager"
 
-    _planned, fused = store.search.candidates(query, fusion=strong)
+    planned, fused = store.search.candidates(query)
     note = next(s for s in fused if s.doc_id == "research")
     assert (note.text_rank, note.vector_rank) == (0, 0)  # both legs rank it first ...
-    assert [s.doc_id for s in fused].index("research") >= AGREEMENT_PLACES  # ... and the boost buries it
+    reranked = rerank(planned, query, fused, store.search.texts)
+    # The standups name Ana (the re-ranker's speaker feature) and the graph's entity: their boosts bury it
+    assert [s.doc_id for s in reranked].index("research") >= AGREEMENT_PLACES
 
-    hits = store.search.universal(query, limit=5, fusion=strong).hits
+    hits = store.search.universal(query, limit=5).hits
 
-    assert "research" in [h.doc_id for h in hits][:AGREEMENT_PLACES]
+    assert "research" in [h.doc_id for h in hits][:AGREEMENT_PLACES]  # ... and the search puts it back

@@ -6,7 +6,8 @@ import dataclasses
 
 import pytest
 from dokoro_store.index.fulltext.planner import plan_query
-from dokoro_store.index.ranking.fusion import DEFAULT_FUSION, FusionSettings, quantile_from_top, rescale
+from dokoro_store.index.ranking.fusion import DEFAULT_FUSION, quantile_from_top, rescale
+from dokoro_store.index.ranking.hybrid import fuse_scores
 from dokoro_store.semantic.documents.service import NewDocument
 
 # A conversation where the answer sits in the reply, not in the turn that names the topic.
@@ -66,25 +67,25 @@ def test_without_a_thread_nothing_is_lifted(open_store):
     assert all("beside" not in h.why for h in hits)
 
 
-def test_turning_the_neighbours_off_is_the_plain_score_fusion(open_store):
+def test_fused_without_the_neighbours_weight_nothing_is_lifted(open_store):
     store = open_store()
     _fill(store, threads=True)
-    plain = dataclasses.replace(DEFAULT_FUSION, neighbour_weight=0.0, rerank=False)
+    legs = store.search.legs("pottery workshop")
+    plain = dataclasses.replace(DEFAULT_FUSION, neighbour_weight=0.0)
 
-    hits = store.search.universal("pottery workshop", limit=10, fusion=plain).hits
+    fused = fuse_scores(
+        store.db,
+        plain,
+        legs.text_hits,
+        legs.vector_hits,
+        [],
+        embedder=legs.embedder_id,
+        query_vector=legs.query_vector,
+        stored=legs.stored,
+    )
 
-    assert all("beside" not in h.why for h in hits)
-    assert hits[0].doc_id == "turn-1"
-
-
-def test_rank_fusion_is_still_available_for_comparison(open_store):
-    store = open_store()
-    _fill(store, threads=True)
-
-    hits = store.search.universal("pottery workshop", limit=3, fusion=FusionSettings(method="rrf")).hits
-
-    assert hits[0].doc_id == "turn-1"
-    assert hits[0].score == pytest.approx(1 / 60 + 1 / 60, abs=1e-6)
+    assert all(s.lift == 0.0 and s.lifted_by is None for s in fused)
+    assert fused[0].doc_id == "turn-1"
 
 
 def test_a_thread_survives_an_update_of_the_document(open_store):

@@ -163,6 +163,16 @@ def test_temporal_questions_and_speakers_are_recognised():
     assert named_speakers("Did Ana Maria say hello?", bodies)[4]
 
 
+def _order(query: str, candidates: list[Scored], texts: dict[str, str], weights: dict[str, float]) -> list[str]:
+    """The first two candidates by fused score plus ``weights`` · features (the re-ranker's model)."""
+    rows = features(plan_query(query), query, candidates, texts)
+    values = {
+        c.doc_id: c.score + sum(weights.get(name, 0.0) * x for name, x in zip(FEATURES, row, strict=True))
+        for c, row in zip(candidates, rows, strict=True)
+    }
+    return sorted(values, key=lambda d: -values[d])[:2]
+
+
 def test_the_temporal_and_speaker_features_lift_the_turn_that_answers_when():
     query = "When did Ana fly to Lisbon?"
     texts = {
@@ -170,19 +180,18 @@ def test_the_temporal_and_speaker_features_lift_the_turn_that_answers_when():
         "answer": "8 May 2023\nAna: I flew to Lisbon last weekend!",
         **FILLER_TEXTS,
     }
-    only = {"temporal": 1.0, "speaker": 1.0}
 
-    def order(weights: list[float]) -> list[str]:
-        candidates = [
+    def candidates() -> list[Scored]:
+        return [
             Scored("plan", score=1.0, text=0.5),
             Scored("answer", score=0.95, text=0.45),
             *(Scored(f"f{i}", score=0.1) for i in range(4)),
         ]
-        ranked = rerank(plan_query(query), query, candidates, lambda ids: {i: texts[i] for i in ids}, weights=weights)
-        return [c.doc_id for c in ranked][:2]
 
-    assert order([only.get(name, 0.0) for name in FEATURES]) == ["answer", "plan"]
-    assert order([0.0] * len(FEATURES)) == ["plan", "answer"]
+    assert _order(query, candidates(), texts, {"temporal": 1.0, "speaker": 1.0}) == ["answer", "plan"]
+    assert _order(query, candidates(), texts, {}) == ["plan", "answer"]
+    ranked = rerank(plan_query(query), query, candidates(), lambda ids: {i: texts[i] for i in ids})
+    assert [c.doc_id for c in ranked][:2] == ["answer", "plan"]  # the fitted weights
 
 
 def test_the_lifter_features_describe_the_neighbour_that_lifted_a_candidate():
@@ -197,14 +206,6 @@ def test_the_lifter_features_describe_the_neighbour_that_lifted_a_candidate():
 
     assert named[0]["lifter_static"] == named[1]["static"] and named[0]["lifter_rare"] == named[1]["rare"]
     assert named[1]["lifter_rare"] == 0.0 and named[2]["lifter_rare"] == 0.0
-
-
-def test_weights_must_match_the_features():
-    import pytest
-
-    candidates = [Scored("noise", score=1.0), Scored("answer", score=0.9)]
-    with pytest.raises(ValueError, match="weights"):
-        rerank(plan_query(QUERY), QUERY, candidates, _texts, weights=[1.0])
 
 
 def test_a_date_title_repeated_in_the_content_neither_looks_temporal_nor_hides_the_speaker():
@@ -303,11 +304,11 @@ def test_a_question_that_matches_the_query_gives_way_to_its_reply() -> None:
     query = "pottery workshop"
     only = {"asks": WEIGHTS[FEATURES.index("asks")], "reply": WEIGHTS[FEATURES.index("reply")]}
 
-    def order(weights: list[float]) -> list[str]:
-        candidates = [Scored("question", score=1.0, text=1.0), Scored("reply", score=0.5, previous="question"), *FILLER]
-        texts = lambda ids: {i: REPLY_TEXTS[i] for i in ids}  # noqa: E731
-        ranked = rerank(plan_query(query), query, candidates, texts, weights=weights)
-        return [c.doc_id for c in ranked][:2]
+    def candidates() -> list[Scored]:
+        return [Scored("question", score=1.0, text=1.0), Scored("reply", score=0.5, previous="question"), *FILLER]
 
-    assert order([only.get(name, 0.0) for name in FEATURES]) == ["reply", "question"]
-    assert order([0.0] * len(FEATURES)) == ["question", "reply"]
+    texts = {i: REPLY_TEXTS[i] for i in ("question", "reply", *FILLER_TEXTS)}
+    assert _order(query, candidates(), texts, only) == ["reply", "question"]
+    assert _order(query, candidates(), texts, {}) == ["question", "reply"]
+    ranked = rerank(plan_query(query), query, candidates(), lambda ids: {i: texts[i] for i in ids})
+    assert [c.doc_id for c in ranked][:2] == ["reply", "question"]  # the fitted weights

@@ -65,15 +65,15 @@ def reciprocal_rank_fusion(legs: Sequence[Sequence[str]], k: int = RRF_K) -> lis
 
 @dataclass(frozen=True)
 class FusionSettings:
-    """How hybrid search fuses its legs. The defaults are what ``search_universal`` does, the one
-    path of the product; ``SearchService.universal(fusion=...)`` is the seam through which the
-    benches turn a part off for an ablation row (``bench/locomo_retrieval.py``), set rank fusion
-    (``method="rrf"``, the path before score fusion) or other re-ranker weights.
+    """The tuned constants of hybrid search's score fusion (:func:`.hybrid.fuse_scores`).
+
+    Search has one path and fuses with :data:`DEFAULT_FUSION`; a bench that turns a part off builds
+    its ranking from the public pieces (the legs, :func:`.hybrid.fuse_scores` with other settings,
+    :func:`.rerank.features`) — ``bench/locomo_retrieval.py``.
 
     Tuned on LoCoMo conversations 0-3 only (docs/benchmarks.md reports 4-6 and the whole split apart).
     """
 
-    method: str = "score"  # "score": weighted normalised scores; "rrf": reciprocal rank fusion (k = 60)
     depth: int = 50  # candidates per leg
     text_weight: float = 2.0  # × bm25 relative to the query's best full-text hit
     vector_weight: float = 1.0  # × cosine rescaled between the vector leg's floor (0) and best (1)
@@ -82,9 +82,6 @@ class FusionSettings:
     neighbour_weight: float = 0.5  # an entry gains this × the best score of the entries beside it
     neighbour_decay: float = 1.0  # two places away: this × neighbour_weight
     graph_weight: float = 1.0  # documents the graph links to entities named in the query (half a top full-text match)
-    rerank: bool = True  # the second stage (:mod:`.rerank`)
-    rerank_weights: tuple[float, ...] | None = None  # None: the fitted ``rerank.WEIGHTS`` (a bench's rows)
-    rerank_depth: int | None = None  # None: ``rerank.RERANK_DEPTH`` candidates re-ordered
 
 
 DEFAULT_FUSION = FusionSettings()

@@ -56,6 +56,7 @@ __all__ = [
     "named_speakers",
     "proximity",
     "rerank",
+    "speaker_of",
 ]
 
 RERANK_DEPTH = 50  # candidates re-ordered (at least the page asked for)
@@ -275,17 +276,24 @@ def _content(text: str) -> str:
     return content.replace(title, " ") if title.strip() else content
 
 
-def named_speakers(query: str, bodies: Sequence[str]) -> list[bool]:
-    """Per body that is a chat turn ``"<Speaker>: <text>"``, whether the query names that speaker.
+def speaker_of(text: str) -> list[str] | None:
+    """The words of the speaker's name when ``text`` (``"<title>\\n<content>"``) is a chat turn
+    ``"<Speaker>: …"``, else None.
 
     Only the content's first line counts (a turn opens with its speaker; ``"Entities: Ana"`` further
     down a memory is no speaker), and only when its label reads as a name (:func:`_speaker_name`).
     """
+    first = next((line for line in _content(text).splitlines() if line.strip()), "")
+    return _speaker_name(first)
+
+
+def named_speakers(query: str, bodies: Sequence[str]) -> list[bool]:
+    """Per body that is a chat turn ``"<Speaker>: <text>"`` (:func:`speaker_of`), whether the query
+    names that speaker."""
     words = {w.lower() for w in _WORD.findall(query)}
     out = []
     for body in bodies:
-        first = next((line for line in _content(body).splitlines() if line.strip()), "")
-        names = _speaker_name(first)
+        names = speaker_of(body)
         out.append(bool(names) and all(w.lower() in words for w in names or ()))
     return out
 
@@ -391,25 +399,20 @@ def rerank(
     limit: int = 10,
     *,
     vectors: bool = True,
-    weights: Sequence[float] | None = None,
-    depth: int | None = None,
 ) -> list[Scored]:
     """The candidates with the best :data:`RERANK_DEPTH` (or ``limit``) re-ordered by the fitted model.
 
-    ``weights`` (one per :data:`FEATURES`) and ``depth`` override the fitted ones (benchmarks only).
-    The re-ordered block keeps scores above the rest, so scores still fall with rank.
+    Each new score is the fused score plus :data:`WEIGHTS` · :func:`features`; the re-ordered block
+    keeps scores above the rest, so scores still fall with rank.
     """
-    weights = WEIGHTS if weights is None else tuple(weights)
-    if len(weights) != len(FEATURES):
-        raise ValueError(f"the re-ranker takes {len(FEATURES)} weights ({', '.join(FEATURES)}); got {len(weights)}")
-    depth = max(depth or RERANK_DEPTH, limit)
+    depth = max(RERANK_DEPTH, limit)
     head, tail = candidates[:depth], candidates[depth:]
     if len(head) < 2:
         return candidates
-    wanted = {name for name, weight in zip(FEATURES, weights, strict=True) if weight}
+    wanted = {name for name, weight in zip(FEATURES, WEIGHTS, strict=True) if weight}
     rows = features(planned, query, head, texts([c.doc_id for c in head]), vectors=vectors, wanted=wanted)
     values = [
-        c.score + sum(w * x for w, x in zip(weights, row, strict=True) if w) for c, row in zip(head, rows, strict=True)
+        c.score + sum(w * x for w, x in zip(WEIGHTS, row, strict=True) if w) for c, row in zip(head, rows, strict=True)
     ]
     floor = min(values)
     tail_top = max((c.score for c in tail), default=0.0)

@@ -13,11 +13,16 @@ import subprocess
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 from dokoro_store.errors import InvalidArgumentError, NotFoundError
+from dokoro_store.results.search import AmbientResult, SearchHit
 from dokoro_store.walls.containment import inside, is_inside
 
-__all__ = ["STOP_WORDS", "AmbientContext", "ambient_context", "keywords_from"]
+if TYPE_CHECKING:
+    from dokoro_store.semantic.search.service import SearchService
+
+__all__ = ["STOP_WORDS", "AmbientContext", "ambient_context", "ambient_search", "keywords_from"]
 
 _STOP_WORD_TEXT = (
     "feat fix chore docs refactor test style perf ci build revert merge add update remove delete the and for with "
@@ -110,4 +115,28 @@ def ambient_context(project_path: Path, *, project_root: Path) -> AmbientContext
         commit_keywords=commit_words,
         file_keywords=file_words,
         query=query,
+    )
+
+
+def ambient_search(search: SearchService, project: Path, limit: int, *, project_root: Path) -> AmbientResult:
+    """:meth:`SearchService.ambient`: the git context of ``project`` and the documents matching it."""
+    context = ambient_context(project, project_root=project_root)
+    notes: list[str] = []
+    hits: list[SearchHit] = []
+    if context.query:
+        notes += search.refresh().notes
+        found = search.universal(context.query, limit=limit)
+        notes += found.notes
+        hits = found.results
+    return AmbientResult(
+        project_path=context.project_path,
+        branch=context.branch,
+        commits=context.commits,
+        files=context.files,
+        branch_keywords=context.branch_keywords,
+        commit_keywords=context.commit_keywords,
+        file_keywords=context.file_keywords,
+        query=context.query,
+        notes=notes,
+        results=hits,
     )

@@ -4,10 +4,16 @@
 full-text leg and the vector leg (chunks deduplicated to their best chunk per document; a recall's
 on a large store from the memories' chunk vectors held in memory, :mod:`.memory_index`,
 else the vector engine), fuses
-their scores with the thread neighbours and the graph signal (:mod:`.hybrid`; reciprocal rank
-fusion, k = 60, remains as ``FusionSettings(method="rrf")``), re-ranks the best candidates
-(:mod:`.rerank`) and explains every hit (:mod:`.hits`): the terms it matched, its cosine as a
-semantic neighbour, the entry beside it that matched, with the scores and ranks behind them.
+their scores with the thread neighbours and the graph signal (:mod:`.hybrid`), re-ranks the best
+candidates (:mod:`.rerank`) and explains every hit (:mod:`.hits`): the terms it matched, its cosine
+as a semantic neighbour, the entry beside it that matched, with the scores and ranks behind them.
+A single leg (``mode`` keyword or semantic) keeps its own order.
+
+Search has one path. What a bench needs to turn a part off it builds from the public pieces:
+:meth:`SearchService.legs`, :meth:`SearchService.vector_leg`, :meth:`SearchService.texts`,
+:func:`~dokoro_store.index.ranking.hybrid.fuse_scores`, :func:`~dokoro_store.index.ranking.rerank.features`,
+:func:`~dokoro_store.index.ranking.hybrid.keep_agreement` (``bench/ablation.py``; its row ``pieces`` and
+``tests/test_bench_pieces.py`` check that these pieces put together give this ranking).
 
 :meth:`SearchService.refresh` is what search tools run on entry: the reconcile of hand-edited
 workspace markdown, then indexing of every document whose content changed since it was indexed
@@ -37,12 +43,13 @@ from dokoro_store.index.ranking.fusion import (
     DEFAULT_FUSION,
     RRF_K,
     Fused,
-    FusionSettings,
     best_per_document,
     reciprocal_rank_fusion,
 )
 from dokoro_store.index.ranking.hybrid import Scored, fuse_scores, keep_agreement
+from dokoro_store.index.ranking.neighbours import StoredVectors
 from dokoro_store.index.ranking.rerank import RERANK_DEPTH, coverage, rerank
+from dokoro_store.index.ranking.speakers import SPEAKER_HITS, blend, without_speaker
 from dokoro_store.index.scope import DocScope
 from dokoro_store.index.vectors.index import VectorHit, VectorIndex
 from dokoro_store.results.search import (
@@ -63,11 +70,11 @@ from dokoro_store.semantic.search.types import (
     SEARCH_MODES,
     GraphHit,
     GraphSignal,
+    Legs,
     Ranked,
     RefreshReport,
     ScopedVectors,
     SearchMode,
-    _Legs,
     _utc_now,
 )
 
@@ -152,21 +159,18 @@ class SearchService:
         query: str,
         limit: int = 10,
         mode: SearchMode = "hybrid",
-        depth: int | None = None,
         graph: bool = True,
-        fusion: FusionSettings | None = None,
         scope: DocScope | None = None,
     ) -> SearchResults:
         """Search every document; ``mode`` = hybrid (default), keyword (full text) or semantic (vectors).
 
         Hybrid mode fuses the legs' scores (:mod:`.hybrid`): full text, vectors, the neighbours of
         thread entries and, unless ``graph`` is False, the documents the entity graph links to
-        entities named in the query; then re-ranks the best (:mod:`.rerank`). ``fusion`` overrides
-        the tuned settings (the benches' seam: the product has one path). ``scope`` restricts the
-        documents: a condition of every leg (:mod:`.scope`), so a match is found however many
+        entities named in the query; then re-ranks the best (:mod:`.rerank`). ``scope`` restricts
+        the documents: a condition of every leg (:mod:`.scope`), so a match is found however many
         other documents outrank it.
         """
-        ranked = self.ranked(query, limit, mode, depth, graph, fusion, scope)
+        ranked = self.ranked(query, limit, mode, graph, scope)
         hits = ranked.hits()
         return SearchResults(
             query=query,
@@ -183,9 +187,7 @@ class SearchService:
         query: str,
         limit: int = 10,
         mode: SearchMode = "hybrid",
-        depth: int | None = None,
         graph: bool = True,
-        fusion: FusionSettings | None = None,
         scope: DocScope | None = None,
     ) -> Ranked:
         """The ranking of :meth:`universal` before its hits are built: the best ``limit`` documents and
@@ -193,33 +195,22 @@ class SearchService:
         weathers the re-ranked fifty and shows ten)."""
         if not 1 <= limit <= MAX_LIMIT:
             raise InvalidArgumentError(f"limit must be between 1 and {MAX_LIMIT}; got {limit}")
-        settings = fusion or DEFAULT_FUSION
-        legs = self._legs(query, mode, depth, graph, settings, limit, scope)
+        legs = self.legs(query, mode, graph, limit=limit, scope=scope)
         graph_by_doc = {g.doc_id: g for g in legs.graph_hits}
         text_by_doc = {h.doc_id: h for h in legs.text_hits}
         lifted: dict[str, str] | None = None
-        seen: dict[str, str] = {}  # the candidates' texts, read once (the re-ranker's, then relevance's)
+        seen = dict(legs.texts)  # the candidates' texts, read once (the legs', the re-ranker's, relevance's)
 
         def texts(doc_ids: Sequence[str]) -> dict[str, str]:
             missing = [d for d in doc_ids if d not in seen]
             if missing:
-                seen.update(self._texts(missing))
+                seen.update(self.texts(missing))
             return {d: seen[d] for d in doc_ids if d in seen}
 
         inputs: list[RelevanceInputs] = []
         if legs.scored:
-            fused_docs = self._fuse(legs, settings, scope)
-            if settings.rerank:
-                fused_docs = rerank(
-                    legs.planned,
-                    query,
-                    fused_docs,
-                    texts,
-                    limit,
-                    vectors=legs.embedder_id is not None,
-                    weights=settings.rerank_weights,
-                    depth=settings.rerank_depth,
-                )
+            fused_docs = self._fuse(legs, scope)
+            fused_docs = rerank(legs.planned, query, fused_docs, texts, limit, vectors=legs.embedder_id is not None)
             fused_docs = keep_agreement(fused_docs)
             standing = self._standing([s.doc_id for s in fused_docs[: max(limit, RERANK_DEPTH)]])
             fused_docs = demote_retired(fused_docs, lambda s: s.doc_id, standing.retired, standing.stale)
@@ -292,13 +283,13 @@ class SearchService:
 
         return standing(self._db, doc_ids, self._clock.now() if self._clock is not None else _utc_now())
 
-    def candidates(self, query: str, fusion: FusionSettings | None = None) -> tuple[PlannedQuery, list[Scored]]:
+    def candidates(self, query: str) -> tuple[PlannedQuery, list[Scored]]:
         """The fused hybrid candidates before the second stage, best first (fitting the re-ranker)."""
-        settings = fusion or DEFAULT_FUSION
-        legs = self._legs(query, "hybrid", None, True, settings, 10)
-        return legs.planned, self._fuse(legs, settings)
+        legs = self.legs(query)
+        return legs.planned, self._fuse(legs)
 
-    def _texts(self, doc_ids: Sequence[str]) -> dict[str, str]:
+    def texts(self, doc_ids: Sequence[str]) -> dict[str, str]:
+        """``"<title>\\n<content>"`` of each of ``doc_ids`` that exists (what the re-ranker reads)."""
         # Handed to the driver as it is (the re-ranker's 50 ids on every query: SQLAlchemy's
         # expansion of the IN list cost more than the query).
         ids = list(dict.fromkeys(doc_ids))
@@ -306,17 +297,16 @@ class SearchService:
             rows = rows_by_ids(session.connection(), "SELECT id, title, content FROM docs", ids)
         return {str(r[0]): f"{r[1] or ''}\n{r[2] or ''}" for r in rows}
 
-    def _fuse(self, legs: _Legs, settings: FusionSettings, scope: DocScope | None = None) -> list[Scored]:
+    def _fuse(self, legs: Legs, scope: DocScope | None = None) -> list[Scored]:
         fused = fuse_scores(
             self._db,
-            settings,
+            DEFAULT_FUSION,
             legs.text_hits,
             legs.vector_hits,
             [g.doc_id for g in legs.graph_hits],
             embedder=legs.embedder_id,
             query_vector=legs.query_vector,
-            # The engine's vectors in memory (an exact scan's matrix), when it keeps them.
-            stored=legs.stored if legs.stored is not None else getattr(self._vectors(), "stored_vectors", None),
+            stored=legs.stored,
         )
         if scope is None:
             return fused
@@ -329,25 +319,29 @@ class SearchService:
         allowed = from_legs | scope.keep(self._db, joined)
         return [s for s in fused if s.doc_id in allowed]
 
-    def _legs(
+    def legs(
         self,
         query: str,
-        mode: SearchMode,
-        depth: int | None,
-        graph: bool,
-        settings: FusionSettings,
-        limit: int,
+        mode: SearchMode = "hybrid",
+        graph: bool = True,
+        *,
+        limit: int = 10,
+        depth: int | None = None,
         scope: DocScope | None = None,
-    ) -> _Legs:
+    ) -> Legs:
+        """What each leg of a search for ``query`` finds before any fusion: the planned full-text
+        query and its hits, the query's vector and its nearest documents, the graph's links (hybrid
+        mode). ``depth``: candidates per leg (default: the fusion's, at least ``limit``, in hybrid
+        mode; a single leg's ``limit`` × 1.5)."""
         if not query.strip():
             raise InvalidArgumentError("query must not be empty: say what you are looking for")
         if mode not in SEARCH_MODES:
             raise InvalidArgumentError(f"mode must be one of {', '.join(SEARCH_MODES)}; got {mode!r}")
-        scored = mode == "hybrid" and settings.method == "score"
-        # Candidates per leg. Rank fusion: enough to find agreement, few enough that a weak leg's tail
-        # cannot outvote the other's top hits. Score fusion weighs by score, so it can look deeper.
-        depth = depth or (max(settings.depth, limit) if scored else max(limit * 3 // 2, 10))
-        legs = _Legs(planned=plan_query(query), scored=scored, engine=self._vectors().engine)
+        scored = mode == "hybrid"
+        # Candidates per leg: score fusion weighs by score, so it can look deep; a single leg's order
+        # is its answer.
+        depth = depth or (max(DEFAULT_FUSION.depth, limit) if scored else max(limit * 3 // 2, 10))
+        legs = Legs(planned=plan_query(query), scored=scored, engine=self._vectors().engine)
         legs.text_hits = self._keyword(legs.planned, depth, scope) if mode != "semantic" else []
         if mode != "keyword":
             embedder = self._embedder.get()
@@ -369,20 +363,46 @@ class SearchService:
                 legs.query_vector = self._embed_query(embedder, query, legs.notes, mode)
                 if legs.query_vector is not None:
                     legs.embedder_id = embedder.id
-                    raw = None
-                    if scope is not None and self.scoped_vectors is not None:
-                        raw = self.scoped_vectors.search(legs.query_vector, embedder.id, depth * 2, scope)
-                        if raw is not None:
-                            legs.stored = self.scoped_vectors.stored_vectors
-                    if raw is None:
-                        raw = self._vectors().search(legs.query_vector, embedder.id, depth * 2, scope)
-                    # Several chunks of one document may come back: keep each document's best chunk.
-                    legs.vector_hits = best_per_document(raw, lambda h: h.doc_id)[:depth]
+                    if scored:
+                        legs.query_vector = self._about_speaker(embedder, query, legs)
+                    legs.vector_hits, legs.stored = self.vector_leg(legs.query_vector, embedder.id, depth, scope)
         graph_hits = self._graph(query, depth, legs.notes) if graph and mode == "hybrid" else []
         # The graph lifts documents the other legs found; it does not bring in new ones.
         found = {h.doc_id for h in legs.text_hits} | {h.doc_id for h in legs.vector_hits}
         legs.graph_hits = [g for g in graph_hits if g.doc_id in found]
         return legs
+
+    def vector_leg(
+        self, vector: Vector, embedder_id: str, depth: int, scope: DocScope | None = None
+    ) -> tuple[list[VectorHit], StoredVectors | None]:
+        """The ``depth`` documents nearest ``vector`` (each by its best chunk), best first, and what
+        holds their vectors in memory (None: the fusion reads them from the database)."""
+        raw = None
+        stored: StoredVectors | None = None
+        if scope is not None and self.scoped_vectors is not None:
+            raw = self.scoped_vectors.search(vector, embedder_id, depth * 2, scope)
+            if raw is not None:
+                stored = self.scoped_vectors.stored_vectors
+        if raw is None:
+            raw = self._vectors().search(vector, embedder_id, depth * 2, scope)
+            # The engine's vectors in memory (an exact scan's matrix), when it keeps them.
+            stored = getattr(self._vectors(), "stored_vectors", None)
+        # Several chunks of one document may come back: keep each document's best chunk.
+        return best_per_document(raw, lambda h: h.doc_id)[:depth], stored
+
+    def _about_speaker(self, embedder: Embedder, query: str, legs: Legs) -> Vector:
+        """The query's vector, blended with the vector of the query less the one speaker it names
+        among the full-text leg's best hits (:mod:`~dokoro_store.index.ranking.speakers`)."""
+        assert legs.query_vector is not None
+        legs.texts.update(self.texts([h.doc_id for h in legs.text_hits[:SPEAKER_HITS]]))
+        rest = without_speaker(query, legs.texts.values())
+        if rest is None:
+            return legs.query_vector
+        try:
+            other: Vector = embedder.embed([rest], query=True)[0]
+        except EmbedderUnavailableError:
+            return legs.query_vector
+        return blend(legs.query_vector, other)
 
     def _embed_query(self, embedder: Embedder, query: str, notes: list[str], mode: str) -> Vector | None:
         try:
@@ -469,28 +489,9 @@ class SearchService:
         """What git says the project at ``project`` is doing, and the documents matching it.
 
         ``project`` must lie inside ``project_root``, the project the server was started for."""
-        from dokoro_store.semantic.search.ambient import ambient_context
+        from dokoro_store.semantic.search.ambient import ambient_search
 
-        context = ambient_context(project, project_root=project_root)
-        notes: list[str] = []
-        hits: list[SearchHit] = []
-        if context.query:
-            notes += self.refresh().notes
-            found = self.universal(context.query, limit=limit)
-            notes += found.notes
-            hits = found.results
-        return AmbientResult(
-            project_path=context.project_path,
-            branch=context.branch,
-            commits=context.commits,
-            files=context.files,
-            branch_keywords=context.branch_keywords,
-            commit_keywords=context.commit_keywords,
-            file_keywords=context.file_keywords,
-            query=context.query,
-            notes=notes,
-            results=hits,
-        )
+        return ambient_search(self, project, limit, project_root=project_root)
 
     # ------------------------------------------------------------------ status
     def status(self) -> SearchStatusResult:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from dokoro_store.index.ranking.fusion import DEFAULT_FUSION
 from dokoro_store.index.ranking.rerank import RERANKER_LABEL
 from dokoro_store.results.search import SearchStatusResult
 
@@ -55,7 +54,7 @@ def search_status(
         embedder_available=embedder.available,
         embedder_detail=embedder.detail,
         embedder_model_file=embedder.model_file,
-        reranker=RERANKER_LABEL if DEFAULT_FUSION.rerank else "none (hybrid results in fused-score order)",
+        reranker=RERANKER_LABEL,
         vector_engine=engine.engine,
         vector_engine_label=engine.describe(),
         full_text=full_text,

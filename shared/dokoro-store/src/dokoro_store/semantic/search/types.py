@@ -74,11 +74,11 @@ class RefreshReport:
 
 
 @dataclass
-class _Legs:
-    """What the legs of one search found."""
+class Legs:
+    """What the legs of one search found (:meth:`SearchService.legs`)."""
 
     planned: PlannedQuery
-    scored: bool  # fused by score (else by rank)
+    scored: bool  # hybrid: fused by score (else one leg, in its order)
     engine: str
     text_hits: list[TextHit] = field(default_factory=list)
     vector_hits: list[VectorHit] = field(default_factory=list)
@@ -88,6 +88,7 @@ class _Legs:
     query_vector: Vector | None = None
     # The candidates' vectors held by whatever answered the vector leg (None: the engine's or read).
     stored: StoredVectors | None = None
+    texts: dict[str, str] = field(default_factory=dict)  # texts the legs read (doc id → "<title>\n<content>")
 
 
 @dataclass
@@ -95,7 +96,7 @@ class Ranked:
     """A search's best documents in order (the search service's ``ranked``), their hits built on demand."""
 
     _db: Database
-    legs: _Legs
+    legs: Legs
     top: list[Fused]
     _text_by_doc: dict[str, TextHit]
     _vector_by_doc: dict[str, VectorHit]
