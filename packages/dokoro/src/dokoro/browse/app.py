@@ -24,9 +24,8 @@ log = logging.getLogger("dokoro.browse")
 class BrowseApp(App[None]):
     """Categories → items → preview over one store.
 
-    ``poll_seconds`` is how often the open screen checks for changes; ``search_timeout`` bounds a
-    semantic search. Per-category filters and sort orders, and the last archive (for undo), last
-    as long as the app.
+    ``poll_seconds`` is how often the open screen checks for changes. Per-category filters and sort
+    orders, and the last archive (for undo), last as long as the app.
     """
 
     CSS_PATH = "browse.tcss"
@@ -44,7 +43,6 @@ class BrowseApp(App[None]):
         *,
         category: str | None = None,
         poll_seconds: float = 1.0,
-        search_timeout: float = 5.0,
         editor: Sequence[str] = ("vi",),
     ) -> None:
         """``editor``: the command line ``e`` runs on a memory's file (the file's path appended)."""
@@ -53,8 +51,6 @@ class BrowseApp(App[None]):
         self.editor = tuple(editor)
         self.start_category = category
         self.poll_seconds = poll_seconds
-        self.search_timeout = search_timeout
-        self.search_cooling_until = 0.0
         self.filters: dict[str, str] = {}
         self.orders: dict[str, str] = {}
         self.last_undo: UndoRecord | None = None
