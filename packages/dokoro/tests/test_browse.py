@@ -71,7 +71,9 @@ async def test_categories_show_counts_and_enter_opens_one(sqlite_world):
 async def test_an_unknown_start_category_says_so(sqlite_world):
     app = BrowseApp(sqlite_world, category="nope", poll_seconds=0.1)
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: "unknown category: nope" in app.messages)
+        await until(
+            pilot, lambda: any(m.startswith("unknown category 'nope'; the categories are") for m in app.messages)
+        )
 
 
 async def test_a_file_preview_renders_markdown_and_goes_back(sqlite_world):

@@ -10,7 +10,7 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 
 from dokoro.browse.actions import UndoRecord
-from dokoro.browse.data import category_by_id
+from dokoro.browse.data import category_by_id, unknown_category
 from dokoro.browse.screens import CategoriesScreen, HelpScreen, ItemsScreen
 
 if TYPE_CHECKING:
@@ -62,7 +62,7 @@ class BrowseApp(App[None]):
         if self.start_category:
             category = category_by_id(self.start_category)
             if category is None:
-                self.say(f"unknown category: {self.start_category}")
+                self.say(unknown_category(self.start_category))
             else:
                 self.push_screen(ItemsScreen(category))
 

@@ -46,6 +46,7 @@ __all__ = [
     "search_items",
     "sort_items",
     "summaries",
+    "unknown_category",
 ]
 
 log = logging.getLogger("dokoro.browse")
@@ -385,6 +386,16 @@ CATEGORIES: tuple[Category, ...] = (
 def category_by_id(category_id: str) -> Category | None:
     wanted = category_id.strip().lower()
     return next((c for c in CATEGORIES if c.id == wanted), None)
+
+
+def unknown_category(category_id: str) -> str:
+    """What to say of a category that does not exist: the one meant, and every one there is."""
+    import difflib
+
+    ids = [c.id for c in CATEGORIES]
+    meant = difflib.get_close_matches(category_id.strip().lower(), ids, n=1, cutoff=0.6)
+    hint = f"did you mean {meant[0]!r}? " if meant else ""
+    return f"unknown category {category_id!r}; {hint}the categories are {', '.join(ids)}"
 
 
 def load_items(store: Store, category: Category) -> list[Item]:
