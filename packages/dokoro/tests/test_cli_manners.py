@@ -93,7 +93,33 @@ def test_the_default_store_of_the_working_folder_is_named_when_missing(tmp_path:
     assert done.returncode == 1
     line = _one_line(done.stderr)
     assert str(tmp_path / "dokoro") in line and "default ./dokoro" in line
+    assert f"`dokoro init` (it creates {tmp_path / 'dokoro'})" in line
     assert _tree(tmp_path) == []
+
+
+def test_in_a_clone_named_dokoro_the_hint_names_the_folder_init_creates(tmp_path: Path) -> None:
+    clone = tmp_path / "dokoro"
+    (clone / ".git").mkdir(parents=True)
+
+    done = _run([str(BIN / "dokoro"), "list"], clone)
+
+    assert done.returncode == 1
+    line = _one_line(done.stderr)
+    assert line.startswith(f"dokoro: no dokoro store at {clone / 'dokoro'} (the default ./dokoro of {clone});")
+    assert f"`dokoro init` (it creates {clone / 'dokoro'})" in line
+    assert _tree(clone) == [".git"]
+
+
+def test_a_folder_named_dokoro_is_said_to_be_its_own_store(tmp_path: Path) -> None:
+    folder = tmp_path / "dokoro"
+    folder.mkdir()
+
+    done = _run([str(BIN / "dokoro"), "list"], folder)
+
+    assert done.returncode == 1
+    line = _one_line(done.stderr)
+    assert f"no dokoro store at {folder} (this folder: a folder named dokoro is its own store)" in line
+    assert f"`dokoro init` (it makes {folder} one)" in line
 
 
 def test_init_creates_the_store_the_others_then_use(tmp_path: Path) -> None:
