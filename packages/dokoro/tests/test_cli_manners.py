@@ -239,6 +239,41 @@ def test_version_and_shell_completion(tmp_path: Path) -> None:
     assert _tree(tmp_path) == []
 
 
+def test_the_first_ctrl_c_stops_dokoro_serve(tmp_path: Path) -> None:
+    import select
+    import signal
+    import time
+
+    leader, follower = pty.openpty()
+    process = subprocess.Popen(
+        [str(BIN / "dokoro"), "serve", "--path", str(tmp_path / "store")],
+        cwd=tmp_path,
+        env=_env(),
+        stdin=follower,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert process.stderr is not None
+        banner = b""
+        hang = time.monotonic() + 60  # only a hang reaches it: the banner comes before anything loads
+        while b"Ctrl-C stops" not in banner:
+            assert time.monotonic() < hang, banner
+            if select.select([process.stderr], [], [], 1.0)[0]:
+                banner += os.read(process.stderr.fileno(), 4096)
+        process.send_signal(signal.SIGINT)  # what the terminal sends on Ctrl-C
+        _out, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        os.close(leader)
+        os.close(follower)
+
+    assert process.returncode == 130
+    assert err.decode().strip() == "dokoro: stopped"
+
+
 def test_an_empty_search_is_refused_before_any_store_is_looked_for(tmp_path: Path) -> None:
     result = runner.invoke(app, ["search", "  ", "--path", str(tmp_path / "nowhere")])
 

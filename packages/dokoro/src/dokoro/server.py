@@ -77,4 +77,30 @@ def serve(path: Path | None = None, *, explicit: bool = False) -> None:
     from dokoro_server import serve as serve_tools
 
     settings = DokoroSettings(path=path) if path is not None else DokoroSettings()
+    if explicit:
+        _stop_on_first_interrupt()
     serve_tools(NAME, *registers(settings), settings=settings, argv=(), explicit=explicit)
+
+
+def _stop_on_first_interrupt() -> None:
+    """The first Ctrl-C ends ``dokoro serve`` (its banner says so).
+
+    Python's own KeyboardInterrupt cancels the event loop, which then waits for the thread that
+    reads stdin, blocked until a line or end-of-file comes: the first Ctrl-C did nothing visible.
+    Ending the process at once is what closing stdin does too (:func:`dokoro_server.serve`): what
+    a tool wrote is committed; what it left to write behind stays marked for the next process.
+    """
+    import os
+    import signal
+    import sys
+
+    def stop(_signal: int, _frame: object) -> None:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os.write(2, b"\ndokoro: stopped\n")
+        os._exit(130)
+
+    signal.signal(signal.SIGINT, stop)
