@@ -90,16 +90,15 @@ def _stop_on_first_interrupt() -> None:
     Ending the process at once is what closing stdin does too (:func:`dokoro_server.serve`): what
     a tool wrote is committed; what it left to write behind stays marked for the next process.
     """
+    import contextlib
     import os
     import signal
     import sys
 
     def stop(_signal: int, _frame: object) -> None:
         for stream in (sys.stdout, sys.stderr):
-            try:
+            with contextlib.suppress(OSError, ValueError):
                 stream.flush()
-            except (OSError, ValueError):
-                pass
         os.write(2, b"\ndokoro: stopped\n")
         os._exit(130)
 

@@ -53,7 +53,7 @@ class LoudGroup(TyperGroup):
         command: Any = self
         context = ctx
         for word in path:
-            sub = command.get_command(context, word) if hasattr(command, "get_command") else None
+            sub: Any = command.get_command(context, word) if hasattr(command, "get_command") else None
             if sub is None:
                 names = list(command.list_commands(context)) if hasattr(command, "list_commands") else []
                 meant = closest(word, names)
