@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         StoreUnavailableError,
         WorkspaceLockedError,
     )
+    from dokoro_store.housekeeping.gitignore import write_gitignore
     from dokoro_store.housekeeping.health import diagnose
     from dokoro_store.housekeeping.init import init_folder
     from dokoro_store.index.ranking.calibration import CLOSE_MATCH
@@ -123,6 +124,7 @@ __all__ = [
     "stale_words",
     "take_announcements",
     "usage_line",
+    "write_gitignore",
     "z_for_confidence",
 ]
 
@@ -176,6 +178,7 @@ _HOMES: dict[str, tuple[str, str]] = {
     "OllamaChat": ("semantic.graph.extraction.ollama", "OllamaChat"),
     "build_briefing": ("briefing", "build_briefing"),
     "init_folder": ("housekeeping.init", "init_folder"),
+    "write_gitignore": ("housekeeping.gitignore", "write_gitignore"),
     "diagnose": ("housekeeping.health", "diagnose"),
     "apply_import": ("moving.backup", "apply_import"),
     "export_store": ("moving.backup", "export_store"),

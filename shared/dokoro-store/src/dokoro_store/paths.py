@@ -19,9 +19,10 @@ def resolve_dokoro_path(env_value: str | None, cwd: Path) -> Path:
     if env_value:
         return Path(env_value).expanduser().resolve()
     cwd = cwd.resolve()
-    if cwd.name == "dokoro" and not (cwd / "dokoro").is_dir():
-        if not (cwd / ".git").exists() or (cwd / ".dokoro").is_dir():
-            return cwd
+    nested = (cwd / "dokoro").is_dir()
+    a_project = (cwd / ".git").exists() and not (cwd / ".dokoro").is_dir()
+    if cwd.name == "dokoro" and not nested and not a_project:
+        return cwd
     return cwd / "dokoro"
 
 
