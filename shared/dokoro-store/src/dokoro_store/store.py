@@ -233,6 +233,7 @@ class Store:
             session_id=lambda: self.working.workspace.claimed_session,
             log_line=self._current.log_line,
             search=self.search,
+            docs=self.docs,
         )
 
     @lazy
