@@ -81,6 +81,12 @@ class LoudGroup(TyperGroup):
         except KeyboardInterrupt:
             typer.echo("dokoro: interrupted", err=True)
             raise typer.Exit(130) from None
+        except BrokenPipeError:  # `dokoro list | head`: the reader has all it wanted, nothing to say
+            import os
+            import sys
+
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+            raise typer.Exit(1) from None
         except OSError as exc:  # a file the command reads or writes (not the store's: Store.open words those)
             where = f" ({exc.filename})" if exc.filename else ""
             typer.echo(f"dokoro: {exc.strerror or exc}{where}", err=True)
