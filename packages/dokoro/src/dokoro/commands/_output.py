@@ -142,7 +142,7 @@ def _needed(keep: Sequence[str], columns: Sequence[str], rows: Sequence[Sequence
     for column in keep:
         widest = _widest(column, columns, rows)
         width += widest if column == "id" or column in _SHORT else min(_NARROWEST_TEXT, widest)
-    return width + 2 * (len(keep) - 1)
+    return width + 3 * (len(keep) - 1)  # a column's padding on each side and the rule between
 
 
 def _stacked(out: Console, title: str, columns: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
