@@ -157,9 +157,11 @@ def test_ids_stay_whole_on_one_line_at_80_columns(folder):
 
 
 def test_an_issue_is_listed_and_found(folder):
+    default_code, default = _run("list", folder=folder)
     listed_code, listed = _run("list", "--status", "pending", "--type", "issue", folder=folder)
     found_code, found = _run("search", "login fails after a token refresh", folder=folder)
 
-    assert listed_code == found_code == 0
+    assert default_code == listed_code == found_code == 0
+    assert default.splitlines()[-1] == "Other statuses: pending 1 (`dokoro list --status all`, or --status NAME)."
     assert re.search(r"^issue:\S+ +Login fails after a", listed, re.MULTILINE), listed
     assert re.search(r"^issue:\S+ +Login fails after a", found, re.MULTILINE), found

@@ -133,14 +133,18 @@ def list_docs(
     store = open_for_command(path)
     try:
         cards = store.board.docs(None if status == "all" else status, doc_type=doc_type, limit=limit)
+        others = {} if status == "all" or json else store.board.status_counts(doc_type=doc_type)
     finally:
         store.close()
+    others.pop(status, None)
     if json:
         emit_json(cards)
         return
     out = console()
+    elsewhere = ", ".join(f"{name} {count}" for name, count in sorted(others.items()) if count)
+    hint = f"Other statuses: {elsewhere} (`dokoro list --status all`, or --status NAME)." if elsewhere else ""
     if not cards:
-        out.print(f"No {'' if status == 'all' else status + ' '}documents. See `dokoro list --status all`.")
+        out.print(f"No {'' if status == 'all' else status + ' '}documents. {hint}".strip(), markup=False)
         return
     rows = [
         (
@@ -162,6 +166,8 @@ def list_docs(
         rows,
         optional=("priority", "type", "slot", "estimate", "actual"),
     )
+    if hint:
+        out.print(hint, markup=False, style="dim")
 
 
 def get(
