@@ -338,7 +338,7 @@ class Store:
                     "run `dokoro init` with this DOKORO_DATABASE_URL to create it"
                 )
             paths.root.mkdir(parents=True, exist_ok=True)
-            upgrade(db)
+            upgrade(db, current=schema_before)  # one read of the stored version; migrations only if it differs
             if fresh_folder or not schema_before or moved_in is not None:
                 from dokoro_store.housekeeping.gitignore import write_gitignore
 
