@@ -162,6 +162,8 @@ def test_an_issue_is_listed_and_found(folder):
     found_code, found = _run("search", "login fails after a token refresh", folder=folder)
 
     assert default_code == listed_code == found_code == 0
-    assert default.splitlines()[-1] == "Other statuses: pending 1 (`dokoro list --status all`, or --status NAME)."
+    assert _line(default) == (  # a new issue is pending, so the default (active) list says where it is
+        "No active documents. Other statuses: inbox 1, pending 1 (`dokoro list --status all`, or --status NAME)."
+    )
     assert re.search(r"^issue:\S+ +Login fails after a", listed, re.MULTILINE), listed
     assert re.search(r"^issue:\S+ +Login fails after a", found, re.MULTILINE), found
