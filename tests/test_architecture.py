@@ -532,7 +532,7 @@ def test_the_process_wide_effects_happen_at_the_entry_points_only() -> None:
     freezes = sorted(path for path, text in sources.items() if _calls(text, "gc", "freeze"))
     installs = sorted(path for path, text in sources.items() if _calls(text, "heap", "install"))
     assert freezes == ["shared/dokoro-server/src/dokoro_server/heap.py"]
-    assert installs == ["packages/dokoro/src/dokoro/http.py", "shared/dokoro-server/src/dokoro_server/server.py"]
+    assert installs == ["packages/dokoro/src/dokoro/http.py", "shared/dokoro-server/src/dokoro_server/entry.py"]
     # Session hooks: on the store's own session factories, never on every SQLAlchemy Session.
     global_hooks = {
         path: lines
