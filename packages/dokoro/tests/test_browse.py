@@ -38,6 +38,7 @@ EXPECTED = {
     "stale": [],
     "proposals": [],
     "tracking": ["Login fails after a token refresh", "Offline mode"],
+    "sessions": [],
 }
 
 

@@ -31,7 +31,7 @@ def test_json_lists_the_categories_with_counts(folder, database_url):
     assert counts == {
         "current": 1, "daily": 2, "weekly": 1, "archive": 2, "plans": 3, "claims": 1, "agents": 0,
         "questions": 1, "feedback": 2, "entities": 2, "sweep": 1, "memories": 2, "stale": 0, "proposals": 1,
-        "tracking": 2,
+        "tracking": 2, "sessions": 0,
     }  # fmt: skip
 
 

@@ -47,6 +47,13 @@ def main() -> None:
 
         serve()
         return
+    if sys.argv[1:2] in (["hook"], ["rules"]):
+        # A hook runs on every prompt and `dokoro rules` is read often: both answer without Typer,
+        # Rich or the server kit (`--help` and anything unusual fall through to the command line).
+        from dokoro.commands.quick import run_quick
+
+        if (code := run_quick(sys.argv[1:])) is not None:
+            raise SystemExit(code)
     from dokoro.cli import run
 
     run()

@@ -20,6 +20,7 @@ from dokoro.commands import proposals as _proposals
 from dokoro.commands import work as _work
 from dokoro.commands._group import HELP_OPTIONS, LoudGroup, group
 from dokoro.commands._output import EditorOption, JsonOption, PathOption
+from dokoro.commands.hooks import commands as _hooks
 
 __all__ = ["app", "run"]
 
@@ -87,6 +88,7 @@ def init(path: PathOption = None) -> None:
     from dokoro.commands.init import init_store
 
     init_store(path)
+    _hooks.offer_install()
 
 
 @app.command()
@@ -114,6 +116,20 @@ _memory.memory_app.add_typer(_proposals.proposals_app, name="proposals")
 app.add_typer(_memory.memory_app, name="memory")
 app.command("rules")(_memory.rules)
 app.command("cleanup")(_cleanup.cleanup)
+# Claude Code's lifecycle hooks: `dokoro hook <event>` (answered by commands/quick.py before Typer
+# loads; registered here for its --help), `dokoro hooks install|uninstall|status|capture`.
+app.command("hook")(_hooks.hook)
+app.add_typer(_hooks.hooks_app, name="hooks")
+
+
+@app.command()
+def forget(
+    session: Annotated[str, typer.Option("--session", help="A captured session's id (its turns, summary and mark).")],
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Forget without asking.")] = False,
+    path: PathOption = None,
+) -> None:
+    """Remove what capture stored of a session (`dokoro browse --category sessions` lists them)."""
+    _hooks.forget_session(path, session, yes)
 
 
 @app.command()
@@ -162,12 +178,23 @@ def export_(
 
 @app.command("import")
 def import_(
-    file: Annotated[Path, typer.Argument(help="A backup written by `dokoro export`.")],
+    file: Annotated[Path, typer.Argument(help="A backup written by `dokoro export`, or the word `transcripts`.")],
+    folder: Annotated[
+        Path | None, typer.Argument(help="With `transcripts`: a folder of Claude Code transcripts (*.jsonl).")
+    ] = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Import without asking.")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Only show the preview.")] = False,
     path: PathOption = None,
 ) -> None:
-    """Restore a backup: preview counts, skip duplicates, surface conflicting facts (never overwrite)."""
+    """Restore a backup: preview counts, skip duplicates, surface conflicting facts (never overwrite).
+
+    `dokoro import transcripts FOLDER` back-fills Claude Code's transcripts of a project instead
+    (~/.claude/projects/<project>/): a preview, a progress bar, and nothing added twice.
+    """
+    if str(file) == "transcripts" and folder is not None:
+        raise typer.Exit(0 if _hooks.import_transcripts(path, folder, yes, dry_run) else 1)
+    if folder is not None:
+        raise typer.BadParameter("a second argument goes with `dokoro import transcripts FOLDER`")
     from dokoro.commands.team import import_backup
 
     import_backup(path, file, yes, dry_run)

@@ -81,13 +81,14 @@ def shown(value: Any, rewrite: Rewrite) -> Any:
 
 def rewrite_of(context: Any) -> Rewrite | None:
     """The rewrite of absolute paths for the answers of this server (see :mod:`dokoro_server.shown_paths`)."""
-    from dokoro_server.app import AppState
-
     try:
         app = context.request_context.lifespan_context if context is not None else None
     except LookupError:  # no request
         return None
-    return app.rewrite if isinstance(app, AppState) else None
+    # The lifespan context is the kit's AppState; read by name, so this module and app.py do not
+    # import each other.
+    rewrite = getattr(app, "rewrite", None)
+    return rewrite if callable(rewrite) else None
 
 
 def rewritten(result: CallToolResult, rewrite: Rewrite) -> CallToolResult:

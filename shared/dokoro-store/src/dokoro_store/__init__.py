@@ -19,7 +19,13 @@ if TYPE_CHECKING:
     from dokoro_store.affective.service import Outcome, z_for_confidence
     from dokoro_store.background.announcements import take_announcements
     from dokoro_store.background.write_behind import on_first_run
-    from dokoro_store.briefing import build_briefing
+    from dokoro_store.briefing import build_briefing, session_start_text
+    from dokoro_store.capture.journal import journal_path as hook_journal_path
+    from dokoro_store.capture.journal import last_runs as last_hook_runs
+    from dokoro_store.capture.journal import record_run as record_hook_run
+    from dokoro_store.capture.recall import render_recall
+    from dokoro_store.capture.switches import write_switch as write_capture_switch
+    from dokoro_store.capture.transcript import ReadBounds
     from dokoro_store.clock import Clock, FrozenClock, format_duration, iso
     from dokoro_store.coordination.presence import MAX_TTL, PRESENCE_TTL
     from dokoro_store.db.engine import describe_url, normalise_url
@@ -84,6 +90,7 @@ __all__ = [
     "OllamaChat",
     "Outcome",
     "PlanView",
+    "ReadBounds",
     "Redaction",
     "RetrievalConfig",
     "Store",
@@ -101,11 +108,13 @@ __all__ = [
     "export_store",
     "find_conversion",
     "format_duration",
+    "hook_journal_path",
     "import_original",
     "init_folder",
     "inside",
     "is_original_database",
     "iso",
+    "last_hook_runs",
     "load_backup",
     "normalise_url",
     "on_first_run",
@@ -116,14 +125,18 @@ __all__ = [
     "read_knowledge_graph",
     "read_notes_folder",
     "recent_markdown",
+    "record_hook_run",
     "redact",
     "redact_all",
+    "render_recall",
     "resolve_dokoro_path",
     "search_markdown",
+    "session_start_text",
     "split_front_matter",
     "stale_words",
     "take_announcements",
     "usage_line",
+    "write_capture_switch",
     "write_gitignore",
     "z_for_confidence",
 ]
@@ -177,6 +190,13 @@ _HOMES: dict[str, tuple[str, str]] = {
     "DEFAULT_OLLAMA_URL": ("semantic.graph.extraction.ollama", "DEFAULT_OLLAMA_URL"),
     "OllamaChat": ("semantic.graph.extraction.ollama", "OllamaChat"),
     "build_briefing": ("briefing", "build_briefing"),
+    "session_start_text": ("briefing", "session_start_text"),
+    "ReadBounds": ("capture.transcript", "ReadBounds"),
+    "record_hook_run": ("capture.journal", "record_run"),
+    "last_hook_runs": ("capture.journal", "last_runs"),
+    "hook_journal_path": ("capture.journal", "journal_path"),
+    "render_recall": ("capture.recall", "render_recall"),
+    "write_capture_switch": ("capture.switches", "write_switch"),
     "init_folder": ("housekeeping.init", "init_folder"),
     "write_gitignore": ("housekeeping.gitignore", "write_gitignore"),
     "diagnose": ("housekeeping.health", "diagnose"),

@@ -187,3 +187,22 @@ def build_briefing(
         "claims",
     )
     return briefing
+
+
+_PLACEHOLDERS = ("_None recorded._", "_Nothing._", "- No workspace claimed")
+
+
+def session_start_text(store: Store, *, budget: int = 1500, agent_id: str | None = None) -> str:
+    """The briefing a client's session-start hook hands the agent: :func:`build_briefing` plus
+    the memories due for review, within ``budget`` tokens; empty when the store has nothing to say
+    (no rule, no claimed task, no blocker, no session, no claim, nothing due)."""
+    briefing = build_briefing(store, budget=budget, agent_id=agent_id)
+    review = store.upkeep.review(limit=5)
+    due = [_rule_line(entry.memory, entry.stale) for entry in review.stale]
+    kept = [line for line in due if briefing.take(line)]
+    if kept:
+        briefing.sections.append(("Due for review", kept))
+    said = briefing.health is not None or any(
+        not line.startswith(_PLACEHOLDERS) for _title, body in briefing.sections for line in body
+    )
+    return briefing.render() if said else ""

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     # `dokoro rules` need not import analytics, tracking or the archive sweep.
     from dokoro_store.affective.log import FeedbackLog
     from dokoro_store.affective.service import FeedbackService
+    from dokoro_store.capture.service import CaptureService
     from dokoro_store.coordination.service import Coordination
     from dokoro_store.housekeeping.cleanup import CleanupService
     from dokoro_store.housekeeping.secret_scan import SecretScanner
@@ -270,6 +271,14 @@ class Store:
         from dokoro_store.affective.log import FeedbackLog
 
         return FeedbackLog(self.db)
+
+    @lazy
+    def capture(self) -> CaptureService:
+        from dokoro_store.capture.service import CaptureService
+
+        # Client transcripts (Claude Code's hooks) read into the store as turns, session summaries
+        # and marks; recall for a prompt across memories, summaries and captured turns.
+        return CaptureService(self.paths, self.db, self.clock, self.docs, self.search, self.episodic)
 
     @lazy
     def secret_scan(self) -> SecretScanner:

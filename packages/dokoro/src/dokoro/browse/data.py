@@ -31,6 +31,7 @@ from dokoro.browse.items import (
 )
 from dokoro.browse.memories import memory_card, memory_items, stale_items
 from dokoro.browse.proposals import open_proposals, proposal_items
+from dokoro.browse.sessions import session_card, session_items
 
 if TYPE_CHECKING:
     from dokoro_store import Store
@@ -380,6 +381,7 @@ CATEGORIES: tuple[Category, ...] = (
     Category("stale", "Stale memories", stale_items, hint="past a date: n renews, f retires"),
     Category("proposals", "Proposals", proposal_items, badge=open_proposals, hint="memory upkeep waiting for you"),
     Category("tracking", "Issues and features", _tracking, _dirs("tracking"), hint="tracking/ (rows, rendered)"),
+    Category("sessions", "Captured sessions", session_items, hint="Claude Code sessions the hooks captured"),
 )
 
 
@@ -427,6 +429,8 @@ def preview_text(store: Store, item: Item) -> str:
             return _plan_card(store, item.ref)
         if item.kind == "memory" and item.ref:
             return memory_card(store, item.ref)
+        if item.kind == "session" and item.ref:
+            return session_card(store, item.ref)
         if item.kind == "entity" and item.ref:
             return _entity_card(store, int(item.ref))
         return item.detail or f"{item.label}\n{item.sublabel}"

@@ -26,7 +26,8 @@ class Item:
     id: str
     label: str
     sublabel: str = ""
-    # file | plan | claim | agent | question | feedback | entity | sweep | memory | proposal | tracking | error
+    # file | plan | claim | agent | question | feedback | entity | sweep | memory | proposal | tracking | session
+    # | error
     kind: str = "file"
     archived: bool = False
     path: Path | None = None

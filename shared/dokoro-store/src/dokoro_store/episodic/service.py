@@ -28,17 +28,15 @@ Without an embedder, recall ranks by full text and says so.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from sqlalchemy import Connection, bindparam, func, insert, or_
+from sqlalchemy import func, or_
 from sqlmodel import Session, col, select
 
 from dokoro_store.background.write_behind import DelayedStep
 from dokoro_store.clock import Clock, iso
 from dokoro_store.db.engine import Database
-from dokoro_store.db.model_tables import table_of
 from dokoro_store.episodic.ranking import _bound, _filtered, _hit, _merge_lists, _ranking, _Similar
 from dokoro_store.episodic.results import (
     _NEWEST,
@@ -58,6 +56,7 @@ from dokoro_store.episodic.results import (
     escape_like,
     estimate_tokens,
 )
+from dokoro_store.episodic.statements import EpisodicStatements, mark_pending_plain
 from dokoro_store.errors import InvalidArgumentError
 from dokoro_store.limits import MAX_COUNT, MAX_SUM, MAX_TOKEN_COUNT
 from dokoro_store.models import ConversationSummary, EpisodeSession
@@ -82,13 +81,6 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class _Statements:
-    session: Any  # the session row, kept when it exists (the dialect's INSERT ... ON CONFLICT DO NOTHING)
-    summary: Any  # INSERT ... RETURNING id
-    uncompacted: Any  # the session's uncompacted token total
-
-
 class EpisodicService:
     def __init__(
         self,
@@ -102,8 +94,7 @@ class EpisodicService:
         self._db = db
         self._clock = clock
         self._embedder = embedder
-        self._cached: _Statements | None = None
-        self._newest: dict[tuple[bool, bool, bool], Any] = {}
+        self._statements = EpisodicStatements(db)
         if summaries is None:
             from dokoro_store.episodic.summary_vectors import SummaryVectors
 
@@ -186,7 +177,7 @@ class EpisodicService:
             key_topics = [str(v) for v in cleaned_lists[len(key_decisions or []) :]]
         # A summary given without a token count still counts toward compaction (reference bug §7.20).
         tokens = token_count if token_count is not None else estimate_tokens(summary)
-        statements = self._statements()
+        statements = self._statements.write()
         with self._db.writing() as connection:
             # Cached Core statements in one short transaction: the session row (kept if it exists),
             # the summary (INSERT ... RETURNING; the statement hook still redacts what it sends) and
@@ -213,7 +204,7 @@ class EpisodicService:
             if pending:
                 # Pre-flush in the same commit as the row that crossed the threshold: if the process
                 # dies before folding, the next open finds the mark and folds.
-                self._mark_pending_plain(connection, session_id, now)
+                mark_pending_plain(connection, session_id, now)
         compaction = self._fold_safely(session_id) if pending else None
         if compaction is not None and compaction.row_id is not None:
             self._embed_rows([(compaction.row_id, self._summary_text(compaction.row_id))])
@@ -235,36 +226,6 @@ class EpisodicService:
             )
         ).one()
         return int(total or 0)
-
-    def _statements(self) -> _Statements:
-        """The write path's Core statements, built once per service (statements are immutable)."""
-        if self._cached is None:
-            sessions, summaries = table_of(EpisodeSession), table_of(ConversationSummary)
-            session_row = self._db.ops.upsert(
-                sessions,
-                {"id": bindparam("id"), "started_at": bindparam("started_at"), "status": "completed"},
-                ["id"],
-                None,
-            )
-            uncompacted = select(func.coalesce(func.sum(summaries.c.token_count), 0)).where(
-                summaries.c.session_id == bindparam("session_id"), summaries.c.compacted.is_(False)
-            )
-            self._cached = _Statements(session_row, insert(summaries).returning(summaries.c.id), uncompacted)
-        return self._cached
-
-    @staticmethod
-    def _mark_pending_plain(connection: Connection, session_id: str, now: datetime) -> None:
-        """:meth:`_mark_pending` inside a plain write (FOR UPDATE serialises it on PostgreSQL)."""
-        sessions = table_of(EpisodeSession)
-        found = connection.execute(
-            select(sessions.c.metadata_json).where(sessions.c.id == session_id).with_for_update()
-        ).first()
-        if found is None:
-            return
-        meta = dict(found.metadata_json or {})
-        meta["compactionPending"] = True
-        meta["preFlushAt"] = iso(now)
-        connection.execute(sessions.update().where(sessions.c.id == session_id).values(metadata_json=meta))
 
     @staticmethod
     def _mark_pending(session: Session, session_id: str, now: datetime) -> None:
@@ -418,7 +379,7 @@ class EpisodicService:
         where = SummaryFilter(session_id or None, _bound(since, "since"), _bound(until, "until"))
         text = (query or "").strip()
         if not text:
-            statement, params = self._newest_statement(where)
+            statement, params = self._statements.newest(where)
             with self._db.reading() as connection:
                 newest = connection.execute(statement, {**params, "limit": limit}).all()
             return Recall([_hit(row) for row in newest], "recency")
@@ -453,27 +414,6 @@ class EpisodicService:
         scored.sort(key=lambda item: (-item[0], -item[1].started_at.timestamp(), -item[1].id))
         ranking = _ranking(len(full_text), len(substring), similar, len(candidates))
         return Recall([hit for _score, hit in scored[:limit]], ranking)
-
-    def _newest_statement(self, where: SummaryFilter) -> tuple[Any, dict[str, Any]]:
-        """The newest summaries passing ``where``: a Core statement built once per combination of
-        filters (and cached), and its parameters."""
-        shape = (where.session_id is not None, where.since is not None, where.until is not None)
-        statement = self._newest.get(shape)
-        if statement is None:
-            summaries = table_of(ConversationSummary)
-            statement = select(summaries)
-            if shape[0]:
-                statement = statement.where(summaries.c.session_id == bindparam("session_id"))
-            if shape[1]:
-                statement = statement.where(summaries.c.started_at >= bindparam("since"))
-            if shape[2]:
-                statement = statement.where(summaries.c.started_at <= bindparam("until"))
-            statement = statement.order_by(summaries.c.started_at.desc(), summaries.c.id.desc()).limit(
-                bindparam("limit")
-            )
-            self._newest[shape] = statement
-        params = {"session_id": where.session_id, "since": where.since, "until": where.until}
-        return statement, {key: value for key, value in params.items() if value is not None}
 
     def _nearest_instead(self, similar: _Similar, where: SummaryFilter, limit: int) -> Recall:
         """No summary shares the query's words or comes within :data:`VECTOR_FLOOR` of its meaning:

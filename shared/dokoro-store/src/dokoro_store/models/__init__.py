@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from dokoro_store.models.affective import AgentFeedback
     from dokoro_store.models.auth import ApiToken
+    from dokoro_store.models.capture import CaptureMark
     from dokoro_store.models.coordination import (
         AgentPresence,
         FileClaim,
@@ -37,6 +38,7 @@ __all__ = [
     "AgentFeedback",
     "AgentPresence",
     "ApiToken",
+    "CaptureMark",
     "ConversationSummary",
     "Doc",
     "DocEntity",
@@ -68,6 +70,7 @@ _HOMES = {
     "AgentFeedback": "affective",
     "AgentPresence": "coordination",
     "ApiToken": "auth",
+    "CaptureMark": "capture",
     "ConversationSummary": "episodic",
     "Doc": "docs",
     "DocEntity": "graph",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from dokoro_store.errors import InvalidArgumentError
@@ -68,6 +69,7 @@ class NewDocument:
     metadata: dict[str, Any] | None = None
     thread: str | None = None  # the conversation or log it is one entry of (search lifts neighbours)
     thread_pos: int | None = None  # its place in that thread
+    created_at: datetime | None = None  # when the text was written (a transcript's line); default: now
 
 
 @dataclass

@@ -91,7 +91,7 @@ def bulk_rows(docs: Sequence[NewDocument], now: datetime) -> list[dict[str, Any]
             "metadata_json": doc.metadata,
             "thread": doc.thread,
             "thread_pos": doc.thread_pos,
-            "created_at": now,
+            "created_at": doc.created_at or now,
             "updated_at": now,
         }
         for doc, content in zip(docs, contents, strict=True)

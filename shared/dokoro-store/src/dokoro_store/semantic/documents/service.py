@@ -224,6 +224,25 @@ class DocumentService:
         self._vectors().after_commit([doc_id], [])
         return True
 
+    def delete_many(self, doc_ids: Sequence[str]) -> int:
+        """Delete these documents (their chunks and vectors with them) in one transaction; returns
+        how many existed."""
+        ids = list(dict.fromkeys(doc_ids))
+        if not ids:
+            return 0
+        with self._db.write() as session:
+            gone = [
+                str(x)
+                for x in session.execute(
+                    delete(docs_table).where(docs_table.c.id.in_(ids)).returning(docs_table.c.id)
+                ).scalars()
+            ]
+            if gone:
+                log_drops(session, bump_generation(session, self._clock), gone)
+        if gone:
+            self._vectors().after_commit(gone, [])
+        return len(gone)
+
     def vector_index(self) -> VectorIndex:
         """The vector engine of this store (nearest-neighbour queries of its own, e.g. the conflict gate)."""
         return self._vectors()
