@@ -8,6 +8,7 @@ from dokoro_store.models import Doc
 
 
 def _hit(store: Store, query: str, doc_id: str):
+    store.search.refresh()  # what every search tool does first: index the documents written since
     found = {h.doc_id: h for h in store.search.universal(query, limit=10).hits}
     return found.get(doc_id)
 
@@ -41,6 +42,7 @@ def test_a_feature_and_the_week_are_found_too(any_store: Store):
     any_store.tracking.week.add_item("task", "Write the offline sync design note", priority="high")
 
     assert _hit(any_store, "offline mode mobile", f"feature:{feature.id}") is not None
+    any_store.search.refresh()
     week = [h for h in any_store.search.universal("offline sync design note", limit=10).hits if h.doc_type == "week"]
     assert len(week) == 1 and week[0].doc_id.startswith("week:") and week[0].filepath == "currentWeek.md"
 

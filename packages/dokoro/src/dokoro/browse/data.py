@@ -440,7 +440,9 @@ def preview_text(store: Store, item: Item) -> str:
 
 
 def search_items(store: Store, query: str) -> list[Item]:
-    """Hybrid search results as openable items (raises: the caller reports the failure)."""
+    """Hybrid search results as openable items (raises: the caller reports the failure). As the
+    search tools do, changed documents (hand-edited markdown, new issues) are indexed first."""
+    store.search.refresh()
     result = store.search.universal(query, limit=SEARCH_LIMIT)
     items = []
     for hit in result.hits:

@@ -5,8 +5,10 @@ Each issue and feature is one row of ``docs`` (``issue:<id>``, ``feature:<id>``)
 rendering, whose status is the item's and whose file is the rendering under ``tracking/``; the
 week's items are one document, ``week:<YYYY-Www>``. The rows stay the truth: a document is written
 whenever its rendering is (an item added or moved, a hand edit read back, another agent's change
-rendered here), then indexed. An item without a document (written before items were indexed) is
-given one by the next tracking call, a bounded batch at a time.
+rendered here). It is indexed (chunks, vectors) by the next search, which brings every changed
+document in step first (``store.search.refresh``): a tracking call stays light, loading neither the
+embedder nor the vector engine. An item without a document (written before items were documents)
+is given one by the next tracking call, a bounded batch at a time.
 """
 
 from __future__ import annotations
@@ -49,8 +51,8 @@ class TrackingDocuments:
             return list(session.exec(select(TrackingItem.id).where(~has_doc).limit(limit)))
 
     def write(self, item_ids: Sequence[str], week: tuple[str, str] | None = None) -> list[str]:
-        """Save and index the documents of ``item_ids`` (and of the week: its ISO name and text);
-        the document ids written."""
+        """Save the documents of ``item_ids`` (and of the week: its ISO name and text), for the next
+        search to index; the document ids written."""
         wanted = list(dict.fromkeys(item_ids))
         with self._db.read() as session:
             rows = list(session.exec(select(TrackingItem).where(col(TrackingItem.id).in_(wanted)))) if wanted else []
@@ -84,6 +86,4 @@ class TrackingDocuments:
                     metadata={"tracking": "week"},
                 )
                 written.append(f"week:{name}")
-        if written:
-            self._docs.index_docs(written)
         return written
