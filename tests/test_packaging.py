@@ -51,10 +51,16 @@ class Member:
         return self.dist.replace("-", "_")
 
 
+# Development only: no wheel is built (not a workspace member), no user installs it.
+DEV_ONLY = ("dokoro-testkit",)
+
+
 def members() -> list[Member]:
     found = []
     for pyproject in sorted(ROOT.glob("*/*/pyproject.toml")):
         if pyproject.parent.parent.name not in ("shared", "servers", "packages"):
+            continue
+        if pyproject.parent.name in DEV_ONLY:
             continue
         project = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]
         found.append(Member(project["name"], pyproject.parent, project))
@@ -124,10 +130,11 @@ def _metadata(wheel: Path) -> tuple[list[str], str]:
     return requires, entry_points
 
 
-def test_the_build_makes_one_wheel_per_workspace_member(dist: Path) -> None:
+def test_the_build_makes_one_wheel_per_workspace_member_and_none_of_the_test_kit(dist: Path) -> None:
     assert {m.dist for m in MEMBERS} >= {"dokoro", "dokoro-store", "dokoro-server", "dokoro-core", "dokoro-bridge"}
     built = sorted(p.name.split("-")[0] for p in dist.glob("*.whl"))
     assert built == sorted(m.wheel_name for m in MEMBERS)
+    assert not list(dist.glob("dokoro_testkit-*"))
 
 
 @pytest.mark.parametrize("member", MEMBERS, ids=[m.dist for m in MEMBERS])

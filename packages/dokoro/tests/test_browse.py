@@ -72,7 +72,9 @@ async def test_categories_show_counts_and_enter_opens_one(sqlite_world):
 async def test_an_unknown_start_category_says_so(sqlite_world):
     app = BrowseApp(sqlite_world, category="nope", poll_seconds=0.1)
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: "unknown category: nope" in app.messages)
+        await until(
+            pilot, lambda: any(m.startswith("unknown category 'nope'; the categories are") for m in app.messages)
+        )
 
 
 async def test_a_file_preview_renders_markdown_and_goes_back(sqlite_world):
@@ -158,23 +160,76 @@ async def test_semantic_search_replaces_the_list_and_escape_restores_it(sqlite_w
         assert labels(app) == EXPECTED["weekly"]
 
 
-async def test_a_search_that_hangs_times_out_and_cools_down(sqlite_world, monkeypatch):
-    gate = threading.Event()  # the search hangs until the test ends, however slow the machine
+async def test_a_slow_search_says_so_and_a_newer_query_runs_when_it_ends(sqlite_world, monkeypatch):
+    gate = threading.Event()  # the first search answers only when the test says so: however slow
+    asked: list[str] = []
 
-    def hang(_store, _query):
-        gate.wait()
-        return []
+    def slow(_store, query):
+        asked.append(query)
+        if query == "x":
+            gate.wait()
+        return [data.Item(id=f"search:{query}", label=f"found {query}", sublabel="", kind="search")]
 
-    monkeypatch.setattr("dokoro.browse.screens.search_items", hang)
-    app = BrowseApp(sqlite_world, category="weekly", poll_seconds=0.1, search_timeout=0.2)
+    monkeypatch.setattr("dokoro.browse.screens.search_items", slow)
+    app = BrowseApp(sqlite_world, category="weekly", poll_seconds=0.1)
     try:
         async with app.run_test(size=SIZE) as pilot:
             await open_category(pilot, app, "weekly")
             await pilot.press("s", "x", "enter")
-            await until(pilot, lambda: any(m.startswith("search failed") for m in app.messages))
-            await pilot.press("s", "y", "enter")
-            await until(pilot, lambda: any("cooling down" in m for m in app.messages))
+            await until(pilot, lambda: asked == ["x"])
+            status = str(app.screen.query_one("#status").render())
+            assert "searching for 'x'" in status and "esc drops it" in status
+            await pilot.press("s", "y", "enter")  # typed while x runs: y runs when x ends
+            await until(pilot, lambda: any("'y' runs when it ends" in m for m in app.messages))
             assert labels(app) == EXPECTED["weekly"]
+            gate.set()
+            await until(pilot, lambda: app.screen.snapshot is not None)
+            assert asked == ["x", "y"] and labels(app) == ["found y"]  # x's late answer is not shown
+    finally:
+        gate.set()
+
+
+async def test_a_failed_search_says_why_and_the_next_one_runs_at_once(sqlite_world, monkeypatch):
+    answers = iter([RuntimeError("the index is being rebuilt"), ["ok"]])
+
+    def flaky(_store, query):
+        answer = next(answers)
+        if isinstance(answer, Exception):
+            raise answer
+        return [data.Item(id="search:ok", label="found it", sublabel="", kind="search")]
+
+    monkeypatch.setattr("dokoro.browse.screens.search_items", flaky)
+    app = BrowseApp(sqlite_world, category="weekly", poll_seconds=0.1)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_category(pilot, app, "weekly")
+        await pilot.press("s", "x", "enter")
+        await until(pilot, lambda: "search failed: the index is being rebuilt" in app.messages)
+        assert labels(app) == EXPECTED["weekly"]
+        await pilot.press("s", "x", "enter")  # no cooling down: a person may retry at once
+        await until(pilot, lambda: app.screen.snapshot is not None)
+        assert labels(app) == ["found it"]
+
+
+async def test_escape_drops_a_running_search(sqlite_world, monkeypatch):
+    gate = threading.Event()
+
+    def slow(_store, _query):
+        gate.wait()
+        return [data.Item(id="search:late", label="late", sublabel="", kind="search")]
+
+    monkeypatch.setattr("dokoro.browse.screens.search_items", slow)
+    app = BrowseApp(sqlite_world, category="weekly", poll_seconds=0.1)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await open_category(pilot, app, "weekly")
+            await pilot.press("s", "x", "enter")
+            await until(pilot, lambda: app.screen.searching == "x")
+            await pilot.press("escape")
+            assert "search for 'x' dropped" in app.messages
+            gate.set()
+            await until(pilot, lambda: app.screen.searching is None)
+            assert app.screen.snapshot is None and labels(app) == EXPECTED["weekly"]
+            assert isinstance(app.screen, ItemsScreen)  # the escape left the screen where it was
     finally:
         gate.set()
 

@@ -54,7 +54,7 @@ def test_an_unknown_category_with_json_fails_with_nothing_on_stdout(tmp_path):
 
     assert result.exit_code == 1
     assert result.stdout == ""
-    assert "unknown category: nope" in result.stderr
+    assert "unknown category 'nope'" in result.stderr
 
 
 def test_off_a_terminal_it_prints_a_summary(folder, database_url):
@@ -68,7 +68,16 @@ def test_off_a_terminal_it_prints_a_summary(folder, database_url):
         "Daily sessions (2)",
         "  2026-06-11-09h00-thursday-session-login.md  Session: login race",
     ]
-    assert unknown.exit_code == 1 and "(unknown category: nope)" in unknown.output
+    assert unknown.exit_code == 1 and "unknown category 'nope'" in unknown.stderr
+
+
+def test_a_mistyped_category_names_the_one_meant_and_every_one_there_is(tmp_path):
+    result = runner.invoke(app, ["browse", "--category", "dayli", "--path", str(tmp_path / "d")])
+
+    assert result.exit_code == 1 and result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("dokoro: unknown category 'dayli'; did you mean 'daily'? the categories are current, daily,")
+    assert line.endswith("proposals, tracking")
 
 
 def test_a_piped_dokoro_browse_process_prints_the_summary(folder, database_url):

@@ -17,15 +17,13 @@ import pytest
 from dokoro.browse import data
 from dokoro.browse.app import BrowseApp
 from dokoro.browse.screens import CategoriesScreen, ConfirmScreen, HelpScreen, ItemsScreen, PreviewScreen
+from dokoro_testkit.pilot import HANG_SECONDS  # only a hang reaches it
 from textual.widgets._footer import FooterKey
 
 pytestmark = pytest.mark.anyio
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 SIZE = (100, 30)
-
-# Only a hang reaches this: no screen of a loaded machine takes ten minutes to draw.
-HANG_SECONDS = 600
 
 
 def normalise(svg: str) -> str:

@@ -93,7 +93,33 @@ def test_the_default_store_of_the_working_folder_is_named_when_missing(tmp_path:
     assert done.returncode == 1
     line = _one_line(done.stderr)
     assert str(tmp_path / "dokoro") in line and "default ./dokoro" in line
+    assert f"`dokoro init` (it creates {tmp_path / 'dokoro'})" in line
     assert _tree(tmp_path) == []
+
+
+def test_in_a_clone_named_dokoro_the_hint_names_the_folder_init_creates(tmp_path: Path) -> None:
+    clone = tmp_path / "dokoro"
+    (clone / ".git").mkdir(parents=True)
+
+    done = _run([str(BIN / "dokoro"), "list"], clone)
+
+    assert done.returncode == 1
+    line = _one_line(done.stderr)
+    assert line.startswith(f"dokoro: no dokoro store at {clone / 'dokoro'} (the default ./dokoro of {clone});")
+    assert f"`dokoro init` (it creates {clone / 'dokoro'})" in line
+    assert _tree(clone) == [".git"]
+
+
+def test_a_folder_named_dokoro_is_said_to_be_its_own_store(tmp_path: Path) -> None:
+    folder = tmp_path / "dokoro"
+    folder.mkdir()
+
+    done = _run([str(BIN / "dokoro"), "list"], folder)
+
+    assert done.returncode == 1
+    line = _one_line(done.stderr)
+    assert f"no dokoro store at {folder} (this folder: a folder named dokoro is its own store)" in line
+    assert f"`dokoro init` (it makes {folder} one)" in line
 
 
 def test_init_creates_the_store_the_others_then_use(tmp_path: Path) -> None:
@@ -225,6 +251,41 @@ def test_version_and_shell_completion(tmp_path: Path) -> None:
     assert completion.exit_code == 0 and "_dokoro_completion" in completion.output
     assert completed.returncode == 0 and completed.stdout.split() == ["memory"]
     assert _tree(tmp_path) == []
+
+
+def test_the_first_ctrl_c_stops_dokoro_serve(tmp_path: Path) -> None:
+    import select
+    import signal
+    import time
+
+    leader, follower = pty.openpty()
+    process = subprocess.Popen(
+        [str(BIN / "dokoro"), "serve", "--path", str(tmp_path / "store")],
+        cwd=tmp_path,
+        env=_env(),
+        stdin=follower,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert process.stderr is not None
+        banner = b""
+        hang = time.monotonic() + 60  # only a hang reaches it: the banner comes before anything loads
+        while b"Ctrl-C stops" not in banner:
+            assert time.monotonic() < hang, banner
+            if select.select([process.stderr], [], [], 1.0)[0]:
+                banner += os.read(process.stderr.fileno(), 4096)
+        process.send_signal(signal.SIGINT)  # what the terminal sends on Ctrl-C
+        _out, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        os.close(leader)
+        os.close(follower)
+
+    assert process.returncode == 130
+    assert err.decode().strip() == "dokoro: stopped"
 
 
 def test_an_empty_search_is_refused_before_any_store_is_looked_for(tmp_path: Path) -> None:

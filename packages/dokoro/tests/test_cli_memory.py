@@ -55,21 +55,24 @@ def test_memory_show_prints_one_and_an_unknown_id_exits_1(folder):
     assert invoke(root, "memory", "show", "mem-nope").exit_code == 1
 
 
-def test_forget_deprecates_with_a_reason_and_purge_asks_first(folder):
+def test_forget_deprecates_with_a_reason_and_purge_asks_first(folder, monkeypatch):
     root, ids = folder
     no_reason = invoke(root, "memory", "forget", ids["fact"])
     forgotten = invoke(root, "memory", "forget", ids["fact"], "--reason", "we moved to sessions")
+    unasked = invoke(root, "memory", "forget", ids["rule"], "--purge")  # no terminal to ask on
+    monkeypatch.setattr("dokoro.commands.memory.stdin_is_terminal", lambda: True)
     kept = invoke(root, "memory", "forget", ids["rule"], "--purge", input="n\n")
     purged = invoke(root, "memory", "forget", ids["rule"], "--purge", "--yes")
 
-    assert no_reason.exit_code == 2 and "reason is required" in no_reason.output
-    assert forgotten.exit_code == 0 and "deprecated" in forgotten.output
+    assert no_reason.exit_code == 2 and "say why it no longer holds" in no_reason.output
+    assert forgotten.exit_code == 0 and "Deprecated memory" in forgotten.output
+    assert unasked.exit_code == 1 and "nothing deleted" in unasked.output
     states = {
         m["id"]: m["state"] for m in json.loads(invoke(root, "memory", "list", "--state", "all", "--json").stdout)
     }
     assert states[ids["fact"]] == "deprecated"
     assert "Nothing deleted" in kept.output
-    assert purged.exit_code == 0 and "purged" in purged.output
+    assert purged.exit_code == 0 and "for good" in purged.output
     assert invoke(root, "memory", "show", ids["rule"]).exit_code == 1
     assert invoke(root, "memory", "forget", "mem-nope", "--reason", "x").exit_code == 1
 

@@ -7,15 +7,15 @@ import os
 import subprocess
 import sys
 import tempfile
+from datetime import date, timedelta
 from pathlib import Path
 
 import pytest
 from dokoro.commands import demo
 from rich.console import Console
 
-pytestmark = pytest.mark.slow
 
-
+@pytest.mark.slow
 def test_the_demo_plays_the_story_and_thursday_recalls_monday(tmp_path: Path) -> None:
     # The demo makes its store with tempfile, which honours TMPDIR: keep it inside tmp_path.
     env = {**os.environ, "COLUMNS": "200", "TMPDIR": str(tmp_path)}
@@ -36,9 +36,19 @@ def test_the_demo_plays_the_story_and_thursday_recalls_monday(tmp_path: Path) ->
     assert "race in session refresh" in recall
     assert "partial fix in auth/session.ts" in recall
     assert "The login race needs a regression test" in thursday
+    assert "-monday-session-fix-the-flaky" in monday and "-thursday-session-write-the-regression" in thursday
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("today", [date(2026, 12, 7) + timedelta(days=n) for n in range(7)])
+def test_the_story_is_the_last_thursday_and_the_monday_before_it(today: date) -> None:
+    monday, thursday = demo.story_days(today)
+
+    assert (monday.strftime("%A"), thursday.strftime("%A")) == ("Monday", "Thursday")
+    assert thursday <= today < thursday + timedelta(days=7) and thursday - monday == timedelta(days=3)
+
+
+@pytest.mark.slow
 def test_an_error_result_fails_the_demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     broken = demo.Session(
@@ -62,6 +72,7 @@ def test_an_error_result_fails_the_demo(tmp_path: Path, monkeypatch: pytest.Monk
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_keep_leaves_the_store_in_place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     short = demo.Session(title="Short", prompt="You ▸ hi", calls=(demo.Call("dokoro_workspace_status", {}),))

@@ -87,4 +87,5 @@ async def test_serve_with_path_serves_every_tool_on_that_store(tmp_path: Path) -
     assert {"dokoro_init", "dokoro_workspace_claim", "dokoro_session_recall"} <= names
     assert not claim.is_error, claim.content
     assert (store / "current.md").is_file()
+    assert (store / ".gitignore").read_text(encoding="utf-8").startswith("# Written by dokoro.")  # first start
     assert not (tmp_path / "not-this-one").exists()

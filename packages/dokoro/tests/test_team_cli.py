@@ -58,6 +58,7 @@ def test_migrate_sqlite_to_postgres_and_back_compares_field_by_field(tmp_path: P
         app, ["store", "migrate", "--from", postgres_url, "--to", str(back_root), "--path", str(source)]
     )
     assert back.exit_code == 0, back.output
+    assert (back_root / ".gitignore").read_text(encoding="utf-8").startswith("# Written by dokoro.")
 
     original = _tables(source)
     assert _tables(source, postgres_url) == original
@@ -167,7 +168,12 @@ def test_a_team_database_without_a_store_is_named_and_left_untouched(tmp_path: P
             result = runner.invoke(app, [*command, "--path", str(tmp_path / "s")], env=env)
             assert result.exit_code == 1, result.output
             lines = [line for line in result.output.splitlines() if line.strip()]
-            assert len(lines) == 1 and "holds no dokoro store" in lines[0] and "dokoro init" in lines[0]
+            assert len(lines) == 1, lines
+            assert lines[0].endswith(
+                "holds no dokoro store yet: run `dokoro init` with this DOKORO_DATABASE_URL to create it"
+            )
+            assert lines[0].count("dokoro init") == 1 and "team's database" not in lines[0], lines[0]
+            assert not (tmp_path / "s").exists()  # no folder either: nothing was created
             with psycopg.connect(empty.set(drivername="postgresql").render_as_string(hide_password=False)) as db:
                 tables = db.execute("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'")
                 assert tables.fetchone() == (0,)

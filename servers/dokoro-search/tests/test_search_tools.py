@@ -30,7 +30,8 @@ async def test_search_universal_explains_every_hit(call):
     assert top["fts_score"] == 1.0 and top["vector_score"] > 0 and top["score"] > 0
     assert data["mode"] == "hybrid" and data["embedder"].startswith("onnx:")  # the bundled transformer
     text = outcome.content[0].text
-    assert "**1. Auth decision|auth**" in text and "Source: hybrid | Relevance: " in text and "Why:" in text
+    assert "**1. Auth decision**\nID: auth | Source: hybrid | Relevance: " in text and "Why:" in text
+    assert "|auth" not in text  # the title is clean; the id has a field of its own
 
 
 @BOTH

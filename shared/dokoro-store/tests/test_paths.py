@@ -45,6 +45,21 @@ def test_a_cwd_named_dokoro_holding_a_dokoro_folder_uses_the_nested_one(tmp_path
     assert resolve_dokoro_path(None, cwd) == cwd.resolve() / "dokoro"
 
 
+def test_a_clone_named_dokoro_is_a_project_whose_store_is_nested(tmp_path):
+    clone = tmp_path / "dokoro"
+    (clone / ".git").mkdir(parents=True)
+
+    assert resolve_dokoro_path(None, clone) == clone.resolve() / "dokoro"
+
+
+def test_a_store_folder_kept_in_git_of_its_own_is_still_the_store(tmp_path):
+    store = tmp_path / "dokoro"
+    (store / ".git").mkdir(parents=True)
+    (store / ".dokoro").mkdir()
+
+    assert resolve_dokoro_path(None, store) == store.resolve()
+
+
 def test_store_paths_name_every_well_known_file(tmp_path):
     paths = StorePaths(tmp_path)
 

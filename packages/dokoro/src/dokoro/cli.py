@@ -18,7 +18,7 @@ from dokoro.commands import memory as _memory
 from dokoro.commands import memory_upkeep as _memory_upkeep  # noqa: F401 - registers review, renew, types
 from dokoro.commands import proposals as _proposals
 from dokoro.commands import work as _work
-from dokoro.commands._group import LoudGroup, group
+from dokoro.commands._group import HELP_OPTIONS, LoudGroup, group
 from dokoro.commands._output import EditorOption, JsonOption, PathOption
 from dokoro.commands.hooks import commands as _hooks
 
@@ -36,6 +36,7 @@ app = typer.Typer(
     no_args_is_help=True,
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
+    context_settings=HELP_OPTIONS,
 )
 
 

@@ -79,6 +79,31 @@ def serve(path: Path | None = None, *, explicit: bool = False) -> None:
     settings = DokoroSettings(path=path) if path is not None else DokoroSettings()
     # The command line and the settings settled before the packages (and the MCP SDK) are imported.
     prepared = prepare(NAME, (), settings=settings, explicit=explicit)
+    if explicit:
+        _stop_on_first_interrupt()
     from dokoro_server import serve as serve_tools
 
     serve_tools(NAME, *registers(settings), prepared=prepared)
+
+
+def _stop_on_first_interrupt() -> None:
+    """The first Ctrl-C ends ``dokoro serve`` (its banner says so).
+
+    Python's own KeyboardInterrupt cancels the event loop, which then waits for the thread that
+    reads stdin, blocked until a line or end-of-file comes: the first Ctrl-C did nothing visible.
+    Ending the process at once is what closing stdin does too (:func:`dokoro_server.serve`): what
+    a tool wrote is committed; what it left to write behind stays marked for the next process.
+    """
+    import contextlib
+    import os
+    import signal
+    import sys
+
+    def stop(_signal: int, _frame: object) -> None:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):
+                stream.flush()
+        os.write(2, b"\ndokoro: stopped\n")
+        os._exit(130)
+
+    signal.signal(signal.SIGINT, stop)

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
         StoreUnavailableError,
         WorkspaceLockedError,
     )
+    from dokoro_store.housekeeping.gitignore import write_gitignore
     from dokoro_store.housekeeping.health import diagnose
     from dokoro_store.housekeeping.init import init_folder
     from dokoro_store.index.ranking.calibration import CLOSE_MATCH
@@ -136,6 +137,7 @@ __all__ = [
     "take_announcements",
     "usage_line",
     "write_capture_switch",
+    "write_gitignore",
     "z_for_confidence",
 ]
 
@@ -196,6 +198,7 @@ _HOMES: dict[str, tuple[str, str]] = {
     "render_recall": ("capture.recall", "render_recall"),
     "write_capture_switch": ("capture.switches", "write_switch"),
     "init_folder": ("housekeeping.init", "init_folder"),
+    "write_gitignore": ("housekeeping.gitignore", "write_gitignore"),
     "diagnose": ("housekeeping.health", "diagnose"),
     "apply_import": ("moving.backup", "apply_import"),
     "export_store": ("moving.backup", "export_store"),

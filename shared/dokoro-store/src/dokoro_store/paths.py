@@ -12,12 +12,16 @@ def resolve_dokoro_path(env_value: str | None, cwd: Path) -> Path:
     """Resolve the workspace folder the way the reference does.
 
     ``DOKORO_PATH`` when set; else ``<cwd>/dokoro``, except when the cwd is itself named
-    ``dokoro`` and holds no nested ``dokoro/`` folder, in which case the cwd is the store.
+    ``dokoro`` and holds no nested ``dokoro/`` folder, in which case the cwd is the store. A
+    repository's root named ``dokoro`` (a clone of dokoro itself) is a project, not a store: its
+    store is ``./dokoro`` unless the folder already holds one.
     """
     if env_value:
         return Path(env_value).expanduser().resolve()
     cwd = cwd.resolve()
-    if cwd.name == "dokoro" and not (cwd / "dokoro").is_dir():
+    nested = (cwd / "dokoro").is_dir()
+    a_project = (cwd / ".git").exists() and not (cwd / ".dokoro").is_dir()
+    if cwd.name == "dokoro" and not nested and not a_project:
         return cwd
     return cwd / "dokoro"
 

@@ -234,6 +234,7 @@ class Store:
             session_id=lambda: self.working.workspace.claimed_session,
             log_line=self._current.log_line,
             search=self.search,
+            docs=self.docs,
         )
 
     @lazy
@@ -313,7 +314,9 @@ class Store:
         clock = clock or Clock()
         moved_in = None
         try:
-            paths.root.mkdir(parents=True, exist_ok=True)
+            fresh_folder = not paths.root.exists()
+            if create or database_url is None:  # a team database without a store creates no folder
+                paths.root.mkdir(parents=True, exist_ok=True)
             if database_url is None:
                 # A store the original TypeScript dokoro wrote: backed up, converted, verified, once.
                 from dokoro_store.moving.original import convert_in_place
@@ -340,12 +343,15 @@ class Store:
             schema_before = current_heads(db)
             if not create and database_url and not schema_before:
                 raise NoStoreError(
-                    f"the database of DOKORO_DATABASE_URL at {describe_url(db.url)} holds no dokoro store; "
-                    "create one with `dokoro init` (with DOKORO_DATABASE_URL set), or point DOKORO_DATABASE_URL "
-                    "at the team's database"
-                    "at the team's database"
+                    f"the database of DOKORO_DATABASE_URL at {describe_url(db.url)} holds no dokoro store yet: "
+                    "run `dokoro init` with this DOKORO_DATABASE_URL to create it"
                 )
+            paths.root.mkdir(parents=True, exist_ok=True)
             upgrade(db, current=schema_before)  # one read of the stored version; migrations only if it differs
+            if fresh_folder or not schema_before or moved_in is not None:
+                from dokoro_store.housekeeping.gitignore import write_gitignore
+
+                write_gitignore(paths.root)  # a new store: git keeps its markdown, not its database
             store = cls(paths, db, clock, functional_relation_types, retrieval, memory_review)
             store.schema_before = schema_before
             store.moved_in = moved_in

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dokoro.browse.data import Category, category_by_id, load_items, summaries
+from dokoro.browse.data import Category, category_by_id, load_items, summaries, unknown_category
 from dokoro.commands._open import open_for_command
 
 __all__ = ["run"]
@@ -20,8 +20,8 @@ if TYPE_CHECKING:
 def run(path: Path | None, category: str | None, as_json: bool, editor: Sequence[str] = ("vi",)) -> int:
     """The exit code: 0, or 1 for an unknown category with ``--json`` or off a terminal."""
     chosen = category_by_id(category) if category else None
-    if category and chosen is None and as_json:
-        sys.stderr.write(f"unknown category: {category}\n")
+    if category and chosen is None and (as_json or not (sys.stdin.isatty() and sys.stdout.isatty())):
+        sys.stderr.write(f"dokoro: {unknown_category(category)}\n")
         return 1
     store = open_for_command(path)
     try:
@@ -50,9 +50,6 @@ def run(path: Path | None, category: str | None, as_json: bool, editor: Sequence
 def _summary(store: Store, category: str | None, chosen: Category | None) -> int:
     out = sys.stdout
     out.write(f"dokoro {store.paths.root}\n")
-    if category and chosen is None:
-        out.write(f"(unknown category: {category})\n")
-        return 1
     if chosen is not None:
         items = load_items(store, chosen)
         out.write(f"{chosen.label} ({len(items)})\n")

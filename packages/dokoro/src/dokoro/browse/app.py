@@ -10,7 +10,7 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 
 from dokoro.browse.actions import UndoRecord
-from dokoro.browse.data import category_by_id
+from dokoro.browse.data import category_by_id, unknown_category
 from dokoro.browse.screens import CategoriesScreen, HelpScreen, ItemsScreen
 
 if TYPE_CHECKING:
@@ -24,9 +24,8 @@ log = logging.getLogger("dokoro.browse")
 class BrowseApp(App[None]):
     """Categories → items → preview over one store.
 
-    ``poll_seconds`` is how often the open screen checks for changes; ``search_timeout`` bounds a
-    semantic search. Per-category filters and sort orders, and the last archive (for undo), last
-    as long as the app.
+    ``poll_seconds`` is how often the open screen checks for changes. Per-category filters and sort
+    orders, and the last archive (for undo), last as long as the app.
     """
 
     CSS_PATH = "browse.tcss"
@@ -44,7 +43,6 @@ class BrowseApp(App[None]):
         *,
         category: str | None = None,
         poll_seconds: float = 1.0,
-        search_timeout: float = 5.0,
         editor: Sequence[str] = ("vi",),
     ) -> None:
         """``editor``: the command line ``e`` runs on a memory's file (the file's path appended)."""
@@ -53,8 +51,6 @@ class BrowseApp(App[None]):
         self.editor = tuple(editor)
         self.start_category = category
         self.poll_seconds = poll_seconds
-        self.search_timeout = search_timeout
-        self.search_cooling_until = 0.0
         self.filters: dict[str, str] = {}
         self.orders: dict[str, str] = {}
         self.last_undo: UndoRecord | None = None
@@ -66,7 +62,7 @@ class BrowseApp(App[None]):
         if self.start_category:
             category = category_by_id(self.start_category)
             if category is None:
-                self.say(f"unknown category: {self.start_category}")
+                self.say(unknown_category(self.start_category))
             else:
                 self.push_screen(ItemsScreen(category))
 

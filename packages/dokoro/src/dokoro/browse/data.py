@@ -47,6 +47,7 @@ __all__ = [
     "search_items",
     "sort_items",
     "summaries",
+    "unknown_category",
 ]
 
 log = logging.getLogger("dokoro.browse")
@@ -389,6 +390,16 @@ def category_by_id(category_id: str) -> Category | None:
     return next((c for c in CATEGORIES if c.id == wanted), None)
 
 
+def unknown_category(category_id: str) -> str:
+    """What to say of a category that does not exist: the one meant, and every one there is."""
+    import difflib
+
+    ids = [c.id for c in CATEGORIES]
+    meant = difflib.get_close_matches(category_id.strip().lower(), ids, n=1, cutoff=0.6)
+    hint = f"did you mean {meant[0]!r}? " if meant else ""
+    return f"unknown category {category_id!r}; {hint}the categories are {', '.join(ids)}"
+
+
 def load_items(store: Store, category: Category) -> list[Item]:
     """The items of one category; a failure becomes one ``(failed to load)`` item."""
     try:
@@ -429,7 +440,9 @@ def preview_text(store: Store, item: Item) -> str:
 
 
 def search_items(store: Store, query: str) -> list[Item]:
-    """Hybrid search results as openable items (raises: the caller reports the failure)."""
+    """Hybrid search results as openable items (raises: the caller reports the failure). As the
+    search tools do, changed documents (hand-edited markdown, new issues) are indexed first."""
+    store.search.refresh()
     result = store.search.universal(query, limit=SEARCH_LIMIT)
     items = []
     for hit in result.hits:

@@ -21,8 +21,6 @@ class BrowseHost(Protocol):
     store: Store
     editor: tuple[str, ...]
     poll_seconds: float
-    search_timeout: float
-    search_cooling_until: float
     filters: dict[str, str]
     orders: dict[str, str]
     last_undo: UndoRecord | None

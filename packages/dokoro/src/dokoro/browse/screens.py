@@ -1,21 +1,25 @@
 """The screens of ``dokoro browse``: categories → items → preview, plus help and the y/n confirm.
 
 Slow work (reading the store, searching, carrying out an action) runs in thread workers; results
-come back to the screen with ``call_from_thread``. Each list screen polls on a timer and reloads
-only when its folders' signature or the store's write signal moved.
+come back to the screen with ``call_from_thread``. Nothing waits on a wall clock: a search takes
+what it takes (the first one loads the embedder), says so while it runs, and never blocks the next.
+Each list screen polls on a timer and reloads only when its folders' signature or the store's
+write signal moved.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Footer, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -37,13 +41,14 @@ from dokoro.browse.preview import PreviewScreen
 from dokoro.browse.widgets import (
     ORDER_NAMES,
     ORDERS,
-    SEARCH_COOLDOWN_SECONDS,
     Crumbs,
     NavList,
     _app,
 )
 
 __all__ = ["CategoriesScreen", "ConfirmScreen", "HelpScreen", "ItemsScreen", "PreviewScreen"]
+
+log = logging.getLogger("dokoro.browse")
 
 
 class CategoriesScreen(Screen[None]):
@@ -152,6 +157,11 @@ class ItemsScreen(Screen[None]):
         self.snapshot_results: list[Item] = []
         self.shown: list[Item] = []
         self.typing: str | None = None  # "filter" | "search" while an input has the keys
+        self.searching: str | None = None  # the query of the search running now
+        self.next_query: str | None = None  # typed while one runs: it runs next
+        self.search_dropped = False  # esc while searching: the answer is not shown
+        self.search_started = 0.0
+        self._ticking: Timer | None = None
         self.loaded = threading.Event()
         self._fresh = Freshness(None if category.dirs else MAX_AGE_SECONDS)
 
@@ -233,7 +243,10 @@ class ItemsScreen(Screen[None]):
         options = self.query_one(OptionList)
         position = 0 if options.highlighted is None else options.highlighted + 1
         parts = [f"{position}/{len(self.shown)}"]
-        if self.snapshot is not None:
+        if self.searching is not None and not self.search_dropped:
+            seconds = int(time.monotonic() - self.search_started)
+            parts.append(f"searching for {self.searching!r}… {seconds} s · esc drops it")
+        elif self.snapshot is not None:
             parts.append("search results · esc restores the list")
         else:
             parts.append(ORDER_NAMES[self.order])
@@ -264,6 +277,13 @@ class ItemsScreen(Screen[None]):
         ⌫/← (``keep_filter``) go back keeping the filter (after leaving search results)."""
         if self.typing is not None:
             self._stop_typing(clear=True)
+            return
+        if self.searching is not None and not self.search_dropped:
+            self.search_dropped = True
+            self.next_query = None
+            self.query_one(OptionList).loading = False
+            _app(self).say(f"search for {self.searching!r} dropped")
+            self._status()
             return
         if self.snapshot is not None:
             self.snapshot = None
@@ -321,38 +341,59 @@ class ItemsScreen(Screen[None]):
         self._stop_typing(clear=False)
         if not query:
             return
-        app = _app(self)
-        if time.monotonic() < app.search_cooling_until:
-            app.say("semantic search is cooling down after a failure; try again in a minute")
+        if self.searching is not None:
+            # One search at a time (a thread cannot be stopped): the newest query waits for it.
+            self.next_query = query
+            self.search_dropped = False
+            _app(self).say(f"still searching for {self.searching!r}; {query!r} runs when it ends")
+            self._status()
             return
+        self.start_search(query)
+
+    def start_search(self, query: str) -> None:
+        """Run a semantic search however long it takes: the list shows it is busy and the status
+        line counts the seconds; esc drops the answer, a newer query replaces it."""
+        self.searching = query
+        self.search_dropped = False
+        self.search_started = time.monotonic()
         self.query_one(OptionList).loading = True
+        if self._ticking is None:
+            self._ticking = self.set_interval(1.0, self._status)
+        self._status()
         self.run_search(query)
 
-    @work(thread=True, exclusive=True, group="search")
+    @work(thread=True, group="search")
     def run_search(self, query: str) -> None:
         app = _app(self)
-        box: dict[str, Any] = {}
+        try:
+            found: list[Item] | None = search_items(app.store, query)
+            error: Exception | None = None
+        except Exception as exc:  # reported on screen and logged; the next search runs as usual
+            log.warning("dokoro browse: a search failed", exc_info=True)
+            found, error = None, exc
+        app.deliver(self.show_results, query, found, error)
 
-        def target() -> None:
-            try:
-                box["items"] = search_items(app.store, query)
-            except Exception as exc:  # reported on screen and logged; the breaker cools down
-                box["error"] = exc
-
-        # A daemon thread, so a hung search never keeps the browser from quitting.
-        thread = threading.Thread(target=target, daemon=True, name="dokoro-browse-search")
-        thread.start()
-        thread.join(app.search_timeout)
-        if thread.is_alive():
-            box["error"] = TimeoutError(f"no answer in {app.search_timeout:g} s")
-        app.deliver(self.show_results, query, box.get("items"), box.get("error"))
+    def _search_over(self) -> None:
+        self.searching = None
+        self.query_one(OptionList).loading = False
+        if self._ticking is not None:
+            self._ticking.stop()
+            self._ticking = None
 
     def show_results(self, query: str, found: list[Item] | None, error: BaseException | None) -> None:
         app = _app(self)
-        self.query_one(OptionList).loading = False
+        dropped = self.search_dropped
+        self._search_over()
+        waiting, self.next_query = self.next_query, None
+        if waiting is not None:
+            self.start_search(waiting)  # a newer query was typed meanwhile: its answer is the one shown
+            return
+        if dropped:
+            self._status()
+            return
         if error is not None or found is None:
-            app.search_cooling_until = time.monotonic() + SEARCH_COOLDOWN_SECONDS
             app.say(f"search failed: {error}")
+            self._status()
             return
         if self.snapshot is None:
             self.snapshot = self.items

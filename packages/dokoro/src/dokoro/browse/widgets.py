@@ -14,7 +14,6 @@ from textual.widgets import OptionList, Static
 from dokoro.browse.host import BrowseHost
 
 PULSE_SECONDS = 0.8
-SEARCH_COOLDOWN_SECONDS = 60.0
 ORDERS = ("default", "reverse", "label")
 ORDER_NAMES = {"default": "as listed", "reverse": "reversed", "label": "by name"}
 
@@ -26,7 +25,7 @@ HELP = """\
 [b]Sort[/b] (items)
   o  cycle the order: as listed → reversed → by name
 [b]Search[/b] (items)
-  s  semantic search over every document · enter runs · esc restores the list
+  s  semantic search over every document · enter runs · esc stops waiting, then restores
 [b]Archive[/b] (daily files, plans)
   a  archive the selected plan or daily file · w archive a daily file into its week folder
   u  undo the last archive of this session

@@ -54,9 +54,11 @@ def require_store(settings: DokoroSettings, path: Path | None, cwd: Path) -> Non
     if path is not None:
         where, create = "--path", f"`dokoro init --path {root}`"
     elif settings.path is not None:
-        where, create = "DOKORO_PATH", "`dokoro init` (it uses DOKORO_PATH)"
+        where, create = "DOKORO_PATH", f"`dokoro init` (it creates {root})"
+    elif root == cwd.resolve():
+        where, create = "this folder: a folder named dokoro is its own store", f"`dokoro init` (it makes {root} one)"
     else:
-        where, create = f"the default ./dokoro of {cwd}", "`dokoro init` here"
+        where, create = f"the default ./dokoro of {cwd}", f"`dokoro init` (it creates {root})"
     try:
         found = StorePaths(root).sqlite_file.is_file()
         not_a_folder = root.exists() and not root.is_dir()

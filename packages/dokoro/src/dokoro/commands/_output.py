@@ -11,8 +11,10 @@ from typing import Annotated, Any
 
 import typer
 from pydantic import BaseModel
+from rich import box
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 __all__ = [
     "JsonOption",
@@ -20,8 +22,8 @@ __all__ = [
     "ago",
     "console",
     "emit_json",
-    "folding_table",
     "go_ahead",
+    "id_table",
     "short_time",
     "stdin_is_terminal",
 ]
@@ -77,21 +79,86 @@ def go_ahead(out: Console, question: str, *, dry_run: bool, yes: bool, verb: str
 
 
 # Columns that stay on one line (a status, a time, a count): never wrapped, never cut.
-_SHORT = {"slot", "status", "type", "updated", "priority", "estimate", "actual", "state", "trust"}
+_SHORT = {
+    "slot",
+    "status",
+    "type",
+    "kind",
+    "updated",
+    "created",
+    "priority",
+    "estimate",
+    "actual",
+    "state",
+    "trust",
+    "by",
+    "relevance",
+}
+_NARROWEST_TEXT = 20  # a text column (title, why) narrower than this reads as a word per line
 
 
-def folding_table(title: str, columns: Sequence[str]) -> Table:
-    """A table that fits the terminal (80 columns included): short columns keep their width,
-    ids fold onto several lines and text columns wrap at words."""
-    table = Table(title=title, title_justify="left")
-    for column in columns:
-        if column in _SHORT:
+def id_table(
+    out: Console,
+    title: str,
+    columns: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    *,
+    optional: Sequence[str] = (),
+) -> None:
+    """Print ``rows`` under ``columns`` so that every id stays whole on one line (copyable), at
+    80 columns too: ids and short columns never wrap, text columns wrap at words; the ``optional``
+    columns are left out, last first, until the text has room; when even that leaves no room (a
+    long id), each row is printed as its id on one line and the rest indented below it. Cells are
+    plain text (markup is not read)."""
+    keep = list(columns)
+    for dropped in [None, *reversed(optional)]:
+        if dropped is not None and dropped in keep:
+            keep.remove(dropped)
+        if _needed(keep, columns, rows) <= out.width:
+            break
+    else:
+        _stacked(out, title, columns, rows)
+        return
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    for column in keep:
+        if column == "id" or column in _SHORT:
             table.add_column(column, no_wrap=True, min_width=len(column))
-        elif column == "id":
-            table.add_column(column, overflow="fold", min_width=10)
         else:
-            table.add_column(column, overflow="fold", min_width=min(len(column) + 2, 12))
-    return table
+            table.add_column(column, overflow="fold", min_width=min(_NARROWEST_TEXT, _widest(column, columns, rows)))
+    at = [columns.index(column) for column in keep]
+    for row in rows:
+        table.add_row(*(Text(row[i]) for i in at))
+    out.print(table)
+
+
+def _widest(column: str, columns: Sequence[str], rows: Sequence[Sequence[str]]) -> int:
+    at = columns.index(column)
+    return max([len(column), *(len(row[at]) for row in rows)])
+
+
+def _needed(keep: Sequence[str], columns: Sequence[str], rows: Sequence[Sequence[str]]) -> int:
+    """The width the table needs: whole ids and short cells, and room for the text columns."""
+    width = 0
+    for column in keep:
+        widest = _widest(column, columns, rows)
+        width += widest if column == "id" or column in _SHORT else min(_NARROWEST_TEXT, widest)
+    return width + 3 * (len(keep) - 1)  # a column's padding on each side and the rule between
+
+
+def _stacked(out: Console, title: str, columns: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+    """Each row as its id on a line of its own, then every other cell, indented and wrapped at words."""
+    import textwrap
+
+    out.print(Text(title, style="italic"))
+    id_at = columns.index("id") if "id" in columns else 0
+    width = max(out.width, 40)
+    for row in rows:
+        out.print(Text(row[id_at], style="bold"), soft_wrap=True)
+        details = " · ".join(row[i] for i in range(len(columns)) if i != id_at and row[i] and row[i] != "-")
+        if details:
+            out.print(
+                Text(textwrap.fill(details, width, initial_indent="    ", subsequent_indent="    ")), soft_wrap=True
+            )
 
 
 def _plain(value: Any) -> Any:

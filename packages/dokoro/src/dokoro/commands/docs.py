@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 
 from dokoro.commands._open import open_for_command
-from dokoro.commands._output import JsonOption, PathOption, console, emit_json, folding_table, short_time
+from dokoro.commands._output import JsonOption, PathOption, console, emit_json, id_table, short_time
 
 __all__ = ["register"]
 
@@ -97,19 +97,25 @@ def search(
     close = [h for h in hits if h.relevance >= CLOSE_MATCH]
     shown = close or hits
     title = f"{len(shown)} result(s) for {query!r}" if close else f"No close match for {query!r}; the nearest"
-    table = folding_table(title, ("id", "title", "relevance", "status", "type", "updated", "tags"))
-    for h in shown:
-        status = f"{h.status} (retired: {h.retired})" if h.retired else h.status
-        table.add_row(
+    rows = [
+        (
             h.doc_id,
-            escape(h.title),
+            h.title + (f" (retired: {h.retired})" if h.retired else ""),
             f"{h.relevance:.2f}",
-            escape(status),
+            h.status,
             h.doc_type,
             short_time(h.updated_at),
-            escape(", ".join(h.tags)),
+            ", ".join(h.tags),
         )
-    out.print(table)
+        for h in shown
+    ]
+    id_table(
+        out,
+        title,
+        ("id", "title", "relevance", "status", "type", "updated", "tags"),
+        rows,
+        optional=("status", "type", "updated", "tags"),
+    )
     if close and len(close) < len(hits):
         out.print(
             f"[dim]{len(hits) - len(close)} weaker hit(s) not shown (relevance < {CLOSE_MATCH}; --json lists them)[/]"
@@ -127,30 +133,41 @@ def list_docs(
     store = open_for_command(path)
     try:
         cards = store.board.docs(None if status == "all" else status, doc_type=doc_type, limit=limit)
+        others = {} if status == "all" or json else store.board.status_counts(doc_type=doc_type)
     finally:
         store.close()
+    others.pop(status, None)
     if json:
         emit_json(cards)
         return
     out = console()
+    elsewhere = ", ".join(f"{name} {count}" for name, count in sorted(others.items()) if count)
+    hint = f"Other statuses: {elsewhere} (`dokoro list --status all`, or --status NAME)." if elsewhere else ""
     if not cards:
-        out.print(f"No {'' if status == 'all' else status + ' '}documents. See `dokoro list --status all`.")
+        out.print(f"No {'' if status == 'all' else status + ' '}documents. {hint}".strip(), markup=False)
         return
-    table = folding_table(
-        f"{len(cards)} {'' if status == 'all' else status + ' '}document(s)",
-        ("slot", "id", "title", "priority", "estimate", "actual", "status"),
-    )
-    for c in cards:
-        table.add_row(
+    rows = [
+        (
             "-" if c.slot is None else str(c.slot),
             c.id,
-            escape(c.title),
+            c.title,
             c.priority,
             _minutes(c.estimate_min),
             _minutes(c.actual_min),
             c.status,
+            c.doc_type,
         )
-    out.print(table)
+        for c in cards
+    ]
+    id_table(
+        out,
+        f"{len(cards)} {'' if status == 'all' else status + ' '}document(s)",
+        ("slot", "id", "title", "priority", "estimate", "actual", "status", "type"),
+        rows,
+        optional=("priority", "type", "slot", "estimate", "actual"),
+    )
+    if hint:
+        out.print(hint, markup=False, style="dim")
 
 
 def get(

@@ -17,7 +17,16 @@ from rich.markup import escape
 
 from dokoro.commands._group import group
 from dokoro.commands._open import open_for_command
-from dokoro.commands._output import EditorOption, JsonOption, PathOption, console, emit_json, folding_table, short_time
+from dokoro.commands._output import (
+    EditorOption,
+    JsonOption,
+    PathOption,
+    console,
+    emit_json,
+    id_table,
+    short_time,
+    stdin_is_terminal,
+)
 
 if TYPE_CHECKING:
     from dokoro_store.results.memories import FilesSync, Memory
@@ -66,10 +75,14 @@ def memory_list(
     if not memories:
         out.print(f"No {state if state != 'all' else ''} memories.".replace("  ", " "))
         return
-    table = folding_table(f"{len(memories)} memory(ies)", ("id", "type", "title", "trust", "state", "updated"))
-    for m in memories:
-        table.add_row(m.id, m.type, escape(m.title), m.trust, m.state, short_time(m.updated_at))
-    out.print(table)
+    rows = [(m.id, m.type, m.title, m.trust, m.state, short_time(m.updated_at)) for m in memories]
+    id_table(
+        out,
+        f"{len(memories)} memory(ies)",
+        ("id", "type", "title", "trust", "state", "updated"),
+        rows,
+        optional=("state", "trust", "updated"),
+    )
 
 
 @memory_app.command("show")
@@ -109,24 +122,47 @@ def memory_show(
 
 @memory_app.command("forget")
 def memory_forget(
-    memory_id: Annotated[str, typer.Argument(help="The memory id.")],
+    memory_id: Annotated[str, typer.Argument(metavar="ID", help="The memory id (see `dokoro memory list`).")],
     reason: Annotated[str | None, typer.Option(help="Why it no longer holds (required unless --purge).")] = None,
     purge: Annotated[bool, typer.Option("--purge", help="Delete it for good instead of deprecating it.")] = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Purge without asking.")] = False,
     path: PathOption = None,
 ) -> None:
     """Deprecate a memory (kept, with the reason), or purge it for good."""
+    if not purge and not (reason and reason.strip()):
+        typer.echo(
+            f'dokoro: say why it no longer holds: dokoro memory forget {memory_id.strip()} --reason "…" '
+            f"(kept, with its history), or delete it for good: dokoro memory forget {memory_id.strip()} --purge --yes",
+            err=True,
+        )
+        raise typer.Exit(2)
     store = open_for_command(path)
     try:
         if purge and not yes:
             memory = store.memories.get(memory_id)
-            if not typer.confirm(f"Delete memory {memory.id} ({memory.title!r}) for good?"):
+            if not stdin_is_terminal():
+                typer.echo(
+                    f"dokoro: nothing deleted: there is no terminal to ask on; "
+                    f"run dokoro memory forget {memory.id} --purge --yes",
+                    err=True,
+                )
+                raise typer.Exit(1)
+            if not typer.confirm(f"Delete memory {memory.id} ({memory.title}) for good?"):
                 console().print("Nothing deleted.")
                 return
-        memory, what = store.memories.forget(memory_id, reason=reason, purge=purge, confirm=purge)
+        memory, done = store.memories.forget(memory_id, reason=reason, purge=purge, confirm=purge)
     finally:
         store.close()
-    console().print(f"Memory {memory.id} {what}.")
+    out = console()
+    if done.action == "purged":
+        out.print(f"Deleted memory {memory.id} ({escape(memory.title)}) for good.")
+    else:
+        out.print(f"Deprecated memory {memory.id} ({escape(memory.title)}): {escape(memory.state_reason or '')}.")
+    if done.dependents_flagged:
+        out.print(
+            f"{len(done.dependents_flagged)} memory(ies) depending on it are now stale: "
+            f"{', '.join(done.dependents_flagged)} (see `dokoro memory review`)."
+        )
 
 
 def _print_sync(synced: FilesSync, quiet_message: str) -> None:

@@ -15,7 +15,7 @@ import typer
 from rich.markup import escape
 
 from dokoro.commands._open import open_for_command
-from dokoro.commands._output import JsonOption, PathOption, console, emit_json, folding_table, short_time
+from dokoro.commands._output import JsonOption, PathOption, console, emit_json, id_table, short_time
 from dokoro.commands.memory import memory_app
 
 __all__ = ["memory_renew", "memory_review", "memory_types"]
@@ -41,24 +41,37 @@ def memory_review(
     out = console()
     out.print(escape(review.health or "memory health: nothing waits for review"))
     if review.stale:
-        table = folding_table(
-            f"{review.stale_total} stale memory(ies)", ("id", "type", "by", "title", "why", "updated")
-        )
-        for entry in review.stale:
-            m = entry.memory
-            table.add_row(
-                m.id, m.type, m.agent_id or "-", escape(m.title), escape(entry.stale), short_time(m.updated_at)
+        rows = [
+            (
+                e.memory.id,
+                e.memory.type,
+                e.memory.agent_id or "-",
+                e.memory.title,
+                e.stale,
+                short_time(e.memory.updated_at),
             )
-        out.print(table)
+            for e in review.stale
+        ]
+        id_table(
+            out,
+            f"{review.stale_total} stale memory(ies)",
+            ("id", "type", "by", "title", "why", "updated"),
+            rows,
+            optional=("by", "updated"),
+        )
         out.print(
             "Renew with `dokoro memory renew ID --review-after YYYY-MM-DD` (or --valid-until), "
             'or retire with `dokoro memory renew ID --retire --reason "..."`.'
         )
     if review.pending:
-        table = folding_table(f"{len(review.pending)} proposed memory(ies)", ("id", "type", "by", "title", "created"))
-        for m in review.pending:
-            table.add_row(m.id, m.type, m.agent_id or "-", escape(m.title), short_time(m.created_at))
-        out.print(table)
+        pending = [(m.id, m.type, m.agent_id or "-", m.title, short_time(m.created_at)) for m in review.pending]
+        id_table(
+            out,
+            f"{len(review.pending)} proposed memory(ies)",
+            ("id", "type", "by", "title", "created"),
+            pending,
+            optional=("by", "created"),
+        )
         out.print("Approve or reject with `dokoro memory approve ID` / `dokoro memory reject ID`.")
     if review.proposals:
         counts = ", ".join(f"{kind} {count}" for kind, count in sorted(review.proposals.items()))
@@ -154,9 +167,10 @@ def memory_types(
         emit_json({s.type: {"agents_write": s.agents_write, "needs_review": s.needs_review} for s in switches})
         return
     out = console()
-    table = folding_table("memory types", ("type", "agents write", "needs review", "changed by"))
-    for s in switches:
-        table.add_row(s.type, "on" if s.agents_write else "OFF", "yes" if s.needs_review else "no", s.changed_by or "-")
-    out.print(table)
+    rows = [
+        (s.type, "on" if s.agents_write else "OFF", "yes" if s.needs_review else "no", s.changed_by or "-")
+        for s in switches
+    ]
+    id_table(out, "memory types", ("type", "agents write", "needs review", "changed by"), rows)
     if not types:
         out.print("Change with `dokoro memory types TYPE... --agents-write on|off --needs-review on|off`.")

@@ -11,7 +11,7 @@ from rich.markup import escape
 
 from dokoro.commands._group import LoudGroup
 from dokoro.commands._open import open_for_command
-from dokoro.commands._output import JsonOption, PathOption, console, emit_json, folding_table, short_time
+from dokoro.commands._output import JsonOption, PathOption, console, emit_json, id_table, short_time
 
 if TYPE_CHECKING:
     from dokoro_store.results.proposals import ProposalDecision
@@ -61,11 +61,14 @@ def proposals_list(
     if not found.proposals:
         out.print(f"No {status if status != 'all' else ''} proposals.".replace("  ", " "))
         return
-    table = folding_table(f"{len(found.proposals)} proposal(s)", ("id", "kind", "status", "proposal", "updated"))
-    table.columns[0].no_wrap = True  # prop_ and 10 hex digits: short enough to keep whole
-    for p in found.proposals:
-        table.add_row(p.id, p.kind, p.status, escape(p.title), short_time(p.decided_at or p.created_at))
-    out.print(table)
+    rows = [(p.id, p.kind, p.status, p.title, short_time(p.decided_at or p.created_at)) for p in found.proposals]
+    id_table(
+        out,
+        f"{len(found.proposals)} proposal(s)",
+        ("id", "kind", "status", "proposal", "updated"),
+        rows,
+        optional=("status", "updated"),
+    )
     if status == "proposed":
         out.print("Decide with `dokoro memory proposals approve ID` or `reject ID`; `show ID` for the full evidence.")
 

@@ -17,13 +17,16 @@ __all__ = ["export_backup", "import_backup", "migrate_store"]
 
 def migrate_store(path: Path | None, to_url: str, from_url: str | None) -> bool:
     """Copy every table of the current store to ``to_url``; True when every table verified."""
-    from dokoro_store import Store, copy_store, describe_url, normalise_url
+    from dokoro_store import Store, copy_store, describe_url, normalise_url, write_gitignore
 
     console = Console(soft_wrap=True)
     source = open_for_command(path, from_url)
     target_url = to_url
     if "://" not in to_url:  # a folder: its embedded SQLite file
-        target_url = f"sqlite:///{Path(to_url).expanduser().resolve() / '.dokoro' / 'db' / 'dokoro.sqlite'}"
+        folder = Path(to_url).expanduser().resolve()
+        target_url = f"sqlite:///{folder / '.dokoro' / 'db' / 'dokoro.sqlite'}"
+        folder.mkdir(parents=True, exist_ok=True)
+        write_gitignore(folder)  # a new store folder: git keeps its markdown, never its database
     try:
         target = Store.open(source.paths.root, database_url=target_url)
     except Exception:

@@ -34,10 +34,10 @@ def render_hits(hits: list[SearchHit]) -> str:
         if h.vector_score is not None:
             scores.append(f"Vector: {h.vector_score:.3f} (#{(h.vector_rank or 0) + 1})")
         lines = [
-            f"**{h.rank}. {h.title}|{h.doc_id}**"
+            f"**{h.rank}. {h.title}**"
             + (f" — ⚠️ RETIRED: {h.retired}" if h.retired else "")
             + (f" — ⏳ {h.stale}" if h.stale else ""),
-            f"Source: {h.source} | Relevance: {h.relevance:.2f} | Score: {h.score:.4f}",
+            f"ID: {h.doc_id} | Source: {h.source} | Relevance: {h.relevance:.2f} | Score: {h.score:.4f}",
             " | ".join(scores),
             f"Why: {h.why}",
             f"File: {h.filepath}" + (f" (lines {h.start_line}-{h.end_line})" if h.start_line else ""),

@@ -95,8 +95,10 @@ def _postgres_engine(url: URL) -> Engine:
         import psycopg  # noqa: F401  - only to give a clear message when the driver is missing
     except ImportError:
         raise StoreUnavailableError(
-            "DOKORO_DATABASE_URL points at PostgreSQL but the psycopg driver is not installed; "
-            "install the team extra: pip install 'dokoro-store[postgres]' (the unified `dokoro` has it)"
+            "DOKORO_DATABASE_URL points at PostgreSQL but the psycopg driver is not installed here (the "
+            "unified `dokoro` has it): run the server with the team extra, e.g. "
+            "uvx --with 'dokoro-store[postgres]' --from dokoro-core dokoro-core "
+            "(or uv pip install 'dokoro-store[postgres]' into its environment)"
         ) from None
     engine = create_engine(url, pool_pre_ping=True, connect_args={"connect_timeout": 10})
     try:

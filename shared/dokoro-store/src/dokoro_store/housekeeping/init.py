@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from dokoro_store.clock import Clock, iso
+from dokoro_store.housekeeping.gitignore import write_gitignore
 from dokoro_store.results.working import FolderInit
 from dokoro_store.walls import frontmatter
 from dokoro_store.walls.files import atomic_write_text
@@ -36,18 +37,11 @@ This folder is the memory of this project's coding agents, kept by the dokoro MC
 - `retrospective/` — weekly and monthly consolidations.
 - `archive/` — swept daily files and finished plans.
 - `assets/` — images and files saved by agents.
-- `.dokoro/db/` — the database (do not edit by hand); `.mcp/` — locks and runtime state.
+- `.dokoro/db/` — the database (do not edit by hand); `.mcp/` — locks and runtime state
+  (`.mcp/plans/` holds the plans' renderings). `.gitignore` keeps the database, locks and caches
+  out of git, and the markdown in.
 
 Markdown here is safe to edit by hand; dokoro picks up the changes.
-"""
-
-_GITIGNORE = """.mcp/
-.config/
-.dokoro/
-*.tmp
-*.swp
-private/
-personal/
 """
 
 
@@ -75,13 +69,13 @@ def init_folder(root: Path, clock: Clock, *, skip_if_exists: bool = True) -> Fol
     """Create the folder layout; an existing initialised folder is left alone when asked."""
     already = (root / "README.md").exists() and (root / "daily").is_dir()
     if already and skip_if_exists:
+        write_gitignore(root)  # a store made before dokoro wrote one (or with the earlier one) gets it
         return FolderInit(path=str(root), created=False, folders=[])
     for folder in FOLDERS:
         (root / folder).mkdir(parents=True, exist_ok=True)
     if not (root / "README.md").exists():
         atomic_write_text(root / "README.md", _README, within=root)
-    if not (root / ".gitignore").exists():
-        atomic_write_text(root / ".gitignore", _GITIGNORE, within=root)
+    write_gitignore(root)
     if not (root / "current.md").exists():
         atomic_write_text(root / "current.md", _template_current(iso(clock.now())), within=root)
     atomic_write_text(root / ".config" / "search-mode", "auto\n", within=root)

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from dokoro_store.index.fulltext.index import TextHit
     from dokoro_store.index.vectors.index import VectorHit
 
-__all__ = ["AGREEMENT_PLACES", "Scored", "fuse_scores", "keep_agreement"]
+__all__ = ["AGREEMENT_PLACES", "Scored", "fuse_scores", "keep_agreement", "unlike_only"]
 
 # Neighbours are fetched for this many of the best candidates (the rest cannot climb into a page).
 _EXPAND = 40
@@ -187,3 +187,15 @@ def keep_agreement(ranked: list[Scored], places: int = AGREEMENT_PLACES) -> list
     agreed.score = (above + below) / 2
     out.insert(slot, agreed)
     return out
+
+
+def unlike_only(scored: Scored) -> bool:
+    """A candidate whose only evidence is a meaning opposite to the query's (a cosine at or below
+    zero, no word matched, no graph link, no neighbour lifting it): not a hit, never listed."""
+    return (
+        scored.cosine is not None
+        and scored.cosine <= 0
+        and scored.text_rank is None
+        and not scored.graph
+        and scored.lift <= 0
+    )

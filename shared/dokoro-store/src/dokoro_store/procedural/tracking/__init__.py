@@ -20,6 +20,7 @@ from dokoro_store.db.engine import Database
 from dokoro_store.errors import DokoroError, InvalidArgumentError
 from dokoro_store.paths import StorePaths
 from dokoro_store.procedural.tracking.desks import UpkeepDesk, WeekDesk
+from dokoro_store.procedural.tracking.documents import TrackingDocuments
 from dokoro_store.procedural.tracking.items import Change, ItemService, view_of
 from dokoro_store.procedural.tracking.markdown import item_path, plan_slug
 from dokoro_store.procedural.tracking.plan_text import APPROACHES, Source, plan_markdown
@@ -35,10 +36,12 @@ from dokoro_store.procedural.tracking.rules import (
 )
 from dokoro_store.procedural.tracking.tasks import TaskService, task_view
 from dokoro_store.procedural.tracking.upkeep import TrackingBackups
-from dokoro_store.procedural.tracking.weekly import WeeklyService
+from dokoro_store.procedural.tracking.weekly import WEEK_FILE, WeeklyService
 from dokoro_store.results.tracking import ItemChanged, ItemList, TaskList, TaskTracked
+from dokoro_store.walls.files import read_text_or_none
 
 if TYPE_CHECKING:
+    from dokoro_store.semantic.documents.service import DocumentService
     from dokoro_store.semantic.search.service import SearchService
 
 __all__ = ["TrackingService"]
@@ -58,6 +61,7 @@ class TrackingService:
         session_id: Callable[[], str | None] = lambda: None,
         log_line: Callable[..., bool] | None = None,  # CurrentFile.log_line(icon, text, agent=...)
         search: SearchService | None = None,
+        docs: DocumentService | None = None,
     ) -> None:
         self._paths = paths
         self._db = db
@@ -72,18 +76,38 @@ class TrackingService:
         self.backups = TrackingBackups(paths, db, clock)
         self.week = WeekDesk(self.weekly, self.tasks, self.renderings)
         self.upkeep = UpkeepDesk(self.items, self.keeper, self.weekly, self.backups, self.renderings)
+        self._documents = TrackingDocuments(db, self.items, docs) if docs is not None else None
 
     # ------------------------------------------------------------------ the pass
     @contextmanager
     def renderings(self, agent_id: str | None, own: set[str] | None = None, *, write: bool = True) -> Iterator[Pass]:
-        """Reconcile hand edits, run the body, then (``write``) render what is missing or stale."""
+        """Reconcile hand edits, run the body, then (``write``) render what is missing or stale and,
+        once the folder is released, index what was rendered (:mod:`.documents`)."""
         with self.keeper.locked() as current:
             self.keeper.reconcile(current, agent_id)
             self.weekly.reconcile(current, agent_id)
             yield current
             if write:
                 self.keeper.render(current, frozenset(own or ()))
-                self.weekly.render(current)
+                current.week_written = self.weekly.render(current)
+        if write:
+            self._index(current)
+
+    def _index(self, current: Pass) -> None:
+        """The documents of the items (and week) this pass rendered, and of a batch of items that
+        have none yet; a failure is logged, never the call's (the rows and renderings are written)."""
+        if self._documents is None:
+            return
+        try:
+            items = current.written_items + self._documents.undocumented()
+            week = None
+            if current.week_written:
+                text = read_text_or_none(self.keeper.abs(WEEK_FILE), within=self._paths.root)
+                week = (self.weekly.this_week(), text) if text else None
+            if items or week:
+                self._documents.write(items, week)
+        except (DokoroError, SQLAlchemyError, OSError):
+            log.warning("dokoro: tracking items could not be indexed now (the next call retries)", exc_info=True)
 
     def refresh(self, agent_id: str | None = None) -> Pass:
         """One pass with no change of its own: hand edits read back, renderings brought up to date."""

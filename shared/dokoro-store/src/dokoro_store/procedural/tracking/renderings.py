@@ -90,6 +90,8 @@ class Pass:
     unknown: list[str] = field(default_factory=list)  # tracking files that are no item's rendering
     duplicates: list[str] = field(default_factory=list)
     rerendered: list[str] = field(default_factory=list)
+    written_items: list[str] = field(default_factory=list)  # items whose rendering this pass wrote
+    week_written: bool = False
 
     def path_of(self, key: str) -> str | None:
         for rel, entry in self.cache.items():
@@ -346,6 +348,7 @@ class RenderKeeper:
                 rel = item_path(row)
                 before = current.cache[old].version if old is not None else None
                 self.write(current, rel, key, row.version, render_item(row, self._items.events([row.id])[row.id]))
+                current.written_items.append(item_id)
                 if old is not None and old != rel:
                     self.remove_if_ours(current, old)
                 if item_id not in own and before != -1:  # -1: re-rendered after a hand edit was read back

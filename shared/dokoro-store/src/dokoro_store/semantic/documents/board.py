@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import String, cast
+from sqlalchemy import String, cast, func
 from sqlmodel import Session, col, select
 
 from dokoro_store.clock import Clock, iso, parse_iso
@@ -127,6 +127,17 @@ class DocBoard:
         cards.sort(key=lambda c: -c.updated_at.timestamp())
         cards.sort(key=lambda c: (c.slot is None, c.slot or 0, _PRIORITY_RANK.get(c.priority, len(PRIORITIES))))
         return cards[:limit]
+
+    def status_counts(self, *, doc_type: str | None = None) -> dict[str, int]:
+        """How many documents each status holds (memories left out unless asked for), counted in
+        the database."""
+        statement = select(Doc.status, func.count()).group_by(col(Doc.status))
+        if doc_type:
+            statement = statement.where(col(Doc.doc_type) == doc_type.strip().lower())
+        else:
+            statement = statement.where(col(Doc.doc_type) != _MEMORY_TYPE)
+        with self._db.read() as session:
+            return {str(status): int(count) for status, count in session.exec(statement)}
 
     def get(self, doc_id: str) -> DocDetail:
         """One document with its text and time entries."""

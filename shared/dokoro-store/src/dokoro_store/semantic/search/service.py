@@ -46,7 +46,7 @@ from dokoro_store.index.ranking.fusion import (
     best_per_document,
     reciprocal_rank_fusion,
 )
-from dokoro_store.index.ranking.hybrid import Scored, fuse_scores, keep_agreement
+from dokoro_store.index.ranking.hybrid import Scored, fuse_scores, keep_agreement, unlike_only
 from dokoro_store.index.ranking.neighbours import StoredVectors
 from dokoro_store.index.ranking.rerank import RERANK_DEPTH, coverage, rerank
 from dokoro_store.index.ranking.speakers import SPEAKER_HITS, blend, without_speaker
@@ -211,7 +211,7 @@ class SearchService:
         if legs.scored:
             fused_docs = self._fuse(legs, scope)
             fused_docs = rerank(legs.planned, query, fused_docs, texts, limit, vectors=legs.embedder_id is not None)
-            fused_docs = keep_agreement(fused_docs)
+            fused_docs = [s for s in keep_agreement(fused_docs) if not unlike_only(s)]
             standing = self._standing([s.doc_id for s in fused_docs[: max(limit, RERANK_DEPTH)]])
             fused_docs = demote_retired(fused_docs, lambda s: s.doc_id, standing.retired, standing.stale)
             top = [
@@ -243,7 +243,8 @@ class SearchService:
                 [h.doc_id for h in legs.vector_hits],
                 [g.doc_id for g in legs.graph_hits],
             ]
-            fused = reciprocal_rank_fusion(ranked, RRF_K)
+            unlike = {h.doc_id for h in legs.vector_hits if h.score <= 0} - set(ranked[0]) - set(ranked[2])
+            fused = [f for f in reciprocal_rank_fusion(ranked, RRF_K) if f.key not in unlike]
             standing = self._standing([f.key for f in fused[: max(limit, RERANK_DEPTH)]])
             top = demote_retired(fused, lambda f: f.key, standing.retired, standing.stale)[:limit]
             vector_by_doc = {h.doc_id: h for h in legs.vector_hits}
