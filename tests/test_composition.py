@@ -118,7 +118,14 @@ def test_every_server_package_is_in_the_unified_launcher() -> None:
 def test_a_server_package_depends_only_on_the_store_and_the_kit(package: ServerPackage) -> None:
     ours = {_requirement_name(r) for r in package.dependencies if _requirement_name(r).startswith("dokoro")}
     assert ours == ALLOWED_DEPENDENCIES
-    assert package.scripts == {package.dist: f"{package.module}:main"}
+    # The script is the server module's main, or the package's __main__ (which prepares the store
+    # while the SDK imports, then serves that server module: dokoro_server.entry).
+    (script,) = package.scripts.items()
+    package_name = package.module.rsplit(".", 1)[0]
+    assert script[0] == package.dist
+    assert script[1] in {f"{package.module}:main", f"{package_name}.__main__:main"}
+    module_name, function = script[1].split(":")
+    assert callable(getattr(importlib.import_module(module_name), function))
 
 
 def test_the_unified_package_depends_on_every_server_package() -> None:

@@ -77,7 +77,7 @@ def test_a_mistyped_category_names_the_one_meant_and_every_one_there_is(tmp_path
     assert result.exit_code == 1 and result.stdout == ""
     (line,) = result.stderr.splitlines()
     assert line.startswith("dokoro: unknown category 'dayli'; did you mean 'daily'? the categories are current, daily,")
-    assert line.endswith("proposals, tracking")
+    assert line.endswith("proposals, tracking, sessions")
 
 
 def test_a_piped_dokoro_browse_process_prints_the_summary(folder, database_url):

@@ -45,7 +45,7 @@ def test_review_lists_a_stale_memory_and_renew_clears_it(tmp_path):
     assert "memory health: 1 stale memory: run `dokoro memory review`" in review.stdout
     assert memory.id in review.stdout and "stale: due for review since" in review.stdout
     assert [e["memory"]["id"] for e in listed["stale"]] == [memory.id]
-    assert past.exit_code != 0 and "review_after must be later than now" in past.output
+    assert past.exit_code != 0 and "--review-after must be later than now" in past.output
     assert stray.exit_code != 0 and "--reason goes with --retire" in stray.output
     assert renewed.exit_code == 0, renewed.output
     assert f"Renewed {memory.id}" in renewed.stdout

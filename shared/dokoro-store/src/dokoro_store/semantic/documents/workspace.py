@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import or_, select
+from sqlalchemy import and_, not_, or_, select
 
 from dokoro_store.db.engine import Database
 from dokoro_store.models import Doc
@@ -59,6 +59,9 @@ WATCHED_FILES = ("current.md",)
 # such), an issue with its real status; imported as files they came back as live `inbox` issues.
 RENDERED_DIRS = ("memories", "tracking")
 RENDERED_FILES = ("currentWeek.md",)
+# The documents the tracking room writes of its own rows (procedural/tracking/documents.py): their
+# files are renderings too, but the documents are the rows' own, never an import's, so kept.
+TRACKING_DOCUMENTS = ("issue:", "feature:", "week:")
 _CACHE_VERSION = 1
 
 
@@ -264,13 +267,10 @@ class WorkspaceIndex:
         there is searched as itself, under ``memory://`` or as a tracking row, never as its file)."""
         column = docs_table.c.filepath
         prefixes = [column.startswith(f"{name}/", autoescape=True) for name in RENDERED_DIRS]
+        own = [docs_table.c.id.startswith(prefix, autoescape=True) for prefix in TRACKING_DOCUMENTS]
+        imported = and_(or_(*prefixes, column.in_(RENDERED_FILES)), not_(or_(*own)))
         with self._db.read() as session:
-            ids = [
-                str(doc_id)
-                for doc_id in session.execute(
-                    select(docs_table.c.id).where(or_(*prefixes, column.in_(RENDERED_FILES)))
-                ).scalars()
-            ]
+            ids = [str(doc_id) for doc_id in session.execute(select(docs_table.c.id).where(imported)).scalars()]
         for doc_id in ids:
             self._docs.delete(doc_id)
         return len(ids)

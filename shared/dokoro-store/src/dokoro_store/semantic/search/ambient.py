@@ -13,14 +13,13 @@ import subprocess
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from dokoro_store.errors import InvalidArgumentError, NotFoundError
-from dokoro_store.results.search import AmbientResult, SearchHit
+from dokoro_store.results.search import AmbientResult, SearchHit, SearchResults
+from dokoro_store.semantic.search.types import RefreshReport
 from dokoro_store.walls.containment import inside, is_inside
 
-if TYPE_CHECKING:
-    from dokoro_store.semantic.search.service import SearchService
 
 __all__ = ["STOP_WORDS", "AmbientContext", "ambient_context", "ambient_search", "keywords_from"]
 
@@ -118,7 +117,15 @@ def ambient_context(project_path: Path, *, project_root: Path) -> AmbientContext
     )
 
 
-def ambient_search(search: SearchService, project: Path, limit: int, *, project_root: Path) -> AmbientResult:
+class Searching(Protocol):
+    """What the ambient search needs of the search service (which calls it: no import back)."""
+
+    def refresh(self) -> RefreshReport: ...
+
+    def universal(self, query: str, limit: int = 10) -> SearchResults: ...
+
+
+def ambient_search(search: Searching, project: Path, limit: int, *, project_root: Path) -> AmbientResult:
     """:meth:`SearchService.ambient`: the git context of ``project`` and the documents matching it."""
     context = ambient_context(project, project_root=project_root)
     notes: list[str] = []
