@@ -20,7 +20,6 @@ from dokoro_store.results.search import AmbientResult, SearchHit, SearchResults
 from dokoro_store.semantic.search.types import RefreshReport
 from dokoro_store.walls.containment import inside, is_inside
 
-
 __all__ = ["STOP_WORDS", "AmbientContext", "ambient_context", "ambient_search", "keywords_from"]
 
 _STOP_WORD_TEXT = (
