@@ -334,7 +334,6 @@ class Store:
                     f"the database of DOKORO_DATABASE_URL at {describe_url(db.url)} holds no dokoro store; "
                     "create one with `dokoro init` (with DOKORO_DATABASE_URL set), or point DOKORO_DATABASE_URL "
                     "at the team's database"
-                    "at the team's database"
                 )
             upgrade(db)
             store = cls(paths, db, clock, functional_relation_types, retrieval, memory_review)
