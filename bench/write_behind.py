@@ -81,9 +81,8 @@ def _text(kind: str, n: int) -> str:
 
 # ----------------------------------------------------------------------------- in process
 def _waiting(store: Any) -> int:
-    from sqlalchemy import func, select
-
     from dokoro_store.models.index import doc_vectors, summary_vectors
+    from sqlalchemy import func, select
 
     with store.db.read() as session:
         summaries = session.execute(
@@ -176,7 +175,11 @@ def _over_mcp(kind: str, competing: bool, writes: int) -> dict[str, Any]:
         root = Path(tmp) / "dokoro"
         env = dict(os.environ, DOKORO_PATH=str(root), DOKORO_AGENT_ID="bench")
         process = subprocess.Popen(
-            [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
+            [sys.executable, "-c", code],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
         )
         assert process.stdin is not None and process.stdout is not None
         try:
@@ -251,9 +254,11 @@ def _figures(samples: list[float]) -> tuple[float, float, float]:
 def main(writes: int, rounds: int, vias: list[str], kinds: list[str], before: Path | None) -> None:
     trees = [("before", before)] if before is not None else []
     trees.append(("this", _HERE))
-    load = os.getloadavg()
-    print(f"{writes} writes one at a time; load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}, {os.cpu_count()} cores")
-    header = f"{'round':>5} {'tree':<6} {'via':<5} {'kind':<7} {'embedder':<9} {'writes/s':>9} {'p50 ms':>7} {'p99 ms':>7}"
+    load = " / ".join(f"{value:.1f}" for value in os.getloadavg())
+    print(f"{writes} writes one at a time; load average {load}, {os.cpu_count()} cores")
+    header = (
+        f"{'round':>5} {'tree':<6} {'via':<5} {'kind':<7} {'embedder':<9} {'writes/s':>9} {'p50 ms':>7} {'p99 ms':>7}"
+    )
     print(f"{header} {'÷ alone p50':>11} {'full text':>9} {'vectors after':>13}")
     for round_number in range(1, rounds + 1):
         for via in vias:
@@ -267,10 +272,11 @@ def main(writes: int, rounds: int, vias: list[str], kinds: list[str], before: Pa
                         if not competing:
                             alone_p50 = p50
                         caught = "" if result["caught_up"] is None else f"{result['caught_up']:.2f} s"
+                        setting = "competing" if competing else "alone"
+                        found = "yes" if result["found"] else "NO"
                         print(
-                            f"{round_number:>5} {label:<6} {via:<5} {kind:<7} {'competing' if competing else 'alone':<9}"
-                            f" {rate:>9.1f} {p50:>7.2f} {p99:>7.2f} {ratio:>11} {'yes' if result['found'] else 'NO':>9}"
-                            f" {caught:>13}",
+                            f"{round_number:>5} {label:<6} {via:<5} {kind:<7} {setting:<9} {rate:>9.1f} {p50:>7.2f}"
+                            f" {p99:>7.2f} {ratio:>11} {found:>9} {caught:>13}",
                             flush=True,
                         )
 

@@ -17,8 +17,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from dokoro_store.affective.service import Outcome, z_for_confidence
-    from dokoro_store.background.announcements import take_announcements
-    from dokoro_store.background.write_behind import on_first_run
     from dokoro_store.briefing import build_briefing
     from dokoro_store.clock import Clock, FrozenClock, format_duration, iso
     from dokoro_store.coordination.presence import MAX_TTL, PRESENCE_TTL
@@ -107,7 +105,6 @@ __all__ = [
     "iso",
     "load_backup",
     "normalise_url",
-    "on_first_run",
     "parse_front_matter",
     "plan_import",
     "preview_of",
@@ -121,7 +118,6 @@ __all__ = [
     "search_markdown",
     "split_front_matter",
     "stale_words",
-    "take_announcements",
     "usage_line",
     "z_for_confidence",
 ]
@@ -155,8 +151,6 @@ _HOMES: dict[str, tuple[str, str]] = {
     "inside": ("walls.containment", "inside"),
     "split_front_matter": ("walls.frontmatter", "split"),
     "parse_front_matter": ("walls.frontmatter", "parse"),
-    "on_first_run": ("background.write_behind", "on_first_run"),
-    "take_announcements": ("background.announcements", "take_announcements"),
     "NEXT_STATUS": ("procedural.plans.service", "NEXT_STATUS"),
     "PlanView": ("procedural.plans.views", "PlanView"),
     "MAX_LIST": ("procedural.tracking", "MAX_LIST"),

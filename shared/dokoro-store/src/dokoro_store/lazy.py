@@ -3,6 +3,7 @@
 :class:`~dokoro_store.store.Store` builds the layers a process rarely needs this way, so a command
 that reads the rules does not import analytics. Unlike :func:`functools.cached_property` (which has
 no lock since Python 3.12) two threads never build two instances of a service that holds state.
+The lock is the object's own (two stores of one process never wait on each other's building).
 Assigning the attribute (a test's stand-in) replaces it, as with a plain attribute.
 """
 
@@ -16,7 +17,7 @@ __all__ = ["built", "lazy"]
 
 T = TypeVar("T")
 
-_LOCK = threading.RLock()  # building one layer may build those it needs (re-entrant)
+_LOCK_NAME = "_lazy_lock"  # the object's own lock, in its __dict__ (re-entrant: a layer built may build those it needs)
 
 
 class lazy(Generic[T]):
@@ -40,7 +41,10 @@ class lazy(Generic[T]):
             return values[self._name]  # type: ignore[no-any-return]
         except KeyError:
             pass
-        with _LOCK:
+        lock = values.get(_LOCK_NAME)
+        if lock is None:
+            lock = values.setdefault(_LOCK_NAME, threading.RLock())  # one wins, atomically
+        with lock:
             if self._name not in values:
                 values[self._name] = self._build(obj)
             return values[self._name]  # type: ignore[no-any-return]

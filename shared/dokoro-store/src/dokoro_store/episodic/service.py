@@ -18,9 +18,9 @@ by cosine similarity plus their full-text and substring signals (:meth:`Episodic
 so "refresh race" and a paraphrase both find "Fixed race in session refresh", and an old but
 relevant session beats recent noise. No leg reads every row: full text is an index, the kNN a
 matrix kept in memory. Summaries are embedded when written (a compacted row from its first 8,000
-characters), or, in a server (``embed_behind``), a moment after the write answers: a background
-step embeds in one batch every summary still without a vector (the row is its own durable mark,
-found through a partial index: a killed process's are resumed by the next one's open); a
+characters), or, in a server (``embed_behind``), a moment after the write answers, by the store's
+write-behind (:mod:`dokoro_store.background.write_behind`: the row without a vector is its durable
+mark, found through a partial index; a killed process's are swept by the next one's open); a
 candidate without a vector of the current embedder is embedded during recall.
 Without an embedder, recall ranks by full text and says so.
 """
@@ -28,13 +28,14 @@ Without an embedder, recall ranks by full text and says so.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from sqlalchemy import func, insert, or_
 from sqlmodel import Session, col, select
 
-from dokoro_store.background.write_behind import DelayedStep
+from dokoro_store.background.write_behind import WriteBehind
 from dokoro_store.clock import Clock, iso
 from dokoro_store.db.engine import Database
 from dokoro_store.db.model_tables import table_of
@@ -43,7 +44,6 @@ from dokoro_store.episodic.results import (
     _NEWEST,
     COMPACTION_MODEL,
     COMPACTION_THRESHOLD_TOKENS,
-    EMBED_DELAY,
     LEG_DEPTH,
     RECALL_DEFAULT_LIMIT,
     RECALL_MAX_LIMIT,
@@ -100,12 +100,18 @@ class EpisodicService:
             summaries = SummaryVectors(db)
         self._vectors = summaries
         # Write-behind (module docstring): a written summary is embedded a moment after the write
-        # answers, with the others written meanwhile, by this step.
+        # answers, in batches, by a step of the store's background work.
         self._embed_behind = embed_behind and embedder is not None
-        self._behind_step = DelayedStep(
-            self.embed_unembedded,
-            name="dokoro-summary-embed",
-            failure="dokoro: embedding session summaries failed; they are embedded by the next write or recall",
+        self._behind: WriteBehind[int] | None = (
+            WriteBehind(
+                db.background,
+                self._embed_ids,
+                summaries.unembedded,
+                name="dokoro-summary-embed",
+                failure="dokoro: embedding session summaries failed; they are embedded by the next write or recall",
+            )
+            if self._embed_behind
+            else None
         )
 
     def _embed_rows(self, rows: list[tuple[int, str]]) -> None:
@@ -113,34 +119,32 @@ class EpisodicService:
         with write-behind leave them to the step (the row without a vector is the durable mark)."""
         if self._embedder is None or not rows:
             return
-        if self._embed_behind:
-            self._behind_step.schedule(EMBED_DELAY)
+        if self._behind is not None:
+            for row_id, _text in rows:
+                self._behind.add(row_id)
             return
         self._vectors.store_quietly(self._embedder.get(), rows)
 
-    def embed_unembedded(self) -> int:
-        """Embed every summary without a vector, in batches (the write-behind step; also what a new
-        process resumes from a killed one's writes); returns how many were embedded."""
+    def _embed_ids(self, ids: Sequence[int]) -> int:
         embedder = self._embedder.get() if self._embedder is not None else None
-        if embedder is None:
-            return 0
-        return self._vectors.embed_missing(embedder)
+        return self._vectors.embed_ids(embedder, ids) if embedder is not None else 0
+
+    def embed_written(self) -> int:
+        """Embed the summaries this process wrote without their vectors (write-behind) now, in
+        batches; returns how many were embedded."""
+        return self._behind.run() if self._behind is not None else 0
 
     def resume_behind(self) -> None:
         """Schedule the write-behind step if a summary waits for its vector (a process killed after
         writing it): one look at the partial index of unembedded rows."""
-        if self._embed_behind and self._vectors.any_missing():
-            self._behind_step.schedule(EMBED_DELAY)
+        if self._behind is not None:
+            self._behind.resume()
 
     def close(self, *, finish: bool = True) -> None:
         """Stop the write-behind step and (``finish``) embed what waits; unfinished, the rows stay
         without vectors for the next process or recall."""
-        self._behind_step.close(wait=finish)
-        if finish and self._embed_behind:
-            try:
-                self.embed_unembedded()
-            except Exception:  # closing: the rows stay unembedded, the next process embeds them
-                log.warning("dokoro: embedding session summaries at close failed", exc_info=True)
+        if self._behind is not None:
+            self._behind.close(finish=finish)
 
     # ------------------------------------------------------------------ write
     def add_summary(

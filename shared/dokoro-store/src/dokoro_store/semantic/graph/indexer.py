@@ -26,12 +26,11 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal, Protocol, cast
+from typing import TYPE_CHECKING, Literal, Protocol, cast
 
 from sqlalchemy import bindparam, delete, func, select, update
 from sqlmodel import Session
 
-from dokoro_store.background.write_behind import DelayedStep
 from dokoro_store.clock import Clock
 from dokoro_store.db.engine import Database
 from dokoro_store.db.model_tables import table_of
@@ -42,6 +41,9 @@ from dokoro_store.semantic.graph.extraction import MENTIONS, Extraction, OllamaC
 from dokoro_store.semantic.graph.extraction.ollama import ChatFailedError
 from dokoro_store.semantic.graph.storage import GraphStorage, Persisted
 from dokoro_store.walls.secrets import redact
+
+if TYPE_CHECKING:
+    from dokoro_store.index.embedders.ollama_client import OllamaServers
 
 __all__ = ["GraphExtraction", "IndexedText", "PersistedExtraction", "content_hash"]
 
@@ -120,12 +122,15 @@ class IndexedText(Protocol):
 class GraphExtraction:
     """Extracts entities and relations from documents and persists them through the storage."""
 
-    def __init__(self, db: Database, clock: Clock, storage: GraphStorage) -> None:
+    def __init__(
+        self, db: Database, clock: Clock, storage: GraphStorage, *, ollama: OllamaServers | None = None
+    ) -> None:
         self._db = db
+        self._ollama = ollama
         self._clock = clock
         self._storage = storage
         self._completing = threading.Lock()  # one completion of the marks at a time in this process
-        self._step = DelayedStep(
+        self._step = db.background.step(
             self.complete_pending,
             name="dokoro-graph-extract",
             failure="dokoro: entity extraction behind writes failed; the next step retries",
@@ -372,6 +377,8 @@ class GraphExtraction:
                 raise InvalidArgumentError("text is empty; pass the text to extract, or omit it to use the document")
             body = self.document_text(doc_id)
         regex = extract_regex(body)
+        if self._ollama is not None:
+            chat = chat.within(self._ollama)
         chat.check()
         try:
             extraction = merge(regex, chat.extract(body))
