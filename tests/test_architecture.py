@@ -375,7 +375,14 @@ NOT_BEFORE_TOOLS_LIST = {
 }
 # Of the store, only what tool modules may import at module level: the typed results and errors.
 # The kit publishes the store's limits in the tool schemas (dokoro_store.limits is stdlib only).
-STORE_MODULES_BEFORE_TOOLS_LIST = ("dokoro_store", "dokoro_store.errors", "dokoro_store.limits", "dokoro_store.results")
+# The front door and what it needs to resolve its names (dokoro_store.lazy: the loader, stdlib only).
+STORE_MODULES_BEFORE_TOOLS_LIST = (
+    "dokoro_store",
+    "dokoro_store.errors",
+    "dokoro_store.lazy",
+    "dokoro_store.limits",
+    "dokoro_store.results",
+)
 _MARKER = "opening the store in the background"
 
 

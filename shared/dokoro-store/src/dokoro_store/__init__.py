@@ -12,8 +12,9 @@ pure pydantic) never drags in SQLAlchemy at server start.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from dokoro_store.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from dokoro_store.affective.service import Outcome, z_for_confidence
@@ -103,6 +104,7 @@ __all__ = [
     "inside",
     "is_original_database",
     "iso",
+    "lazy_exports",
     "load_backup",
     "normalise_url",
     "parse_front_matter",
@@ -122,82 +124,71 @@ __all__ = [
     "z_for_confidence",
 ]
 
-# name -> (module under dokoro_store, attribute)
-_HOMES: dict[str, tuple[str, str]] = {
-    "Store": ("store", "Store"),
-    "WorkingMemory": ("store", "WorkingMemory"),
-    "StorePaths": ("paths", "StorePaths"),
-    "resolve_dokoro_path": ("paths", "resolve_dokoro_path"),
-    "RetrievalConfig": ("retrieval", "RetrievalConfig"),
-    "ConflictError": ("errors", "ConflictError"),
-    "DokoroError": ("errors", "DokoroError"),
-    "InvalidArgumentError": ("errors", "InvalidArgumentError"),
-    "NoStoreError": ("errors", "NoStoreError"),
-    "NoWorkspaceError": ("errors", "NoWorkspaceError"),
-    "NotFoundError": ("errors", "NotFoundError"),
-    "StoreUnavailableError": ("errors", "StoreUnavailableError"),
-    "WorkspaceLockedError": ("errors", "WorkspaceLockedError"),
-    "Clock": ("clock", "Clock"),
-    "FrozenClock": ("clock", "FrozenClock"),
-    "format_duration": ("clock", "format_duration"),
-    "iso": ("clock", "iso"),
-    "MAX_COUNT": ("limits", "MAX_COUNT"),
-    "MAX_INT32": ("limits", "MAX_INT32"),
-    "MAX_TOKEN_COUNT": ("limits", "MAX_TOKEN_COUNT"),
-    "Redaction": ("walls.secrets", "Redaction"),
-    "collect_redactions": ("walls.secrets", "collect_redactions"),
-    "redact": ("walls.secrets", "redact"),
-    "redact_all": ("walls.secrets", "redact_all"),
-    "inside": ("walls.containment", "inside"),
-    "split_front_matter": ("walls.frontmatter", "split"),
-    "parse_front_matter": ("walls.frontmatter", "parse"),
-    "NEXT_STATUS": ("procedural.plans.service", "NEXT_STATUS"),
-    "PlanView": ("procedural.plans.views", "PlanView"),
-    "MAX_LIST": ("procedural.tracking", "MAX_LIST"),
-    "MAX_TTL": ("coordination.presence", "MAX_TTL"),
-    "PRESENCE_TTL": ("coordination.presence", "PRESENCE_TTL"),
-    "MEMORY_TYPES": ("semantic.memories.service", "MEMORY_TYPES"),
-    "stale_words": ("semantic.memories.lifecycle", "stale_words"),
-    "usage_line": ("semantic.memories.usage", "usage_line"),
-    "CLOSE_MATCH": ("index.ranking.calibration", "CLOSE_MATCH"),
-    "DocScope": ("index.scope", "DocScope"),
-    "SEARCH_MODES": ("semantic.search.service", "SEARCH_MODES"),
-    "recent_markdown": ("semantic.documents.markdown_search", "recent_markdown"),
-    "search_markdown": ("semantic.documents.markdown_search", "search_markdown"),
-    "Outcome": ("affective.service", "Outcome"),
-    "z_for_confidence": ("affective.service", "z_for_confidence"),
-    "DEFAULT_OLLAMA_URL": ("semantic.graph.extraction.ollama", "DEFAULT_OLLAMA_URL"),
-    "OllamaChat": ("semantic.graph.extraction.ollama", "OllamaChat"),
-    "build_briefing": ("briefing", "build_briefing"),
-    "init_folder": ("housekeeping.init", "init_folder"),
-    "diagnose": ("housekeeping.health", "diagnose"),
-    "apply_import": ("moving.backup", "apply_import"),
-    "export_store": ("moving.backup", "export_store"),
-    "load_backup": ("moving.backup", "load_backup"),
-    "plan_import": ("moving.backup", "plan_import"),
-    "copy_store": ("moving.transfer", "copy_store"),
-    "apply_import_set": ("moving.importers", "apply_import_set"),
-    "preview_of": ("moving.importers", "preview_of"),
-    "read_knowledge_graph": ("moving.importers", "read_knowledge_graph"),
-    "read_notes_folder": ("moving.importers", "read_notes_folder"),
-    "find_conversion": ("moving.original", "find_conversion"),
-    "import_original": ("moving.original", "import_original"),
-    "is_original_database": ("moving.original", "is_original_database"),
-    "preview_original": ("moving.original", "preview_original"),
-    "describe_url": ("db.engine", "describe_url"),
-    "normalise_url": ("db.engine", "normalise_url"),
+# name -> its module under dokoro_store ("module:attribute" when it has another name there)
+_HOMES = {
+    "Store": "store",
+    "WorkingMemory": "store",
+    "StorePaths": "paths",
+    "resolve_dokoro_path": "paths",
+    "RetrievalConfig": "retrieval",
+    "ConflictError": "errors",
+    "DokoroError": "errors",
+    "InvalidArgumentError": "errors",
+    "NoStoreError": "errors",
+    "NoWorkspaceError": "errors",
+    "NotFoundError": "errors",
+    "StoreUnavailableError": "errors",
+    "WorkspaceLockedError": "errors",
+    "Clock": "clock",
+    "FrozenClock": "clock",
+    "format_duration": "clock",
+    "iso": "clock",
+    "MAX_COUNT": "limits",
+    "MAX_INT32": "limits",
+    "MAX_TOKEN_COUNT": "limits",
+    "Redaction": "walls.secrets",
+    "collect_redactions": "walls.secrets",
+    "redact": "walls.secrets",
+    "redact_all": "walls.secrets",
+    "inside": "walls.containment",
+    "split_front_matter": "walls.frontmatter:split",
+    "parse_front_matter": "walls.frontmatter:parse",
+    "NEXT_STATUS": "procedural.plans.service",
+    "PlanView": "procedural.plans.views",
+    "MAX_LIST": "procedural.tracking",
+    "MAX_TTL": "coordination.presence",
+    "PRESENCE_TTL": "coordination.presence",
+    "MEMORY_TYPES": "semantic.memories.service",
+    "stale_words": "semantic.memories.lifecycle",
+    "usage_line": "semantic.memories.usage",
+    "CLOSE_MATCH": "index.ranking.calibration",
+    "DocScope": "index.scope",
+    "SEARCH_MODES": "semantic.search.service",
+    "recent_markdown": "semantic.documents.markdown_search",
+    "search_markdown": "semantic.documents.markdown_search",
+    "Outcome": "affective.service",
+    "z_for_confidence": "affective.service",
+    "DEFAULT_OLLAMA_URL": "semantic.graph.extraction.ollama",
+    "OllamaChat": "semantic.graph.extraction.ollama",
+    "build_briefing": "briefing",
+    "init_folder": "housekeeping.init",
+    "diagnose": "housekeeping.health",
+    "apply_import": "moving.backup",
+    "export_store": "moving.backup",
+    "load_backup": "moving.backup",
+    "plan_import": "moving.backup",
+    "copy_store": "moving.transfer",
+    "apply_import_set": "moving.importers",
+    "preview_of": "moving.importers",
+    "read_knowledge_graph": "moving.importers",
+    "read_notes_folder": "moving.importers",
+    "find_conversion": "moving.original",
+    "import_original": "moving.original",
+    "is_original_database": "moving.original",
+    "preview_original": "moving.original",
+    "describe_url": "db.engine",
+    "normalise_url": "db.engine",
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'dokoro_store' has no attribute {name!r}")
-    module, attribute = home
-    value = getattr(importlib.import_module(f"dokoro_store.{module}"), attribute)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES)
