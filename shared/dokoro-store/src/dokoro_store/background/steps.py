@@ -37,6 +37,7 @@ log = logging.getLogger(__name__)
 QUIET_S = 0.05  # foreground silence a background run (or its next batch) waits for
 LONGEST_WAIT_S = 1.0  # ... but never longer: a stream of writes that never pauses still gets its work done
 _STUCK_S = 10.0  # a connection out this long without any other: not taken as foreground work any more
+_FOREGROUND = "dokoro_foreground"  # the mark of a connection checked out by the foreground (its record's info)
 
 
 @dataclass(frozen=True)
@@ -124,19 +125,20 @@ class Background:
             pool.shutdown(wait=False, cancel_futures=True)
 
     # ------------------------------------------------------------------ the foreground
-    def checked_out(self) -> None:
-        """A connection of the store was checked out (the engine's pool event)."""
+    def checked_out(self, info: dict[str, object]) -> None:
+        """A connection of the store was checked out (the engine's pool event; ``info``: its
+        record's own dictionary, which marks it foreground until it goes back)."""
         ident = threading.get_ident()
         with self._activity:
             if ident not in self._threads:
+                info[_FOREGROUND] = True
                 self._out += 1
                 self._last = time.monotonic()
 
-    def checked_in(self) -> None:
-        """A connection of the store went back (the engine's pool event)."""
-        ident = threading.get_ident()
+    def checked_in(self, info: dict[str, object]) -> None:
+        """A connection of the store went back (the engine's pool event), from whichever thread."""
         with self._activity:
-            if ident not in self._threads and self._out > 0:
+            if info.pop(_FOREGROUND, False):
                 self._out -= 1
                 self._last = time.monotonic()
 

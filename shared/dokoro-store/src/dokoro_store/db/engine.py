@@ -14,6 +14,7 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, OperationalError
 from sqlalchemy.orm import sessionmaker
+from sqlalchemy.pool import ConnectionPoolEntry
 from sqlmodel import Session
 
 from dokoro_store.background.steps import Background
@@ -151,11 +152,11 @@ class Database:
             else None
         )
 
-    def _checked_out(self, *_args: object) -> None:
-        self.background.checked_out()
+    def _checked_out(self, _dbapi: object, record: ConnectionPoolEntry, _proxy: object) -> None:
+        self.background.checked_out(record.info)
 
-    def _checked_in(self, *_args: object) -> None:
-        self.background.checked_in()
+    def _checked_in(self, _dbapi: object, record: ConnectionPoolEntry) -> None:
+        self.background.checked_in(record.info)
 
     @classmethod
     def open_sqlite(cls, path: Path) -> Database:
