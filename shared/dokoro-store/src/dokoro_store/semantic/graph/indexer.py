@@ -129,7 +129,7 @@ class GraphExtraction:
         self._ollama = ollama
         self._clock = clock
         self._storage = storage
-        self._completing = threading.Lock()  # one completion of the marks at a time in this process
+        self._completing = threading.Lock()  # one batch of marks completed at a time in this process
         self._step = db.background.step(
             self.complete_pending,
             name="dokoro-graph-extract",
@@ -286,10 +286,16 @@ class GraphExtraction:
         if only is not None and not only:
             return 0
         done = 0
-        with self._completing:
-            groups = [None] if only is None else [list(only[i : i + _IN_BATCH]) for i in range(0, len(only), _IN_BATCH)]
-            for subset in groups:
-                while rows := self._marked(subset, EXTRACT_BATCH):
+        groups = [None] if only is None else [list(only[i : i + _IN_BATCH]) for i in range(0, len(only), _IN_BATCH)]
+        for subset in groups:
+            # On the background step's thread, each batch first gives way to the foreground (a
+            # no-op on any other thread); the lock is held per batch, so a reader completing the
+            # marks it needs waits for one batch at most, and no batch is extracted twice.
+            while self._step.pause():
+                with self._completing:
+                    rows = self._marked(subset, EXTRACT_BATCH)
+                    if not rows:
+                        break
                     self.index_documents(
                         [(doc_id, text, force) for doc_id, text, _token, _at in rows],
                         marks=[(doc_id, token) for doc_id, _text, token, _at in rows],
