@@ -113,6 +113,11 @@ class Background:
         with self._activity:
             self._threads.add(threading.get_ident())
 
+    def leave_thread(self) -> None:
+        """The calling thread's background work is over (its ident may be another thread's next)."""
+        with self._activity:
+            self._threads.discard(threading.get_ident())
+
     def close(self) -> None:
         """No more background work: every step stops (a run under way is not waited for: its owner
         closed it first when it wanted to) and every pool is shut down."""
@@ -238,6 +243,12 @@ class DelayedStep:
 
     def _loop(self) -> None:
         self._background.enter_thread()
+        try:
+            self._serve()
+        finally:
+            self._background.leave_thread()
+
+    def _serve(self) -> None:
         while True:
             with self._wakeup:
                 while not self._closed:
