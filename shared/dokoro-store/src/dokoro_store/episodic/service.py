@@ -1,7 +1,7 @@
 """Episodic memory: session summaries, recall, and automatic compaction (reference §2.1, §4.2, §4.3).
 
 Compaction folds a session's summaries into one retained entry once they pass
-:data:`COMPACTION_THRESHOLD_TOKENS`. It runs in two committed steps:
+:data:`COMPACTION_THRESHOLD_TOKENS`. It runs in two committed steps (:mod:`.compaction`):
 
 1. *pre-flush*: the session is marked ``compactionPending``;
 2. *fold*: in one transaction the merged text is written to the session, the source rows are
@@ -29,20 +29,26 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from datetime import datetime
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func, insert, or_
-from sqlmodel import Session, col, select
+from sqlalchemy import bindparam, func, insert, or_
+from sqlmodel import col, select
 
 from dokoro_store.background.write_behind import WriteBehind
-from dokoro_store.clock import Clock, iso
+from dokoro_store.clock import Clock
 from dokoro_store.db.engine import Database
 from dokoro_store.db.model_tables import table_of
-from dokoro_store.episodic.ranking import _bound, _filtered, _hit, _merge_lists, _ranking, _Similar
+from dokoro_store.episodic.compaction import (
+    fold,
+    mark_pending,
+    mark_pending_plain,
+    pending_sessions,
+    uncompacted_tokens,
+)
+from dokoro_store.episodic.ranking import _bound, _filtered, _hit, _ranking, _Similar
 from dokoro_store.episodic.results import (
     _NEWEST,
-    COMPACTION_MODEL,
     COMPACTION_THRESHOLD_TOKENS,
     LEG_DEPTH,
     RECALL_DEFAULT_LIMIT,
@@ -58,7 +64,7 @@ from dokoro_store.episodic.results import (
     estimate_tokens,
 )
 from dokoro_store.errors import InvalidArgumentError
-from dokoro_store.limits import MAX_COUNT, MAX_SUM, MAX_TOKEN_COUNT
+from dokoro_store.limits import MAX_COUNT, MAX_TOKEN_COUNT
 from dokoro_store.models import ConversationSummary, EpisodeSession
 from dokoro_store.walls.secrets import redact_all
 
@@ -81,6 +87,13 @@ __all__ = [
 ]
 
 
+@dataclass(frozen=True)
+class _Statements:
+    session: Any  # the session row, kept when it exists (the dialect's INSERT ... ON CONFLICT DO NOTHING)
+    summary: Any  # INSERT ... RETURNING id
+    uncompacted: Any  # the session's uncompacted token total
+
+
 class EpisodicService:
     def __init__(
         self,
@@ -94,6 +107,8 @@ class EpisodicService:
         self._db = db
         self._clock = clock
         self._embedder = embedder
+        self._cached: _Statements | None = None
+        self._newest: dict[tuple[bool, bool, bool], Any] = {}
         if summaries is None:
             from dokoro_store.episodic.summary_vectors import SummaryVectors
 
@@ -180,40 +195,34 @@ class EpisodicService:
             key_topics = [str(v) for v in cleaned_lists[len(key_decisions or []) :]]
         # A summary given without a token count still counts toward compaction (reference bug §7.20).
         tokens = token_count if token_count is not None else estimate_tokens(summary)
-        with self._db.write() as session:
-            session.execute(
-                self._db.ops.upsert(
-                    table_of(EpisodeSession),
-                    {"id": session_id, "started_at": now, "status": "completed"},
-                    ["id"],
-                    None,
-                )
-            )
-            # One INSERT ... RETURNING, not an ORM object and its flush: the summary is written,
-            # never read back here (the statement hook still redacts what it sends).
-            summaries = table_of(ConversationSummary)
+        statements = self._statements()
+        with self._db.writing() as connection:
+            # Cached Core statements in one short transaction: the session row (kept if it exists),
+            # the summary (INSERT ... RETURNING; the statement hook still redacts what it sends) and
+            # the session's uncompacted total. No ORM object is built or flushed.
+            connection.execute(statements.session, {"id": session_id, "started_at": now})
             row_id = int(
-                session.execute(
-                    insert(summaries)
-                    .values(
-                        session_id=session_id,
-                        ai_model=ai_model,
-                        summary=summary,
-                        key_decisions=list(key_decisions) if key_decisions else None,
-                        key_topics=list(key_topics) if key_topics else None,
-                        message_count=message_count,
-                        token_count=tokens,
-                        started_at=now,
-                        created_at=now,
-                    )
-                    .returning(summaries.c.id)
+                connection.execute(
+                    statements.summary,
+                    {
+                        "session_id": session_id,
+                        "ai_model": ai_model,
+                        "summary": summary,
+                        "key_decisions": list(key_decisions) if key_decisions else None,
+                        "key_topics": list(key_topics) if key_topics else None,
+                        "message_count": message_count,
+                        "token_count": tokens,
+                        "started_at": now,
+                        "created_at": now,
+                    },
                 ).scalar_one()
             )
-            pending = self._uncompacted_tokens(session, session_id) > COMPACTION_THRESHOLD_TOKENS
+            total = int(connection.execute(statements.uncompacted, {"session_id": session_id}).scalar_one() or 0)
+            pending = total > COMPACTION_THRESHOLD_TOKENS
             if pending:
-                # Pre-flush in the same commit as the row that crossed the threshold: if the
-                # process dies before folding, the next open finds the mark and folds.
-                self._mark_pending(session, session_id, now)
+                # Pre-flush in the same commit as the row that crossed the threshold: if the process
+                # dies before folding, the next open finds the mark and folds.
+                mark_pending_plain(connection, session_id, now)
         compaction = self._fold_safely(session_id) if pending else None
         if compaction is not None and compaction.row_id is not None:
             self._embed_rows([(compaction.row_id, self._summary_text(compaction.row_id))])
@@ -226,38 +235,33 @@ class EpisodicService:
             row = session.get(ConversationSummary, row_id)
             return row.summary if row is not None else ""
 
-    @staticmethod
-    def _uncompacted_tokens(session: Session, session_id: str) -> int:
-        total = session.exec(
-            select(func.coalesce(func.sum(ConversationSummary.token_count), 0)).where(
-                ConversationSummary.session_id == session_id,
-                col(ConversationSummary.compacted).is_(False),
+    def _statements(self) -> _Statements:
+        """The write path's Core statements, built once per service (statements are immutable)."""
+        if self._cached is None:
+            sessions, summaries = table_of(EpisodeSession), table_of(ConversationSummary)
+            session_row = self._db.ops.upsert(
+                sessions,
+                {"id": bindparam("id"), "started_at": bindparam("started_at"), "status": "completed"},
+                ["id"],
+                None,
             )
-        ).one()
-        return int(total or 0)
-
-    @staticmethod
-    def _mark_pending(session: Session, session_id: str, now: datetime) -> None:
-        row = session.get(EpisodeSession, session_id, with_for_update=True)
-        if row is None:
-            return
-        meta = dict(row.metadata_json or {})
-        meta["compactionPending"] = True
-        meta["preFlushAt"] = iso(now)
-        row.metadata_json = meta
-        session.add(row)
+            uncompacted = select(func.coalesce(func.sum(summaries.c.token_count), 0)).where(
+                summaries.c.session_id == bindparam("session_id"), summaries.c.compacted.is_(False)
+            )
+            self._cached = _Statements(session_row, insert(summaries).returning(summaries.c.id), uncompacted)
+        return self._cached
 
     # ------------------------------------------------------------------ compaction
     def needs_compaction(self, session_id: str) -> bool:
         with self._db.read() as session:
-            return self._uncompacted_tokens(session, session_id) > COMPACTION_THRESHOLD_TOKENS
+            return uncompacted_tokens(session, session_id) > COMPACTION_THRESHOLD_TOKENS
 
     def compact(self, session_id: str) -> CompactionResult | None:
         """Compact a session now (both steps), whatever its size."""
         with self._db.write() as session:
             if session.get(EpisodeSession, session_id) is None:
                 return None
-            self._mark_pending(session, session_id, self._clock.now())
+            mark_pending(session, session_id, self._clock.now())
         result = self._fold(session_id)
         if result is not None and result.row_id is not None:
             self._embed_rows([(result.row_id, self._summary_text(result.row_id))])
@@ -265,70 +269,10 @@ class EpisodicService:
 
     def _fold(self, session_id: str) -> CompactionResult | None:
         """Step 2: fold every summary of a marked session into one row, atomically."""
-        now = self._clock.now()
-        with self._db.write() as session:
-            # FOR UPDATE serialises folds of one session on PostgreSQL (SQLite's BEGIN IMMEDIATE already does).
-            owner = session.get(EpisodeSession, session_id, with_for_update=True)
-            if owner is None or not (owner.metadata_json or {}).get("compactionPending"):
-                # Another process folded it first, or it was never marked.
-                return None
-            rows = list(
-                session.exec(
-                    select(ConversationSummary)
-                    .where(ConversationSummary.session_id == session_id)
-                    .order_by(col(ConversationSummary.started_at), col(ConversationSummary.id))
-                )
-            )
-            meta = dict(owner.metadata_json or {})
-            meta.pop("compactionPending", None)
-            meta.pop("preFlushAt", None)
-            if not rows:
-                owner.metadata_json = meta
-                session.add(owner)
-                return CompactionResult(session_id, 0, 0)
-            count = len(rows)
-            parts = [
-                f"[{i}/{count}] ({row.ai_model}, ~{row.token_count or 0} tokens): {row.summary}"
-                for i, row in enumerate(rows, start=1)
-            ]
-            merged = "\n\n".join(parts)
-            total = min(sum(row.token_count or 0 for row in rows), MAX_SUM)
-            decisions = _merge_lists(row.key_decisions for row in rows)
-            topics = _merge_lists(row.key_topics for row in rows)
-            messages = [row.message_count for row in rows if row.message_count is not None]
-            latest = max(row.started_at for row in rows)
-            for row in rows:
-                session.delete(row)
-            folded = ConversationSummary(
-                session_id=session_id,
-                ai_model=COMPACTION_MODEL,
-                summary=merged,
-                key_decisions=decisions or None,
-                key_topics=topics or None,
-                message_count=min(sum(messages), MAX_SUM) if messages else None,
-                token_count=total,
-                started_at=latest,
-                created_at=now,
-                compacted=True,
-            )
-            session.add(folded)
-            session.flush()
-            folded_id = folded.id
-            meta.update(lastCompactedAt=iso(now), compactedTokens=total, compactedCount=count)
-            owner.summary = merged
-            owner.metadata_json = meta
-            session.add(owner)
-        return CompactionResult(session_id, count, total, folded_id)
+        return fold(self._db, self._clock.now(), session_id)
 
     def pending_sessions(self) -> list[str]:
-        # Only the id and the small metadata column: never the (possibly long) compacted texts.
-        with self._db.read() as session:
-            rows = session.exec(
-                select(EpisodeSession.id, EpisodeSession.metadata_json).where(
-                    col(EpisodeSession.metadata_json).is_not(None)
-                )
-            )
-            return [session_id for session_id, meta in rows if (meta or {}).get("compactionPending")]
+        return pending_sessions(self._db)
 
     def _fold_safely(self, session_id: str) -> CompactionResult | None:
         """Fold, but never fail the caller: the summary is already committed and the pending mark
@@ -388,9 +332,10 @@ class EpisodicService:
         where = SummaryFilter(session_id or None, _bound(since, "since"), _bound(until, "until"))
         text = (query or "").strip()
         if not text:
-            with self._db.read() as session:
-                rows = session.exec(_filtered(select(ConversationSummary), where).order_by(*_NEWEST).limit(limit))
-                return Recall([_hit(row) for row in rows], "recency")
+            statement, params = self._newest_statement(where)
+            with self._db.reading() as connection:
+                newest = connection.execute(statement, {**params, "limit": limit}).all()
+            return Recall([_hit(row) for row in newest], "recency")
         depth = max(limit * 3, LEG_DEPTH)
         full_text = dict(summary_full_text(self._db, text, where, depth))
         pattern = f"%{escape_like(text.lower())}%"
@@ -422,6 +367,27 @@ class EpisodicService:
         scored.sort(key=lambda item: (-item[0], -item[1].started_at.timestamp(), -item[1].id))
         ranking = _ranking(len(full_text), len(substring), similar, len(candidates))
         return Recall([hit for _score, hit in scored[:limit]], ranking)
+
+    def _newest_statement(self, where: SummaryFilter) -> tuple[Any, dict[str, Any]]:
+        """The newest summaries passing ``where``: a Core statement built once per combination of
+        filters (and cached), and its parameters."""
+        shape = (where.session_id is not None, where.since is not None, where.until is not None)
+        statement = self._newest.get(shape)
+        if statement is None:
+            summaries = table_of(ConversationSummary)
+            statement = select(summaries)
+            if shape[0]:
+                statement = statement.where(summaries.c.session_id == bindparam("session_id"))
+            if shape[1]:
+                statement = statement.where(summaries.c.started_at >= bindparam("since"))
+            if shape[2]:
+                statement = statement.where(summaries.c.started_at <= bindparam("until"))
+            statement = statement.order_by(summaries.c.started_at.desc(), summaries.c.id.desc()).limit(
+                bindparam("limit")
+            )
+            self._newest[shape] = statement
+        params = {"session_id": where.session_id, "since": where.since, "until": where.until}
+        return statement, {key: value for key, value in params.items() if value is not None}
 
     def _nearest_instead(self, similar: _Similar, where: SummaryFilter, limit: int) -> Recall:
         """No summary shares the query's words or comes within :data:`VECTOR_FLOOR` of its meaning:
