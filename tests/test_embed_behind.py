@@ -164,3 +164,29 @@ def test_without_an_embedder_nothing_waits(tmp_path: Path, embedder: str) -> Non
         store.episodic.add_summary("s", "m", "plain")
 
         assert report.vectors_behind == 0 and store.docs.embed_written() == 0
+
+
+def test_a_search_after_a_stream_of_writes_embeds_the_last_few_and_leaves_the_rest_to_the_step(
+    tmp_path: Path, database_url: str | None, monkeypatch
+) -> None:
+    """A reader never pays for a whole backlog: the newest batch is embedded by the search, the
+    older writes are found by full text at once and embedded by the step."""
+    import dokoro_store.background.write_behind as write_behind
+
+    monkeypatch.setattr(write_behind, "EMBED_DELAY", 3600.0)  # the step is driven by hand below
+    count = write_behind.BATCH + 5
+    with Store.open(tmp_path / "dokoro", database_url=database_url, retrieval=BEHIND) as store:
+        for n in range(count):
+            store.docs.index_content(f"note-{n:02d}", f"note {n} about the login race", f"Note {n}")
+            store.episodic.add_summary(f"s-{n:02d}", "m", f"session {n} fixed the login race")
+
+        store.search.refresh()  # what search_universal does first
+        embedded = [n for n in range(count) if _doc_embedder(store, f"note-{n:02d}") == HASHING]
+        assert embedded == list(range(5, count))  # the newest batch
+        assert "note-00" in [hit.doc_id for hit in store.search.universal("note 0", mode="keyword").hits]
+
+        store.episodic.recall(query="which database keeps tokens?")  # no summary shares its words
+        assert _unembedded_summaries(store) == 5  # the newest batch embedded by the recall
+
+        assert store.docs.embed_written() == 5 and store.episodic.embed_written() == 5  # the step's share
+        assert _unembedded_summaries(store) == 0 and _doc_embedder(store, "note-00") == HASHING

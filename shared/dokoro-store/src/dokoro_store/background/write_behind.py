@@ -18,7 +18,10 @@ text, and their vectors follow. It goes:
 4. *finish*: closing the store does what waits (:meth:`WriteBehind.close`), or, for a server whose
    client has gone, leaves it marked for the next process.
 
-A reader never waits for the step: a search or recall completes the marks it needs itself.
+A reader never waits for the step, and never pays for a whole backlog: a search or recall right
+after a write embeds at most the :data:`BATCH` keys written last itself (:meth:`WriteBehind.newest`)
+and leaves the rest to the step (:meth:`WriteBehind.later`): full text finds them at once, their
+vectors follow within seconds.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Sequence
+from itertools import islice
 from typing import Generic, TypeVar
 
 from dokoro_store.background.steps import Background
@@ -64,7 +68,7 @@ class WriteBehind(Generic[K]):
         self._sweep_limit = sweep_limit
         self._marked: Callable[[K | None, int], Sequence[K]] = marked
         self._name = name
-        self._waiting: set[K] = set()
+        self._waiting: dict[K, None] = {}  # in the order written (a key written again moves last)
         self._lock = threading.Lock()
         self._sweep_lock = threading.Lock()
         self._sweeping = False  # resume() found marks: read them after _swept, a batch at a time
@@ -75,7 +79,8 @@ class WriteBehind(Generic[K]):
     def add(self, key: K) -> None:
         """A write committed ``key`` with its mark: done by the step, :data:`EMBED_DELAY` from now."""
         with self._lock:
-            self._waiting.add(key)
+            self._waiting.pop(key, None)
+            self._waiting[key] = None
         self._step.schedule(EMBED_DELAY)
 
     @property
@@ -83,6 +88,21 @@ class WriteBehind(Generic[K]):
         """Keys this process wrote that wait for the step (the sweep's not counted)."""
         with self._lock:
             return len(self._waiting)
+
+    def newest(self, count: int) -> list[K]:
+        """The ``count`` keys written last that still wait: what a reader does itself (at most one
+        batch), so that a search right after a write finds it by meaning too."""
+        with self._lock:
+            keys = list(self._waiting)
+        return keys[-count:] if count > 0 else []
+
+    def later(self, keep: int = BATCH) -> set[K]:
+        """The keys waiting for the step but the ``keep`` written last: what a reader leaves to the
+        step (full text finds them at once, their vectors follow within seconds) rather than embed
+        a whole backlog before it answers."""
+        with self._lock:
+            keys = list(self._waiting)
+        return set(keys[: max(len(keys) - keep, 0)])
 
     def resume(self) -> None:
         """Schedule a sweep of the marks a killed process left (one read of the partial index of
@@ -117,8 +137,9 @@ class WriteBehind(Generic[K]):
     def _next_batch(self) -> list[K]:
         with self._lock:
             if self._waiting:
-                batch = sorted(self._waiting)[:BATCH]
-                self._waiting.difference_update(batch)
+                batch = list(islice(self._waiting, BATCH))  # the oldest first
+                for key in batch:
+                    del self._waiting[key]
                 return batch
             if not self._sweeping:
                 return []
@@ -140,7 +161,8 @@ class WriteBehind(Generic[K]):
 
     def _put_back(self, batch: Sequence[K]) -> None:
         with self._lock:
-            self._waiting.update(batch)
+            for key in batch:
+                self._waiting.setdefault(key, None)
 
     def close(self, *, finish: bool = True) -> None:
         """Stop the step and (``finish``) do what waits now; unfinished, it stays marked for the

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import bindparam, func, insert, or_
 from sqlmodel import col, select
 
-from dokoro_store.background.write_behind import WriteBehind
+from dokoro_store.background.write_behind import BATCH, WriteBehind
 from dokoro_store.clock import Clock
 from dokoro_store.db.engine import Database
 from dokoro_store.db.model_tables import table_of
@@ -423,7 +423,10 @@ class EpisodicService:
         """The vector leg: the nearest summaries above the floor and the cosines of every candidate."""
         from dokoro_store.errors import DokoroError
 
-        waiting = self._embed_behind and self._vectors.any_missing()  # written a moment ago, not yet embedded
+        # Written a moment ago, not yet embedded: this process's last few (the write-behind step does
+        # the rest within seconds; full text finds them meanwhile), or what another process left.
+        newest = self._behind.newest(BATCH) if self._behind is not None else []
+        waiting = bool(newest) or (self._embed_behind and self._vectors.any_missing())
         if not matched and not waiting and self._vectors.count() == 0:
             # Nothing to compare with (a new store): no need to load an embedder at all.
             return _Similar(why_not="no summary has a vector yet")
@@ -434,7 +437,9 @@ class EpisodicService:
         try:
             import numpy as np
 
-            if waiting:  # embedded now, as the write-behind step would a moment later
+            if newest:  # embedded now, as the write-behind step would a moment later
+                self._vectors.embed_ids(embedder, newest)
+            elif waiting:
                 self._vectors.embed_missing(embedder)
             query_vector = embedder.embed([query], query=True)[0]
             closest = self._vectors.nearest(embedder.id, query_vector, depth, where)

@@ -425,8 +425,12 @@ class DocumentService:
 
     def pending_changed(self) -> list[str]:
         """:meth:`pending` for a refresh on every call, without reading every document each time
-        (see :meth:`IndexStatus.pending_changed`)."""
-        return self._status.pending_changed()
+        (see :meth:`IndexStatus.pending_changed`); of the documents this process wrote behind, only
+        the last few: the write-behind step embeds the others within seconds (a search right after
+        a stream of writes finds them by full text, and does not embed the whole backlog first)."""
+        found = self._status.pending_changed()
+        later = self._behind.later() if self._behind is not None and found else set()
+        return [doc_id for doc_id in found if doc_id not in later] if later else found
 
     def pending(
         self,
