@@ -13,9 +13,10 @@ time, in two settings that differ only in that step:
 Both through the store in process (``--via store``: ``store.episodic.add_summary``,
 ``store.docs.index_content``) and through MCP over stdio (``--via mcp``: the unified ``dokoro``
 server, raw JSON-RPC lines). Each cell runs in a fresh process on a fresh store, with the default
-embedder (``auto``: the bundled ONNX model when installed). After the stream it checks that a
-full-text search finds the last text at once, and times how long the vectors take to catch up
-(competing: from the last answer until no write waits for its vectors).
+embedder (``auto``: the bundled ONNX model when installed). Right after the stream a search for the
+last text (full text, or a recall) must find it, and is timed; so is the vectors' catch-up
+(competing: from the last answer until no write waits for its vectors, the search's own
+embedding included).
 
 ``--before DIR`` runs the same cells on another source tree (``git archive <commit> | tar -x -C
 DIR``), interleaved with this one, so one run gives before/after ratios::
@@ -114,15 +115,15 @@ def _in_process(kind: str, competing: bool, writes: int) -> dict[str, Any]:
                 _write(store, kind, n)
                 samples.append((time.perf_counter() - started) * 1000)
             ended = time.perf_counter()
-            found = _found(store, kind, writes - 1) if not competing else None
+            found = _found(store, kind, writes - 1)  # a search right after the stream
+            searched = time.perf_counter() - ended
             caught_up = None
             if competing:  # polled on a connection of its own: the store's would count as foreground work
                 database = store.paths.sqlite_file
                 while _waiting_in_file(database) and time.perf_counter() - ended < WAIT_S:
                     time.sleep(0.02)
                 caught_up = time.perf_counter() - ended
-                found = _found(store, kind, writes - 1)
-            return {"samples": samples, "found": found, "caught_up": caught_up}
+            return {"samples": samples, "found": found, "searched": searched, "caught_up": caught_up}
         finally:
             store.close(finish=False)
 
@@ -203,6 +204,7 @@ def _over_mcp(kind: str, competing: bool, writes: int) -> dict[str, Any]:
                 else ("search_universal", {"query": query, "mode": "keyword", "limit": 5})
             )
             answer = _call(process, ident, tool, arguments)
+            searched = time.perf_counter() - ended
             wanted = f"s-{writes - 1}" if kind == "summary" else f"note-{writes - 1}"
             found = wanted in json.dumps(answer)
             caught_up = None
@@ -211,7 +213,7 @@ def _over_mcp(kind: str, competing: bool, writes: int) -> dict[str, Any]:
                 while _waiting_in_file(database) and time.perf_counter() - ended < WAIT_S:
                     time.sleep(0.02)
                 caught_up = time.perf_counter() - ended
-            return {"samples": samples, "found": found, "caught_up": caught_up}
+            return {"samples": samples, "found": found, "searched": searched, "caught_up": caught_up}
         finally:
             process.stdin.close()
             process.wait(timeout=120)
@@ -246,7 +248,7 @@ def main(writes: int, rounds: int, vias: list[str], kinds: list[str], before: Pa
     header = (
         f"{'round':>5} {'tree':<6} {'via':<5} {'kind':<7} {'embedder':<9} {'writes/s':>9} {'p50 ms':>7} {'p99 ms':>7}"
     )
-    print(f"{header} {'÷ alone p50':>11} {'full text':>9} {'vectors after':>13}")
+    print(f"{header} {'÷ alone p50':>11} {'full text':>9} {'search after':>12} {'vectors after':>13}")
     for round_number in range(1, rounds + 1):
         for via in vias:
             for kind in kinds:
@@ -259,11 +261,12 @@ def main(writes: int, rounds: int, vias: list[str], kinds: list[str], before: Pa
                         if not competing:
                             alone_p50 = p50
                         caught = "" if result["caught_up"] is None else f"{result['caught_up']:.2f} s"
+                        searched = "" if not competing else f"{result['searched'] * 1000:.0f} ms"
                         setting = "competing" if competing else "alone"
                         found = "yes" if result["found"] else "NO"
                         print(
                             f"{round_number:>5} {label:<6} {via:<5} {kind:<7} {setting:<9} {rate:>9.1f} {p50:>7.2f}"
-                            f" {p99:>7.2f} {ratio:>11} {found:>9} {caught:>13}",
+                            f" {p99:>7.2f} {ratio:>11} {found:>9} {searched:>12} {caught:>13}",
                             flush=True,
                         )
 
