@@ -159,7 +159,7 @@ def test_each_store_checks_ollama_health_for_itself(tmp_path: Path, fake_ollama:
 
 
 # ----------------------------------------------------------------------------- giving way
-def test_a_due_step_waits_while_the_foreground_holds_a_connection(tmp_path: Path, monkeypatch) -> None:
+def test_a_due_step_waits_while_the_foreground_holds_a_connection_or_a_call_runs(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(background_steps, "LONGEST_WAIT_S", WAIT_S)  # only the foreground's silence lets it run
     with Store.open(tmp_path / "dokoro") as store:
         ran = threading.Event()
@@ -170,6 +170,12 @@ def test_a_due_step_waits_while_the_foreground_holds_a_connection(tmp_path: Path
             assert not ran.wait(0.3)  # due, but the foreground is busy
             assert step.due
         assert ran.wait(WAIT_S)  # quiet again: it runs
+
+        ran.clear()
+        with store.background.foreground():  # a server's tool call under way, between its statements
+            step.schedule(0.0)
+            assert not ran.wait(0.3)
+        assert ran.wait(WAIT_S)
         step.close()
 
 

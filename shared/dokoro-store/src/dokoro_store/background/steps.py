@@ -9,10 +9,11 @@ Background work gives way to the foreground. Python runs one thread at a time (t
 background thread busy in Python code makes every statement of a tool call wait up to the
 interpreter's switch interval (5 ms) each time it gets the GIL back after SQLite or the network, so
 an embedding step that ran beside a stream of writes made each write 2-4× slower
-(``bench/write_behind.py``, ``docs/benchmarks.md``). So the registry watches the store's database
-connections (checked out = foreground work under way), and a step runs, and goes on to its next
-batch, only once the foreground has been quiet for :data:`QUIET_S` — or after :data:`LONGEST_WAIT_S`,
-so work behind a stream that never pauses is still done within seconds.
+(``bench/write_behind.py``, ``docs/benchmarks.md``). So the registry watches the foreground: the
+store's database connections (checked out = work under way) and, in a server, each tool call from
+its start to its answer (:meth:`Background.foreground`, the kit's middleware); a step runs, and goes
+on to its next batch, only once the foreground has been quiet for :data:`QUIET_S` — or after
+:data:`LONGEST_WAIT_S`, so work behind a stream that never pauses is still done within seconds.
 
 The work a step does is marked durably in the database by the writes themselves (LanceDB's copy
 of new vectors, the entity graph of new documents, a summary without its vector), so a step that
@@ -22,10 +23,11 @@ process completes the marks.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Literal
@@ -34,7 +36,7 @@ __all__ = ["LONGEST_WAIT_S", "QUIET_S", "Background", "BackgroundWork", "Delayed
 
 log = logging.getLogger(__name__)
 
-QUIET_S = 0.05  # foreground silence a background run (or its next batch) waits for
+QUIET_S = 0.1  # foreground silence a background run (or its next batch) waits for
 LONGEST_WAIT_S = 1.0  # ... but never longer: a stream of writes that never pauses still gets its work done
 _STUCK_S = 10.0  # a connection out this long without any other: not taken as foreground work any more
 _FOREGROUND = "dokoro_foreground"  # the mark of a connection checked out by the foreground (its record's info)
@@ -130,6 +132,20 @@ class Background:
             pool.shutdown(wait=False, cancel_futures=True)
 
     # ------------------------------------------------------------------ the foreground
+    @contextlib.contextmanager
+    def foreground(self) -> Iterator[None]:
+        """Foreground work under way (a server's tool call, from its start to its answer): the
+        background waits for it as for a connection, gaps between its statements included."""
+        with self._activity:
+            self._out += 1
+            self._last = time.monotonic()
+        try:
+            yield
+        finally:
+            with self._activity:
+                self._out -= 1
+                self._last = time.monotonic()
+
     def checked_out(self, info: dict[str, object]) -> None:
         """A connection of the store was checked out (the engine's pool event; ``info``: its
         record's own dictionary, which marks it foreground until it goes back)."""
