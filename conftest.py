@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 import tempfile
 import uuid
 import warnings
@@ -30,16 +29,6 @@ pytest_plugins = ["dokoro_testkit.fixtures"]
 # that fails a test because generating its data was slow.
 settings.register_profile("dokoro", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("dokoro")
-
-
-@pytest.fixture(autouse=True)
-def _fresh_ollama_health() -> Iterator[None]:
-    """Each test starts without the Ollama health this process cached: a fake server's port is
-    the operating system's pick, and a later test's server (or none) may get the same one."""
-    yield
-    client = sys.modules.get("dokoro_store.index.embedders.ollama_client")  # never imported for a test that did not
-    if client is not None:
-        client.forget_health()
 
 
 @pytest.fixture(scope="session")

@@ -82,12 +82,12 @@ class _Inline(ThreadPoolExecutor):
 
 
 def instrument() -> None:
+    from dokoro_store.background.steps import Background
     from dokoro_store.semantic.documents.indexing import batch as indexing
-    from dokoro_store.semantic.documents.indexing import pipeline as index_pass
     from dokoro_store.semantic.graph.indexer import GraphExtraction
 
     inline = _Inline(max_workers=1)
-    index_pass._embed_pool = lambda: inline
+    Background.pool = lambda _self, _name, workers=1: inline  # type: ignore[method-assign]
 
     wrap(indexing, "chunk_text", "chunk")
     wrap(indexing.Indexer, "embed", "embed")

@@ -75,9 +75,9 @@ def test_an_indexed_text_answers_before_its_vectors_and_search_finds_it_at_once(
 
 
 def test_a_search_right_after_the_write_embeds_what_is_still_waiting(tmp_path: Path, monkeypatch) -> None:
-    import dokoro_store.semantic.documents.indexing.embed_behind as embed_behind
+    import dokoro_store.background.write_behind as write_behind
 
-    monkeypatch.setattr(embed_behind, "EMBED_DELAY", 3600.0)  # the step never runs in this test
+    monkeypatch.setattr(write_behind, "EMBED_DELAY", 3600.0)  # the step never runs in this test
     with Store.open(tmp_path / "dokoro", retrieval=BEHIND) as store:
         store.docs.index_content("notes", "The login race lives in auth/session.ts", "Notes")
         assert _doc_embedder(store, "notes") is None
@@ -89,9 +89,9 @@ def test_a_search_right_after_the_write_embeds_what_is_still_waiting(tmp_path: P
 
 
 def test_a_text_written_again_before_its_step_keeps_the_newer_content(tmp_path: Path, monkeypatch) -> None:
-    import dokoro_store.semantic.documents.indexing.embed_behind as embed_behind
+    import dokoro_store.background.write_behind as write_behind
 
-    monkeypatch.setattr(embed_behind, "EMBED_DELAY", 3600.0)
+    monkeypatch.setattr(write_behind, "EMBED_DELAY", 3600.0)
     with Store.open(tmp_path / "dokoro", retrieval=BEHIND) as store:
         store.docs.index_content("notes", "first text about redis", "Notes")
         store.docs.index_content("notes", "second text about postgres", "Notes")
@@ -104,11 +104,9 @@ def test_a_text_written_again_before_its_step_keeps_the_newer_content(tmp_path: 
 
 
 def test_closing_finishes_what_waits_and_a_server_exit_leaves_it_marked(tmp_path: Path, monkeypatch) -> None:
-    import dokoro_store.episodic.service as episodic
-    import dokoro_store.semantic.documents.indexing.embed_behind as embed_behind
+    import dokoro_store.background.write_behind as write_behind
 
-    monkeypatch.setattr(embed_behind, "EMBED_DELAY", 3600.0)
-    monkeypatch.setattr(episodic, "EMBED_DELAY", 3600.0)
+    monkeypatch.setattr(write_behind, "EMBED_DELAY", 3600.0)
     root = tmp_path / "dokoro"
     store = Store.open(root, retrieval=BEHIND)
     store.episodic.add_summary("s-1", "m", "left for later")
@@ -128,12 +126,11 @@ _WRITER = textwrap.dedent(
     """
     import os, sys
     from pathlib import Path
-    import dokoro_store.semantic.documents.indexing.embed_behind as embed_behind
-    import dokoro_store.episodic.service as episodic
+    import dokoro_store.background.write_behind as write_behind
     from dokoro_store import Store
     from dokoro_store.retrieval import RetrievalConfig
 
-    embed_behind.EMBED_DELAY = episodic.EMBED_DELAY = 3600.0  # killed before any step runs
+    write_behind.EMBED_DELAY = 3600.0  # killed before any step runs
     root, url = Path(sys.argv[1]), sys.argv[2] or None
     store = Store.open(root, database_url=url, retrieval=RetrievalConfig(embedder="hashing", embed_behind=True))
     for i in range(3):
@@ -167,3 +164,29 @@ def test_without_an_embedder_nothing_waits(tmp_path: Path, embedder: str) -> Non
         store.episodic.add_summary("s", "m", "plain")
 
         assert report.vectors_behind == 0 and store.docs.embed_written() == 0
+
+
+def test_a_search_after_a_stream_of_writes_embeds_the_last_few_and_leaves_the_rest_to_the_step(
+    tmp_path: Path, database_url: str | None, monkeypatch
+) -> None:
+    """A reader never pays for a whole backlog: the newest batch is embedded by the search, the
+    older writes are found by full text at once and embedded by the step."""
+    import dokoro_store.background.write_behind as write_behind
+
+    monkeypatch.setattr(write_behind, "EMBED_DELAY", 3600.0)  # the step is driven by hand below
+    count = write_behind.BATCH + 5
+    with Store.open(tmp_path / "dokoro", database_url=database_url, retrieval=BEHIND) as store:
+        for n in range(count):
+            store.docs.index_content(f"note-{n:02d}", f"note {n} about the login race", f"Note {n}")
+            store.episodic.add_summary(f"s-{n:02d}", "m", f"session {n} fixed the login race")
+
+        store.search.refresh()  # what search_universal does first
+        embedded = [n for n in range(count) if _doc_embedder(store, f"note-{n:02d}") == HASHING]
+        assert embedded == list(range(5, count))  # the newest batch
+        assert "note-00" in [hit.doc_id for hit in store.search.universal("note 0", mode="keyword").hits]
+
+        store.episodic.recall(query="which database keeps tokens?")  # no summary shares its words
+        assert _unembedded_summaries(store) == 5  # the newest batch embedded by the recall
+
+        assert store.docs.embed_written() == 5 and store.episodic.embed_written() == 5  # the step's share
+        assert _unembedded_summaries(store) == 0 and _doc_embedder(store, "note-00") == HASHING

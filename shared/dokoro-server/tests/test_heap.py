@@ -40,16 +40,18 @@ def test_a_background_steps_first_run_freezes_what_it_imported() -> None:
     out = _run(
         """
         import gc, threading
+        from types import SimpleNamespace
         from dokoro_server.heap import install, settled, store_opened
-        from dokoro_store.background.write_behind import DelayedStep
+        from dokoro_store.background.steps import Background
+        steps = Background()
         install()
-        store_opened()
+        store_opened(SimpleNamespace(background=steps))
         cache = []
         ran = threading.Event()
         def step():
             cache.extend([i] for i in range(20000))  # what a first run imports, alive from now on
             ran.set()
-        background = DelayedStep(step, name="test-step", failure="failed")
+        background = steps.step(step, name="test-step", failure="failed")
         background.schedule(0.0)
         assert ran.wait(30)
         for _ in range(300):
@@ -67,10 +69,12 @@ def test_a_failing_first_run_still_settles_and_the_next_run_retries() -> None:
     out = _run(
         """
         import threading
+        from types import SimpleNamespace
         from dokoro_server.heap import install, settled, store_opened
-        from dokoro_store.background.write_behind import DelayedStep
+        from dokoro_store.background.steps import Background
+        steps = Background()
         install()
-        store_opened()
+        store_opened(SimpleNamespace(background=steps))
         runs = []
         second = threading.Event()
         def step():
@@ -78,7 +82,7 @@ def test_a_failing_first_run_still_settles_and_the_next_run_retries() -> None:
             if len(runs) == 1:
                 raise RuntimeError("first run fails")
             second.set()
-        background = DelayedStep(step, name="failing-step", failure="failed")
+        background = steps.step(step, name="failing-step", failure="failed")
         background.schedule(0.0)
         for _ in range(300):
             if settled("failing-step"):
@@ -97,9 +101,9 @@ def test_nothing_is_frozen_until_an_entry_point_installs_it() -> None:
         """
         import gc, threading
         from dokoro_server.heap import settle, settled
-        from dokoro_store.background.write_behind import DelayedStep
+        from dokoro_store.background.steps import Background
         ran = threading.Event()
-        background = DelayedStep(ran.set, name="library-step", failure="failed")
+        background = Background().step(ran.set, name="library-step", failure="failed")
         background.schedule(0.0)
         assert ran.wait(30)
         threading.Event().wait(0.2)

@@ -36,3 +36,25 @@ def test_a_plain_postgresql_url_uses_the_psycopg_driver(tmp_path: Path, postgres
 def test_an_unsupported_url_is_refused(tmp_path: Path) -> None:
     with pytest.raises(StoreUnavailableError, match="unsupported database URL"):
         Store.open(tmp_path / "s", database_url="mysql://x@y/z")
+
+
+def test_a_team_database_without_a_store_is_named_once_with_the_fix(tmp_path: Path, postgres_url: str) -> None:
+    import psycopg
+    from dokoro_store import NoStoreError
+    from sqlalchemy.engine import make_url
+
+    url = make_url(postgres_url)
+    empty = url.set(database=f"{url.database}_empty")
+    admin = url.set(drivername="postgresql").render_as_string(hide_password=False)
+    with psycopg.connect(admin, autocommit=True) as connection:
+        connection.execute(f'CREATE DATABASE "{empty.database}"')
+    try:
+        with pytest.raises(NoStoreError) as caught:
+            Store.open(tmp_path / "s", database_url=empty.render_as_string(hide_password=False), create=False)
+    finally:
+        with psycopg.connect(admin, autocommit=True) as connection:
+            connection.execute(f'DROP DATABASE IF EXISTS "{empty.database}" WITH (FORCE)')
+    message = str(caught.value)
+    assert "holds no dokoro store" in message and "dokoro init" in message
+    assert message.count("dokoro init") == 1 and "team's database" not in message, message
+    assert message.endswith("with this DOKORO_DATABASE_URL to create it"), message

@@ -181,3 +181,28 @@ def test_a_memory_file_holding_characters_yaml_cannot_hold_reads_back_as_its_row
     fields = parse_memory_file(path.read_text(encoding="utf-8"))
     assert (fields.id, fields.entities, fields.source) == (memory.id, tuple(memory.entities), memory.source)
     assert fields.source == "x\u2028y\x7fz"
+
+
+def test_the_quoted_layout_writes_plain_keys_and_double_quoted_strings():
+    text = frontmatter.render({"agent_id": "agent-1", "last_active": "2026-06-10T22:23:15Z", "task": "Getting started"})
+
+    assert text == '---\nagent_id: "agent-1"\nlast_active: "2026-06-10T22:23:15Z"\ntask: "Getting started"\n---\n'
+
+
+def test_what_the_hand_written_emitter_lost_reads_back_now():
+    """An empty map (it read back as null), a float past 1e16 (as a string), a long value (one
+    line however long), a character beyond the BMP, a lone surrogate (escaped by PyYAML's own
+    emitter when libyaml refuses it)."""
+    data = {
+        "empty": {},
+        "nested": {"empty": {}},
+        "huge": 1e20,
+        "long": "word " * 400,
+        "emoji": "🚀 launch: v2",
+        "lone": "half \ud800 an emoji",
+    }
+    text = frontmatter.render(data)
+
+    assert len(text.splitlines()) == len(data) + 3  # --- , a line per key (and "nested"'s one), ---
+    assert frontmatter.parse(text + "body")[0] == data
+    assert frontmatter.parse(frontmatter.render(data, plain=True) + "body")[0] == data

@@ -7,7 +7,7 @@ import socket
 import threading
 
 import pytest
-from dokoro_store.index.embedders.ollama_client import OllamaCallError, OllamaClient, model_matches
+from dokoro_store.index.embedders.ollama_client import OllamaCallError, OllamaClient, OllamaServers, model_matches
 
 
 def test_a_model_matches_exactly_or_with_a_tag_never_a_longer_name():
@@ -83,25 +83,33 @@ def test_a_call_that_outlives_its_timeout_fails_with_a_clear_message_and_marks_t
 
 
 def test_every_client_of_one_address_shares_one_health_check(fake_ollama):
-    embeddings = OllamaClient(fake_ollama.url, timeout_s=5.0)
-    chat = OllamaClient(fake_ollama.url, timeout_s=60.0, health_timeout_s=1.0)
+    servers = OllamaServers()  # a store's
+    embeddings = OllamaClient(fake_ollama.url, timeout_s=5.0, health=servers.health(fake_ollama.url))
+    chat = servers.client(fake_ollama.url, timeout_s=60.0, health_timeout_s=1.0)
 
     assert embeddings.healthy("nomic-embed-text")[0]
     assert chat.healthy("llama3.2")[0]
+    assert servers.client(fake_ollama.url, timeout_s=60.0, health_timeout_s=1.0) is chat
 
     assert fake_ollama.count("/api/tags") == 1
+    servers.close()
 
 
-def test_forgotten_health_is_asked_again_of_whatever_now_listens_at_the_address(fake_ollama):
-    """The health of an address is one per process; a server gone from a port another then takes
-    (how the failure of this file's hang-up test arose: a fake's port reused by the next test)."""
-    from dokoro_store.index.embedders.ollama_client import forget_health
+def test_two_stores_ask_for_themselves_and_forgotten_health_is_asked_again(fake_ollama):
+    """The health of an address is one per store (its OllamaServers), never the process's: a
+    server gone from a port another then takes is asked again by the next store (how the failure
+    of this file's hang-up test once arose: a fake's port reused by the next test)."""
+    first, second = OllamaServers(), OllamaServers()
 
-    assert OllamaClient(fake_ollama.url, timeout_s=5.0).healthy("llama3.2") == (True, "")
-    assert OllamaClient(fake_ollama.url, timeout_s=5.0).healthy("llama3.2") == (True, "")
-    assert fake_ollama.count("/api/tags") == 1  # the second client used the cached answer
+    assert first.client(fake_ollama.url, timeout_s=5.0).healthy("llama3.2") == (True, "")
+    assert first.client(fake_ollama.url, timeout_s=5.0).healthy("llama3.2") == (True, "")
+    assert fake_ollama.count("/api/tags") == 1  # the second call used the cached answer
+    assert second.client(fake_ollama.url, timeout_s=5.0).healthy("llama3.2") == (True, "")
+    assert fake_ollama.count("/api/tags") == 2  # another store asks for itself
 
-    forget_health()
+    first.forget_health()
 
-    assert OllamaClient(fake_ollama.url, timeout_s=5.0).healthy("llama3.2") == (True, "")
-    assert fake_ollama.count("/api/tags") == 2  # asked again
+    assert first.client(fake_ollama.url, timeout_s=5.0).healthy("llama3.2") == (True, "")
+    assert fake_ollama.count("/api/tags") == 3  # asked again
+    first.close()
+    second.close()

@@ -136,7 +136,7 @@ def serve_http(path: Path | None, host: str, port: int, require_token: bool) -> 
         from dokoro_server import heap
 
         heap.install()  # the process's long-lived heap kept out of the collector's full walks
-        heap.store_opened()
+        heap.store_opened(store)
         mode = "bearer tokens required" if auth_on else "loopback only, no tokens"
         print(f"dokoro: serving every tool on http://{host}:{port}/mcp ({mode})", file=sys.stderr)
         import anyio

@@ -21,8 +21,9 @@ settings and the store (``dokoro rules``) never imports the MCP SDK.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from dokoro_store import lazy_exports
 
 if TYPE_CHECKING:
     from dokoro_server.app import AppState, StoreOpener, open_store, open_store_or_exit, state
@@ -67,45 +68,35 @@ __all__ = [
 ]
 
 _HOMES = {
-    "AppState": "dokoro_server.app",
-    "StoreOpener": "dokoro_server.app",
-    "open_store": "dokoro_server.app",
-    "open_store_or_exit": "dokoro_server.app",
-    "state": "dokoro_server.app",
-    "FeedbackRecorder": "dokoro_server.capture",
-    "SessionTimeTracker": "dokoro_server.capture",
-    "flush_feedback": "dokoro_server.capture",
-    "acting_agent": "dokoro_server.identity",
-    "authenticated_agent": "dokoro_server.identity",
-    "default_agent": "dokoro_server.identity",
-    "over_http": "dokoro_server.identity",
-    "secret_notice": "dokoro_server.notices",
-    "ToolSpec": "dokoro_server.registration",
-    "add_tools": "dokoro_server.registration",
-    "PromptSpec": "dokoro_server.resources",
-    "ResourceSpec": "dokoro_server.resources",
-    "TemplateSpec": "dokoro_server.resources",
-    "add_prompts": "dokoro_server.resources",
-    "add_resources": "dokoro_server.resources",
-    "card": "dokoro_server.results",
-    "result": "dokoro_server.results",
-    "INSTRUCTIONS": "dokoro_server.server",
-    "VERSION": "dokoro_server.server",
-    "Register": "dokoro_server.server",
-    "build_server": "dokoro_server.server",
-    "serve": "dokoro_server.server",
-    "DokoroSettings": "dokoro_server.settings",
+    "AppState": "app",
+    "StoreOpener": "app",
+    "open_store": "app",
+    "open_store_or_exit": "app",
+    "state": "app",
+    "FeedbackRecorder": "capture",
+    "SessionTimeTracker": "capture",
+    "flush_feedback": "capture",
+    "acting_agent": "identity",
+    "authenticated_agent": "identity",
+    "default_agent": "identity",
+    "over_http": "identity",
+    "secret_notice": "notices",
+    "ToolSpec": "registration",
+    "add_tools": "registration",
+    "PromptSpec": "resources",
+    "ResourceSpec": "resources",
+    "TemplateSpec": "resources",
+    "add_prompts": "resources",
+    "add_resources": "resources",
+    "card": "results",
+    "result": "results",
+    "INSTRUCTIONS": "server",
+    "VERSION": "server",
+    "Register": "server",
+    "build_server": "server",
+    "serve": "server",
+    "DokoroSettings": "settings",
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'dokoro_server' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES)

@@ -103,7 +103,7 @@ class StoreOpener:
             # The process's long-lived heap (store, models, embedder) out of the cyclic collector's
             # full walks, each of which stalled a call by 100-290 ms (dokoro_server/heap.py; only
             # once the entry point installed it).
-            store_opened()
+            store_opened(opened)
         except DokoroError as exc:
             self._error = exc
             print(f"dokoro: {exc}", file=sys.stderr, flush=True)

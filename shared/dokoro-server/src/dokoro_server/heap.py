@@ -11,7 +11,7 @@ sequential write load stalled that long (``docs/benchmarks-history.md``, "Writes
 generation (:func:`gc.freeze`), so the later collections walk only what was made since. It is
 called at the points where the heap has just grown by modules and handles that live as long as
 the process: once the store is open (the kit's opener) and after each background step's first run
-(which imports that step's lazy modules: the store's ``write_behind.on_first_run``).
+(which imports that step's lazy modules: ``store.background.after_each_run``).
 
 Freezing changes the whole process, so only an entry point turns it on: :func:`install` (a
 server's ``serve``); until then :func:`settle` does nothing, and a library user of the store or
@@ -29,6 +29,10 @@ from __future__ import annotations
 
 import gc
 import threading
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from dokoro_store import Store
 
 __all__ = ["install", "settle", "settled", "store_opened"]
 
@@ -45,15 +49,13 @@ def install() -> None:
         _installed = True
 
 
-def store_opened() -> None:
-    """The store is open (the kit's opener, or an entry point that opened it): freeze the heap and
-    settle each background step's first run from now on; nothing unless :func:`install` ran."""
+def store_opened(store: Store) -> None:
+    """``store`` is open (the kit's opener, or an entry point that opened it): freeze the heap and
+    settle each of its background steps' first run from now on; nothing unless :func:`install` ran."""
     with _lock:
         if not _installed:
             return
-    from dokoro_store import on_first_run
-
-    on_first_run(settle)
+    store.background.after_each_run(settle)
     settle("store-open")
 
 

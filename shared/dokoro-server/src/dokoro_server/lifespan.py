@@ -103,7 +103,8 @@ async def _handle(app: AppState, ctx: ServerRequestContext[Any, Any], call_next:
         await anyio.to_thread.run_sync(app.opener.wait, abandon_on_cancel=True)
         if app.opener.failed:  # every call says why and how to fix it, whatever the tool
             return CallToolResult(content=[TextContent(type="text", text=app.opener.reason())], is_error=True)
-    return await call_next(ctx)
+    with app.store.background.foreground():  # the store's background steps give way while a call runs
+        return await call_next(ctx)
 
 
 def _start_opening(app: AppState, after: str) -> None:

@@ -111,12 +111,21 @@ def _noticed(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
             kinds = ", ".join(dict.fromkeys(found))
             outcome.content.append(TextContent(type="text", text=f"🔒 secrets redacted before storing ({kinds})"))
     if isinstance(outcome, CallToolResult) and not outcome.is_error:
-        from dokoro_store import take_announcements
-
-        # Said once: a store converted from the original dokoro on this process's open.
-        for text in take_announcements():
+        # Said once: a store converted from the original dokoro when this process opened it.
+        for text in _announcements(args, kwargs):
             outcome.content.append(TextContent(type="text", text=text))
     return outcome
+
+
+def _announcements(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[str]:
+    """What the store of this call's server has to say once (``store.announcements``), taken; none
+    while the store is not open yet (it is said on a later answer)."""
+    ctx = next((value for value in (*args, *kwargs.values()) if isinstance(value, Context)), None)
+    try:
+        app = ctx.request_context.lifespan_context if ctx is not None else None
+    except ValueError:  # a context outside a request
+        return []
+    return app.store.announcements.take() if isinstance(app, AppState) and app.opener.ready else []
 
 
 def _guarded(fn: Callable[..., Any]) -> Callable[..., Any]:

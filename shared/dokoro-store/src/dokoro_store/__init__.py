@@ -12,13 +12,12 @@ pure pydantic) never drags in SQLAlchemy at server start.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from dokoro_store.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from dokoro_store.affective.service import Outcome, z_for_confidence
-    from dokoro_store.background.announcements import take_announcements
-    from dokoro_store.background.write_behind import on_first_run
     from dokoro_store.briefing import build_briefing, session_start_text
     from dokoro_store.capture.journal import journal_path as hook_journal_path
     from dokoro_store.capture.journal import last_runs as last_hook_runs
@@ -115,9 +114,9 @@ __all__ = [
     "is_original_database",
     "iso",
     "last_hook_runs",
+    "lazy_exports",
     "load_backup",
     "normalise_url",
-    "on_first_run",
     "parse_front_matter",
     "plan_import",
     "preview_of",
@@ -134,99 +133,85 @@ __all__ = [
     "session_start_text",
     "split_front_matter",
     "stale_words",
-    "take_announcements",
     "usage_line",
     "write_capture_switch",
     "write_gitignore",
     "z_for_confidence",
 ]
 
-# name -> (module under dokoro_store, attribute)
-_HOMES: dict[str, tuple[str, str]] = {
-    "Store": ("store", "Store"),
-    "WorkingMemory": ("store", "WorkingMemory"),
-    "StorePaths": ("paths", "StorePaths"),
-    "resolve_dokoro_path": ("paths", "resolve_dokoro_path"),
-    "RetrievalConfig": ("retrieval", "RetrievalConfig"),
-    "ConflictError": ("errors", "ConflictError"),
-    "DokoroError": ("errors", "DokoroError"),
-    "InvalidArgumentError": ("errors", "InvalidArgumentError"),
-    "NoStoreError": ("errors", "NoStoreError"),
-    "NoWorkspaceError": ("errors", "NoWorkspaceError"),
-    "NotFoundError": ("errors", "NotFoundError"),
-    "StoreUnavailableError": ("errors", "StoreUnavailableError"),
-    "WorkspaceLockedError": ("errors", "WorkspaceLockedError"),
-    "Clock": ("clock", "Clock"),
-    "FrozenClock": ("clock", "FrozenClock"),
-    "format_duration": ("clock", "format_duration"),
-    "iso": ("clock", "iso"),
-    "MAX_COUNT": ("limits", "MAX_COUNT"),
-    "MAX_INT32": ("limits", "MAX_INT32"),
-    "MAX_TOKEN_COUNT": ("limits", "MAX_TOKEN_COUNT"),
-    "Redaction": ("walls.secrets", "Redaction"),
-    "collect_redactions": ("walls.secrets", "collect_redactions"),
-    "redact": ("walls.secrets", "redact"),
-    "redact_all": ("walls.secrets", "redact_all"),
-    "inside": ("walls.containment", "inside"),
-    "split_front_matter": ("walls.frontmatter", "split"),
-    "parse_front_matter": ("walls.frontmatter", "parse"),
-    "on_first_run": ("background.write_behind", "on_first_run"),
-    "take_announcements": ("background.announcements", "take_announcements"),
-    "NEXT_STATUS": ("procedural.plans.service", "NEXT_STATUS"),
-    "PlanView": ("procedural.plans.views", "PlanView"),
-    "MAX_LIST": ("procedural.tracking", "MAX_LIST"),
-    "MAX_TTL": ("coordination.presence", "MAX_TTL"),
-    "PRESENCE_TTL": ("coordination.presence", "PRESENCE_TTL"),
-    "MEMORY_TYPES": ("semantic.memories.service", "MEMORY_TYPES"),
-    "stale_words": ("semantic.memories.lifecycle", "stale_words"),
-    "usage_line": ("semantic.memories.usage", "usage_line"),
-    "CLOSE_MATCH": ("index.ranking.calibration", "CLOSE_MATCH"),
-    "DocScope": ("index.scope", "DocScope"),
-    "SEARCH_MODES": ("semantic.search.service", "SEARCH_MODES"),
-    "recent_markdown": ("semantic.documents.markdown_search", "recent_markdown"),
-    "search_markdown": ("semantic.documents.markdown_search", "search_markdown"),
-    "Outcome": ("affective.service", "Outcome"),
-    "z_for_confidence": ("affective.service", "z_for_confidence"),
-    "DEFAULT_OLLAMA_URL": ("semantic.graph.extraction.ollama", "DEFAULT_OLLAMA_URL"),
-    "OllamaChat": ("semantic.graph.extraction.ollama", "OllamaChat"),
-    "build_briefing": ("briefing", "build_briefing"),
-    "session_start_text": ("briefing", "session_start_text"),
-    "ReadBounds": ("capture.transcript", "ReadBounds"),
-    "record_hook_run": ("capture.journal", "record_run"),
-    "last_hook_runs": ("capture.journal", "last_runs"),
-    "hook_journal_path": ("capture.journal", "journal_path"),
-    "render_recall": ("capture.recall", "render_recall"),
-    "write_capture_switch": ("capture.switches", "write_switch"),
-    "init_folder": ("housekeeping.init", "init_folder"),
-    "write_gitignore": ("housekeeping.gitignore", "write_gitignore"),
-    "diagnose": ("housekeeping.health", "diagnose"),
-    "apply_import": ("moving.backup", "apply_import"),
-    "export_store": ("moving.backup", "export_store"),
-    "load_backup": ("moving.backup", "load_backup"),
-    "plan_import": ("moving.backup", "plan_import"),
-    "copy_store": ("moving.transfer", "copy_store"),
-    "apply_import_set": ("moving.importers", "apply_import_set"),
-    "preview_of": ("moving.importers", "preview_of"),
-    "read_knowledge_graph": ("moving.importers", "read_knowledge_graph"),
-    "read_notes_folder": ("moving.importers", "read_notes_folder"),
-    "find_conversion": ("moving.original", "find_conversion"),
-    "import_original": ("moving.original", "import_original"),
-    "is_original_database": ("moving.original", "is_original_database"),
-    "preview_original": ("moving.original", "preview_original"),
-    "describe_url": ("db.engine", "describe_url"),
-    "normalise_url": ("db.engine", "normalise_url"),
+# name -> its module under dokoro_store ("module:attribute" when it has another name there)
+_HOMES = {
+    "Store": "store",
+    "WorkingMemory": "store",
+    "StorePaths": "paths",
+    "resolve_dokoro_path": "paths",
+    "RetrievalConfig": "retrieval",
+    "ConflictError": "errors",
+    "DokoroError": "errors",
+    "InvalidArgumentError": "errors",
+    "NoStoreError": "errors",
+    "NoWorkspaceError": "errors",
+    "NotFoundError": "errors",
+    "StoreUnavailableError": "errors",
+    "WorkspaceLockedError": "errors",
+    "Clock": "clock",
+    "FrozenClock": "clock",
+    "format_duration": "clock",
+    "iso": "clock",
+    "MAX_COUNT": "limits",
+    "MAX_INT32": "limits",
+    "MAX_TOKEN_COUNT": "limits",
+    "Redaction": "walls.secrets",
+    "collect_redactions": "walls.secrets",
+    "redact": "walls.secrets",
+    "redact_all": "walls.secrets",
+    "inside": "walls.containment",
+    "split_front_matter": "walls.frontmatter:split",
+    "parse_front_matter": "walls.frontmatter:parse",
+    "NEXT_STATUS": "procedural.plans.service",
+    "PlanView": "procedural.plans.views",
+    "MAX_LIST": "procedural.tracking",
+    "MAX_TTL": "coordination.presence",
+    "PRESENCE_TTL": "coordination.presence",
+    "MEMORY_TYPES": "semantic.memories.service",
+    "stale_words": "semantic.memories.lifecycle",
+    "usage_line": "semantic.memories.usage",
+    "CLOSE_MATCH": "index.ranking.calibration",
+    "DocScope": "index.scope",
+    "SEARCH_MODES": "semantic.search.service",
+    "recent_markdown": "semantic.documents.markdown_search",
+    "search_markdown": "semantic.documents.markdown_search",
+    "Outcome": "affective.service",
+    "z_for_confidence": "affective.service",
+    "DEFAULT_OLLAMA_URL": "semantic.graph.extraction.ollama",
+    "OllamaChat": "semantic.graph.extraction.ollama",
+    "build_briefing": "briefing",
+    "session_start_text": "briefing",
+    "ReadBounds": "capture.transcript",
+    "record_hook_run": "capture.journal:record_run",
+    "last_hook_runs": "capture.journal:last_runs",
+    "hook_journal_path": "capture.journal:journal_path",
+    "render_recall": "capture.recall",
+    "write_capture_switch": "capture.switches:write_switch",
+    "write_gitignore": "housekeeping.gitignore",
+    "init_folder": "housekeeping.init",
+    "diagnose": "housekeeping.health",
+    "apply_import": "moving.backup",
+    "export_store": "moving.backup",
+    "load_backup": "moving.backup",
+    "plan_import": "moving.backup",
+    "copy_store": "moving.transfer",
+    "apply_import_set": "moving.importers",
+    "preview_of": "moving.importers",
+    "read_knowledge_graph": "moving.importers",
+    "read_notes_folder": "moving.importers",
+    "find_conversion": "moving.original",
+    "import_original": "moving.original",
+    "is_original_database": "moving.original",
+    "preview_original": "moving.original",
+    "describe_url": "db.engine",
+    "normalise_url": "db.engine",
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'dokoro_store' has no attribute {name!r}")
-    module, attribute = home
-    value = getattr(importlib.import_module(f"dokoro_store.{module}"), attribute)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES)

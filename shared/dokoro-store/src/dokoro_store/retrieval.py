@@ -40,6 +40,7 @@ class Retrieval:
 
         from dokoro_store.episodic.summary_vectors import SummaryVectors
         from dokoro_store.index.embedders.handle import EmbedderHandle
+        from dokoro_store.index.embedders.ollama_client import OllamaServers
         from dokoro_store.semantic.documents.service import DocumentService
         from dokoro_store.semantic.documents.workspace import WorkspaceIndex
         from dokoro_store.semantic.search.service import SearchService
@@ -49,8 +50,10 @@ class Retrieval:
         self._db = db
         self.config = config
         self._vector_index: VectorIndex | None = None
+        # The Ollama servers this store talks to (embedder and deep extraction share their health).
+        self.ollama = OllamaServers()
         # One handle for every service of the store; ``auto`` consults the stamp of the stored vectors.
-        self.embedder = EmbedderHandle(config, stamp_lookup=self._stamp)
+        self.embedder = EmbedderHandle(config, stamp_lookup=self._stamp, ollama=self.ollama)
         self.docs = DocumentService(db, clock, self.embedder, self.vectors, embed_behind=config.embed_behind)
         self.summaries = SummaryVectors(db)
         self.markdown = WorkspaceIndex(paths, db, self.docs)
@@ -72,3 +75,4 @@ class Retrieval:
         if self._vector_index is not None:
             self._vector_index.close(finish=finish)  # before the database goes: LanceDB copies what waits
         self.embedder.close()
+        self.ollama.close()

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy.exc import OperationalError
 
+from dokoro_store.background.announcements import Announcements
 from dokoro_store.clock import Clock
 from dokoro_store.db.changes import ChangeSignal
 from dokoro_store.db.engine import Database, describe_url
@@ -85,6 +86,11 @@ class Store:
         self.paths = paths
         self.db = db
         self.clock = clock
+        # Every step and thread pool working behind this store's writes, listed by name
+        # (``store.background.listing()``); the database handle holds it, as every layer gets that.
+        self.background = db.background
+        # What the next tool answer tells the agent once (the server kit takes them).
+        self.announcements = Announcements()
         # Every service gets its collaborators in its constructor, so the order below is the
         # dependency order: a service is complete once constructed.
         #
@@ -95,7 +101,7 @@ class Store:
         self.docs = self.retrieval.docs
         self.markdown = self.retrieval.markdown
         self.search = self.retrieval.search
-        self.graph = GraphService(db, clock, functional_relation_types)
+        self.graph = GraphService(db, clock, functional_relation_types, ollama=self.retrieval.ollama)
         # The retrieval objects take their graph hooks by registration (their constructors belong
         # to the retrieval package): every indexed document goes through regex entity extraction,
         # whichever server indexed it, and hybrid search lifts documents linked to entities named
@@ -355,6 +361,8 @@ class Store:
             store = cls(paths, db, clock, functional_relation_types, retrieval, memory_review)
             store.schema_before = schema_before
             store.moved_in = moved_in
+            if moved_in is not None:  # said once, on the first answer of the process that converted it
+                store.announcements.add(f"📦 {moved_in.summary()}.")
             store.recovered = store.episodic.recover()
             # Vectors a killed writer left to its write-behind (embed_behind): embedded shortly, here.
             store.episodic.resume_behind()

@@ -1,29 +1,32 @@
-"""What the store has to tell the agent once, on the next tool answer (stdlib only).
+"""What a store has to tell the agent once, on the next tool answer (stdlib only).
 
 A store converted from the original dokoro when it was opened says so on the first answer of
-the process that converted it (:mod:`dokoro_store.moving.original.moving_in`); the server kit adds
-each announcement to one tool result and then forgets it.
+the process that converted it (:meth:`dokoro_store.store.Store.open`); the server kit adds what
+``store.announcements`` holds to one tool result, and the store forgets it. Each store has its
+own: a process with two stores never tells one's news on the other's answers.
 """
 
 from __future__ import annotations
 
 import threading
 
-__all__ = ["announce", "take_announcements"]
-
-_PENDING: list[str] = []
-_LOCK = threading.Lock()
+__all__ = ["Announcements"]
 
 
-def announce(text: str) -> None:
-    """Queue ``text`` for the next tool answer of this process."""
-    with _LOCK:
-        _PENDING.append(text)
+class Announcements:
+    """The notices one store's next tool answer carries, each handed out once."""
 
+    def __init__(self) -> None:
+        self._pending: list[str] = []
+        self._lock = threading.Lock()
 
-def take_announcements() -> list[str]:
-    """The queued announcements, each handed out once."""
-    with _LOCK:
-        taken = list(_PENDING)
-        _PENDING.clear()
-    return taken
+    def add(self, text: str) -> None:
+        """Queue ``text`` for the next tool answer."""
+        with self._lock:
+            self._pending.append(text)
+
+    def take(self) -> list[str]:
+        """The queued announcements, each handed out once."""
+        with self._lock:
+            taken, self._pending = self._pending, []
+        return taken

@@ -1,110 +1,177 @@
-"""A step written behind the writes: run once on a background thread a moment after the first write
-that needs it, and no more once its owner closes.
+"""Write-behind: work a write leaves to a moment after it answers, done in batches by a background step.
 
-The work it does is marked durably in the database by the writes themselves (LanceDB's copy of new
-vectors, the entity graph of new documents), so a step that fails or never runs (the process was
-killed) loses nothing: the next step, a reader or the next process completes the marks.
+The one protocol behind a server's writes (``RetrievalConfig.embed_behind``): a session summary
+(``store.episodic``) and an indexed text (``store.docs``) are committed with their row and full
+text, and their vectors follow. It goes:
+
+1. *mark*: the write leaves a durable mark in its own transaction (a summary row without its
+   vector, a document's index state without an embedder) and, once committed, hands its key to
+   :meth:`WriteBehind.add`;
+2. *step*: :data:`EMBED_DELAY` later a background step of the store (:mod:`.steps`) takes the
+   keys this process wrote, :data:`BATCH` at a time, and does each batch (embeds it, writes the
+   vectors, clears the marks); before each batch it gives way to the foreground (a write or read
+   under way, :meth:`~.steps.DelayedStep.pause`), so a sustained stream of writes is not slowed
+   by the embedding behind it, and the work catches up when the stream pauses (at the latest
+   :data:`~.steps.LONGEST_WAIT_S` per batch);
+3. *resume*: a process killed before its step leaves the marks; the next one to open the store
+   sweeps them (:meth:`WriteBehind.resume`), read from the database a batch at a time;
+4. *finish*: closing the store does what waits (:meth:`WriteBehind.close`), or, for a server whose
+   client has gone, leaves it marked for the next process.
+
+A reader never waits for the step, and never pays for a whole backlog: a search or recall right
+after a write embeds at most the :data:`BATCH` keys written last itself (:meth:`WriteBehind.newest`)
+and leaves the rest to the step (:meth:`WriteBehind.later`): full text finds them at once, their
+vectors follow within seconds.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from itertools import islice
+from typing import Generic, TypeVar
 
-__all__ = ["DelayedStep", "on_first_run"]
+from dokoro_store.background.steps import Background
 
-log = logging.getLogger(__name__)
+__all__ = ["BATCH", "EMBED_DELAY", "WriteBehind"]
 
-# Called with a step's name after each of its runs (an entry point's hook: the kit's heap freeze).
-_after_run: list[Callable[[str], object]] = []
+log = logging.getLogger("dokoro.store")
 
+EMBED_DELAY = 0.05  # seconds from a write to the step that does its work (and that of the writes after it)
+BATCH = 16  # keys per batch: a few tens of milliseconds of embedding, the longest a write can wait on it
 
-def on_first_run(listener: Callable[[str], object]) -> None:
-    """Call ``listener(name)`` after a step's runs, the first one included: a run's first imports
-    the step's lazy modules, which live as long as the process (the server's entry point freezes
-    them out of the cyclic collector, ``dokoro_server.heap``). The listener dedups by name."""
-    if listener not in _after_run:
-        _after_run.append(listener)
+K = TypeVar("K", int, str)
 
 
-class DelayedStep:
-    """``step`` run on a daemon thread named ``name``, once per :meth:`schedule` burst; thread-safe.
+class WriteBehind(Generic[K]):
+    """The keys this process wrote and left marked, and the step of ``background`` that does them.
 
-    One thread per step, started by the first :meth:`schedule` and waiting between bursts: starting
-    a thread per burst (a ``threading.Timer``) cost the writing call 40-50 ms on a loaded machine,
-    the time the new thread took to be scheduled, a third of an index write's time.
+    ``work(keys)``: does one batch as the keys now stand (a key whose mark is gone or changed
+    meanwhile is skipped or done as it is now) and returns how many it did. ``marked(after, n)``:
+    up to ``n`` keys marked in the database, in key order, after ``after`` (None: from the first)
+    — the sweep of :meth:`resume`, which stops after ``sweep_limit`` keys (None: when no mark is
+    left; the rest is left to readers and reindexing).
     """
 
-    def __init__(self, step: Callable[[], object], *, name: str, failure: str) -> None:
-        """``failure``: the warning logged when a background run raises (the marks stay)."""
-        self._step = step
+    def __init__(
+        self,
+        background: Background,
+        work: Callable[[Sequence[K]], int],
+        marked: Callable[[K | None, int], Sequence[K]],
+        *,
+        name: str,
+        failure: str,
+        sweep_limit: int | None = None,
+    ) -> None:
+        self._work: Callable[[Sequence[K]], int] = work
+        self._sweep_limit = sweep_limit
+        self._marked: Callable[[K | None, int], Sequence[K]] = marked
         self._name = name
-        self._failure = failure
-        self._wakeup = threading.Condition()
-        self._due: float | None = None  # when the next run is due (monotonic); None: none is
-        self._thread: threading.Thread | None = None
-        self._closed = False
-        self._running = False  # a run is under way (close waits for it)
+        self._waiting: dict[K, None] = {}  # in the order written (a key written again moves last)
+        self._lock = threading.Lock()
+        self._sweep_lock = threading.Lock()
+        self._sweeping = False  # resume() found marks: read them after _swept, a batch at a time
+        self._swept: K | None = None
+        self._swept_count = 0
+        self._step = background.step(self.run, name=name, failure=failure)
+
+    def add(self, key: K) -> None:
+        """A write committed ``key`` with its mark: done by the step, :data:`EMBED_DELAY` from now."""
+        with self._lock:
+            self._waiting.pop(key, None)
+            self._waiting[key] = None
+        self._step.schedule(EMBED_DELAY)
 
     @property
-    def due(self) -> bool:
-        """Whether a run is scheduled (and not yet started)."""
-        with self._wakeup:
-            return self._due is not None
+    def waiting(self) -> int:
+        """Keys this process wrote that wait for the step (the sweep's not counted)."""
+        with self._lock:
+            return len(self._waiting)
 
-    def schedule(self, delay: float) -> None:
-        """Run the step in ``delay`` seconds, unless a run is already due or the owner closed."""
-        with self._wakeup:
-            if self._due is not None or self._closed:
-                return
-            self._due = time.monotonic() + delay
-            thread = self._thread
-            if thread is None:
-                thread = self._thread = threading.Thread(target=self._loop, name=self._name, daemon=True)
-            else:
-                self._wakeup.notify()
-                return
-        thread.start()
+    def newest(self, count: int) -> list[K]:
+        """The ``count`` keys written last that still wait: what a reader does itself (at most one
+        batch), so that a search right after a write finds it by meaning too."""
+        with self._lock:
+            keys = list(self._waiting)
+        return keys[-count:] if count > 0 else []
 
-    def close(self, *, wait: bool = True) -> None:
-        """No more background runs; a due one is cancelled (the owner completes the marks itself).
-        ``wait``: a run under way is waited for, so the owner's own completion follows it (without,
-        the owner is going away: the run's marks stay for the next process)."""
-        with self._wakeup:
-            self._closed = True
-            self._due = None
-            self._wakeup.notify_all()
-            if wait and threading.current_thread() is not self._thread:
-                while self._running:
-                    self._wakeup.wait()
+    def later(self, keep: int = BATCH) -> set[K]:
+        """The keys waiting for the step but the ``keep`` written last: what a reader leaves to the
+        step (full text finds them at once, their vectors follow within seconds) rather than embed
+        a whole backlog before it answers."""
+        with self._lock:
+            keys = list(self._waiting)
+        return set(keys[: max(len(keys) - keep, 0)])
 
-    def _loop(self) -> None:
+    def resume(self) -> None:
+        """Schedule a sweep of the marks a killed process left (one read of the partial index of
+        marked rows; nothing when there is none)."""
+        if not self._marked(None, 1):
+            return
+        with self._lock:
+            self._sweeping, self._swept, self._swept_count = True, None, 0
+        self._step.schedule(EMBED_DELAY)
+
+    def run(self) -> int:
+        """Do what waits, a batch at a time, giving way to the foreground before each batch when on
+        the step's thread; returns how many keys were done. A batch that raises goes back to wait
+        (still marked in the database) and the error is raised. Several passes at once (the step,
+        a reader finishing what this process wrote) take distinct batches."""
+        done = 0
         while True:
-            with self._wakeup:
-                while not self._closed:
-                    due = self._due
-                    if due is not None and due <= time.monotonic():
-                        break
-                    self._wakeup.wait(None if due is None else due - time.monotonic())
-                if self._closed:
-                    return
-                self._due = None
-                self._running = True
+            with self._lock:
+                if not self._waiting and not self._sweeping:
+                    return done
+            if not self._step.pause():  # closed while it waited: the rest stays marked
+                return done
+            batch = self._next_batch()
+            if not batch:
+                return done
             try:
-                self._run()
-            finally:
-                with self._wakeup:
-                    self._running = False
-                    self._wakeup.notify_all()
+                done += self._work(batch)
+            except BaseException:
+                self._put_back(batch)
+                raise
 
-    def _run(self) -> None:
-        try:
-            self._step()
-        except Exception:  # a background step: the work stays marked, the next step completes it
-            log.warning(self._failure, exc_info=True)
-        # Its first run imported the step's lazy modules (LanceDB and pyarrow: ~80k objects that
-        # live as long as the process): the entry point's listener may settle them.
-        for listener in list(_after_run):
-            listener(self._name)
+    def _next_batch(self) -> list[K]:
+        with self._lock:
+            if self._waiting:
+                batch = list(islice(self._waiting, BATCH))  # the oldest first
+                for key in batch:
+                    del self._waiting[key]
+                return batch
+            if not self._sweeping:
+                return []
+        with self._sweep_lock:  # two passes never read the same batch of marks
+            with self._lock:
+                if not self._sweeping:
+                    return []
+                after, left = self._swept, BATCH
+                if self._sweep_limit is not None:
+                    left = min(left, self._sweep_limit - self._swept_count)
+            swept = list(self._marked(after, left)) if left > 0 else []
+            with self._lock:
+                if swept:
+                    self._swept = swept[-1]
+                    self._swept_count += len(swept)
+                else:
+                    self._sweeping = False
+        return swept
+
+    def _put_back(self, batch: Sequence[K]) -> None:
+        with self._lock:
+            for key in batch:
+                self._waiting.setdefault(key, None)
+
+    def close(self, *, finish: bool = True) -> None:
+        """Stop the step and (``finish``) do what waits now; unfinished, it stays marked for the
+        next process, search or recall."""
+        self._step.close(wait=finish)
+        if finish:
+            try:
+                self.run()
+            except Exception:  # closing: the marks stay in the database
+                log.warning(
+                    "dokoro: %s at close failed; the marks stay for the next process", self._name, exc_info=True
+                )

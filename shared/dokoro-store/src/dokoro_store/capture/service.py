@@ -292,23 +292,26 @@ class CaptureService:
                 )
             )
             if ours:
-                session.execute(update(_summaries).where(s.id == ours[0]).values(**values))
+                row_id = ours[0]
+                session.execute(update(_summaries).where(s.id == row_id).values(**values))
                 v = summary_vectors.c
                 session.execute(update(summary_vectors).where(v.id == ours[0]).values(embedding=None, embedder=None))
                 if len(ours) > 1:
                     session.execute(delete(_summaries).where(s.id.in_(ours[1:])))
             else:
-                session.execute(
-                    insert(_summaries).values(
+                row_id = session.execute(
+                    insert(_summaries)
+                    .values(
                         session_id=session_id,
                         ai_model=CAPTURE_MODEL,
                         started_at=first_at or now,
                         created_at=now,
                         **values,
                     )
-                )
+                    .returning(s.id)
+                ).scalar_one()
         try:
-            self._episodic.embed_unembedded()
+            self._episodic.embed_summaries([row_id])
         except Exception:  # the row stays without a vector; recall embeds it when it is a candidate
             log.warning("dokoro: capture: embedding the session summary failed", exc_info=True)
         return "written"

@@ -145,6 +145,8 @@ class _Upserts:
         return built
 
 
+# Process-wide on purpose: a statement built from a dialect, a table and its key columns is the same
+# for every database of that dialect (statements are immutable and carry no values).
 _EACH: dict[tuple[type, Table, tuple[str, ...], tuple[str, ...] | None], Insert] = {}
 
 

@@ -13,9 +13,10 @@ from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, OperationalError
 from sqlalchemy.orm import sessionmaker
+from sqlalchemy.pool import ConnectionPoolEntry
 from sqlmodel import Session
 
-from dokoro_store.background.write_behind import DelayedStep
+from dokoro_store.background.steps import Background
 from dokoro_store.db import redaction, write_guard
 from dokoro_store.db.dialect import DialectOps, PostgresOps, SqliteOps
 from dokoro_store.db.sqlite_functions import install_math_functions
@@ -117,11 +118,19 @@ def _postgres_engine(url: URL) -> Engine:
 
 
 class Database:
-    """An engine plus the dialect operations of its backend."""
+    """An engine plus the dialect operations of its backend, and the background work of the store
+    over it (:attr:`background`: its steps and pools, which give way to this engine's connections)."""
 
     def __init__(self, engine: Engine, ops: DialectOps) -> None:
         self.engine = engine
         self.ops = ops
+        # Held here because every layer of the store is handed this handle and nothing else lives
+        # exactly as long as the store; ``store.background`` is this object.
+        self.background = Background()
+        # A connection checked out by a thread of the foreground (a tool call, a command) holds the
+        # background's next run or batch back (dokoro_store/background/steps.py).
+        event.listen(engine, "checkout", self._checked_out)
+        event.listen(engine, "checkin", self._checked_in)
         self._writer = engine.execution_options(**{_IMMEDIATE: True})
         self._plain_writer = engine.execution_options(**{_IMMEDIATE: True, write_guard.PLAIN: True})
         self._reads = sessionmaker(engine, class_=Session, expire_on_commit=False)
@@ -138,10 +147,18 @@ class Database:
         self._write_turn = threading.RLock() if ops.name == "sqlite" else None
         self._turn_file: TurnFile | None = None
         self._checkpoint = (
-            DelayedStep(self.checkpoint, name="dokoro-wal-checkpoint", failure="dokoro: a WAL checkpoint failed")
+            self.background.step(
+                self.checkpoint, name="dokoro-wal-checkpoint", failure="dokoro: a WAL checkpoint failed"
+            )
             if ops.name == "sqlite"
             else None
         )
+
+    def _checked_out(self, _dbapi: object, record: ConnectionPoolEntry, _proxy: object) -> None:
+        self.background.checked_out(record.info)
+
+    def _checked_in(self, _dbapi: object, record: ConnectionPoolEntry) -> None:
+        self.background.checked_in(record.info)
 
     @classmethod
     def open_sqlite(cls, path: Path) -> Database:
@@ -282,6 +299,7 @@ class Database:
     def dispose(self) -> None:
         if self._checkpoint is not None:
             self._checkpoint.close()
+        self.background.close()  # what is left: every other step stopped, the pools shut down
         self.engine.dispose()
         if self._turn_file is not None:
             self._turn_file.close()

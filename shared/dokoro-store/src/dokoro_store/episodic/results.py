@@ -17,7 +17,6 @@ if TYPE_CHECKING:
 
 
 COMPACTION_THRESHOLD_TOKENS = 40_000
-EMBED_DELAY = 0.05  # seconds from a summary's write to the step that embeds it (and those written after it)
 COMPACTION_MODEL = "compaction"
 RECALL_DEFAULT_LIMIT = 10
 RECALL_MAX_LIMIT = 100

@@ -1,7 +1,7 @@
 """Episodic memory: session summaries, recall, and automatic compaction (reference §2.1, §4.2, §4.3).
 
 Compaction folds a session's summaries into one retained entry once they pass
-:data:`COMPACTION_THRESHOLD_TOKENS`. It runs in two committed steps:
+:data:`COMPACTION_THRESHOLD_TOKENS`. It runs in two committed steps (:mod:`.compaction`):
 
 1. *pre-flush*: the session is marked ``compactionPending``;
 2. *fold*: in one transaction the merged text is written to the session, the source rows are
@@ -18,9 +18,9 @@ by cosine similarity plus their full-text and substring signals (:meth:`Episodic
 so "refresh race" and a paraphrase both find "Fixed race in session refresh", and an old but
 relevant session beats recent noise. No leg reads every row: full text is an index, the kNN a
 matrix kept in memory. Summaries are embedded when written (a compacted row from its first 8,000
-characters), or, in a server (``embed_behind``), a moment after the write answers: a background
-step embeds in one batch every summary still without a vector (the row is its own durable mark,
-found through a partial index: a killed process's are resumed by the next one's open); a
+characters), or, in a server (``embed_behind``), a moment after the write answers, by the store's
+write-behind (:mod:`dokoro_store.background.write_behind`: the row without a vector is its durable
+mark, found through a partial index; a killed process's are swept by the next one's open); a
 candidate without a vector of the current embedder is embedded during recall.
 Without an embedder, recall ranks by full text and says so.
 """
@@ -28,21 +28,28 @@ Without an embedder, recall ranks by full text and says so.
 from __future__ import annotations
 
 import logging
-from datetime import datetime
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func, or_
-from sqlmodel import Session, col, select
+from sqlalchemy import bindparam, func, insert, or_
+from sqlmodel import col, select
 
-from dokoro_store.background.write_behind import DelayedStep
-from dokoro_store.clock import Clock, iso
+from dokoro_store.background.write_behind import BATCH, WriteBehind
+from dokoro_store.clock import Clock
 from dokoro_store.db.engine import Database
-from dokoro_store.episodic.ranking import _bound, _filtered, _hit, _merge_lists, _ranking, _Similar
+from dokoro_store.db.model_tables import table_of
+from dokoro_store.episodic.compaction import (
+    fold,
+    mark_pending,
+    mark_pending_plain,
+    pending_sessions,
+    uncompacted_tokens,
+)
+from dokoro_store.episodic.ranking import _bound, _filtered, _hit, _ranking, _Similar
 from dokoro_store.episodic.results import (
     _NEWEST,
-    COMPACTION_MODEL,
     COMPACTION_THRESHOLD_TOKENS,
-    EMBED_DELAY,
     LEG_DEPTH,
     RECALL_DEFAULT_LIMIT,
     RECALL_MAX_LIMIT,
@@ -56,9 +63,8 @@ from dokoro_store.episodic.results import (
     escape_like,
     estimate_tokens,
 )
-from dokoro_store.episodic.statements import EpisodicStatements, mark_pending_plain
 from dokoro_store.errors import InvalidArgumentError
-from dokoro_store.limits import MAX_COUNT, MAX_SUM, MAX_TOKEN_COUNT
+from dokoro_store.limits import MAX_COUNT, MAX_TOKEN_COUNT
 from dokoro_store.models import ConversationSummary, EpisodeSession
 from dokoro_store.walls.secrets import redact_all
 
@@ -81,6 +87,13 @@ __all__ = [
 ]
 
 
+@dataclass(frozen=True)
+class _Statements:
+    session: Any  # the session row, kept when it exists (the dialect's INSERT ... ON CONFLICT DO NOTHING)
+    summary: Any  # INSERT ... RETURNING id
+    uncompacted: Any  # the session's uncompacted token total
+
+
 class EpisodicService:
     def __init__(
         self,
@@ -94,19 +107,26 @@ class EpisodicService:
         self._db = db
         self._clock = clock
         self._embedder = embedder
-        self._statements = EpisodicStatements(db)
+        self._cached: _Statements | None = None
+        self._newest: dict[tuple[bool, bool, bool], Any] = {}
         if summaries is None:
             from dokoro_store.episodic.summary_vectors import SummaryVectors
 
             summaries = SummaryVectors(db)
         self._vectors = summaries
         # Write-behind (module docstring): a written summary is embedded a moment after the write
-        # answers, with the others written meanwhile, by this step.
+        # answers, in batches, by a step of the store's background work.
         self._embed_behind = embed_behind and embedder is not None
-        self._behind_step = DelayedStep(
-            self.embed_unembedded,
-            name="dokoro-summary-embed",
-            failure="dokoro: embedding session summaries failed; they are embedded by the next write or recall",
+        self._behind: WriteBehind[int] | None = (
+            WriteBehind(
+                db.background,
+                self._embed_ids,
+                summaries.unembedded,
+                name="dokoro-summary-embed",
+                failure="dokoro: embedding session summaries failed; they are embedded by the next write or recall",
+            )
+            if self._embed_behind
+            else None
         )
 
     def _embed_rows(self, rows: list[tuple[int, str]]) -> None:
@@ -114,34 +134,37 @@ class EpisodicService:
         with write-behind leave them to the step (the row without a vector is the durable mark)."""
         if self._embedder is None or not rows:
             return
-        if self._embed_behind:
-            self._behind_step.schedule(EMBED_DELAY)
+        if self._behind is not None:
+            for row_id, _text in rows:
+                self._behind.add(row_id)
             return
         self._vectors.store_quietly(self._embedder.get(), rows)
 
-    def embed_unembedded(self) -> int:
-        """Embed every summary without a vector, in batches (the write-behind step; also what a new
-        process resumes from a killed one's writes); returns how many were embedded."""
+    def _embed_ids(self, ids: Sequence[int]) -> int:
         embedder = self._embedder.get() if self._embedder is not None else None
-        if embedder is None:
-            return 0
-        return self._vectors.embed_missing(embedder)
+        return self._vectors.embed_ids(embedder, ids) if embedder is not None else 0
+
+    def embed_summaries(self, ids: Sequence[int]) -> int:
+        """Embed these summaries now (a writer of its own rows that may not live to see the step:
+        a hook's process); returns how many were embedded."""
+        return self._embed_ids(ids)
+
+    def embed_written(self) -> int:
+        """Embed the summaries this process wrote without their vectors (write-behind) now, in
+        batches; returns how many were embedded."""
+        return self._behind.run() if self._behind is not None else 0
 
     def resume_behind(self) -> None:
         """Schedule the write-behind step if a summary waits for its vector (a process killed after
         writing it): one look at the partial index of unembedded rows."""
-        if self._embed_behind and self._vectors.any_missing():
-            self._behind_step.schedule(EMBED_DELAY)
+        if self._behind is not None:
+            self._behind.resume()
 
     def close(self, *, finish: bool = True) -> None:
         """Stop the write-behind step and (``finish``) embed what waits; unfinished, the rows stay
         without vectors for the next process or recall."""
-        self._behind_step.close(wait=finish)
-        if finish and self._embed_behind:
-            try:
-                self.embed_unembedded()
-            except Exception:  # closing: the rows stay unembedded, the next process embeds them
-                log.warning("dokoro: embedding session summaries at close failed", exc_info=True)
+        if self._behind is not None:
+            self._behind.close(finish=finish)
 
     # ------------------------------------------------------------------ write
     def add_summary(
@@ -177,7 +200,7 @@ class EpisodicService:
             key_topics = [str(v) for v in cleaned_lists[len(key_decisions or []) :]]
         # A summary given without a token count still counts toward compaction (reference bug §7.20).
         tokens = token_count if token_count is not None else estimate_tokens(summary)
-        statements = self._statements.write()
+        statements = self._statements()
         with self._db.writing() as connection:
             # Cached Core statements in one short transaction: the session row (kept if it exists),
             # the summary (INSERT ... RETURNING; the statement hook still redacts what it sends) and
@@ -217,38 +240,33 @@ class EpisodicService:
             row = session.get(ConversationSummary, row_id)
             return row.summary if row is not None else ""
 
-    @staticmethod
-    def _uncompacted_tokens(session: Session, session_id: str) -> int:
-        total = session.exec(
-            select(func.coalesce(func.sum(ConversationSummary.token_count), 0)).where(
-                ConversationSummary.session_id == session_id,
-                col(ConversationSummary.compacted).is_(False),
+    def _statements(self) -> _Statements:
+        """The write path's Core statements, built once per service (statements are immutable)."""
+        if self._cached is None:
+            sessions, summaries = table_of(EpisodeSession), table_of(ConversationSummary)
+            session_row = self._db.ops.upsert(
+                sessions,
+                {"id": bindparam("id"), "started_at": bindparam("started_at"), "status": "completed"},
+                ["id"],
+                None,
             )
-        ).one()
-        return int(total or 0)
-
-    @staticmethod
-    def _mark_pending(session: Session, session_id: str, now: datetime) -> None:
-        row = session.get(EpisodeSession, session_id, with_for_update=True)
-        if row is None:
-            return
-        meta = dict(row.metadata_json or {})
-        meta["compactionPending"] = True
-        meta["preFlushAt"] = iso(now)
-        row.metadata_json = meta
-        session.add(row)
+            uncompacted = select(func.coalesce(func.sum(summaries.c.token_count), 0)).where(
+                summaries.c.session_id == bindparam("session_id"), summaries.c.compacted.is_(False)
+            )
+            self._cached = _Statements(session_row, insert(summaries).returning(summaries.c.id), uncompacted)
+        return self._cached
 
     # ------------------------------------------------------------------ compaction
     def needs_compaction(self, session_id: str) -> bool:
         with self._db.read() as session:
-            return self._uncompacted_tokens(session, session_id) > COMPACTION_THRESHOLD_TOKENS
+            return uncompacted_tokens(session, session_id) > COMPACTION_THRESHOLD_TOKENS
 
     def compact(self, session_id: str) -> CompactionResult | None:
         """Compact a session now (both steps), whatever its size."""
         with self._db.write() as session:
             if session.get(EpisodeSession, session_id) is None:
                 return None
-            self._mark_pending(session, session_id, self._clock.now())
+            mark_pending(session, session_id, self._clock.now())
         result = self._fold(session_id)
         if result is not None and result.row_id is not None:
             self._embed_rows([(result.row_id, self._summary_text(result.row_id))])
@@ -256,70 +274,10 @@ class EpisodicService:
 
     def _fold(self, session_id: str) -> CompactionResult | None:
         """Step 2: fold every summary of a marked session into one row, atomically."""
-        now = self._clock.now()
-        with self._db.write() as session:
-            # FOR UPDATE serialises folds of one session on PostgreSQL (SQLite's BEGIN IMMEDIATE already does).
-            owner = session.get(EpisodeSession, session_id, with_for_update=True)
-            if owner is None or not (owner.metadata_json or {}).get("compactionPending"):
-                # Another process folded it first, or it was never marked.
-                return None
-            rows = list(
-                session.exec(
-                    select(ConversationSummary)
-                    .where(ConversationSummary.session_id == session_id)
-                    .order_by(col(ConversationSummary.started_at), col(ConversationSummary.id))
-                )
-            )
-            meta = dict(owner.metadata_json or {})
-            meta.pop("compactionPending", None)
-            meta.pop("preFlushAt", None)
-            if not rows:
-                owner.metadata_json = meta
-                session.add(owner)
-                return CompactionResult(session_id, 0, 0)
-            count = len(rows)
-            parts = [
-                f"[{i}/{count}] ({row.ai_model}, ~{row.token_count or 0} tokens): {row.summary}"
-                for i, row in enumerate(rows, start=1)
-            ]
-            merged = "\n\n".join(parts)
-            total = min(sum(row.token_count or 0 for row in rows), MAX_SUM)
-            decisions = _merge_lists(row.key_decisions for row in rows)
-            topics = _merge_lists(row.key_topics for row in rows)
-            messages = [row.message_count for row in rows if row.message_count is not None]
-            latest = max(row.started_at for row in rows)
-            for row in rows:
-                session.delete(row)
-            folded = ConversationSummary(
-                session_id=session_id,
-                ai_model=COMPACTION_MODEL,
-                summary=merged,
-                key_decisions=decisions or None,
-                key_topics=topics or None,
-                message_count=min(sum(messages), MAX_SUM) if messages else None,
-                token_count=total,
-                started_at=latest,
-                created_at=now,
-                compacted=True,
-            )
-            session.add(folded)
-            session.flush()
-            folded_id = folded.id
-            meta.update(lastCompactedAt=iso(now), compactedTokens=total, compactedCount=count)
-            owner.summary = merged
-            owner.metadata_json = meta
-            session.add(owner)
-        return CompactionResult(session_id, count, total, folded_id)
+        return fold(self._db, self._clock.now(), session_id)
 
     def pending_sessions(self) -> list[str]:
-        # Only the id and the small metadata column: never the (possibly long) compacted texts.
-        with self._db.read() as session:
-            rows = session.exec(
-                select(EpisodeSession.id, EpisodeSession.metadata_json).where(
-                    col(EpisodeSession.metadata_json).is_not(None)
-                )
-            )
-            return [session_id for session_id, meta in rows if (meta or {}).get("compactionPending")]
+        return pending_sessions(self._db)
 
     def _fold_safely(self, session_id: str) -> CompactionResult | None:
         """Fold, but never fail the caller: the summary is already committed and the pending mark
@@ -379,7 +337,7 @@ class EpisodicService:
         where = SummaryFilter(session_id or None, _bound(since, "since"), _bound(until, "until"))
         text = (query or "").strip()
         if not text:
-            statement, params = self._statements.newest(where)
+            statement, params = self._newest_statement(where)
             with self._db.reading() as connection:
                 newest = connection.execute(statement, {**params, "limit": limit}).all()
             return Recall([_hit(row) for row in newest], "recency")
@@ -415,6 +373,27 @@ class EpisodicService:
         ranking = _ranking(len(full_text), len(substring), similar, len(candidates))
         return Recall([hit for _score, hit in scored[:limit]], ranking)
 
+    def _newest_statement(self, where: SummaryFilter) -> tuple[Any, dict[str, Any]]:
+        """The newest summaries passing ``where``: a Core statement built once per combination of
+        filters (and cached), and its parameters."""
+        shape = (where.session_id is not None, where.since is not None, where.until is not None)
+        statement = self._newest.get(shape)
+        if statement is None:
+            summaries = table_of(ConversationSummary)
+            statement = select(summaries)
+            if shape[0]:
+                statement = statement.where(summaries.c.session_id == bindparam("session_id"))
+            if shape[1]:
+                statement = statement.where(summaries.c.started_at >= bindparam("since"))
+            if shape[2]:
+                statement = statement.where(summaries.c.started_at <= bindparam("until"))
+            statement = statement.order_by(summaries.c.started_at.desc(), summaries.c.id.desc()).limit(
+                bindparam("limit")
+            )
+            self._newest[shape] = statement
+        params = {"session_id": where.session_id, "since": where.since, "until": where.until}
+        return statement, {key: value for key, value in params.items() if value is not None}
+
     def _nearest_instead(self, similar: _Similar, where: SummaryFilter, limit: int) -> Recall:
         """No summary shares the query's words or comes within :data:`VECTOR_FLOOR` of its meaning:
         the nearest by meaning with their similarity (without an embedder, the most recent), said
@@ -449,7 +428,10 @@ class EpisodicService:
         """The vector leg: the nearest summaries above the floor and the cosines of every candidate."""
         from dokoro_store.errors import DokoroError
 
-        waiting = self._embed_behind and self._vectors.any_missing()  # written a moment ago, not yet embedded
+        # Written a moment ago, not yet embedded: this process's last few (the write-behind step does
+        # the rest within seconds; full text finds them meanwhile), or what another process left.
+        newest = self._behind.newest(BATCH) if self._behind is not None else []
+        waiting = bool(newest) or (self._embed_behind and self._vectors.any_missing())
         if not matched and not waiting and self._vectors.count() == 0:
             # Nothing to compare with (a new store): no need to load an embedder at all.
             return _Similar(why_not="no summary has a vector yet")
@@ -460,7 +442,9 @@ class EpisodicService:
         try:
             import numpy as np
 
-            if waiting:  # embedded now, as the write-behind step would a moment later
+            if newest:  # embedded now, as the write-behind step would a moment later
+                self._vectors.embed_ids(embedder, newest)
+            elif waiting:
                 self._vectors.embed_missing(embedder)
             query_vector = embedder.embed([query], query=True)[0]
             closest = self._vectors.nearest(embedder.id, query_vector, depth, where)

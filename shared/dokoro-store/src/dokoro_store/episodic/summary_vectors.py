@@ -173,21 +173,39 @@ class SummaryVectors:
         so a row that cannot be kept is not read again in this pass."""
         done, after = 0, 0
         while True:
-            with self._db.read() as session:
-                rows = [
-                    (int(r[0]), str(r[1]))
-                    for r in session.execute(
-                        select(summary_vectors.c.id, summary_vectors.c.summary)
-                        .where(summary_vectors.c.embedding.is_(None), summary_vectors.c.id > after)
-                        .order_by(summary_vectors.c.id)
-                        .limit(_BATCH)
-                    ).all()
-                ]
-            if not rows:
+            ids = self.unembedded(after, _BATCH)
+            if not ids:
                 return done
-            self.store(embedder, rows)
-            done += len(rows)
-            after = rows[-1][0]
+            done += self.embed_ids(embedder, ids)
+            after = ids[-1]
+
+    def unembedded(self, after: int | None, limit: int) -> list[int]:
+        """Up to ``limit`` ids of summaries without a vector, in id order, after ``after``."""
+        with self._db.read() as session:
+            return [
+                int(row_id)
+                for row_id in session.execute(
+                    select(summary_vectors.c.id)
+                    .where(summary_vectors.c.embedding.is_(None), summary_vectors.c.id > (after or 0))
+                    .order_by(summary_vectors.c.id)
+                    .limit(limit)
+                ).scalars()
+            ]
+
+    def embed_ids(self, embedder: Embedder, ids: Sequence[int]) -> int:
+        """Embed these summaries, those still without a vector (the others, and rows gone, are
+        skipped); returns how many were embedded."""
+        with self._db.read() as session:
+            rows = [
+                (int(r[0]), str(r[1]))
+                for r in session.execute(
+                    select(summary_vectors.c.id, summary_vectors.c.summary)
+                    .where(summary_vectors.c.id.in_(list(ids)), summary_vectors.c.embedding.is_(None))
+                    .order_by(summary_vectors.c.id)
+                ).all()
+            ]
+        self.store(embedder, rows)
+        return len(rows)
 
     def any_missing(self) -> bool:
         """Whether some summary has no vector (one look at the partial index)."""

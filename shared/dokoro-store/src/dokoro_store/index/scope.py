@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import math
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -38,15 +39,21 @@ from dokoro_store.db.types import UtcDateTime
 if TYPE_CHECKING:
     from dokoro_store.db.engine import Database
 
-__all__ = ["MEMORY_DOC_PREFIX", "PREFILTER_CAP", "DocScope", "MemoryScope", "among", "first_list", "scoped_nearest"]
+__all__ = [
+    "MEMORY_DOC_PREFIX",
+    "PREFILTER_CAP",
+    "DocScope",
+    "MemoryScope",
+    "ScopeShares",
+    "among",
+    "first_list",
+    "scoped_nearest",
+]
 
 # The document of memory ``<id>`` is ``memory:<id>`` (services.memories.rows.DOC_PREFIX).
 MEMORY_DOC_PREFIX = "memory:"
 # Up to this many allowed documents, vector engines prefilter on the list itself.
 PREFILTER_CAP = 2_000
-# The share of allowed hits in the last plain list of each (database, scope): sizes the next one.
-_SHARES: dict[tuple[str, DocScope], float] = {}
-_SHARES_KEPT = 256  # scopes remembered at most (a recall's time window makes a scope of its own)
 
 T = TypeVar("T")
 
@@ -135,6 +142,27 @@ class DocScope:
             return {str(row[0]) for row in session.execute(statement)}
 
 
+class ScopeShares:
+    """The share of allowed hits in the last plain list of each scope, for one vector index (the
+    index holds it, so two stores never size each other's lists): sizes the next list."""
+
+    KEPT = 256  # scopes remembered at most (a recall's time window makes a scope of its own)
+
+    def __init__(self) -> None:
+        self._shares: dict[DocScope, float] = {}
+        self._lock = threading.Lock()
+
+    def get(self, scope: DocScope) -> float | None:
+        with self._lock:
+            return self._shares.get(scope)
+
+    def put(self, scope: DocScope, share: float) -> None:
+        with self._lock:
+            if len(self._shares) >= self.KEPT and scope not in self._shares:
+                self._shares.clear()
+            self._shares[scope] = share
+
+
 def among(column: str, values: Sequence[str], dialect: str, name: str) -> tuple[str, object]:
     """``column`` is one of ``values``, as SQL and the value of its one parameter ``name``: a JSON
     array on SQLite, an array on PostgreSQL. An expanding ``IN`` list is compiled again for every
@@ -164,16 +192,18 @@ def scoped_nearest(
     search: Callable[[int, Sequence[str] | None], list[T]],
     doc_of: Callable[[T], str],
     total: int | Callable[[], int],
+    shares: ScopeShares | None = None,
 ) -> list[T]:
     """The ``k`` nearest hits among the documents ``scope`` allows.
 
     ``search(n, allowed)`` returns the ``n`` nearest hits, among the documents ``allowed`` when it is
     not None (a prefilter). First the plain list, as long as the share of allowed hits the last
-    plain list of this scope had says is enough for ``k`` (:func:`first_list`; twice ``k`` the first
-    time): when the scope allows most documents (a recall over a store of memories), ``k`` allowed
-    hits are in it — exactly the ``k`` nearest allowed ones. Otherwise few allowed documents: one
-    prefiltered search over them. Many (more than :data:`PREFILTER_CAP`): the plain list is widened
-    (×4 each time, up to ``total`` hits: a count, or a function that counts, called only then)
+    plain list of this scope had says is enough for ``k`` (:func:`first_list`, from ``shares``, the
+    caller's index's; twice ``k`` the first time, and always without ``shares``): when the scope
+    allows most documents (a recall over a store of memories), ``k`` allowed hits are in it —
+    exactly the ``k`` nearest allowed ones. Otherwise few allowed documents: one prefiltered search
+    over them. Many (more than :data:`PREFILTER_CAP`): the plain list is widened (×4 each time, up
+    to ``total`` hits: a count, or a function that counts, called only then)
     until ``k`` of its hits are allowed.
     """
     if k <= 0:
@@ -183,14 +213,11 @@ def scoped_nearest(
         keep = scope.keep(db, [doc_of(h) for h in hits])
         return [h for h in hits if doc_of(h) in keep]
 
-    key = (db.url.render_as_string(hide_password=True), scope)
-    wanted = first_list(k, _SHARES.get(key))
+    wanted = first_list(k, shares.get(scope) if shares is not None else None)
     hits = search(wanted, None)
     kept = allowed_of(hits)
-    if hits:
-        if len(_SHARES) >= _SHARES_KEPT:
-            _SHARES.clear()
-        _SHARES[key] = len(kept) / len(hits)
+    if hits and shares is not None:
+        shares.put(scope, len(kept) / len(hits))
     if len(kept) >= k or len(hits) < wanted:
         return kept[:k]
     allowed = scope.doc_ids(db, PREFILTER_CAP)

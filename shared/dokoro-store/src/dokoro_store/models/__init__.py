@@ -10,7 +10,9 @@ start-up); :func:`register_all` imports every module, for the code that needs th
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from dokoro_store.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from dokoro_store.models.affective import AgentFeedback
@@ -105,14 +107,4 @@ def register_all() -> None:
         importlib.import_module(f"dokoro_store.models.{module}")
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'dokoro_store.models' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"dokoro_store.models.{home}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES)

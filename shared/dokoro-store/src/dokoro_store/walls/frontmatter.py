@@ -1,6 +1,7 @@
 """YAML front-matter of workspace markdown: split, load safely, parse leniently, render.
 
-One writer (:func:`render`) for every front-matter block the store writes, and one safe reader.
+One writer (:func:`render`, PyYAML's safe dumper with the store's two layouts) for every
+front-matter block the store writes, and one safe reader.
 Front matter is written by people too (memory files, issue and task renderings, ``current.md``) and
 so is hostile input. Every reader in the store loads it through :func:`load`: PyYAML's safe
 loader, refusing anchors and aliases (``&a`` / ``*a``: an alias bomb of a few hundred bytes
@@ -11,9 +12,10 @@ block cannot be loaded); :func:`load` raises :class:`FrontMatterError` with what
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from datetime import date, datetime
+from functools import cache
 from typing import Any
 
 __all__ = ["MAX_CHARS", "MAX_DEPTH", "FrontMatterError", "load", "opens", "parse", "render", "split"]
@@ -78,14 +80,10 @@ def parse(text: str) -> tuple[dict[str, Any], str]:
     return (data if isinstance(data, dict) else {}), body
 
 
-_LOADER: type | None = None
-
-
+@cache
 def _loader_class() -> type:
-    """PyYAML's safe loader, refusing anchors, aliases and deep nesting (built on first use)."""
-    global _LOADER
-    if _LOADER is not None:
-        return _LOADER
+    """PyYAML's safe loader, refusing anchors, aliases and deep nesting (built on first use; a
+    class, the same for every store: process-wide by nature)."""
     import yaml
 
     class Refused(FrontMatterError, yaml.YAMLError):
@@ -110,87 +108,87 @@ def _loader_class() -> type:
             finally:
                 self._depth -= 1
 
-    _LOADER = SafeFrontMatterLoader
-    return _LOADER
+    return SafeFrontMatterLoader
 
 
-def _scalar(value: Any, *, plain: bool = False) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "null"
-    if isinstance(value, int | float):
-        return str(value)
-    text = str(value)
-    if plain and _reads_back_plain(text):
-        return text
-    # JSON strings are valid YAML scalars and escape everything that could break the block.
-    return _quoted(text)
-
-
+# ----------------------------------------------------------------------------- writing
 # A string YAML's safe loader reads back as the same string when written unquoted: a word of
-# letters (of any script), digits and ``_ . / @ + -`` that starts with a letter or ``_`` and is none of YAML's
-# boolean or null words. A UTC timestamp written plain reads back as the same moment (a datetime,
-# which the reader of a plain block turns back into text).
+# letters (of any script), digits and ``_ . / @ + -`` that starts with a letter or ``_`` and is none
+# of YAML's boolean or null words. A UTC timestamp is written plain as a YAML timestamp: it reads
+# back as the same moment (a datetime, which the reader of a plain block turns back into text).
 _PLAIN_TEXT = re.compile(r"[A-Za-z_][\w./@+-]*")
 _ISO_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
 _YAML_WORDS = frozenset({"true", "false", "yes", "no", "on", "off", "null", "y", "n"})
+# Keys are caller data too (tags): anything but a plain identifier is quoted.
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+_STR = "tag:yaml.org,2002:str"
+# One line per value, however long: a block is read back by people and diffed by line.
+_WIDTH = 2**31 - 1
 
 
-def _reads_back_plain(text: str) -> bool:
-    return bool((_PLAIN_TEXT.fullmatch(text) and text.lower() not in _YAML_WORDS) or _ISO_TIME.fullmatch(text))
+@cache
+def _dumpers() -> dict[tuple[bool, bool], type]:
+    """The dumpers of the two layouts (``plain``), on libyaml's emitter (``fast``) and on PyYAML's
+    own: built on first use, classes the same for every store (process-wide by nature)."""
+    import yaml
 
+    def text(dumper: Any, value: object) -> Any:
+        text = str(value)
+        if dumper.plain:
+            if _ISO_TIME.fullmatch(text):
+                return dumper.represent_scalar("tag:yaml.org,2002:timestamp", text)
+            if _PLAIN_TEXT.fullmatch(text) and text.lower() not in _YAML_WORDS:
+                return dumper.represent_scalar(_STR, text)
+        # Double-quoted: reads back as the same string whatever it holds (quotes, ``#``, line
+        # breaks); what YAML cannot hold as it is, the emitter escapes.
+        return dumper.represent_scalar(_STR, text, style='"')
 
-# What JSON leaves as it is but YAML cannot hold in a quoted scalar, written as a \u escape:
-# DEL and the C1 controls (not printable in YAML, NEL a line break), the Unicode line and paragraph
-# separators (line breaks in YAML 1.1), lone surrogates and the two non-characters U+FFFE/U+FFFF.
-_NOT_YAML = re.compile("[\x7f-\x9f\u2028\u2029\ud800-\udfff\ufffe\uffff]")
+    def mapping(dumper: Any, value: Mapping[Any, Any]) -> Any:
+        pairs = []
+        for key, item in value.items():
+            if item is None and dumper.plain:
+                continue
+            name = str(key)
+            style = None if _PLAIN_KEY.fullmatch(name) else '"'
+            pairs.append((yaml.ScalarNode(_STR, name, style=style), dumper.represent_data(item)))
+        return yaml.MappingNode("tag:yaml.org,2002:map", pairs, flow_style=False)
 
+    def sequence(dumper: Any, value: Sequence[Any]) -> Any:
+        return dumper.represent_sequence("tag:yaml.org,2002:seq", list(value), flow_style=dumper.plain or not value)
 
-def _quoted(text: str) -> str:
-    return _NOT_YAML.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(text, ensure_ascii=False))
-
-
-_PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
-
-
-def _key(key: str) -> str:
-    # Keys are caller data too (tags): anything but a plain identifier is quoted, so a key like
-    # "area: auth" cannot break the block.
-    return key if _PLAIN_KEY.match(key) else _quoted(key)
+    made: dict[tuple[bool, bool], type] = {}
+    for fast, base in ((True, getattr(yaml, "CSafeDumper", yaml.SafeDumper)), (False, yaml.SafeDumper)):
+        for plain in (False, True):
+            dumper: Any = type("FrontMatterDumper", (base,), {"plain": plain})
+            for kind in (str, datetime, date):  # dates as the text they are given as, quoted
+                dumper.add_representer(kind, text)
+            dumper.add_multi_representer(object, text)  # anything else too (a path, an enum)
+            dumper.add_representer(dict, mapping)
+            dumper.add_multi_representer(Mapping, mapping)
+            dumper.add_representer(list, sequence)
+            dumper.add_representer(tuple, sequence)
+            made[fast, plain] = dumper
+    return made
 
 
 def render(data: Mapping[str, Any], *, plain: bool = False) -> str:
-    """Render a front-matter block, keys in the order given; nested maps become indented maps,
-    lists YAML lists. Every string is JSON-quoted (it reads back as the same string, whatever it
-    holds: quotes, ``#``, line breaks, characters YAML cannot hold are escaped).
+    """Render a front-matter block with PyYAML (libyaml's emitter when installed), keys in the
+    order given; nested maps become indented maps, lists YAML lists. Every string is
+    double-quoted (it reads back as the same string, whatever it holds: quotes, ``#``, line
+    breaks; what YAML cannot hold as it is, the emitter escapes).
 
     ``plain`` is the layout of a file people read more than programs (a memory file): a string
     is written unquoted where YAML reads it back as the same text (or, for a UTC timestamp, the
     same moment), a list on one line (``entities: [auth, "ui: login"]``), and a key whose value
     is None is left out. Every other string is quoted as above.
     """
-    lines = ["---"]
+    if not data:
+        return "---\n---\n"
+    import yaml  # lazy: only the writers of markdown pay for it
 
-    def emit(key: str, value: Any, indent: str) -> None:
-        if value is None and plain:
-            return
-        if isinstance(value, Mapping):
-            lines.append(f"{indent}{_key(key)}:")
-            for sub_key, sub_value in value.items():
-                emit(str(sub_key), sub_value, indent + "  ")
-        elif isinstance(value, list | tuple):
-            if not value:
-                lines.append(f"{indent}{_key(key)}: []")
-            elif plain:
-                lines.append(f"{indent}{_key(key)}: [{', '.join(_scalar(item, plain=True) for item in value)}]")
-            else:
-                lines.append(f"{indent}{_key(key)}:")
-                lines.extend(f"{indent}  - {_scalar(item)}" for item in value)
-        else:
-            lines.append(f"{indent}{_key(key)}: {_scalar(value, plain=plain)}")
-
-    for key, value in data.items():
-        emit(key, value, "")
-    lines.append("---")
-    return "\n".join(lines) + "\n"
+    options: dict[str, Any] = {"sort_keys": False, "allow_unicode": True, "width": _WIDTH}
+    try:
+        body = yaml.dump(dict(data), Dumper=_dumpers()[True, plain], **options)
+    except UnicodeEncodeError:  # a lone surrogate: libyaml takes UTF-8 only, PyYAML's emitter escapes it
+        body = yaml.dump(dict(data), Dumper=_dumpers()[False, plain], **options)
+    return f"---\n{body}---\n"

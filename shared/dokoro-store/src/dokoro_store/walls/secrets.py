@@ -235,6 +235,9 @@ class _CleanTexts:
                 self._size -= len(old)
 
 
+# Process-wide on purpose, unlike a store's state: whether a text holds a secret depends on the text
+# alone (the patterns above are the same for every store), so a text one store's write found clean is
+# clean for any other; the cache answers only that, and is bounded.
 _CLEAN = _CleanTexts()
 
 

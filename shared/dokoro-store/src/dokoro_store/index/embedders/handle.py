@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
+    from dokoro_store.index.embedders.ollama_client import OllamaServers
+
     FloatMatrix = npt.NDArray[np.float32]
 
 __all__ = [
@@ -129,10 +131,14 @@ class EmbedderHandle:
         *,
         stamp_lookup: Callable[[], str | None] | None = None,
         http_transport: Any = None,
+        ollama: OllamaServers | None = None,
     ) -> None:
+        """``ollama``: the store's Ollama servers, whose health checks the Ollama embedder shares
+        (without it, the embedder checks for itself)."""
         self.config = config
         self._stamp_lookup = stamp_lookup
         self._transport = http_transport
+        self._servers = ollama
         self._lock = threading.Lock()
         self._resolved: Embedder | None = None
         self._done = False
@@ -146,11 +152,14 @@ class EmbedderHandle:
             from dokoro_store.index.config import DEFAULT_OLLAMA_URL
             from dokoro_store.index.embedders.ollama import OllamaEmbedder
 
+            url = self.config.ollama_url or DEFAULT_OLLAMA_URL
             self._ollama = OllamaEmbedder(
-                self.config.ollama_url or DEFAULT_OLLAMA_URL,
+                url,
                 self.config.ollama_model,
                 self.config.ollama_timeout_s,
                 transport=self._transport,
+                # A fake transport (tests) checks for itself; a real address shares the store's check.
+                health=self._servers.health(url) if self._servers is not None and self._transport is None else None,
             )
         return self._ollama
 

@@ -15,6 +15,7 @@ from dokoro_store.errors import EmbedderUnavailableError
 
 if TYPE_CHECKING:
     from dokoro_store.index.arithmetic import FloatMatrix
+    from dokoro_store.index.embedders.ollama_client import ServerHealth
 
 __all__ = ["KNOWN_DIMENSIONS", "OllamaEmbedder", "clean_text"]
 
@@ -36,13 +37,17 @@ class OllamaEmbedder:
 
     kind = "ollama"
 
-    def __init__(self, url: str, model: str, timeout_s: float, *, transport: Any = None) -> None:
+    def __init__(
+        self, url: str, model: str, timeout_s: float, *, transport: Any = None, health: ServerHealth | None = None
+    ) -> None:
+        """``health``: the health state shared with the store's other clients of ``url``
+        (:meth:`~dokoro_store.index.embedders.ollama_client.OllamaServers.health`)."""
         from dokoro_store.index.embedders.ollama_client import OllamaClient
 
         self.url = url.rstrip("/")
         self.model = model
         self.timeout_s = timeout_s
-        self._client = OllamaClient(self.url, timeout_s=timeout_s, transport=transport)
+        self._client = OllamaClient(self.url, timeout_s=timeout_s, transport=transport, health=health)
         self._dimension: int | None = None
 
     @property

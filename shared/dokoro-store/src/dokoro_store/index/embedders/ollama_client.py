@@ -5,10 +5,11 @@ they agree on three things:
 
 - *which model is there*: :func:`model_matches` — the exact name, or the name with a tag
   (``llama3.2`` matches ``llama3.2:latest`` and ``llama3.2:3b``, never ``llama3.2-vision``);
-- *whether the server is up*: one cached health check (``GET /api/tags``) per server address in the
-  process, shared by every client of that address (embedder and chat alike) — a failure is
-  remembered for :data:`FAILURE_TTL_S`, a success for :data:`SUCCESS_TTL_S` — and a failed call
-  marks the server down at once, so an absent Ollama costs one quick failure, not one per call;
+- *whether the server is up*: one cached health check (``GET /api/tags``) per server address and
+  store (:class:`OllamaServers`, which the store's retrieval engine owns), shared by every client of
+  that address (embedder and chat alike) — a failure is remembered for :data:`FAILURE_TTL_S`, a
+  success for :data:`SUCCESS_TTL_S` — and a failed call marks the server down at once, so an absent
+  Ollama costs one quick failure, not one per call (two stores of one process each ask for themselves);
 - *how long to wait*: every call has a timeout (the health check its own, shorter one).
 
 The ``ollama`` package is an optional extra (``dokoro-store[ollama]``), imported on the first call.
@@ -29,9 +30,9 @@ __all__ = [
     "SUCCESS_TTL_S",
     "OllamaCallError",
     "OllamaClient",
-    "forget_health",
+    "OllamaServers",
+    "ServerHealth",
     "model_matches",
-    "shared_client",
 ]
 
 FAILURE_TTL_S = 30.0
@@ -60,32 +61,17 @@ def model_matches(available: str, wanted: str) -> bool:
 
 
 @dataclass
-class _Health:
+class ServerHealth:
     """What the last health check of one server found: ``(reachable, why not, models, valid until)``."""
 
     lock: threading.Lock = field(default_factory=threading.Lock)
     state: tuple[bool, str, list[str], float] | None = None
 
 
-_healths_lock = threading.Lock()
-_healths: dict[str, _Health] = {}
-
-
-def _health_of(url: str) -> _Health:
-    with _healths_lock:
-        return _healths.setdefault(url, _Health())
-
-
-def forget_health() -> None:
-    """Forget what this process's health checks found (clients made later check again). A process
-    whose address now names another server needs it: a test's fake Ollama on a port that an earlier
-    test's server had, within the TTL of that one's answer."""
-    with _healths_lock:
-        _healths.clear()
-
-
 class OllamaClient:
-    """A local Ollama server at ``url``. ``transport`` replaces the network (tests)."""
+    """A local Ollama server at ``url``. ``transport`` replaces the network (tests). ``health``: the
+    health state it shares with the other clients of its address (:class:`OllamaServers`); without
+    it, the client checks for itself."""
 
     def __init__(
         self,
@@ -94,6 +80,7 @@ class OllamaClient:
         timeout_s: float,
         health_timeout_s: float = HEALTH_TIMEOUT_S,
         transport: Any = None,
+        health: ServerHealth | None = None,
     ) -> None:
         self.url = url.rstrip("/")
         self.timeout_s = timeout_s
@@ -101,8 +88,7 @@ class OllamaClient:
         self._transport = transport
         self._clients: dict[float, Any] = {}
         self._lock = threading.Lock()
-        # A fake transport (tests) gets a health state of its own; real addresses share one per process.
-        self._health = _Health() if transport is not None else _health_of(self.url)
+        self._health = health if health is not None else ServerHealth()
 
     # ------------------------------------------------------------------ plumbing
     def _client(self, timeout: float) -> Any:
@@ -207,16 +193,42 @@ class OllamaClient:
             client._client.close()
 
 
-_shared_lock = threading.Lock()
-_shared: dict[tuple[str, float, float], OllamaClient] = {}
+class OllamaServers:
+    """The Ollama servers one store talks to: one health check per address, shared by every client
+    of that address, and one client per address and timeouts for callers made per request (a tool
+    call's chat model), so they reuse its connections and cached health instead of asking again."""
 
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._healths: dict[str, ServerHealth] = {}
+        self._clients: dict[tuple[str, float, float], OllamaClient] = {}
 
-def shared_client(url: str, *, timeout_s: float, health_timeout_s: float = HEALTH_TIMEOUT_S) -> OllamaClient:
-    """The process's client for ``url`` with these timeouts: callers made per request (a tool call)
-    share its cached health check instead of asking the server again each time."""
-    key = (url.rstrip("/"), timeout_s, health_timeout_s)
-    with _shared_lock:
-        client = _shared.get(key)
-        if client is None:
-            client = _shared[key] = OllamaClient(url, timeout_s=timeout_s, health_timeout_s=health_timeout_s)
-        return client
+    def health(self, url: str) -> ServerHealth:
+        """The health state of the server at ``url`` (made on first use)."""
+        with self._lock:
+            return self._healths.setdefault(url.rstrip("/"), ServerHealth())
+
+    def client(self, url: str, *, timeout_s: float, health_timeout_s: float = HEALTH_TIMEOUT_S) -> OllamaClient:
+        """The client of ``url`` with these timeouts (made on first use)."""
+        key = (url.rstrip("/"), timeout_s, health_timeout_s)
+        with self._lock:
+            client = self._clients.get(key)
+            if client is None:
+                health = self._healths.setdefault(key[0], ServerHealth())
+                client = self._clients[key] = OllamaClient(
+                    url, timeout_s=timeout_s, health_timeout_s=health_timeout_s, health=health
+                )
+            return client
+
+    def forget_health(self) -> None:
+        """Forget what the health checks found: every client asks its server again."""
+        with self._lock:
+            for health in self._healths.values():
+                with health.lock:
+                    health.state = None
+
+    def close(self) -> None:
+        with self._lock:
+            clients, self._clients = list(self._clients.values()), {}
+        for client in clients:
+            client.close()

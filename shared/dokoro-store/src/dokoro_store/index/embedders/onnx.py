@@ -51,6 +51,8 @@ _PARALLEL_MIN = 4  # fewer texts than this run on the caller's thread
 
 _QUERY_CACHE = 256  # recent query vectors kept (an agent repeats itself; recall and search share a query)
 
+# Process-wide on purpose, unlike a store's state: the session runs a read-only model shipped in this
+# package, the same for every store of the process (loaded once).
 _load_lock = threading.Lock()
 _loaded: dict[Path, tuple[Any, Any]] = {}
 
@@ -179,6 +181,8 @@ class OnnxEmbedder:
         return normalise_rows(out)
 
 
+# Process-wide on purpose: the threads that run texts side by side are sized to the machine's cores
+# (:data:`_WORKERS`), which every store of the process shares; a pool per store would oversubscribe them.
 _pool_lock = threading.Lock()
 _executor: ThreadPoolExecutor | None = None
 

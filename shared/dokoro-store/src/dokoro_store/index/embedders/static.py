@@ -30,12 +30,16 @@ _REQUIRED = ("config.json", "model.safetensors", "tokenizer.json", "dokoro_prove
 # tokenising a huge chunk cheap.
 _MAX_CHARS = 8_000
 
+# Process-wide on purpose, unlike a store's state: the model is a read-only folder shipped in this
+# package, the same for every store of the process (loaded once, ~30 MB).
 _load_lock = threading.Lock()
 _loaded: dict[Path, Any] = {}
 
 # Vectors of recently embedded texts (:meth:`StaticEmbedder.embed_cached`): the re-ranker embeds the
 # same candidate texts query after query. A text's vector depends on that text alone (mean of its
 # tokens' vectors), so a cached one equals a fresh one. ~1.5 KB per entry at 384 dimensions.
+# Process-wide on purpose: a vector is a function of the text and the bundled model alone, whichever
+# store asked for it, and the cache answers nothing else.
 _CACHE_SIZE = 8_192
 _cache_lock = threading.Lock()
 _cached: OrderedDict[tuple[Path, bytes], Any] = OrderedDict()

@@ -44,6 +44,7 @@ from sqlmodel import Session
 
 from dokoro_store.db.engine import Database
 from dokoro_store.index.arithmetic import products
+from dokoro_store.index.scope import ScopeShares
 from dokoro_store.index.vectors.row_matrix import RowMatrix
 from dokoro_store.models.index import chunks, index_drops, index_state
 
@@ -137,6 +138,7 @@ class ExactScanIndex:
         self._rows: dict[str, list[int]] = {}  # document id → its rows
         self.reads = 0  # full reads of every vector (statistics, and what the tests count)
         self.rows_read = 0  # chunk rows read from the database, full reads and catch-ups
+        self._shares = ScopeShares()  # how long the first list of a scoped search is (index/scope.py)
 
     def describe(self) -> str:
         why = f" ({self._reason})" if self._reason else ""
@@ -285,7 +287,9 @@ class ExactScanIndex:
             return nearest(k, None)
         from dokoro_store.index.scope import scoped_nearest
 
-        return scoped_nearest(self._db, scope, k, nearest, lambda hit: hit.doc_id, lambda: len(self._chunk_ids))
+        return scoped_nearest(
+            self._db, scope, k, nearest, lambda hit: hit.doc_id, lambda: len(self._chunk_ids), self._shares
+        )
 
     def count(self) -> int:
         with self._db.read() as session:

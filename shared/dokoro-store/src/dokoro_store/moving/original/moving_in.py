@@ -35,7 +35,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from dokoro_store.background.announcements import announce
 from dokoro_store.db.engine import Database
 from dokoro_store.db.migrate import upgrade
 from dokoro_store.errors import StoreUnavailableError
@@ -313,5 +312,4 @@ def convert_in_place(paths: StorePaths, now: datetime) -> MoveIn | None:
         )
         atomic_write_text(folder / _MARKER, json.dumps(moved.to_json(), indent=2) + "\n", within=paths.root)
     log.warning("dokoro: %s", moved.summary())
-    announce(f"📦 {moved.summary()}.")
     return moved

@@ -9,14 +9,15 @@ one hash. Full text needs no step here: the database keeps its full-text indexes
 
 :class:`DocumentService` is the store's face for all of it; the work lives beside it: the rows
 (:mod:`.doc_rows`), an indexing pass over many documents (:mod:`.index_pass`, :mod:`.indexing`),
-the stamp, pending documents and counts (:mod:`.index_status`) and the write-behind of
-``index_content``'s vectors (:mod:`.embed_behind`).
+the stamp, pending documents and counts (:mod:`.index_status`); ``index_content``'s vectors are
+written behind by the store's write-behind (:mod:`dokoro_store.background.write_behind`).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, overload
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 from sqlalchemy import delete, select, update
 from sqlmodel import Session
 
+from dokoro_store.background.write_behind import WriteBehind
 from dokoro_store.clock import Clock
 from dokoro_store.db.engine import Database
 from dokoro_store.errors import InvalidArgumentError, NotFoundError
@@ -32,7 +34,6 @@ from dokoro_store.index.vectors.index import VectorIndex
 from dokoro_store.models import Doc
 from dokoro_store.models.index import chunks, doc_vectors, docs_table, index_state
 from dokoro_store.semantic.documents.indexing.batch import BatchPlan, Indexer, bump_generation, log_drops, restart_drops
-from dokoro_store.semantic.documents.indexing.embed_behind import EmbedBehind
 from dokoro_store.semantic.documents.indexing.listeners import IndexListeners
 from dokoro_store.semantic.documents.indexing.pipeline import before_bulk_write, index_batches
 from dokoro_store.semantic.documents.indexing.status import IndexStatus
@@ -75,6 +76,7 @@ __all__ = [
 ]
 
 log = logging.getLogger("dokoro.store")
+_RESUME_LIMIT = 1_000  # documents another process left without vectors, embedded by a new one's step
 _OPTIMISE_AFTER = 1_000  # vectors written by one indexing pass from which the engine's index is refreshed
 
 
@@ -113,12 +115,24 @@ class DocumentService:
         self._clock = clock
         self._embedder = embedder
         self._vectors = vectors
-        # Write-behind of index_content's vectors (:mod:`.embed_behind`).
-        self._embed_behind = embed_behind
-        self._behind = EmbedBehind(db, lambda ids: self.index_docs(ids, current_only=True).indexed)
         self._listeners = IndexListeners()
         self._indexer = Indexer(db, clock, vectors)
         self._status = IndexStatus(db, clock, embedder)
+        # Write-behind of index_content's vectors: a document written without them (its index state
+        # without an embedder) is indexed again as it then stands, by a step of the store's
+        # background work; a document changed meanwhile is left to its own writer.
+        self._behind: WriteBehind[str] | None = (
+            WriteBehind(
+                db.background,
+                lambda ids: self.index_docs(ids, current_only=True).indexed,
+                self._status.unembedded,
+                name="dokoro-embed-behind",
+                failure="dokoro: embedding written documents failed; their vectors wait for the next search or reindex",
+                sweep_limit=_RESUME_LIMIT,
+            )
+            if embed_behind
+            else None
+        )
 
     # ------------------------------------------------------------------ listeners
     @overload
@@ -305,7 +319,7 @@ class DocumentService:
         )
         # Write-behind: the row, its chunks and full text now; the vectors a moment later (the write
         # leaves its index state without an embedder, the durable mark any search or reindex completes).
-        behind = self._embed_behind and embedder is not None
+        behind = self._behind is not None and embedder is not None
         previous = {doc_id: state} if state is not None else {}
         plan = self._indexer.plan_rows([row], previous, False, None if behind else embedder, report)
         vectors = self._indexer.embed_plan(plan)
@@ -320,7 +334,7 @@ class DocumentService:
             _embedder, indexed, after = self._indexer.write_in(session, plan, vectors, report)
         after()
         self._listeners.notify(indexed)
-        if behind and plan.todo:
+        if behind and plan.todo and self._behind is not None:
             report.vectors_behind = 1
             self._behind.add(doc_id)
         if cleaned.kinds:
@@ -330,19 +344,20 @@ class DocumentService:
     def embed_written(self) -> int:
         """Embed the documents this process wrote without vectors (write-behind), in batches; returns
         how many were (re)indexed. A document changed meanwhile is indexed as it now stands."""
-        return self._behind.embed_written()
+        return self._behind.run() if self._behind is not None else 0
 
     def resume_behind(self) -> None:
         """Schedule the write-behind step for documents indexed without vectors (a process killed
         before embedding what it wrote): one read of the partial index of unembedded documents."""
-        if not self._embed_behind or self._embedder.config.embedder == "none":
+        if self._behind is None or self._embedder.config.embedder == "none":
             return
         self._behind.resume()
 
     def close(self, *, finish: bool = True) -> None:
         """Stop the write-behind step and (``finish``) embed what waits; unfinished, the documents
         stay marked (index state without an embedder) and the next search or reindex embeds them."""
-        self._behind.close(finish=finish)
+        if self._behind is not None:
+            self._behind.close(finish=finish)
 
     def prepare_new(self, doc_id: str, content: str, *, title: str, filepath: str, doc_type: str) -> PreparedIndex:
         """Plan and embed a document about to be created, before any write lock (a memory's:
@@ -408,6 +423,7 @@ class DocumentService:
                 force,
                 embedder,
                 report,
+                pool=self._index_pool,
                 progress=progress,
                 notify=self._listeners.notify if notify else None,
                 current_only=current_only,
@@ -423,10 +439,17 @@ class DocumentService:
             self._db.refresh_statistics("docs", "chunks")
         return report
 
+    def _index_pool(self) -> Executor:
+        return self._db.background.pool("dokoro-index")
+
     def pending_changed(self) -> list[str]:
         """:meth:`pending` for a refresh on every call, without reading every document each time
-        (see :meth:`IndexStatus.pending_changed`)."""
-        return self._status.pending_changed()
+        (see :meth:`IndexStatus.pending_changed`); of the documents this process wrote behind, only
+        the last few: the write-behind step embeds the others within seconds (a search right after
+        a stream of writes finds them by full text, and does not embed the whole backlog first)."""
+        found = self._status.pending_changed()
+        later = self._behind.later() if self._behind is not None and found else set()
+        return [doc_id for doc_id in found if doc_id not in later] if later else found
 
     def pending(
         self,

@@ -26,12 +26,11 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal, Protocol, cast
+from typing import TYPE_CHECKING, Literal, Protocol, cast
 
 from sqlalchemy import bindparam, delete, func, select, update
 from sqlmodel import Session
 
-from dokoro_store.background.write_behind import DelayedStep
 from dokoro_store.clock import Clock
 from dokoro_store.db.engine import Database
 from dokoro_store.db.model_tables import table_of
@@ -42,6 +41,9 @@ from dokoro_store.semantic.graph.extraction import MENTIONS, Extraction, OllamaC
 from dokoro_store.semantic.graph.extraction.ollama import ChatFailedError
 from dokoro_store.semantic.graph.storage import GraphStorage, Persisted
 from dokoro_store.walls.secrets import redact
+
+if TYPE_CHECKING:
+    from dokoro_store.index.embedders.ollama_client import OllamaServers
 
 __all__ = ["GraphExtraction", "IndexedText", "PersistedExtraction", "content_hash"]
 
@@ -120,12 +122,15 @@ class IndexedText(Protocol):
 class GraphExtraction:
     """Extracts entities and relations from documents and persists them through the storage."""
 
-    def __init__(self, db: Database, clock: Clock, storage: GraphStorage) -> None:
+    def __init__(
+        self, db: Database, clock: Clock, storage: GraphStorage, *, ollama: OllamaServers | None = None
+    ) -> None:
         self._db = db
+        self._ollama = ollama
         self._clock = clock
         self._storage = storage
-        self._completing = threading.Lock()  # one completion of the marks at a time in this process
-        self._step = DelayedStep(
+        self._completing = threading.Lock()  # one batch of marks completed at a time in this process
+        self._step = db.background.step(
             self.complete_pending,
             name="dokoro-graph-extract",
             failure="dokoro: entity extraction behind writes failed; the next step retries",
@@ -281,10 +286,16 @@ class GraphExtraction:
         if only is not None and not only:
             return 0
         done = 0
-        with self._completing:
-            groups = [None] if only is None else [list(only[i : i + _IN_BATCH]) for i in range(0, len(only), _IN_BATCH)]
-            for subset in groups:
-                while rows := self._marked(subset, EXTRACT_BATCH):
+        groups = [None] if only is None else [list(only[i : i + _IN_BATCH]) for i in range(0, len(only), _IN_BATCH)]
+        for subset in groups:
+            # On the background step's thread, each batch first gives way to the foreground (a
+            # no-op on any other thread); the lock is held per batch, so a reader completing the
+            # marks it needs waits for one batch at most, and no batch is extracted twice.
+            while self._step.pause():
+                with self._completing:
+                    rows = self._marked(subset, EXTRACT_BATCH)
+                    if not rows:
+                        break
                     self.index_documents(
                         [(doc_id, text, force) for doc_id, text, _token, _at in rows],
                         marks=[(doc_id, token) for doc_id, _text, token, _at in rows],
@@ -372,6 +383,8 @@ class GraphExtraction:
                 raise InvalidArgumentError("text is empty; pass the text to extract, or omit it to use the document")
             body = self.document_text(doc_id)
         regex = extract_regex(body)
+        if self._ollama is not None:
+            chat = chat.within(self._ollama)
         chat.check()
         try:
             extraction = merge(regex, chat.extract(body))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from dokoro_store.clock import Clock
 from dokoro_store.db.engine import Database
@@ -32,6 +33,10 @@ from dokoro_store.semantic.graph.queries import (
     GraphSearch,
     Traversal,
 )
+
+if TYPE_CHECKING:
+    from dokoro_store.index.embedders.ollama_client import OllamaServers
+
 from dokoro_store.semantic.graph.storage import (
     DEFAULT_FUNCTIONAL_RELATION_TYPES,
     GraphStorage,
@@ -63,9 +68,12 @@ class GraphService:
         db: Database,
         clock: Clock,
         functional_relation_types: Iterable[str] = DEFAULT_FUNCTIONAL_RELATION_TYPES,
+        *,
+        ollama: OllamaServers | None = None,
     ) -> None:
+        """``ollama``: the store's Ollama servers, whose cached health deep extraction shares."""
         self.storage = GraphStorage(db, clock, functional_relation_types)
-        self.extraction = GraphExtraction(db, clock, self.storage)
+        self.extraction = GraphExtraction(db, clock, self.storage, ollama=ollama)
         # Every question first completes the extraction left behind the writes (write-behind).
         self.queries = GraphQueries(db, clock, before_read=self.extraction.catch_up)
         # The parts' methods, offered as the service's own (each documented where it is defined).

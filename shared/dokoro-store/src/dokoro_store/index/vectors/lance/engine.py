@@ -42,8 +42,8 @@ from typing import TYPE_CHECKING, Any
 
 from sqlmodel import Session
 
-from dokoro_store.background.write_behind import DelayedStep
 from dokoro_store.db.engine import Database
+from dokoro_store.index.scope import ScopeShares
 from dokoro_store.index.vectors.index import ChunkVector, ExactScanIndex, VectorHit
 from dokoro_store.index.vectors.lance import mirror as lance_mirror
 from dokoro_store.index.vectors.lance import table as lance_table
@@ -85,7 +85,7 @@ class LanceIndex:
         # (generation, embedder) last found in step with the database: no need to count again.
         self._checked: tuple[int, str] | None = None
         self._checked_at = 0.0  # time.monotonic() of the last count
-        self._step = DelayedStep(
+        self._step = db.background.step(
             self.mirror,
             name="dokoro-lance-mirror",
             failure="dokoro: copying new vectors to LanceDB failed; the next step retries",
@@ -97,6 +97,7 @@ class LanceIndex:
         # such a search. (generation, embedder, in memory?) last seen.
         self._exact = ExactScanIndex(db)
         self._regime: tuple[int, str, bool] | None = None
+        self._shares = ScopeShares()  # how long the first list of a scoped search is (index/scope.py)
 
     def describe(self) -> str:
         where = f"LanceDB (embedded) at {self._dir}"
@@ -302,7 +303,7 @@ class LanceIndex:
             def total() -> int:  # counted only when the list must widen (a LanceDB call each time)
                 return (int(table.count_rows()) if table is not None else 0) + len(tail_ids)
 
-            hits = scoped_nearest(self._db, scope, k, nearest, lambda hit: hit.doc_id, total)
+            hits = scoped_nearest(self._db, scope, k, nearest, lambda hit: hit.doc_id, total, self._shares)
         return lance_mirror.existing(self._db, hits, embedder)
 
     def count(self) -> int:

@@ -1,15 +1,15 @@
 """One indexing pass over many documents: batches planned, embedded and written as a pipeline.
 
 The next batch is embedded on another thread (the embedder releases the GIL) while the current one
-is written and its listeners run, so both cores stay busy on a bulk write.
+is written and its listeners run, so both cores stay busy on a bulk write. That thread is the
+store's pool ``dokoro-index`` (``store.background``), made on the first pass of more than one batch.
 :meth:`~dokoro_store.semantic.documents.service.DocumentService.index_docs` drives it.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Executor, Future
 from typing import TYPE_CHECKING, Any
 
 from dokoro_store.index.vectors import pgvector
@@ -23,18 +23,6 @@ if TYPE_CHECKING:
 __all__ = ["DOC_BATCH", "before_bulk_write", "index_batches"]
 
 DOC_BATCH = 64  # documents per indexing batch
-
-_pool_lock = threading.Lock()
-_pool: ThreadPoolExecutor | None = None
-
-
-def _embed_pool() -> ThreadPoolExecutor:
-    """The thread that embeds the next indexing batch while the current one is written (made once)."""
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dokoro-index")
-        return _pool
 
 
 def before_bulk_write(
@@ -58,11 +46,13 @@ def index_batches(
     embedder: Embedder | None,
     report: IndexReport,
     *,
+    pool: Callable[[], Executor],
     progress: Progress | None,
     notify: Callable[[Sequence[IndexedDocument]], None] | None,
     current_only: bool = False,
 ) -> None:
     """Index ``ids`` in batches of :data:`DOC_BATCH` (only new or changed ones unless ``force``);
+    ``pool``: the thread that embeds the next batch (asked for only when there is more than one);
     ``notify``: the indexing listeners, called with each batch written (None: not called, and the
     documents are not marked for them)."""
     starts = list(range(0, len(ids), DOC_BATCH))
@@ -72,7 +62,7 @@ def index_batches(
         if start is not None:
             plan = indexer.plan(ids[start : start + DOC_BATCH], force, embedder, report)
             if len(starts) > 1:
-                vectors = _embed_pool().submit(indexer.embed_plan, plan)
+                vectors = pool().submit(indexer.embed_plan, plan)
             else:  # one batch (a single document's write): nothing to overlap, no thread hop
                 vectors = Future()
                 vectors.set_result(indexer.embed_plan(plan))

@@ -172,6 +172,15 @@ class IndexStatus:
             return [str(x) for x in session.execute(statement).scalars()]
 
     # ------------------------------------------------------------------ counts
+    def unembedded(self, after: str | None, limit: int) -> list[str]:
+        """Up to ``limit`` documents indexed without their vectors (the write-behind's mark), in id
+        order, after ``after``: through the partial index of unembedded documents."""
+        statement = select(doc_vectors.c.doc_id).where(doc_vectors.c.embedder.is_(None))
+        if after is not None:
+            statement = statement.where(doc_vectors.c.doc_id > after)
+        with self._db.read() as session:
+            return [str(x) for x in session.execute(statement.order_by(doc_vectors.c.doc_id).limit(limit)).scalars()]
+
     def stats(self) -> IndexStats:
         with self._db.read() as session:
             total = session.execute(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, cast
 
@@ -26,7 +26,7 @@ from dokoro_store.semantic.graph.extraction.records import (
 )
 
 if TYPE_CHECKING:
-    from dokoro_store.index.embedders.ollama_client import OllamaClient
+    from dokoro_store.index.embedders.ollama_client import OllamaClient, OllamaServers
 
 __all__ = [
     "DEFAULT_CHAT_TIMEOUT_S",
@@ -85,8 +85,9 @@ class OllamaChat:
     """A chat model served by Ollama at ``base_url``.
 
     ``health_timeout_s`` bounds the availability check; ``chat_timeout_s`` bounds generation.
-    ``transport`` replaces the network (an ``httpx`` transport); without it the process's shared
-    client for this address and these timeouts is used, with its cached health check.
+    ``transport`` replaces the network (an ``httpx`` transport); without it the store's client for
+    this address and these timeouts is used, with its cached health check (``servers``, given by
+    the store's graph when it runs the chat: :meth:`within`), or, outside a store, a client of its own.
     """
 
     base_url: str = DEFAULT_OLLAMA_URL
@@ -94,6 +95,13 @@ class OllamaChat:
     chat_timeout_s: float = DEFAULT_CHAT_TIMEOUT_S
     health_timeout_s: float = DEFAULT_HEALTH_TIMEOUT_S
     transport: Any = None
+    servers: OllamaServers | None = field(default=None, compare=False, repr=False)
+
+    def within(self, servers: OllamaServers) -> OllamaChat:
+        """This chat model reached through ``servers`` (a store's), unless it has a transport or servers."""
+        if self.transport is not None or self.servers is not None:
+            return self
+        return replace(self, servers=servers)
 
     @property
     def pull_hint(self) -> str:
@@ -101,16 +109,18 @@ class OllamaChat:
 
     @cached_property
     def client(self) -> OllamaClient:
-        from dokoro_store.index.embedders.ollama_client import OllamaClient, shared_client
+        from dokoro_store.index.embedders.ollama_client import OllamaClient
 
-        if self.transport is not None:
-            return OllamaClient(
-                self.base_url,
-                timeout_s=self.chat_timeout_s,
-                health_timeout_s=self.health_timeout_s,
-                transport=self.transport,
+        if self.servers is not None:
+            return self.servers.client(
+                self.base_url, timeout_s=self.chat_timeout_s, health_timeout_s=self.health_timeout_s
             )
-        return shared_client(self.base_url, timeout_s=self.chat_timeout_s, health_timeout_s=self.health_timeout_s)
+        return OllamaClient(
+            self.base_url,
+            timeout_s=self.chat_timeout_s,
+            health_timeout_s=self.health_timeout_s,
+            transport=self.transport,
+        )
 
     def check(self) -> None:
         """Raise :class:`OllamaUnavailableError`, saying what to do, unless the model is available."""
