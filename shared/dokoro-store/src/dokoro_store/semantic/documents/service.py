@@ -18,7 +18,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
-from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, overload
 
@@ -29,11 +28,17 @@ from dokoro_store.background.write_behind import WriteBehind
 from dokoro_store.clock import Clock
 from dokoro_store.db.engine import Database
 from dokoro_store.errors import InvalidArgumentError, NotFoundError
-from dokoro_store.index.embedders.handle import EmbedderHandle, unit_mean
+from dokoro_store.index.embedders.handle import EmbedderHandle
 from dokoro_store.index.vectors.index import VectorIndex
 from dokoro_store.models import Doc
 from dokoro_store.models.index import chunks, doc_vectors, docs_table, index_state
-from dokoro_store.semantic.documents.indexing.batch import BatchPlan, Indexer, bump_generation, log_drops, restart_drops
+from dokoro_store.semantic.documents.indexing.batch import (
+    Indexer,
+    PreparedIndex,
+    bump_generation,
+    log_drops,
+    restart_drops,
+)
 from dokoro_store.semantic.documents.indexing.listeners import IndexListeners
 from dokoro_store.semantic.documents.indexing.pipeline import before_bulk_write, index_batches
 from dokoro_store.semantic.documents.indexing.status import IndexStatus
@@ -78,25 +83,6 @@ __all__ = [
 log = logging.getLogger("dokoro.store")
 _RESUME_LIMIT = 1_000  # documents another process left without vectors, embedded by a new one's step
 _OPTIMISE_AFTER = 1_000  # vectors written by one indexing pass from which the engine's index is refreshed
-
-
-@dataclass
-class PreparedIndex:
-    """A new document planned and embedded before its write transaction (:meth:`DocumentService.prepare_new`)."""
-
-    plan: BatchPlan
-    vectors: tuple[Any, str | None]
-    report: IndexReport
-    text: str  # the content as stored (redacted)
-    digest: str  # its content hash
-
-    def mean_vector(self) -> tuple[str | None, Any]:
-        """The embedder and the unit mean of the document's chunk vectors (None, None without vectors)."""
-        vectors, failed = self.vectors
-        embedder = self.plan.embedder
-        if vectors is None or failed is not None or embedder is None or len(vectors) == 0:
-            return None, None
-        return embedder.id, unit_mean(vectors)
 
 
 class DocumentService:

@@ -18,7 +18,7 @@ from dokoro_store.clock import Clock
 from dokoro_store.db.engine import Database
 from dokoro_store.errors import EmbedderMismatchError, EmbedderUnavailableError
 from dokoro_store.index.chunking import Chunk, chunk_text
-from dokoro_store.index.embedders.handle import to_bytes
+from dokoro_store.index.embedders.handle import to_bytes, unit_mean
 from dokoro_store.index.vectors.index import ChunkVector, VectorIndex
 from dokoro_store.index.vectors.pgvector import PgVectorIndex
 from dokoro_store.models.index import chunks, doc_vectors, docs_table, index_drops, index_state
@@ -34,7 +34,7 @@ from dokoro_store.semantic.documents.records import (
 if TYPE_CHECKING:
     from dokoro_store.index.embedders.handle import Embedder
 
-__all__ = ["BatchPlan", "Indexer", "bump_generation", "log_drops", "new_write_token", "restart_drops"]
+__all__ = ["BatchPlan", "Indexer", "PreparedIndex", "bump_generation", "log_drops", "new_write_token", "restart_drops"]
 
 _EMBED_BATCH = 256
 # The drops log keeps the last _DROPS_KEPT generations, pruned every _PRUNE_EVERY generations (a
@@ -419,3 +419,22 @@ class Indexer:
                 engine.after_commit(reindexed, chunk_vectors)
 
         return embedder, indexed, after
+
+
+@dataclass
+class PreparedIndex:
+    """A new document planned and embedded before its write transaction (:meth:`DocumentService.prepare_new`)."""
+
+    plan: BatchPlan
+    vectors: tuple[Any, str | None]
+    report: IndexReport
+    text: str  # the content as stored (redacted)
+    digest: str  # its content hash
+
+    def mean_vector(self) -> tuple[str | None, Any]:
+        """The embedder and the unit mean of the document's chunk vectors (None, None without vectors)."""
+        vectors, failed = self.vectors
+        embedder = self.plan.embedder
+        if vectors is None or failed is not None or embedder is None or len(vectors) == 0:
+            return None, None
+        return embedder.id, unit_mean(vectors)
