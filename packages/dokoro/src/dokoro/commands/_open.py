@@ -37,7 +37,9 @@ def open_for_command(
     """
     from dokoro_server.app import open_store_or_exit
 
-    settings = settings_for(path, database_url, embedder)
+    # A command is a person's, whatever DOKORO_AGENT_ID the shell carries: what it changes in the
+    # memory files is made with a person's rights (docs/memory-files.md).
+    settings = settings_for(path, database_url, embedder).model_copy(update={"agent_id": "unknown"})
     cwd = Path.cwd()
     if not create and settings.database_url is None:
         require_store(settings, path, cwd)

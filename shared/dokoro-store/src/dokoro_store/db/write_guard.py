@@ -1,11 +1,12 @@
 """Tables one module alone writes, enforced on the store's own sessions.
 
-The memory rows (``memories``, ``memory_entities``, ``memory_conflicts``, ``memory_links``) are written by
-:mod:`dokoro_store.semantic.memories.repository` only: it opens :func:`writing` around each of its
-writes, and :func:`install` hooks the store's session factories so that an ORM flush holding a new,
-changed or deleted row of a guarded table, or an ``INSERT``/``UPDATE``/``DELETE`` statement on one
-passed to ``Session.execute``, is refused (:class:`GuardedWriteError`) outside it. A service that
-writes a memory row another way fails its first test instead of growing a second door.
+The memory rows (``memories``, ``memory_entities``, ``memory_conflicts``, ``memory_links``,
+``memory_tombstones``) are written by :mod:`dokoro_store.semantic.memories.repository` only: it
+opens :func:`writing` around each of its writes, and :func:`install` hooks the store's session
+factories so that an ORM flush holding a new, changed or deleted row of a guarded table, or an
+``INSERT``/``UPDATE``/``DELETE`` statement on one passed to ``Session.execute``, is refused
+(:class:`GuardedWriteError`) outside it. A service that writes a memory row another way fails its
+first test instead of growing a second door.
 
 What the hook cannot see (raw SQL text, a connection outside the store's sessions) the static
 scan of the architecture test covers (``tests/test_architecture.py``). Table-level writes that treat
@@ -25,7 +26,7 @@ from sqlalchemy.orm import ORMExecuteState, Session, sessionmaker
 
 __all__ = ["GUARDED_TABLES", "GuardedWriteError", "all_tables", "install", "writing"]
 
-GUARDED_TABLES = frozenset({"memories", "memory_entities", "memory_conflicts", "memory_links"})
+GUARDED_TABLES = frozenset({"memories", "memory_entities", "memory_conflicts", "memory_links", "memory_tombstones"})
 _FLAG = "dokoro.memory_repository"
 
 

@@ -27,6 +27,7 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from sqlalchemy import func
 from sqlmodel import col, select
 
 from dokoro_store.clock import Clock
@@ -41,6 +42,7 @@ from dokoro_store.errors import (
 from dokoro_store.models.memories import Memory as MemoryRow
 from dokoro_store.results.memories import (
     FileProblem,
+    FilesCheck,
     FilesSync,
     Forgotten,
     Memory,
@@ -108,18 +110,31 @@ class MemoryService:
         review: bool = False,
         sweep: int = DEFAULT_SWEEP,
         render_batch: int = DEFAULT_RENDER_BATCH,
+        actor: str | None = None,
     ) -> None:
         """``paths``: the workspace folder, whose ``memories/`` holds the memories as markdown files
         (:mod:`.files`; none without it). ``review``: agents' inferences wait for a person
         (:mod:`.review`). ``sweep``: files stat-ed per call for in-place edits;
-        ``render_batch``: rows changed elsewhere rendered per call at most."""
+        ``render_batch``: rows changed elsewhere rendered per call at most. ``actor``: who this
+        process acts for (its agent; None: a person), whose rights a change in the files is made
+        with (:mod:`.files.authority`)."""
         self._db = db
         self._clock = clock
         self._docs = docs
         self._review = review
+        self._actor = actor
         self._gate = ConflictGate(db, clock, docs, search)
         self._files = (
-            MemoryFiles(paths, db, clock, gate=self._gate, index=self._index, sweep=sweep, render_batch=render_batch)
+            MemoryFiles(
+                paths,
+                db,
+                clock,
+                gate=self._gate,
+                index=self._index,
+                sweep=sweep,
+                render_batch=render_batch,
+                actor=actor,
+            )
             if paths
             else None
         )
@@ -298,7 +313,7 @@ class MemoryService:
                         "Deprecate it instead (dokoro_forget with a reason, purge=false: history kept), "
                         f"or ask {row.agent_id} to purge it"
                     )
-                repository.purge(session, row)
+                repository.purge(session, row, now=now, agent=acting_agent)
                 flagged = dependents(session, row.id)
             self._docs.delete(f"{DOC_PREFIX}{row.id}")
             if self._files is not None:
@@ -443,18 +458,32 @@ class MemoryService:
         """Files under ``memories/`` that hold no memory right now (unreadable, or copies), and why."""
         return self._files.problems() if self._files is not None else []
 
+    def files_check(self) -> FilesCheck | None:
+        """The memory files against the rows, read only (what a read-only call says it has not read:
+        :mod:`.files.look`); None for a store without a workspace folder."""
+        if self._files is None:
+            return None
+        with self._db.read() as session:
+            rows = int(session.exec(select(func.count()).select_from(MemoryRow)).one())
+        return self._files.check(rows)
+
     def file_of(self, memory_id: str) -> Path:
         """The markdown file of a memory (written when missing), e.g. to open it in an editor."""
         if self._files is None:
             raise InvalidArgumentError("this store has no workspace folder, so its memories have no files")
         return self._files.file_of(memory_id.strip())
 
-    def reindex_from_files(self, *, full: bool = False, progress: Progress | None = None) -> MemoryReindex:
-        """Rebuild the memories' rows and index from their files (``dokoro memory reindex``): each
-        file's row says what the file says; ``full`` re-embeds every memory, not only changed ones."""
+    def reindex_from_files(
+        self, *, full: bool = False, progress: Progress | None = None, actor: str | bool | None = True
+    ) -> MemoryReindex:
+        """Rebuild the memories' rows and index from their files (``dokoro memory reindex``), forward
+        only (a file older than its row is brought up to date from it), each change a file makes
+        made by ``actor`` (default: whom this process acts for; None: a person) with its rights only
+        (:mod:`.files.reindex`); ``full`` re-embeds every memory, not only changed ones."""
         if self._files is None:
             raise InvalidArgumentError("this store has no workspace folder, so its memories have no files")
-        report, ids = self._files.reindex(progress=progress)
+        caller = self._actor if isinstance(actor, bool) else actor
+        report, ids = self._files.reindex(actor=caller, progress=progress)
         rows: list[MemoryRow] = []
         with self._db.read() as session:
             for start in range(0, len(ids), 500):

@@ -77,7 +77,6 @@ from typing import TYPE_CHECKING
 from filelock import Timeout
 from sqlalchemy import bindparam, func
 from sqlalchemy import select as core_select
-from sqlmodel import select
 
 from dokoro_store.clock import Clock
 from dokoro_store.db.engine import Database
@@ -87,13 +86,17 @@ from dokoro_store.paths import StorePaths
 from dokoro_store.results.memories import CloseMemory, FileProblem, FilesCheck, FilesSync
 from dokoro_store.results.memory_files import MemoryReindex
 from dokoro_store.semantic.memories.dictionary import DICTIONARY_FILE, EntityDictionary
+from dokoro_store.semantic.memories.files import look as files_look
 from dokoro_store.semantic.memories.files import scan as files_scan
-from dokoro_store.semantic.memories.files.manifest import FileEntry, Manifest, ManifestFile
-from dokoro_store.semantic.memories.files.markdown import MEMORIES_DIR, MemoryFields
+from dokoro_store.semantic.memories.files.authority import Caller
+from dokoro_store.semantic.memories.files.ledger import Ledger
+from dokoro_store.semantic.memories.files.manifest import Manifest, ManifestFile
+from dokoro_store.semantic.memories.files.markdown import MEMORIES_DIR
 from dokoro_store.semantic.memories.files.reconcile import Reconciler
+from dokoro_store.semantic.memories.files.reindex import Rebuild
 from dokoro_store.semantic.memories.files.render import MEMORIES, Renderer
 from dokoro_store.semantic.memories.files.rows import FileRows
-from dokoro_store.semantic.memories.files.run import Gone, Run, lstat
+from dokoro_store.semantic.memories.files.run import Run, lstat
 
 # The walls every file is read behind (files/reconcile.py reads through them; kept here by name, as before).
 from dokoro_store.walls import containment as walls  # noqa: F401
@@ -103,7 +106,7 @@ if TYPE_CHECKING:
     from dokoro_store.semantic.documents.service import Progress
     from dokoro_store.semantic.memories.gate import ConflictGate
 
-__all__ = ["DEFAULT_RENDER_BATCH", "DEFAULT_SWEEP", "LOCK_WAIT", "READS_PER_CALL", "MemoryFiles"]
+__all__ = ["DEFAULT_RENDER_BATCH", "DEFAULT_SWEEP", "LOCK_WAIT", "READS_PER_CALL", "STANDING", "MemoryFiles"]
 
 DEFAULT_SWEEP = 2000
 # Files whose memory is looked up per call, to find memories purged by another process.
@@ -128,6 +131,8 @@ READS_PER_CALL = 50
 # How long a memory call waits for another process's reconcile of the folder before going on with
 # the rows as they stand (seconds): one process's slow files never hold another's calls.
 LOCK_WAIT = 1.0
+# Files that hold no memory (broken, refused) named again in every memory call's answer, at most.
+STANDING = 5
 BUSY = (
     "the memory files are being reconciled by another process; this call used the memories as they "
     "stand (edits to the files are picked up by a later call)"
@@ -147,7 +152,10 @@ class MemoryFiles:
         index: Callable[[MemoryRow], bool],
         sweep: int = DEFAULT_SWEEP,
         render_batch: int = DEFAULT_RENDER_BATCH,
+        actor: str | None = None,
     ) -> None:
+        """``actor``: who this process acts for (its agent; None: a person), the caller of the
+        changes a file makes on a memory call (:mod:`.authority`)."""
         self._paths = paths
         self._db = db
         self._clock = clock
@@ -170,6 +178,9 @@ class MemoryFiles:
         # The gate is looked up on each call (``self._gate_check``), not bound once.
         self._reconciler = Reconciler(paths.root, self._rows, lambda row, also: self._gate_check(row, also))
         self._renderer = Renderer(paths, db, self._rows, self._reconciler, self.dictionary)
+        self._caller = Caller.of(actor)
+        self.ledger = Ledger(paths.root, db)
+        self._rebuild = Rebuild(paths.root, self._rows, self._reconciler, self._renderer, self.ledger)
 
     @property
     def root(self) -> Path:
@@ -181,6 +192,11 @@ class MemoryFiles:
 
     def _manifest(self) -> contextlib.AbstractContextManager[Manifest]:
         """The manifest, for the database this folder is in step with (:meth:`ManifestFile.open`)."""
+        self._manifest_key()
+        return self._manifest_file.open(str(self._database_key), formerly=self._database_url)
+
+    def _manifest_key(self) -> None:
+        """The name of the database this folder's manifest is written for (once)."""
         if self._database_key is None:
             self._database_key = self._database_url = self._db.url.render_as_string(hide_password=True)
             url = self._db.url
@@ -192,7 +208,6 @@ class MemoryFiles:
                 with contextlib.suppress(ValueError, OSError):
                     inner = Path(url.database).resolve().relative_to(self._paths.data_dir.resolve())
                     self._database_key = f"sqlite:<data folder>/{inner.as_posix()}"
-        return self._manifest_file.open(self._database_key, formerly=self._database_url)
 
     def close(self) -> None:
         """Close the manifest's connection (a later call opens it again)."""
@@ -222,14 +237,36 @@ class MemoryFiles:
         self.dictionary.refresh()
         try:
             with self._locked(wait) as m:
-                run = Run(m, budget=None if sweep else READS_PER_CALL)
+                run = Run(m, budget=None if sweep else READS_PER_CALL, caller=self._caller)
                 run.render.update(render)
                 if scan:
                     self._scan(run, window=self._sweep if sweep else self._sweep_window(m), purges=sweep)
                 self._renderer.render_changed(run, limit=self._render_batch)
+                if scan:
+                    self.ledger.refresh(run, force=sweep)
+                    self._standing(run)
                 return run.result()
         except Timeout:
             return FilesSync(note=BUSY)
+
+    def _standing(self, run: Run) -> None:
+        """The files that still hold no memory (broken, refused, links), named in every call's answer
+        until they are fixed or removed (the first :data:`STANDING`; the status lists them all)."""
+        m = run.manifest
+        reported = {p.path for p in run.problems}
+        linked = [(p, r) for p, r in files_scan.linked_folders(self._paths.root) if p not in reported]
+        notes = [(e.path, e.note or "") for e in m.noted(STANDING + len(reported)) if e.path not in reported]
+        standing = (linked + notes)[:STANDING]
+        for path, reason in standing:
+            run.problems.append(FileProblem(path=path, reason=reason))
+        already = sum(1 for path in reported if (e := m.get(path)) is not None and e.note is not None)
+        more = len(linked) + m.noted_count() - already - len(standing)
+        if more > 0:
+            run.problems.append(
+                FileProblem(
+                    path=MEMORIES_DIR, reason=f"{more} more file(s) hold no memory: dokoro_memory_status lists them"
+                )
+            )
 
     def render_written(self, rows: Sequence[MemoryRow]) -> FilesSync:
         """Render the memories a write of this process just committed (``rows``, detached, as written,
@@ -248,12 +285,12 @@ class MemoryFiles:
             revs = {
                 str(r[0]): (int(r[1]), str(r[2]))
                 for r in session.execute(
-                    select(table.c.id, table.c.rev, table.c.state).where(table.c.id.in_(list(by_id)))
+                    core_select(table.c.id, table.c.rev, table.c.state).where(table.c.id.in_(list(by_id)))
                 )
             }
         try:
             with self._locked(LOCK_WAIT) as m:
-                return self._renderer.render_rows(Run(m), by_id, revs)
+                return self._renderer.render_rows(Run(m, caller=self._caller), by_id, revs)
         except Timeout:
             return FilesSync(note=BUSY)  # the next sync renders them (their change numbers are above the mark)
 
@@ -266,7 +303,7 @@ class MemoryFiles:
                 row = self._rows.row(memory_id)
                 if row is None:
                     raise NotFoundError(f"no memory {memory_id!r}; find ids with dokoro_recall or `dokoro memory list`")
-                self._renderer.write(Run(m), row, entry)
+                self._renderer.write(Run(m, caller=self._caller), row, entry)
                 entry = m.of_memory(memory_id)
             assert entry is not None
             return self._paths.root / entry.path
@@ -287,21 +324,28 @@ class MemoryFiles:
         """The files under ``memories/`` that hold no memory, and why (with the symlinks found in
         it: a linked type folder or ``memories/`` itself is never read or written)."""
         found = [FileProblem(path=path, reason=reason) for path, reason in files_scan.linked_folders(self._paths.root)]
-        if not self.manifest_file.exists():
-            return found
-        with self._manifest() as m:
-            return found + [FileProblem(path=e.path, reason=e.note or "") for e in m.noted()]
+        with self._peek() as m:
+            return found + ([FileProblem(path=e.path, reason=e.note or "") for e in m.noted()] if m else [])
+
+    def _peek(self) -> contextlib.AbstractContextManager[Manifest | None]:
+        self._manifest_key()
+        return self._manifest_file.peek(str(self._database_key), formerly=self._database_url)
+
+    def look(self) -> files_look.Look:
+        """What the folder holds that its rows do not say yet, read only (:func:`.look.look`)."""
+        with self._peek() as m:
+            return files_look.look(self._paths.root, m)
 
     def check(self, rows: int) -> FilesCheck:
         """The files against the ``rows`` memories of the database, read-only and bounded: the
-        manifest's counts, the rows changed since its last render, and (when it knows no file) whether
-        ``memories/`` holds memory files at all (the listing stops at the first one)."""
-        files = deleted = 0
-        mark = 0
-        if self.manifest_file.exists():
-            with self._manifest() as m:
+        manifest's counts, the rows changed since its last render, and a look at the folder
+        (:mod:`.look`: the files changed since the folder read them, the ones that hold no memory)."""
+        files = deleted = mark = 0
+        with self._peek() as m:
+            if m is not None:
                 files, deleted = m.memory_counts()
                 mark = m.rev
+            seen = files_look.look(self._paths.root, m)
         with self._db.read() as session:
             unrendered = int(
                 session.execute(
@@ -309,40 +353,7 @@ class MemoryFiles:
                     {"mark": mark},
                 ).scalar_one()
             )
-        unknown = files + deleted == 0 and files_scan.any_file_on_disk(self._paths.root)
-        missing = files + deleted - rows  # files whose memory the database lacks (at least)
-        if missing > 0 or (unknown and rows == 0):
-            what = f"{files} memory file(s)" if not unknown else "memory files the folder has never read"
-            message = (
-                f"the files and the database differ: memories/ holds {what} but the database {rows} memory(ies) "
-                "(a lost or replaced database, a fresh clone): dokoro_memory_reindex rebuilds the memories "
-                "(states, trust, supersede chains) from the files in one call"
-            )
-            return FilesCheck(
-                files=files,
-                deleted=deleted,
-                rows=rows,
-                unrendered=unrendered,
-                unknown_files=unknown,
-                in_step=False,
-                message=message,
-            )
-        message = f"{files} memory file(s), in step with the rows"
-        if deleted:
-            message += f" ({deleted} deleted by a person: their memories deprecated)"
-        if unrendered:
-            message += f"; {unrendered} changed memory(ies) are written to their files on the next calls"
-        if unknown:
-            message += "; memories/ holds files the folder has not read yet (the next calls read them)"
-        return FilesCheck(
-            files=files,
-            deleted=deleted,
-            rows=rows,
-            unrendered=unrendered,
-            unknown_files=unknown,
-            in_step=True,
-            message=message,
-        )
+        return files_look.check(seen, files=files, deleted=deleted, rows=rows, unrendered=unrendered)
 
     def _gate_check(self, row: MemoryRow, also: MemoryRow | None = None) -> list[CloseMemory]:
         """Index the new memory, run the conflict gate on it, and (``also``) make sure the pair
@@ -426,47 +437,9 @@ class MemoryFiles:
         self._renderer.drop_purged(run, untouched)
 
     # ------------------------------------------------------------------ reindex (files → rows, all of them)
-    def reindex(self, *, progress: Progress | None = None) -> tuple[MemoryReindex, list[str]]:
-        """Rebuild the rows from the files: every memory file is read and its row made to say what
-        the file says (id, type, trust, state, dates, chain and text; a file without an id becomes a
-        new memory). Rows without a file are left as they are and rendered again. The manifest is
-        rebuilt. Returns the report (``indexed`` still 0) and the ids whose documents to index."""
+    def reindex(self, *, actor: str | None = None, progress: Progress | None = None) -> tuple[MemoryReindex, list[str]]:
+        """Rebuild the rows from the files, forward only, with ``actor``'s rights (:mod:`.reindex`).
+        Returns the report (``indexed`` still 0) and the ids whose documents to index."""
         self.dictionary.refresh()
         with self._locked() as m:
-            m.reset()
-            m.set_meta("database", str(self._database_key))  # set by _manifest()
-            m.set_meta("version", "1")
-            run = Run(m)
-            paths = files_scan.all_files(self._paths.root, run)
-            counts = {"restored": 0, "updated": 0, "unchanged": 0, "created": 0}
-            duplicates: list[FileProblem] = []
-            owners: dict[str, str] = {}
-            for done, path in enumerate(paths, start=1):
-                stat = lstat(self._paths.root / path)
-                try:
-                    fields = self._reconciler.read(run, path, memory_id=None) if stat is not None else None
-                except Gone:
-                    fields = None
-                if stat is not None and isinstance(fields, MemoryFields):
-                    self._reconciler.reindex_file(
-                        run, path, stat, self._rows.normalise(fields), owners, counts, duplicates
-                    )
-                if progress is not None:
-                    progress(done, len(paths), "memory files")
-            for problem in run.problems:
-                if problem.path.count("/") < 2:
-                    continue  # memories/ or a type folder (a link), not a file of the manifest
-                if (stat := lstat(self._paths.root / problem.path)) is not None:
-                    m.put(FileEntry(problem.path, None, stat.st_mtime_ns, stat.st_size, None, 0, note=problem.reason))
-            with self._db.read() as session:
-                total = session.exec(select(func.count()).select_from(MemoryRow)).one()
-            self._renderer.render_changed(run)
-            report = MemoryReindex(
-                files=len(paths),
-                problems=run.problems,
-                duplicates=duplicates,
-                rows_without_file=int(total) - len(owners),
-                indexed=0,
-                **counts,
-            )
-            return report, sorted(owners)
+            return self._rebuild.run(m, str(self._database_key), Caller.of(actor), progress)
