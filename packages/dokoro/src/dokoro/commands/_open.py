@@ -9,7 +9,7 @@ if TYPE_CHECKING:  # typing only: the commands import the store and the kit when
     from dokoro_server import DokoroSettings
     from dokoro_store import Store
 
-__all__ = ["open_for_command", "require_store", "settings_for"]
+__all__ = ["holds_memory_files", "open_for_command", "require_store", "settings_for"]
 
 
 def settings_for(path: Path | None, database_url: str | None = None, embedder: str | None = None) -> DokoroSettings:
@@ -45,6 +45,17 @@ def open_for_command(
         require_store(settings, path, cwd)
     store: Store = open_store_or_exit(settings, cwd, create=create)
     return store
+
+
+def holds_memory_files(path: Path | None) -> bool:
+    """Whether the store folder the settings name holds a ``memories/`` folder (a clone of a project
+    whose memory files came along): a rebuild from them may create the store."""
+    from dokoro_server.app import store_root
+
+    try:
+        return (store_root(settings_for(path), Path.cwd()) / "memories").is_dir()
+    except OSError:
+        return False
 
 
 def require_store(settings: DokoroSettings, path: Path | None, cwd: Path) -> None:

@@ -11,7 +11,7 @@ from pydantic import Field
 from dokoro_store.results.base import Result
 from dokoro_store.results.memories import FileChange, FileProblem, Memory
 
-__all__ = ["MemoryReindex", "Reviewed"]
+__all__ = ["MemoryReindex", "MemoryRepair", "RepairedMemory", "Reviewed"]
 
 
 class MemoryReindex(Result):
@@ -50,3 +50,17 @@ class Reviewed(Result):
     memory: Memory
     decision: str
     superseded: Memory | None = None
+
+
+class RepairedMemory(Result):
+    """A memory row an earlier version let in that no file could hold, and what it is now."""
+
+    old_id: str
+    new_id: str
+    why: str
+
+
+class MemoryRepair(Result):
+    """What ``dokoro doctor --fix`` repaired among the memory rows."""
+
+    repaired: list[RepairedMemory] = Field(default_factory=list)

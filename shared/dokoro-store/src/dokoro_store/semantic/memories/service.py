@@ -27,7 +27,6 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func
 from sqlmodel import col, select
 
 from dokoro_store.clock import Clock
@@ -42,7 +41,6 @@ from dokoro_store.errors import (
 from dokoro_store.models.memories import Memory as MemoryRow
 from dokoro_store.results.memories import (
     FileProblem,
-    FilesCheck,
     FilesSync,
     Forgotten,
     Memory,
@@ -51,10 +49,11 @@ from dokoro_store.results.memories import (
     RecallHit,
     Remembered,
 )
-from dokoro_store.results.memory_files import MemoryReindex, Reviewed
+from dokoro_store.results.memory_files import MemoryReindex, MemoryRepair, Reviewed
 from dokoro_store.semantic.memories import repository
 from dokoro_store.semantic.memories.bulk import MemoryDraft, draft_rows
 from dokoro_store.semantic.memories.docs import index_many, index_one
+from dokoro_store.semantic.memories.files.look import unread_line
 from dokoro_store.semantic.memories.files.sync import DEFAULT_RENDER_BATCH, DEFAULT_SWEEP, LOCK_WAIT, MemoryFiles
 from dokoro_store.semantic.memories.gate import ConflictGate, text_similarity
 from dokoro_store.semantic.memories.recall import MemoryRecall
@@ -442,9 +441,8 @@ class MemoryService:
 
     # ------------------------------------------------------------------ files
     def sync_files(self, *, sweep: bool = True) -> FilesSync:
-        """Reconcile the memory files now and say what a person changed (every memory call does it).
-        ``sweep=False``: as every memory call's own reconcile (the rolling sweep's share of its rate,
-        a bounded number of files, a second's wait for another process at most), not a whole window."""
+        """Reconcile the memory files now, say what a person changed (``sweep=False``: as a memory call's own
+        reconcile: the sweep's share of its rate, a bounded number of files, a second's wait at most)."""
         if not sweep:
             return self._sync() or FilesSync()
         return self._files.sync(sweep=sweep) if self._files is not None else FilesSync()
@@ -455,17 +453,27 @@ class MemoryService:
             self._files.close()
 
     def file_problems(self) -> list[FileProblem]:
-        """Files under ``memories/`` that hold no memory right now (unreadable, or copies), and why."""
+        """Files under ``memories/`` that hold no memory now (unreadable, refused, copies), and why."""
         return self._files.problems() if self._files is not None else []
 
-    def files_check(self) -> FilesCheck | None:
-        """The memory files against the rows, read only (what a read-only call says it has not read:
-        :mod:`.files.look`); None for a store without a workspace folder."""
-        if self._files is None:
-            return None
-        with self._db.read() as session:
-            rows = int(session.exec(select(func.count()).select_from(MemoryRow)).one())
-        return self._files.check(rows)
+    def unsafe_rows(self) -> list[tuple[str, str]]:
+        """Memory rows an earlier version let in that no file can hold, as (id, why) (:mod:`.repair`)."""
+        from dokoro_store.semantic.memories.repair import find_unsafe
+
+        return find_unsafe(self._db)
+
+    def repair(self) -> MemoryRepair:
+        """Repair the rows :meth:`unsafe_rows` finds (``dokoro doctor --fix``, :mod:`.repair`); their
+        documents follow their new ids and their files are written."""
+        from dokoro_store.semantic.memories.repair import repair_rows
+
+        done = repair_rows(self._db, self._clock, self._docs, self._index)
+        self._rendered(*(r.new_id for r in done.repaired))
+        return done
+
+    def files_unread(self) -> str | None:
+        """The memory files a read-only answer has not read, in a line (None: none; :mod:`.files.look`)."""
+        return unread_line(self._files.look()) if self._files is not None else None
 
     def file_of(self, memory_id: str) -> Path:
         """The markdown file of a memory (written when missing), e.g. to open it in an editor."""
@@ -482,12 +490,8 @@ class MemoryService:
         (:mod:`.files.reindex`); ``full`` re-embeds every memory, not only changed ones."""
         if self._files is None:
             raise InvalidArgumentError("this store has no workspace folder, so its memories have no files")
-        caller = self._actor if isinstance(actor, bool) else actor
-        report, ids = self._files.reindex(actor=caller, progress=progress)
-        rows: list[MemoryRow] = []
-        with self._db.read() as session:
-            for start in range(0, len(ids), 500):
-                rows += session.exec(select(MemoryRow).where(col(MemoryRow.id).in_(ids[start : start + 500])))
+        report, ids = self._files.reindex(actor=self._actor if isinstance(actor, bool) else actor, progress=progress)
+        rows = self._files.rows_of(ids)
         indexed = self._index_many(rows, force=full, progress=progress) if rows else 0
         return report.model_copy(update={"indexed": indexed})
 

@@ -25,7 +25,7 @@ from dokoro_store.semantic.memories.files.run import lstat
 from dokoro_store.walls import containment as walls
 from dokoro_store.walls.secrets import redact
 
-__all__ = ["LISTED", "READS", "Look", "check", "look"]
+__all__ = ["LISTED", "READS", "Look", "check", "look", "unread_line"]
 
 # Files parsed (read only) to tell a broken one; files listed by name.
 READS = 10
@@ -151,3 +151,17 @@ def check(seen: Look, *, files: int, deleted: int, rows: int, unrendered: int) -
     if unrendered:
         parts.append(f"{unrendered} changed memory(ies) are written to their files on the next calls")
     return FilesCheck(in_step=not (seen.unread or seen.never_read), message="; ".join(parts), **common)
+
+
+def unread_line(seen: Look) -> str | None:
+    """One line on what a read-only answer (the briefing) has not read, or None when nothing."""
+    parts = []
+    if seen.unread:
+        parts.append(
+            f"{seen.unread} changed since they were last read (not in this answer: the next memory call takes them in)"
+        )
+    elif seen.never_read:
+        parts.append("memories/ holds files this folder has never read (the next memory calls read them)")
+    if seen.not_read:
+        parts.append(f"{seen.not_read} hold no memory until fixed (dokoro_memory_status lists them)")
+    return "memory files: " + "; ".join(parts) if parts else None

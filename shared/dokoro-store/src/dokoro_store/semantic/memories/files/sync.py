@@ -97,6 +97,7 @@ from dokoro_store.semantic.memories.files.reindex import Rebuild
 from dokoro_store.semantic.memories.files.render import MEMORIES, Renderer
 from dokoro_store.semantic.memories.files.rows import FileRows
 from dokoro_store.semantic.memories.files.run import Run, lstat
+from dokoro_store.semantic.memories.repair import find_unsafe
 
 # The walls every file is read behind (files/reconcile.py reads through them; kept here by name, as before).
 from dokoro_store.walls import containment as walls  # noqa: F401
@@ -336,10 +337,14 @@ class MemoryFiles:
         with self._peek() as m:
             return files_look.look(self._paths.root, m)
 
-    def check(self, rows: int) -> FilesCheck:
-        """The files against the ``rows`` memories of the database, read-only and bounded: the
-        manifest's counts, the rows changed since its last render, and a look at the folder
-        (:mod:`.look`: the files changed since the folder read them, the ones that hold no memory)."""
+    def rows_of(self, ids: Sequence[str]) -> list[MemoryRow]:
+        """The rows of these memories (a rebuild's, to index)."""
+        return list(self._rows.load(ids).values())
+
+    def check(self, rows: int | None = None) -> FilesCheck:
+        """The files against the ``rows`` memories of the database (counted when None), read-only and
+        bounded: the manifest's counts, the rows changed since its last render, and a look at the
+        folder (:mod:`.look`: the files changed since the folder read them, the ones that hold no memory)."""
         files = deleted = mark = 0
         with self._peek() as m:
             if m is not None:
@@ -352,6 +357,15 @@ class MemoryFiles:
                     core_select(func.count()).select_from(MEMORIES).where(MEMORIES.c.rev > bindparam("mark")),
                     {"mark": mark},
                 ).scalar_one()
+            )
+            if rows is None:
+                rows = int(session.execute(core_select(func.count()).select_from(MEMORIES)).scalar_one())
+        for memory_id, why in find_unsafe(self._db):  # rows no file can hold: said until repaired
+            shown = memory_id if len(memory_id) <= 60 else memory_id[:57] + "..."
+            seen.not_read += 1
+            seen.not_read_files.insert(
+                0,
+                FileProblem(path=MEMORIES_DIR, reason=f"memory {shown!r} has {why}: `dokoro doctor --fix` repairs it"),
             )
         return files_look.check(seen, files=files, deleted=deleted, rows=rows, unrendered=unrendered)
 
