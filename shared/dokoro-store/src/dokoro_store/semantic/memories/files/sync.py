@@ -11,7 +11,8 @@ above it, and only those (at most ``render_batch`` of them per call, oldest firs
 upgraded with many memories is rendered over its first calls, or at once by ``dokoro memory
 reindex``). That is how a folder learns of memories written by other processes,
 or, on a team PostgreSQL, by other machines: every machine renders into its own folder. Recall
-counts are not in the files, so recall never writes a file.
+counts are not in the memory files, so recall never writes one; their last values go to the
+folder's ledger (:mod:`.ledger`), at most every :data:`~.ledger.REFRESH_EVERY` seconds.
 
 **Files → rows** (a stat gate, O(changed files)). Each sync stats the ``memories/`` folder and
 its type folders; a folder whose modification time moved (a file created, deleted, renamed, or
@@ -25,30 +26,40 @@ explicit :meth:`MemoryFiles.sync` always sweeps a whole one). Such an edit is se
 in a small folder and within ``files / sweep`` seconds of calls in a large one. Only a file whose
 stat changed is read; only a file whose fields changed is acted on:
 
-- an edit of a memory's content makes a new version: a new memory (trust ``user-stated``,
-  active) supersedes the edited one, and the conflict gate runs on it. The edited file is
-  rendered again from its (now archived) row; the new version gets its own file. Editing an
-  archived or deprecated memory's file brings that same memory back (active, the file's text,
-  ``user-stated``, its chain kept), through the gate;
-- a change of the front matter's ``state`` alone changes the memory's state (``active``
-  brings an archived, deprecated or proposed memory back; ``archived``/``deprecated`` retire it);
+- an edit of a memory's content makes a new version: a new memory by the caller (a person's
+  ``user-stated``, an agent's at the edited memory's trust, active) supersedes the edited one, and
+  the conflict gate runs on it. The edited file is rendered again from its (now archived) row; the
+  new version gets its own file. Editing an archived or deprecated memory's file brings that same
+  memory back (active, the file's text, its chain kept), through the gate;
+- a change of the front matter's ``state`` alone changes the memory's state (``active`` brings
+  an archived or deprecated memory back; ``archived``/``deprecated`` retire it; a proposal is
+  approved by a person's ``dokoro memory approve`` only);
 - a deleted file deprecates its memory with the reason "file deleted" (never a purge); the
   file is not rendered again until the memory changes. A whole type folder deleted is
   rendered again instead (a safety net against ``rm -r``);
 - when the file and the row both changed since the last render, both are kept: the file's
   version becomes a new memory, the pair is written to the conflict ledger (unresolved until
   a verdict) and the answer says so;
-- a new file becomes a new memory (``user-stated``) and keeps its name; a file carrying the id
-  of a memory the database lacks restores it; a moved file stays its memory's file;
+- a new file becomes the caller's new memory and keeps its name; a file carrying the id of a
+  memory the database lacks restores it (not a purged one); a moved file stays its memory's file;
 - a file that cannot be read is reported and left alone (its memory is not rendered over it)
   until it is fixed.
+
+**Files carry content, not authority** (:mod:`.authority`). A change a file makes is made by the
+caller (the agent this process acts for, or a person) with its rights only: no file changes a
+memory's owner, raises its trust, approves a proposal or takes another memory's id; another agent's
+memory edited in a file is kept beside (both, the pair in the conflict ledger), not replaced; a
+memory the database lacks is restored only by a person or the agent that wrote it, never when it
+was purged (its tombstone: an older copy of it is removed).
 
 **Behind the store's walls** (:mod:`dokoro_store.walls.containment`): the files are a person's and so hostile
 input. A symlink (a file, or a whole type folder) is never followed, read or written over: it is
 reported and skipped. A file over :data:`~dokoro_store.walls.containment.MAX_FILE_BYTES` is reported, never
 imported (and stays so across restarts: the manifest keeps the note until its stat changes). Front
 matter is loaded by :func:`dokoro_store.walls.frontmatter.load` (no YAML anchors or aliases, nesting
-bounded); one that is broken or never closes is reported, never a new version. Secrets in a file
+bounded) and every value checked (:mod:`.markdown`: an id that is a path is refused); one that is
+broken or never closes is reported, never a new version, and named in every call's answer
+(:data:`STANDING` of them) until it is fixed. Secrets in a file
 are redacted from every field read (and from every reason reported) before anything is stored or
 echoed. A memory made from a file gets an id derived from the file (its path, text and time), so
 a call that fails part-way and is retried finds the row it wrote instead of writing another. A
@@ -60,9 +71,11 @@ reconcile: past that it goes on with the rows as they stand (its answer says so)
 ``memories/dictionary.md`` (:mod:`.dictionary`) is re-read when its stat changes.
 
 **The parts.** :class:`MemoryFiles` holds the lock, the manifest and the pace of the sweep; the work
-is done by :mod:`.files_scan` (the listing and the sweep's stats), :mod:`.files_reconcile` (files →
-rows), :mod:`.files_render` (rows → files), :mod:`.files_rows` (the rows they read and write,
-through :mod:`.repository`) and :mod:`.files_run` (one sync's report).
+is done by :mod:`.scan` (the listing and the sweep's stats), :mod:`.reconcile` (files → rows, with
+:mod:`.authority`), :mod:`.render` (rows → files), :mod:`.rows` (the rows they read and write,
+through :mod:`.repository`), :mod:`.run` (one sync's report), :mod:`.ledger` (what a rebuild needs
+beside the files), :mod:`.reindex` (the rebuild, forward only) and :mod:`.look` (what the read-only
+calls say they have not read).
 """
 
 from __future__ import annotations
@@ -325,8 +338,19 @@ class MemoryFiles:
         """The files under ``memories/`` that hold no memory, and why (with the symlinks found in
         it: a linked type folder or ``memories/`` itself is never read or written)."""
         found = [FileProblem(path=path, reason=reason) for path, reason in files_scan.linked_folders(self._paths.root)]
+        found += self._unsafe_rows()
         with self._peek() as m:
             return found + ([FileProblem(path=e.path, reason=e.note or "") for e in m.noted()] if m else [])
+
+    def _unsafe_rows(self) -> list[FileProblem]:
+        """The rows no file can hold (an earlier version let them in), said until repaired."""
+        problems = []
+        for memory_id, why in find_unsafe(self._db):
+            shown = memory_id if len(memory_id) <= 60 else memory_id[:57] + "..."
+            problems.append(
+                FileProblem(path=MEMORIES_DIR, reason=f"memory {shown!r} has {why}: `dokoro doctor --fix` repairs it")
+            )
+        return problems
 
     def _peek(self) -> contextlib.AbstractContextManager[Manifest | None]:
         self._manifest_key()
@@ -360,13 +384,9 @@ class MemoryFiles:
             )
             if rows is None:
                 rows = int(session.execute(core_select(func.count()).select_from(MEMORIES)).scalar_one())
-        for memory_id, why in find_unsafe(self._db):  # rows no file can hold: said until repaired
-            shown = memory_id if len(memory_id) <= 60 else memory_id[:57] + "..."
-            seen.not_read += 1
-            seen.not_read_files.insert(
-                0,
-                FileProblem(path=MEMORIES_DIR, reason=f"memory {shown!r} has {why}: `dokoro doctor --fix` repairs it"),
-            )
+        unsafe = self._unsafe_rows()  # rows no file can hold: said until repaired
+        seen.not_read += len(unsafe)
+        seen.not_read_files = (unsafe + seen.not_read_files)[: files_look.LISTED]
         return files_look.check(seen, files=files, deleted=deleted, rows=rows, unrendered=unrendered)
 
     def _gate_check(self, row: MemoryRow, also: MemoryRow | None = None) -> list[CloseMemory]:
