@@ -136,8 +136,11 @@ class Ledger:
             return True
         try:
             atomic_write_text(target, "".join(f"{line}\n" for line in lines), within=self._base)
-        except (OSError, OutsideStoreError) as exc:
-            run.problem(relative, f"not written ({exc})")
+        except OutsideStoreError:  # a link swapped in since the check (its message names paths: not echoed)
+            run.problem(relative, "not written: a symlink on the way leads out of the store")
+            return False
+        except OSError as exc:
+            run.problem(relative, f"not written ({exc.strerror or type(exc).__name__})")
             return False
         return True
 
@@ -233,8 +236,11 @@ class Ledger:
             data = walls.read_within(self._base, relative, limit=MAX_BYTES)
         except (FileNotFoundError, NotADirectoryError):
             return
-        except (walls.UnsafeFile, OSError) as exc:
+        except walls.UnsafeFile as exc:
             run.problem(relative, str(exc))
+            return
+        except OSError as exc:
+            run.problem(relative, f"cannot be read ({exc.strerror or type(exc).__name__})")
             return
         text = data.decode("utf-8", errors="replace")
         bad = 0
