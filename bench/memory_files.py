@@ -11,7 +11,8 @@ once, then times the reconcile in each situation a call meets:
   listed, the file read, a new version made;
 - an in-place edit (the folder's time does not move): found by the rolling sweep, within
   ``N / sweep`` calls;
-- ``memory_status()`` (an agent's call, counted in the database) and ``remember()``.
+- a memory call's own reconcile when nothing changed (what every remember and recall pays);
+- ``memory_status()`` (with its reconcile, and read only as the tool calls it) and ``remember()``.
 
 Usage:
 
@@ -107,6 +108,13 @@ def run(n: int, database_url: str | None) -> None:
                 f"- quiet reconcile (nothing changed): median {quiet:.2f} ms, max {quiet_max:.2f} ms "
                 f"(stats min({n}, {DEFAULT_SWEEP}) files per call)"
             )
+            own, own_max = _ms(lambda: memories.sync_files(sweep=False), 30)
+            print(
+                f"- a memory call's own reconcile, quiet (the sweep's share; the files holding no memory; the "
+                f"ledger when due): median {own:.2f} ms, max {own_max:.2f} ms"
+            )
+            read_only, _ = _ms(lambda: memories.status(reconcile=False), 5)
+            print(f"- memory_status(reconcile=False) (the read-only tool's): median {read_only:.1f} ms")
 
             def changed_elsewhere() -> None:
                 with store.db.write() as session:

@@ -712,8 +712,8 @@ def test_no_module_is_over_500_lines() -> None:
 
 
 # ---------------------------------------------------------------------- one writer of memory rows
-MEMORY_MODELS = {"Memory", "MemoryConflict", "MemoryEntity", "MemoryLink"}
-MEMORY_TABLES = ("memories", "memory_entities", "memory_conflicts", "memory_links")
+MEMORY_MODELS = {"Memory", "MemoryConflict", "MemoryEntity", "MemoryLink", "MemoryTombstone"}
+MEMORY_TABLES = ("memories", "memory_entities", "memory_conflicts", "memory_links", "memory_tombstones")
 MEMORY_REPOSITORY = "shared/dokoro-store/src/dokoro_store/semantic/memories/repository.py"
 # Modules that write memory rows without the repository, each with its reason.
 MEMORY_WRITERS_ALLOWED = {
@@ -723,6 +723,8 @@ MEMORY_WRITERS_ALLOWED = {
     # The change-number triggers (the database stamps ``rev`` on every memory change) and the
     # numbering of the memories there were at that upgrade.
     "shared/dokoro-store/src/dokoro_store/db/migrations/versions/0019_memory_revs.py": "schema migration",
+    # The same triggers stamping each memory's own revision too.
+    "shared/dokoro-store/src/dokoro_store/db/migrations/versions/0031files_memory_revisions.py": "schema migration",
 }
 _RAW_MEMORY_WRITE = re.compile(
     r"\b(?:INSERT\s+(?:OR\s+\w+\s+)?INTO|UPDATE|DELETE\s+FROM)\s+[\"`]?(?:" + "|".join(MEMORY_TABLES) + r")\b",

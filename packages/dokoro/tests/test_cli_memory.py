@@ -192,7 +192,7 @@ def test_reindex_rebuilds_the_memories_from_their_files(folder):
     again = json.loads(invoke(root, "memory", "reindex", "--json").stdout)
 
     assert text.exit_code == 0, text.output
-    assert "1 new" in text.output and "broken.md: not read" in text.output
+    assert "1 new" in text.output and "broken.md: skipped" in text.output
     assert "memory reindex" in text.stderr  # the progress bar
     assert (again["files"], again["created"], again["unchanged"]) == (5, 0, 4)
     titles = [m["title"] for m in json.loads(invoke(root, "memory", "list", "--type", "decision", "--json").stdout)]

@@ -108,7 +108,8 @@ def test_scan_finds_where_secrets_sit_and_fix_redacts_them(tmp_path: Path, datab
                 assert not any(n.encode() in path.read_bytes() for n in NEEDLES), path.name
 
 
-def test_fix_needs_scan_secrets(tmp_path: Path) -> None:
+def test_fix_alone_repairs_memory_rows_of_an_existing_store_only(tmp_path: Path) -> None:
+    # --fix without --scan-secrets repairs memory rows (test_cli_memory_repair.py); it creates no store.
     result = runner.invoke(app, ["doctor", "--fix", "--path", str(tmp_path / "s")])
-    assert result.exit_code == 2
-    assert "--scan-secrets" in result.output
+    assert result.exit_code == 1
+    assert not (tmp_path / "s").exists()

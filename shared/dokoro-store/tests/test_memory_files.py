@@ -10,7 +10,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from dokoro_store import FrozenClock, Store
+from dokoro_store import FrozenClock, NotFoundError, Store
 from dokoro_store.models.memories import MemoryConflict
 from dokoro_store.semantic.memories.files.markdown import parse_memory_file
 from sqlalchemy import text
@@ -142,8 +142,12 @@ def test_a_memory_purged_on_another_machine_loses_its_file_here_unless_it_was_ed
     synced = any_store.memories.sync_files()
 
     assert not list((root / "memories").glob(f"*/{gone.id}*.md"))
-    assert [(c.action, c.memory_id) for c in synced.changes] == [("restored", edited.id)]
-    assert any_store.memories.get(edited.id).body == "This one is purged elsewhere but edited here, and kept."
+    # The purge stands (a purged memory never comes back); the edit is kept, as a new memory.
+    [change] = synced.changes
+    assert change.action == "created" and "was purged" in change.message
+    assert any_store.memories.get(change.memory_id).body == "This one is purged elsewhere but edited here, and kept."
+    with pytest.raises(NotFoundError):
+        any_store.memories.get(edited.id)
 
 
 def test_a_damaged_manifest_is_rebuilt_and_no_edit_is_lost(any_store: Store, root: Path) -> None:
@@ -504,17 +508,22 @@ def test_a_synonym_in_a_query_finds_the_memories_written_under_the_name(any_stor
 def test_reindex_rebuilds_rows_and_index_from_the_files(any_store: Store, root: Path) -> None:
     kept = _fact(any_store, "Timeouts", "The http client times out after thirty seconds.")
     lost = _fact(any_store, "Retries", "Failed jobs are retried three times with backoff.")
-    with any_store.db.write() as session:  # the database loses a row and garbles another
+    same = _fact(any_store, "Pools", "The pool holds ten connections.")
+    with any_store.db.write() as session:  # the database loses a row
         session.execute(text("DELETE FROM memories WHERE id = :id"), {"id": lost.id})
-        session.execute(text("UPDATE memories SET body = 'garbled' WHERE id = :id"), {"id": kept.id})
+    _edit(_file(root, kept.id), "thirty seconds", "sixty seconds")  # a person's edit, not read yet
     progress: list[tuple[int, int]] = []
 
     report = any_store.memories.reindex_from_files(progress=lambda done, total, _what: progress.append((done, total)))
 
-    assert (report.files, report.restored, report.updated, report.unchanged) == (2, 1, 1, 0)
-    assert progress[-1] == (2, 2) or progress[-1][0] == progress[-1][1]
-    assert any_store.memories.get(kept.id).body == "The http client times out after thirty seconds."
+    assert (report.files, report.restored, report.updated, report.unchanged) == (3, 1, 1, 1)
+    assert progress[-1] == (3, 3)
+    [version] = [c for c in report.changes if c.action == "new_version"]
+    assert version.memory_id == kept.id
+    assert any_store.memories.get(version.new_id or "").body == "The http client times out after sixty seconds."
+    assert any_store.memories.get(kept.id).state == "archived"
     assert any_store.memories.get(lost.id).title == "Retries"
+    assert any_store.memories.get(same.id).title == "Pools"
     assert [h.memory.id for h in any_store.memories.recall("retried with backoff")][:1] == [lost.id]
     assert any_store.memories.sync_files().quiet
 

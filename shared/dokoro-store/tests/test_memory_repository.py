@@ -10,7 +10,7 @@ import pytest
 from dokoro_store import Store
 from dokoro_store.db.write_guard import GuardedWriteError
 from dokoro_store.models.memories import Memory as MemoryRow
-from dokoro_store.models.memories import MemoryConflict, MemoryEntity
+from dokoro_store.models.memories import MemoryConflict, MemoryEntity, MemoryTombstone
 from dokoro_store.semantic.memories import repository
 from dokoro_store.semantic.memories.service import MemoryDraft
 from sqlalchemy import insert, update
@@ -89,9 +89,11 @@ def test_the_repositorys_writes_hold_entities_pairs_states_and_purge(any_store: 
     with any_store.db.write() as session:
         row = session.get(MemoryRow, first.id)
         assert row is not None
-        repository.purge(session, row)
+        repository.purge(session, row, now=any_store.clock.now(), agent="agent-a")
     with any_store.db.read() as session:
         assert session.get(MemoryRow, first.id) is None
+        tomb = session.get(MemoryTombstone, first.id)  # what was purged, when and by whom: no text
+        assert tomb is not None and (tomb.revision, tomb.purged_by) == (archived.revision, "agent-a")
         assert session.exec(select(MemoryConflict)).all() == []
         assert session.exec(select(MemoryEntity.entity).where(col(MemoryEntity.memory_id) == first.id)).all() == []
 

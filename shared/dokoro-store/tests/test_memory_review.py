@@ -68,16 +68,19 @@ def test_rejecting_deprecates_it_with_the_reason_and_keeps_it(reviewed: Store) -
         reviewed.memories.reject("mem_nope")
 
 
-def test_setting_state_active_in_a_proposed_memorys_file_approves_it(reviewed: Store, root: Path) -> None:
+def test_setting_state_active_in_a_proposed_memorys_file_does_not_approve_it(reviewed: Store, root: Path) -> None:
     proposal = reviewed.memories.remember(type="fact", title="Linter", body="ruff checks every file.").memory
     path = next((root / "memories" / "fact").glob(f"{proposal.id}-*.md"))
     path.write_text(path.read_text().replace("state: proposed", "state: active"), encoding="utf-8")
 
     [change] = reviewed.memories.sync_files().changes
 
-    assert (change.action, change.state) == ("state_changed", "active")
-    memory = reviewed.memories.get(proposal.id)
-    assert (memory.state, memory.state_reason) == ("active", "approved in its file")
+    # A file carries content, not authority: anyone who can write the folder could approve otherwise.
+    assert (change.action, change.state) == ("not_applied", "proposed")
+    assert f"dokoro memory approve {proposal.id}" in change.message
+    assert reviewed.memories.get(proposal.id).state == "proposed"
+    assert "state: proposed" in path.read_text()  # the file was written again from the row
+    assert reviewed.memories.approve(proposal.id, by="ana").memory.state == "active"
 
 
 def test_without_the_setting_nothing_waits(store: Store) -> None:

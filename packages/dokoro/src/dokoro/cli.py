@@ -209,15 +209,23 @@ def doctor(
         typer.Option("--scan-secrets", help="Find secrets already stored in rows and files (where, never the secret)."),
     ] = False,
     fix: Annotated[
-        bool, typer.Option("--fix", help="With --scan-secrets: redact them in place and re-index the documents.")
+        bool,
+        typer.Option(
+            "--fix",
+            help="Repair what an earlier version let in (memory rows no file can hold); with --scan-secrets: "
+            "redact the secrets found in place and re-index the documents.",
+        ),
     ] = False,
 ) -> None:
     """Which backend, schema, embedder, vector engine and index this store really uses.
 
     With --scan-secrets: where secrets sit in the store (exit 1 when some are left); --fix redacts them.
+    --fix alone repairs memory rows an earlier version let in with an id no file can hold.
     """
     if fix and not scan_secrets:
-        raise typer.BadParameter("--fix goes with --scan-secrets", param_hint="--fix")
+        from dokoro.commands.doctor import run_repair
+
+        raise typer.Exit(0 if run_repair(path, json) else 1)
     if scan_secrets:
         from dokoro.commands.doctor import run_secret_scan
 

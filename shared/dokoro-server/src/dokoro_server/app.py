@@ -230,6 +230,7 @@ def open_store(settings: DokoroSettings, cwd: Path, clock: Clock | None = None, 
         retrieval=retrieval,
         memory_review=settings.memory_review,
         create=create,
+        agent_id=settings.agent_id,
     )
     if opened.recovered:
         log.warning("dokoro: finished %d interrupted compaction(s)", len(opened.recovered))

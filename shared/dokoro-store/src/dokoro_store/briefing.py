@@ -1,11 +1,13 @@
 """The session-start briefing: what an agent should read first, within a token budget.
 
 It starts with the memories' health line when something waits for a decision (stale memories,
-proposals: :mod:`.memories.health`). Sections, in order: every active ``rule`` and ``guardrail``
-memory (when they do not all fit, the ones most relevant to the current task go first and the
-overflow is counted, never silently dropped; a stale one says so and comes after the current
-ones), the workspace status, open blocker questions, the latest session summaries, and the
-live file claims of other agents. Sections after the rules take what budget is left.
+proposals: :mod:`.memories.health`), and a line on the memory files it has not read (changed since
+the folder last read them: the briefing writes nothing, so it cannot take them in). Sections, in
+order: every active ``rule`` and ``guardrail`` memory (when they do not all fit, the ones most
+relevant to the current task go first and the overflow is counted, never silently dropped; a stale
+one says so and comes after the current ones), the workspace status, open blocker questions, the
+latest session summaries, and the live file claims of other agents. Sections after the rules take
+what budget is left.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ class Briefing:
     sections: list[tuple[str, list[str]]] = field(default_factory=list)
     omitted: dict[str, int] = field(default_factory=dict)
     health: str | None = None  # the memories' one actionable line (None: all is well)
+    files: str | None = None  # the memory files this read-only briefing has not read (None: none)
 
     @property
     def rules_overflow(self) -> int:
@@ -68,6 +71,8 @@ class Briefing:
 
     def render(self) -> str:
         lines = [f"# Briefing ({self.used}/{self.budget} tokens)"]
+        if self.files:
+            lines.insert(0, f"📝 {self.files}")
         if self.health:
             lines.insert(0, f"⚠️ {self.health}")
         for title, body in self.sections:
@@ -117,6 +122,10 @@ def build_briefing(
     briefing.health = health_line(store.db, store.clock)
     if briefing.health:
         briefing.used += _tokens(briefing.health)
+    # Read-only: the memory files are not read in here; what was not read is said plainly.
+    briefing.files = store.memories.files_unread()
+    if briefing.files:
+        briefing.used += _tokens(briefing.files)
     status = store.working.workspace.status()
     topic = focus or status.task or ""
 

@@ -82,6 +82,7 @@ class Store:
         functional_relation_types: Iterable[str] = DEFAULT_FUNCTIONAL_RELATION_TYPES,
         retrieval: RetrievalConfig | None = None,
         memory_review: bool = False,
+        agent_id: str | None = None,
     ) -> None:
         self.paths = paths
         self.db = db
@@ -116,7 +117,11 @@ class Store:
         # Typed memories (remember / recall / forget): rows indexed as documents for hybrid recall,
         # rendered as markdown files under memories/ (a person's edits reconciled on each call);
         # with ``memory_review``, agents' inferences wait as proposed until a person approves them.
-        self.memories = MemoryService(db, clock, self.docs, self.search, paths=paths, review=memory_review)
+        # ``agent_id``: whom this process acts for, the author of what a person's hand (or an agent's)
+        # changes in the memory files (their changes carry that caller's rights only).
+        self.memories = MemoryService(
+            db, clock, self.docs, self.search, paths=paths, review=memory_review, actor=agent_id
+        )
         self._memory_review = memory_review
         self.recovered: list[CompactionResult] = []
         # The schema revisions found when the store was opened, before any upgrade.
@@ -304,6 +309,7 @@ class Store:
         retrieval: RetrievalConfig | None = None,
         memory_review: bool = False,
         create: bool = True,
+        agent_id: str | None = None,
     ) -> Store:
         """Open the store of the workspace folder ``root``.
 
@@ -313,6 +319,8 @@ class Store:
         single-valued relation types of the entity graph (default ``{"superseded_by"}``).
         ``retrieval`` chooses the embedder and vector engine (default: ``auto`` for both).
         ``memory_review``: memories agents infer wait as ``proposed`` for a person's approval.
+        ``agent_id``: whom this process acts for (``DOKORO_AGENT_ID``; None: a person): the memory
+        files' changes are made with its rights only (``docs/memory-files.md``).
         ``create=False`` (a command that only reads or changes a store): a database at
         ``database_url`` that holds no dokoro schema raises :class:`NoStoreError` untouched.
         """
@@ -358,7 +366,7 @@ class Store:
                 from dokoro_store.housekeeping.gitignore import write_gitignore
 
                 write_gitignore(paths.root)  # a new store: git keeps its markdown, not its database
-            store = cls(paths, db, clock, functional_relation_types, retrieval, memory_review)
+            store = cls(paths, db, clock, functional_relation_types, retrieval, memory_review, agent_id)
             store.schema_before = schema_before
             store.moved_in = moved_in
             if moved_in is not None:  # said once, on the first answer of the process that converted it

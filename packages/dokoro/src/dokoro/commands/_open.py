@@ -9,7 +9,7 @@ if TYPE_CHECKING:  # typing only: the commands import the store and the kit when
     from dokoro_server import DokoroSettings
     from dokoro_store import Store
 
-__all__ = ["open_for_command", "require_store", "settings_for"]
+__all__ = ["holds_memory_files", "open_for_command", "require_store", "settings_for"]
 
 
 def settings_for(path: Path | None, database_url: str | None = None, embedder: str | None = None) -> DokoroSettings:
@@ -37,12 +37,25 @@ def open_for_command(
     """
     from dokoro_server.app import open_store_or_exit
 
-    settings = settings_for(path, database_url, embedder)
+    # A command is a person's, whatever DOKORO_AGENT_ID the shell carries: what it changes in the
+    # memory files is made with a person's rights (docs/memory-files.md).
+    settings = settings_for(path, database_url, embedder).model_copy(update={"agent_id": "unknown"})
     cwd = Path.cwd()
     if not create and settings.database_url is None:
         require_store(settings, path, cwd)
     store: Store = open_store_or_exit(settings, cwd, create=create)
     return store
+
+
+def holds_memory_files(path: Path | None) -> bool:
+    """Whether the store folder the settings name holds a ``memories/`` folder (a clone of a project
+    whose memory files came along): a rebuild from them may create the store."""
+    from dokoro_server.app import store_root
+
+    try:
+        return (store_root(settings_for(path), Path.cwd()) / "memories").is_dir()
+    except OSError:
+        return False
 
 
 def require_store(settings: DokoroSettings, path: Path | None, cwd: Path) -> None:

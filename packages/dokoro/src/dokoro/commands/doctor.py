@@ -10,7 +10,7 @@ from rich.markup import escape
 from dokoro.commands._open import open_for_command
 from dokoro.commands._output import emit_json
 
-__all__ = ["run_doctor", "run_secret_scan"]
+__all__ = ["run_doctor", "run_repair", "run_secret_scan"]
 
 _MARK = {"ok": "[green]✓[/]", "warn": "[yellow]![/]", "fail": "[red]✗[/]", "info": "[blue]·[/]"}
 
@@ -72,3 +72,24 @@ def run_secret_scan(path: Path | None, fix: bool, json: bool = False) -> bool:
             highlight=False,
         )
     return scan.clean
+
+
+def run_repair(path: Path | None, json: bool = False) -> bool:
+    """Repair the memory rows an earlier version let in that no file can hold (``dokoro doctor --fix``)."""
+    store = open_for_command(path)
+    try:
+        done = store.memories.repair()
+    finally:
+        store.close()
+    if json:
+        emit_json(done.model_dump(mode="json"))
+        return True
+    console = Console(soft_wrap=True)
+    if not done.repaired:
+        console.print(f"{_MARK['ok']} nothing to repair: every memory row can be written to its file")
+    for repaired in done.repaired:
+        console.print(
+            f"{_MARK['ok']} {escape(repaired.old_id)} had {escape(repaired.why)}: now {escape(repaired.new_id)}",
+            highlight=False,
+        )
+    return True

@@ -261,15 +261,18 @@ def memory_reindex(
     json: JsonOption = False,
     path: PathOption = None,
 ) -> None:
-    """Rebuild the memories' rows and search index from their files under memories/ (the files win)."""
+    """Rebuild the memories' rows and search index from their files under memories/, forward only (a file
+    older than its memory is written again from the database). On a clone with memory files and no
+    database yet, the store is created first."""
     from rich.console import Console
 
+    from dokoro.commands._open import holds_memory_files
     from dokoro.commands.index import progress_bar
 
-    store = open_for_command(path)
+    store = open_for_command(path, create=holds_memory_files(path))
     try:
         with progress_bar(Console(stderr=True, soft_wrap=True), "memory reindex") as progress:
-            report = store.memories.reindex_from_files(full=full, progress=progress)
+            report = store.memories.reindex_from_files(full=full, progress=progress, actor=None)
     finally:
         store.close()
     if json:
@@ -277,12 +280,21 @@ def memory_reindex(
         return
     out = console()
     out.print(
-        f"{report.files} file(s): {report.unchanged} unchanged, {report.updated} updated from their file, "
-        f"{report.restored} restored, {report.created} new; {report.indexed} indexed; "
+        f"{report.files} file(s): {report.unchanged} unchanged, {report.updated} edit(s) taken in, "
+        f"{report.restored} restored, {report.created} new, {report.behind} behind the database (written again "
+        f"from it), {report.removed} removed (purged), {report.skipped} skipped; {report.indexed} indexed; "
         f"{report.rows_without_file} memory(ies) without a file (kept, rendered again)"
     )
+    if report.links or report.verdicts or report.uses or report.purges:
+        out.print(
+            f"Brought back: {report.links} depends_on link(s), {report.verdicts} verdict(s), {report.uses} use "
+            f"counter(s), {report.purges} purge record(s)."
+        )
+    for change in report.changes:
+        if change.action not in ("behind", "created"):
+            out.print(f"- {change.path}: {change.message}", markup=False)
     for problem in [*report.problems, *report.duplicates]:
-        out.print(f"- {problem.path}: not read ({problem.reason})", markup=False)
+        out.print(f"- {problem.path}: skipped ({problem.reason})", markup=False)
 
 
 def rules(json: JsonOption = False, path: PathOption = None) -> None:

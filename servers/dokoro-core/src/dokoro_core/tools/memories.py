@@ -29,10 +29,12 @@ State = Literal["active", "archived", "deprecated", "proposed"]
 
 
 def _files_lines(files: FilesSync | None) -> list[str]:
-    """What a person changed in the memory files since the last call (picked up before this one)."""
+    """What a person changed in the memory files since the last call (picked up before this one),
+    and the files that hold no memory until fixed (named on every call)."""
     if files is None or files.quiet:
         return []
-    return ["", "📝 memory files edited by a person (picked up now):", *files.lines()]
+    head = "📝 memory files edited by a person (picked up now):" if files.changes else "📝 memory files:"
+    return ["", head, *files.lines()]
 
 
 def dokoro_remember(
@@ -266,9 +268,12 @@ def dokoro_memory_status(ctx: Context[AppState]) -> Annotated[CallToolResult, Me
         lines += [f"  - {entity}: {len(items)} episodes" for entity, items in report.compaction_candidates[:10]]
     if proposed := report.by_state.get("proposed"):
         lines.append(f"- waiting for review: {proposed} proposed memory(ies) (`dokoro memory approve|reject`)")
-    if report.files_check is not None:
-        mark = "" if report.files_check.in_step else "⚠️ "
-        lines.append(f"- memory files: {mark}{report.files_check.message}")
+    if (check := report.files_check) is not None:
+        mark = "" if check.in_step else "⚠️ "
+        lines.append(f"- memory files: {mark}{check.message}")
+        lines += [f"  - {p.path}: {p.reason}" for p in check.unread_files]
+        if check.unread > len(check.unread_files):
+            lines.append(f"  - …and {check.unread - len(check.unread_files)} more")
     files = FilesSync(problems=memories.file_problems())
     lines += [f"- memory files not read ({len(files.problems)}):", *files.lines()] if files.problems else []
     return result("\n".join(lines), report.result().model_copy(update={"files": None if files.quiet else files}))
@@ -278,19 +283,28 @@ def dokoro_memory_reindex(
     ctx: Context[AppState],
     full: Annotated[bool, Field(description="Re-embed every memory, not only the ones whose text changed.")] = False,
 ) -> Annotated[CallToolResult, MemoryReindex]:
-    """Rebuild the memories from their markdown files under memories/ in one call: each file's memory is made
-    to say what the file says (text, state, trust, supersede chain, dates), a file whose memory the database
-    lacks is restored with its id, a file without an id becomes a new memory; memories without a file are
-    kept. Use it when dokoro_memory_status says the files and the database differ (a lost or replaced
-    database, a fresh clone)."""
-    report = state(ctx).store.memories.reindex_from_files(full=full)
+    """Rebuild the memories from their markdown files under memories/ in one call, forward only: a file older
+    than its memory (a folder behind the database) is written again from the database, never the database
+    from it; a file whose memory the database lacks is restored with its id, links and (memories/ledger/)
+    verdicts and use counters, unless it was purged; a file's edits are yours, with your rights only (no
+    owner change, no trust raised, no proposal approved); a file that cannot be read is skipped, and why.
+    Use it when dokoro_memory_status says the files and the database differ (a lost or replaced database,
+    a fresh clone)."""
+    report = state(ctx).store.memories.reindex_from_files(full=full, actor=acting_agent(ctx))
     lines = [
         f"rebuilt from {report.files} memory file(s): {report.restored} restored, {report.updated} updated, "
-        f"{report.unchanged} unchanged, {report.created} created; {report.indexed} indexed",
+        f"{report.unchanged} unchanged, {report.created} created, {report.behind} behind the database (written "
+        f"again from it), {report.removed} removed (purged), {report.skipped} skipped; {report.indexed} indexed",
     ]
+    if report.links or report.verdicts or report.uses or report.purges:
+        lines.append(
+            f"brought back: {report.links} depends_on link(s), {report.verdicts} verdict(s), {report.uses} use "
+            f"counter(s), {report.purges} purge record(s)"
+        )
     if report.rows_without_file:
         lines.append(f"{report.rows_without_file} memory(ies) had no file: kept, and written to files now")
-    lines += [f"- {p.path}: not read ({p.reason})" for p in report.problems]
+    lines += [f"- {c.path}: {c.message}" for c in report.changes if c.action not in ("behind", "created")]
+    lines += [f"- {p.path}: skipped ({p.reason})" for p in report.problems]
     lines += [f"- {p.path}: skipped ({p.reason})" for p in report.duplicates]
     return result("\n".join(lines), report)
 

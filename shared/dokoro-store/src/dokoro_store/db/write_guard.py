@@ -1,11 +1,12 @@
 """Tables one module alone writes, enforced on the store's own sessions.
 
-The memory rows (``memories``, ``memory_entities``, ``memory_conflicts``, ``memory_links``) are written by
-:mod:`dokoro_store.semantic.memories.repository` only: it opens :func:`writing` around each of its
-writes, and :func:`install` hooks the store's session factories so that an ORM flush holding a new,
-changed or deleted row of a guarded table, or an ``INSERT``/``UPDATE``/``DELETE`` statement on one
-passed to ``Session.execute``, is refused (:class:`GuardedWriteError`) outside it. A service that
-writes a memory row another way fails its first test instead of growing a second door.
+The memory rows (``memories``, ``memory_entities``, ``memory_conflicts``, ``memory_links``,
+``memory_tombstones``) are written by :mod:`dokoro_store.semantic.memories.repository` only: it
+opens :func:`writing` around each of its writes, and :func:`install` hooks the store's session
+factories so that an ORM flush holding a new, changed or deleted row of a guarded table, or an
+``INSERT``/``UPDATE``/``DELETE`` statement on one passed to ``Session.execute``, is refused
+(:class:`GuardedWriteError`) outside it. A service that writes a memory row another way fails its
+first test instead of growing a second door.
 
 The plain writes (:meth:`~dokoro_store.db.engine.Database.writing`: Core statements on a connection,
 no session) are guarded too (:func:`install_plain`): none of them may write a memory row.
@@ -28,7 +29,7 @@ from sqlalchemy.orm import ORMExecuteState, Session, sessionmaker
 
 __all__ = ["GUARDED_TABLES", "PLAIN", "GuardedWriteError", "all_tables", "install", "install_plain", "writing"]
 
-GUARDED_TABLES = frozenset({"memories", "memory_entities", "memory_conflicts", "memory_links"})
+GUARDED_TABLES = frozenset({"memories", "memory_entities", "memory_conflicts", "memory_links", "memory_tombstones"})
 _FLAG = "dokoro.memory_repository"
 # The execution option that marks the connections of Database.writing (plain Core writes).
 PLAIN = "dokoro_plain_write"

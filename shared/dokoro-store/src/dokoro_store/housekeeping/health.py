@@ -137,6 +137,17 @@ def diagnose(store: Store) -> list[Check]:
             "warn" if pending else "ok",
         )
     )
+    unsafe = store.memories.unsafe_rows()
+    checks.append(
+        Check(
+            "Memory rows",
+            f"{len(unsafe)} an earlier version let in that no file can hold (e.g. {unsafe[0][0]!r}: {unsafe[0][1]}): "
+            "`dokoro doctor --fix` repairs them"
+            if unsafe
+            else "every memory can be written to its file",
+            "fail" if unsafe else "ok",
+        )
+    )
     tokens = [t for t in store.tokens.list() if t.revoked_at is None]
     checks.append(Check("HTTP tokens", f"{len(tokens)} live token(s)", "info"))
     return checks

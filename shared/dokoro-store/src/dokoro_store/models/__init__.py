@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from dokoro_store.models.docs import Doc
     from dokoro_store.models.episodic import ConversationSummary, EpisodeSession
     from dokoro_store.models.graph import DocEntity, Entity, EntityContentHash, EntityRelation
-    from dokoro_store.models.memories import Memory, MemoryConflict, MemoryEntity, MemoryLink
+    from dokoro_store.models.memories import Memory, MemoryConflict, MemoryEntity, MemoryLink, MemoryTombstone
     from dokoro_store.models.memory_settings import MemoryTypeSwitch
     from dokoro_store.models.procedural import Plan, PlanItem
     from dokoro_store.models.proposals import MemoryProposal
@@ -56,6 +56,7 @@ __all__ = [
     "MemoryEntity",
     "MemoryLink",
     "MemoryProposal",
+    "MemoryTombstone",
     "MemoryTypeSwitch",
     "Plan",
     "PlanItem",
@@ -87,6 +88,7 @@ _HOMES = {
     "MemoryConflict": "memories",
     "MemoryEntity": "memories",
     "MemoryLink": "memories",
+    "MemoryTombstone": "memories",
     "MemoryProposal": "proposals",
     "MemoryTypeSwitch": "memory_settings",
     "Plan": "procedural",

@@ -9,7 +9,7 @@ from sqlmodel import Field, SQLModel
 
 from dokoro_store.db.types import UtcDateTime, stored_default
 
-__all__ = ["Memory", "MemoryConflict", "MemoryEntity", "MemoryLink"]
+__all__ = ["Memory", "MemoryConflict", "MemoryEntity", "MemoryLink", "MemoryTombstone"]
 
 
 class Memory(SQLModel, table=True):
@@ -44,6 +44,13 @@ class Memory(SQLModel, table=True):
             postgresql_where=text("recall_count = 0"),
         ),
         Index("ix_memories_state_type_created", "state", "type", "created_at", "id"),
+        # The use counters changed since a folder last wrote them to its ledger (0031files).
+        Index(
+            "ix_memories_last_recalled",
+            "last_recalled_at",
+            sqlite_where=text("last_recalled_at IS NOT NULL"),
+            postgresql_where=text("last_recalled_at IS NOT NULL"),
+        ),
     )
 
     id: str = Field(primary_key=True)
@@ -70,6 +77,10 @@ class Memory(SQLModel, table=True):
     # The change number database triggers stamp on every change a memory's file shows (migration
     # 0017); each workspace folder renders the rows above the highest number it has seen.
     rev: int = Field(default=0, sa_type=BigInteger, sa_column_kwargs={"server_default": "0"})
+    # The memory's own revision (migration 0031files): 1 when written, one more on every change its
+    # file shows (the same triggers), kept when it is restored from its file. A file shows it, so a
+    # file older than its row (a folder behind the database) is told from a person's edit.
+    revision: int = Field(default=1, sa_type=BigInteger, sa_column_kwargs={"server_default": "1"})
 
 
 class MemoryConflict(SQLModel, table=True):
@@ -114,3 +125,19 @@ class MemoryLink(SQLModel, table=True):
     depends_on: str = Field(sa_column=Column(String, primary_key=True))
     created_at: datetime = Field(sa_type=UtcDateTime)
     checked_at: datetime | None = Field(default=None, sa_type=UtcDateTime)
+
+
+class MemoryTombstone(SQLModel, table=True):
+    """A memory purged for good (migration 0031files): its id, the revision it had, when and by whom.
+
+    Nothing of its text is kept. A folder whose file of it is older than the purge (another
+    machine's folder, a clone behind the team database) has that file removed instead of
+    bringing the memory back; the folder's ledger (``memories/ledger/purged.jsonl``) carries it too.
+    """
+
+    __tablename__ = "memory_tombstones"
+
+    memory_id: str = Field(sa_column=Column(String, primary_key=True))
+    revision: int = Field(sa_type=BigInteger)
+    purged_at: datetime = Field(sa_type=UtcDateTime)
+    purged_by: str | None = None

@@ -83,8 +83,8 @@ class FileChange(Result):
     file and the database both changed: the file's version is a new memory, both are kept),
     ``revived`` (an edit of an archived or deprecated memory's file: that same memory, active again
     with the file's text), ``restored_fields`` (only fields the database owns were edited: the
-    file was rewritten) or
-    ``not_applied`` (see ``message``).
+    file was rewritten), ``removed`` (an older copy of a purged memory: removed, the purge
+    stands) or ``not_applied`` (see ``message``: a file carries content, not authority).
     """
 
     path: str
@@ -212,6 +212,19 @@ class FilesCheck(Result):
     )
     in_step: bool
     message: str
+    unread: int = Field(
+        default=0,
+        description="Files created, edited or deleted since the folder last read them: not in a read-only answer "
+        "(the next memory call that may write takes them in).",
+    )
+    unread_files: list[FileProblem] = Field(
+        default_factory=list, description="The first of them, each with what it is."
+    )
+    not_read: int = Field(
+        default=0,
+        description="Files that hold no memory until a person fixes or removes them (broken, refused, copies, links).",
+    )
+    not_read_files: list[FileProblem] = Field(default_factory=list, description="The first of them, each with why.")
 
 
 class TypeUsage(Result):

@@ -18,9 +18,12 @@
   the upkeep the store proposes
   (merge, summarise, prune, guardrail) with its evidence, applied only once approved;
 - :mod:`.files`, one sync engine (:mod:`.files.sync` and its parts :mod:`.files.scan`,
-  :mod:`.files.reconcile`, :mod:`.files.render`, :mod:`.files.rows`, :mod:`.files.run`,
-  :mod:`.files.markdown`, :mod:`.files.manifest`), and :mod:`.dictionary`: the memories as markdown
-  files a person can edit, the folder's manifest, the synonyms dictionary;
+  :mod:`.files.reconcile`, :mod:`.files.authority`, :mod:`.files.render`, :mod:`.files.rows`,
+  :mod:`.files.run`, :mod:`.files.markdown`, :mod:`.files.manifest`, :mod:`.files.ledger`,
+  :mod:`.files.reindex`, :mod:`.files.look`), and :mod:`.dictionary`: the memories as markdown
+  files a person can edit (content, never authority), the folder's manifest and ledger, the rebuild
+  forward only, the synonyms dictionary; :mod:`.repair`: rows an earlier version let in that no file
+  can hold (``dokoro doctor --fix``);
 - :mod:`.vectors` and :mod:`.lifecycle`: the memory vector index and how retired and stale
   memories rank (both used by the search).
 
@@ -51,9 +54,9 @@
 one pass: the arguments checked once (by :mod:`.recall`, past the tool's schema); the memory
 files reconciled as above; the hybrid search scoped to the memory documents of the wanted types and states (full text,
 vectors: :mod:`dokoro_store.semantic.memories.vectors.index` on a large store, and the entity graph); the
-rows of the hits read, ranked with weathering (:mod:`.recall`), their use counted (no file is
-written: use counts are not in the files); the answer carries the hits and what the reconcile
-picked up.
+rows of the hits read, ranked with weathering (:mod:`.recall`), their use counted (no memory file is
+written: use counts go to the folder's ledger, a while later); the answer carries the hits and what
+the reconcile picked up.
 
 **Rules between agents.** Under review every memory an agent remembers waits as proposed,
 whatever trust it claims; only a person approves (CLI, TUI, their own files). A verdict is

@@ -6,8 +6,14 @@ gate's pairs in one): :func:`create` and :func:`create_many` (remember, a bulk i
 :func:`insert_new` (a file's memory, written once whatever the retries), :func:`supersede` and
 :func:`chain` (one supersede rule, :func:`~.rows.archive`), :func:`set_state` (forget, deprecate,
 restore, approve, reject), :func:`rewrite` (a file's edit, a reindex), :func:`record_pair` and
-:func:`record_verdict` (the gate's ledger), :func:`purge`, :func:`count_uses` (recall), and the
-``depends_on`` links (:func:`link`, :func:`renew`). Ids come from :func:`new_id`.
+:func:`record_verdict` (the gate's ledger), :func:`purge` (which leaves a tombstone: id, revision,
+when and by whom, no text), :func:`count_uses` (recall), and the ``depends_on`` links (:func:`link`,
+:func:`renew`). What a rebuild from the memory files brings back goes through here too, forward only:
+:func:`entomb` (a purge the folder's ledger records), :func:`restore_links`, :func:`restore_verdict`
+and :func:`restore_uses` (only what the database lacks; counters only go up). Ids come from
+:func:`new_id`; :func:`is_memory_id` and :func:`is_safe_id` say which ids a file may name, and
+:func:`reassign_id` gives a row an earlier version let in with an unsafe id a safe one (``dokoro
+doctor --fix``).
 
 **Retiring flags the dependents.** Whatever retires a memory here (:func:`supersede`, :func:`set_state`
 to archived or deprecated, :func:`rewrite` of its state, :func:`purge`) clears ``checked_at`` of the
@@ -26,17 +32,18 @@ schema migrations (the change-number triggers, the first entity rows) run on the
 from __future__ import annotations
 
 import hashlib
+import re
 import secrets
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, insert, update
+from sqlalchemy import case, delete, insert, update
 from sqlmodel import Session, col, select
 
 from dokoro_store.db.write_guard import writing
 from dokoro_store.models.memories import Memory as MemoryRow
-from dokoro_store.models.memories import MemoryConflict, MemoryEntity, MemoryLink
+from dokoro_store.models.memories import MemoryConflict, MemoryEntity, MemoryLink, MemoryTombstone
 from dokoro_store.semantic.memories.rows import archive
 from dokoro_store.walls.ownership import known_agent
 from dokoro_store.walls.secrets import redact_value
@@ -47,14 +54,21 @@ __all__ = [
     "count_uses",
     "create",
     "create_many",
+    "entomb",
     "insert_new",
+    "is_memory_id",
+    "is_safe_id",
     "link",
     "new_id",
     "pair_hash",
     "purge",
+    "reassign_id",
     "record_pair",
     "record_verdict",
     "renew",
+    "restore_links",
+    "restore_uses",
+    "restore_verdict",
     "rewrite",
     "set_state",
     "supersede",
@@ -81,6 +95,22 @@ def new_id(now: datetime, *key: str) -> str:
     derived = hashlib.sha256(chr(31).join(key).encode("utf-8")).hexdigest() if key else None
     digest = derived or secrets.token_hex(ID_HEX // 2)
     return f"mem_{now:%Y%m%d}_{digest[:ID_HEX]}"
+
+
+# Every id dokoro writes (8 or 10 hex digits before; 12 now; a derived one may be longer).
+_MEMORY_ID = re.compile(r"mem_[0-9]{8}_[0-9a-f]{8,64}")
+# What may name a file and a row at all: a plain name (no path, no leading dot, no space, no control).
+_SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:+-]{0,127}")
+
+
+def is_memory_id(text: str) -> bool:
+    """Whether ``text`` is an id dokoro writes (``mem_<day>_<hex>``): what a file may restore."""
+    return _MEMORY_ID.fullmatch(text) is not None
+
+
+def is_safe_id(text: str) -> bool:
+    """Whether ``text`` can name a memory's row and file: a plain name, never a path (``..``, ``/``)."""
+    return _SAFE_ID.fullmatch(text) is not None and ".." not in text
 
 
 def pair_hash(a: str, b: str) -> str:
@@ -187,9 +217,18 @@ def rewrite(session: Session, row: MemoryRow, values: Mapping[str, Any]) -> None
                 session.execute(insert(_ENTITIES), entities)
 
 
-def purge(session: Session, row: MemoryRow) -> None:
-    """Delete a memory for good, with its pairs in the ledger (its entity rows go by cascade)."""
+def purge(session: Session, row: MemoryRow, *, now: datetime, agent: str | None = None) -> None:
+    """Delete a memory for good, with its pairs in the ledger (its entity rows go by cascade), and
+    leave its tombstone (id, revision, when, who: no text), so that no folder's older file brings it back."""
     with writing(session):
+        tomb = session.get(MemoryTombstone, row.id)
+        if tomb is None:
+            session.add(
+                MemoryTombstone(memory_id=row.id, revision=row.revision, purged_at=now, purged_by=known_agent(agent))
+            )
+        else:  # purged before, brought back by an edit since, purged again
+            tomb.revision, tomb.purged_at, tomb.purged_by = max(tomb.revision, row.revision), now, known_agent(agent)
+            session.add(tomb)
         for pair in session.exec(
             select(MemoryConflict).where(
                 (col(MemoryConflict.new_id) == row.id) | (col(MemoryConflict.old_id) == row.id)
@@ -200,6 +239,70 @@ def purge(session: Session, row: MemoryRow) -> None:
         session.execute(delete(MemoryLink).where(col(MemoryLink.memory_id) == row.id))
         _flag_dependents(session, row.id)
         session.delete(row)
+
+
+def entomb(session: Session, memory_id: str, *, revision: int, purged_at: datetime, by: str | None) -> bool:
+    """Record a purge a folder's ledger carries, for a memory the database does not have (a rebuild
+    from the files): no row is touched. False when the database has the memory or its tombstone."""
+    with writing(session):
+        if session.get(MemoryRow, memory_id) is not None or session.get(MemoryTombstone, memory_id) is not None:
+            return False
+        session.add(MemoryTombstone(memory_id=memory_id, revision=revision, purged_at=purged_at, purged_by=by))
+        return True
+
+
+def reassign_id(session: Session, row: MemoryRow, new: str) -> None:
+    """Give ``row`` (of ``session``) the id ``new``, and every reference to it (chains, links, the
+    conflict ledger) with it: a row an earlier version let in under an id that cannot name a file."""
+    old = row.id
+    with writing(session):
+        session.flush()
+        values = {column.name: getattr(row, column.name) for column in _MEMORIES.columns}
+        entities = [e for e in session.exec(select(MemoryEntity.entity).where(col(MemoryEntity.memory_id) == old))]
+        links = [
+            (d, created, checked)
+            for d, created, checked in session.execute(
+                select(MemoryLink.depends_on, MemoryLink.created_at, MemoryLink.checked_at).where(
+                    col(MemoryLink.memory_id) == old
+                )
+            )
+        ]
+        session.execute(delete(MemoryEntity).where(col(MemoryEntity.memory_id) == old))
+        session.execute(delete(MemoryLink).where(col(MemoryLink.memory_id) == old))
+        session.expunge(row)
+        session.execute(delete(MemoryRow).where(col(MemoryRow.id) == old))
+        values["id"] = new
+        session.execute(insert(_MEMORIES), [values])
+        if entities:
+            session.execute(insert(_ENTITIES), [{"memory_id": new, "entity": e} for e in dict.fromkeys(entities)])
+        if links:
+            session.execute(
+                insert(_LINKS),
+                [{"memory_id": new, "depends_on": d, "created_at": c, "checked_at": k} for d, c, k in links],
+            )
+        session.execute(update(MemoryLink).where(col(MemoryLink.depends_on) == old).values(depends_on=new))
+        session.execute(update(MemoryRow).where(col(MemoryRow.supersedes) == old).values(supersedes=new))
+        session.execute(update(MemoryRow).where(col(MemoryRow.superseded_by) == old).values(superseded_by=new))
+        for pair in session.exec(
+            select(MemoryConflict).where((col(MemoryConflict.new_id) == old) | (col(MemoryConflict.old_id) == old))
+        ).all():
+            new_id = new if pair.new_id == old else pair.new_id
+            old_id = new if pair.old_id == old else pair.old_id
+            session.delete(pair)
+            session.flush()
+            session.add(
+                MemoryConflict(
+                    pair_hash=pair_hash(new_id, old_id),
+                    new_id=new_id,
+                    old_id=old_id,
+                    shared_entities=list(pair.shared_entities),
+                    similarity=pair.similarity,
+                    shown_at=pair.shown_at,
+                    verdict=pair.verdict,
+                    decided_at=pair.decided_at,
+                    decided_by=pair.decided_by,
+                )
+            )
 
 
 # ---------------------------------------------------------------------- depends_on
@@ -230,6 +333,35 @@ def renew(session: Session, row: MemoryRow, *, values: Mapping[str, Any], now: d
         row.updated_at = now
         session.add(row)
         session.execute(update(MemoryLink).where(col(MemoryLink.memory_id) == row.id).values(checked_at=now))
+
+
+def restore_links(session: Session, links: Sequence[tuple[str, str, datetime, datetime | None]]) -> int:
+    """Links a rebuild from the files brings back (``memory_id``, ``depends_on``, ``created_at``,
+    ``checked_at``): only those the database lacks, each of a memory it has. How many were written."""
+    if not links:
+        return 0
+    wanted = {(m, d): (c, k) for m, d, c, k in links if m != d}
+    ids = sorted({m for m, _d in wanted})
+    with writing(session):
+        there: set[tuple[str, str]] = set()
+        present: set[str] = set()
+        for start in range(0, len(ids), 500):
+            batch = ids[start : start + 500]
+            there |= {
+                (str(m), str(d))
+                for m, d in session.execute(
+                    select(MemoryLink.memory_id, MemoryLink.depends_on).where(col(MemoryLink.memory_id).in_(batch))
+                )
+            }
+            present |= set(session.exec(select(MemoryRow.id).where(col(MemoryRow.id).in_(batch))))
+        rows = [
+            {"memory_id": m, "depends_on": d, "created_at": c, "checked_at": k}
+            for (m, d), (c, k) in sorted(wanted.items())
+            if (m, d) not in there and m in present
+        ]
+        if rows:
+            session.execute(insert(_LINKS), rows)
+        return len(rows)
 
 
 def _flag_dependents(session: Session, memory_id: str) -> None:
@@ -287,6 +419,21 @@ def record_verdict(
         session.add(pair)
 
 
+def restore_verdict(
+    session: Session, *, new_id: str, old_id: str, verdict: str, decided_at: datetime, by: str | None
+) -> bool:
+    """A verdict a rebuild from the files brings back into the ledger: only for a pair of memories the
+    database has that holds no verdict yet (no memory's state is changed: that is in their files)."""
+    with writing(session):
+        if session.get(MemoryRow, new_id) is None or session.get(MemoryRow, old_id) is None:
+            return False
+        pair = session.get(MemoryConflict, pair_hash(new_id, old_id))
+        if pair is not None and pair.verdict is not None:
+            return False
+        record_verdict(session, pair, verdict, new_id=new_id, old_id=old_id, now=decided_at, by=by)
+        return True
+
+
 # ---------------------------------------------------------------------- use
 def count_uses(session: Session, memory_ids: Sequence[str], *, now: datetime) -> None:
     """Count one recall of each memory: incremented in SQL (no read, no lost update between processes)."""
@@ -298,3 +445,17 @@ def count_uses(session: Session, memory_ids: Sequence[str], *, now: datetime) ->
             .where(col(MemoryRow.id).in_(list(memory_ids)))
             .values(recall_count=col(MemoryRow.recall_count) + 1, last_recalled_at=now)
         )
+
+
+def restore_uses(session: Session, memory_id: str, uses: int, last: datetime | None) -> bool:
+    """Use counters a rebuild from the files brings back: they only go up (a database that counted
+    more keeps its count). True when the row took them."""
+    with writing(session):
+        latest = col(MemoryRow.last_recalled_at)
+        when = latest if last is None else case((latest.is_not(None) & (latest > last), latest), else_=last)
+        result = session.execute(
+            update(MemoryRow)
+            .where(col(MemoryRow.id) == memory_id, col(MemoryRow.recall_count) < uses)
+            .values(recall_count=uses, last_recalled_at=when)
+        )
+        return bool(getattr(result, "rowcount", 0))

@@ -49,10 +49,11 @@ from dokoro_store.results.memories import (
     RecallHit,
     Remembered,
 )
-from dokoro_store.results.memory_files import MemoryReindex, Reviewed
+from dokoro_store.results.memory_files import MemoryReindex, MemoryRepair, Reviewed
 from dokoro_store.semantic.memories import repository
 from dokoro_store.semantic.memories.bulk import MemoryDraft, draft_rows
 from dokoro_store.semantic.memories.docs import index_many, index_one
+from dokoro_store.semantic.memories.files.look import unread_line
 from dokoro_store.semantic.memories.files.sync import DEFAULT_RENDER_BATCH, DEFAULT_SWEEP, LOCK_WAIT, MemoryFiles
 from dokoro_store.semantic.memories.gate import ConflictGate, text_similarity
 from dokoro_store.semantic.memories.recall import MemoryRecall
@@ -108,18 +109,31 @@ class MemoryService:
         review: bool = False,
         sweep: int = DEFAULT_SWEEP,
         render_batch: int = DEFAULT_RENDER_BATCH,
+        actor: str | None = None,
     ) -> None:
         """``paths``: the workspace folder, whose ``memories/`` holds the memories as markdown files
         (:mod:`.files`; none without it). ``review``: agents' inferences wait for a person
         (:mod:`.review`). ``sweep``: files stat-ed per call for in-place edits;
-        ``render_batch``: rows changed elsewhere rendered per call at most."""
+        ``render_batch``: rows changed elsewhere rendered per call at most. ``actor``: who this
+        process acts for (its agent; None: a person), whose rights a change in the files is made
+        with (:mod:`.files.authority`)."""
         self._db = db
         self._clock = clock
         self._docs = docs
         self._review = review
+        self._actor = actor
         self._gate = ConflictGate(db, clock, docs, search)
         self._files = (
-            MemoryFiles(paths, db, clock, gate=self._gate, index=self._index, sweep=sweep, render_batch=render_batch)
+            MemoryFiles(
+                paths,
+                db,
+                clock,
+                gate=self._gate,
+                index=self._index,
+                sweep=sweep,
+                render_batch=render_batch,
+                actor=actor,
+            )
             if paths
             else None
         )
@@ -298,7 +312,7 @@ class MemoryService:
                         "Deprecate it instead (dokoro_forget with a reason, purge=false: history kept), "
                         f"or ask {row.agent_id} to purge it"
                     )
-                repository.purge(session, row)
+                repository.purge(session, row, now=now, agent=acting_agent)
                 flagged = dependents(session, row.id)
             self._docs.delete(f"{DOC_PREFIX}{row.id}")
             if self._files is not None:
@@ -427,9 +441,8 @@ class MemoryService:
 
     # ------------------------------------------------------------------ files
     def sync_files(self, *, sweep: bool = True) -> FilesSync:
-        """Reconcile the memory files now and say what a person changed (every memory call does it).
-        ``sweep=False``: as every memory call's own reconcile (the rolling sweep's share of its rate,
-        a bounded number of files, a second's wait for another process at most), not a whole window."""
+        """Reconcile the memory files now, say what a person changed (``sweep=False``: as a memory call's own
+        reconcile: the sweep's share of its rate, a bounded number of files, a second's wait at most)."""
         if not sweep:
             return self._sync() or FilesSync()
         return self._files.sync(sweep=sweep) if self._files is not None else FilesSync()
@@ -440,8 +453,27 @@ class MemoryService:
             self._files.close()
 
     def file_problems(self) -> list[FileProblem]:
-        """Files under ``memories/`` that hold no memory right now (unreadable, or copies), and why."""
+        """Files under ``memories/`` that hold no memory now (unreadable, refused, copies), and why."""
         return self._files.problems() if self._files is not None else []
+
+    def unsafe_rows(self) -> list[tuple[str, str]]:
+        """Memory rows an earlier version let in that no file can hold, as (id, why) (:mod:`.repair`)."""
+        from dokoro_store.semantic.memories.repair import find_unsafe
+
+        return find_unsafe(self._db)
+
+    def repair(self) -> MemoryRepair:
+        """Repair the rows :meth:`unsafe_rows` finds (``dokoro doctor --fix``, :mod:`.repair`); their
+        documents follow their new ids and their files are written."""
+        from dokoro_store.semantic.memories.repair import repair_rows
+
+        done = repair_rows(self._db, self._clock, self._docs, self._index)
+        self._rendered(*(r.new_id for r in done.repaired))
+        return done
+
+    def files_unread(self) -> str | None:
+        """The memory files a read-only answer has not read, in a line (None: none; :mod:`.files.look`)."""
+        return unread_line(self._files.look()) if self._files is not None else None
 
     def file_of(self, memory_id: str) -> Path:
         """The markdown file of a memory (written when missing), e.g. to open it in an editor."""
@@ -449,16 +481,17 @@ class MemoryService:
             raise InvalidArgumentError("this store has no workspace folder, so its memories have no files")
         return self._files.file_of(memory_id.strip())
 
-    def reindex_from_files(self, *, full: bool = False, progress: Progress | None = None) -> MemoryReindex:
-        """Rebuild the memories' rows and index from their files (``dokoro memory reindex``): each
-        file's row says what the file says; ``full`` re-embeds every memory, not only changed ones."""
+    def reindex_from_files(
+        self, *, full: bool = False, progress: Progress | None = None, actor: str | bool | None = True
+    ) -> MemoryReindex:
+        """Rebuild the memories' rows and index from their files (``dokoro memory reindex``), forward
+        only (a file older than its row is brought up to date from it), each change a file makes
+        made by ``actor`` (default: whom this process acts for; None: a person) with its rights only
+        (:mod:`.files.reindex`); ``full`` re-embeds every memory, not only changed ones."""
         if self._files is None:
             raise InvalidArgumentError("this store has no workspace folder, so its memories have no files")
-        report, ids = self._files.reindex(progress=progress)
-        rows: list[MemoryRow] = []
-        with self._db.read() as session:
-            for start in range(0, len(ids), 500):
-                rows += session.exec(select(MemoryRow).where(col(MemoryRow.id).in_(ids[start : start + 500])))
+        report, ids = self._files.reindex(actor=self._actor if isinstance(actor, bool) else actor, progress=progress)
+        rows = self._files.rows_of(ids)
         indexed = self._index_many(rows, force=full, progress=progress) if rows else 0
         return report.model_copy(update={"indexed": indexed})
 

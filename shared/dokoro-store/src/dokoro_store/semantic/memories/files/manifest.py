@@ -29,6 +29,8 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, memory_id TEXT, mtime_ns INTEGER, size INTEGER, "
     "digest TEXT, rev INTEGER NOT NULL DEFAULT 0, note TEXT)",
     "CREATE INDEX IF NOT EXISTS ix_files_memory ON files (memory_id)",
+    # The files that hold no memory (unreadable, refused, copies), reported on every call until fixed.
+    "CREATE INDEX IF NOT EXISTS ix_files_noted ON files (path) WHERE note IS NOT NULL",
     "CREATE TABLE IF NOT EXISTS dirs (path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL)",
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
 )
@@ -189,10 +191,18 @@ class Manifest:
         sql = "SELECT COUNT(*) FROM (SELECT 1 FROM files LIMIT ?)"
         return int(self._db.execute(sql, (n + 1,)).fetchone()[0]) > n
 
-    def noted(self) -> list[FileEntry]:
-        """Files that hold no memory, with the reason (unreadable files, copies)."""
-        rows = self._db.execute(f"SELECT {self._COLUMNS} FROM files WHERE note IS NOT NULL ORDER BY path")
+    def noted(self, limit: int | None = None) -> list[FileEntry]:
+        """Files that hold no memory, with the reason (unreadable files, copies), at most ``limit``."""
+        sql = f"SELECT {self._COLUMNS} FROM files WHERE note IS NOT NULL ORDER BY path"
+        rows = self._db.execute(sql + " LIMIT ?", (limit,)) if limit is not None else self._db.execute(sql)
         return [_entry(row) for row in rows]
+
+    def noted_count(self) -> int:
+        return int(self._db.execute("SELECT COUNT(*) FROM files WHERE note IS NOT NULL").fetchone()[0])
+
+    def entries(self) -> list[FileEntry]:
+        """Every entry (a rebuild keeps what the folder knew before it starts again)."""
+        return [_entry(row) for row in self._db.execute(f"SELECT {self._COLUMNS} FROM files")]
 
     def window(self, limit: int, after: int) -> tuple[list[FileEntry], int]:
         """The next ``limit`` entries of a rolling sweep after the entry ``after`` (wrapping
@@ -264,6 +274,24 @@ class ManifestFile:
             except BaseException:
                 self._abandon()
                 raise
+
+    @contextlib.contextmanager
+    def peek(self, database: str, *, formerly: str | None = None) -> Iterator[Manifest | None]:
+        """The manifest, read only (a deferred transaction: another process reconciling the folder does
+        not hold it up): None when there is none, or it was written for another database."""
+        with self._lock:
+            if not self._path.exists():
+                yield None
+                return
+            connection = self._connect()
+            connection.execute("BEGIN")
+            try:
+                manifest = Manifest(connection)
+                fits = manifest.meta("database") in (database, formerly) and manifest.meta("version") == _VERSION
+                yield manifest if fits else None
+            finally:
+                if connection.in_transaction:
+                    connection.execute("ROLLBACK")
 
     def _begin(self, database: str, formerly: str | None) -> Manifest:
         for attempt in (1, 2):

@@ -3,7 +3,9 @@
 :class:`Renderer` writes the rows changed since the folder's mark (their change numbers, ``rev``,
 above it) and the memories a write just committed, atomically and never through or over a link. A
 file a person changed since it was last seen is heard first (:class:`~.files_reconcile.Reconciler`):
-an edit is never written over.
+an edit is never written over. A row an earlier version let in under an id that cannot name a file
+(``../../etc/passwd``) is reported and skipped, never the call's failure (``dokoro doctor --fix``
+gives it a safe id).
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ from dokoro_store.semantic.memories.files.markdown import (
 from dokoro_store.semantic.memories.files.reconcile import Reconciler
 from dokoro_store.semantic.memories.files.rows import FileRows
 from dokoro_store.semantic.memories.files.run import Run, lstat
+from dokoro_store.semantic.memories.repository import is_safe_id
+from dokoro_store.semantic.memories.rows import MEMORY_TYPES
 from dokoro_store.walls import containment as walls
 from dokoro_store.walls.files import atomic_write_text
 
@@ -59,6 +63,8 @@ class Renderer:
         self._reconciler = reconciler
         self._dictionary = dictionary
         self._root = paths.root / MEMORIES_DIR
+        # The dependencies of the rows about to be written (loaded in one query per batch).
+        self._links: dict[str, tuple[str, ...]] = {}
 
     def render_changed(self, run: Run, *, limit: int | None = None) -> None:
         """Render the rows changed since the folder's mark (and ``run.render``). ``limit``: at most
@@ -81,15 +87,20 @@ class Renderer:
                 wanted.add(memory_id)
         wanted -= run.blocked
         rows = self._rows.load(wanted)
+        linked = self._rows.links(rows)
+        self._links.update({memory_id: linked.get(memory_id, ()) for memory_id in rows})
         for memory_id in sorted(wanted):
             row = rows.get(memory_id)
             if row is not None:
                 self._render_one(run, row)
+        self._links.clear()
         # Only now, with every row up to ``top`` in its file (or blocked, reported), move the mark.
         m.rev = max(m.rev, top)
 
     def _render_one(self, run: Run, row: MemoryRow) -> None:
         m = run.manifest
+        if self._unsafe(run, row):
+            return
         entry = m.of_memory(row.id)
         if entry is not None and entry.tombstone and entry.rev == row.rev:
             return  # deleted by a person; not written back until the memory changes
@@ -105,11 +116,12 @@ class Renderer:
                     return
                 row, entry = fresh, m.of_memory(row.id)
         elif entry is None:
-            target = self._paths.root / memory_path(row.id, row.type, row.title)
-            stat = lstat(target)
+            relative = memory_path(row.id, row.type, row.title)
+            stat = lstat(self._paths.root / relative)
             if stat is not None:
-                # A file at its place the manifest does not know (a lost manifest): read it first.
-                self._reconciler.on_new_file(run, self._paths.relative(target), stat)
+                # A file at its place the manifest does not know (a lost manifest): read it first
+                # (a link there is reported by the read, never followed).
+                self._reconciler.on_new_file(run, relative, stat)
                 if row.id in run.blocked:
                     return
                 fresh = self._rows.row(row.id)
@@ -120,8 +132,24 @@ class Renderer:
             return
         self.write(run, row, entry)
 
+    def _unsafe(self, run: Run, row: MemoryRow) -> bool:
+        """A row no file can hold (an id or a type an earlier version let in): reported, skipped."""
+        if is_safe_id(row.id) and row.type in MEMORY_TYPES:
+            return False
+        shown = row.id if len(row.id) <= 60 else row.id[:57] + "..."
+        what = f"id {shown!r}" if not is_safe_id(row.id) else f"type {row.type!r}"
+        run.problem(
+            MEMORIES_DIR,
+            f"memory {shown!r} has an {what} that cannot name a file (an earlier version let it in): not written; "
+            "`dokoro doctor --fix` repairs it",
+        )
+        run.blocked.add(row.id)
+        return True
+
     def write(self, run: Run, row: MemoryRow, entry: FileEntry | None) -> None:
         m = run.manifest
+        if entry is None and self._unsafe(run, row):
+            return
         relative = entry.path if entry is not None else memory_path(row.id, row.type, row.title)
         target = self._paths.root / relative
         folder = target.parent
@@ -138,7 +166,8 @@ class Renderer:
                 m.set_dir(MEMORIES_DIR, created.st_mtime_ns)
         root_before = lstat(self._root)
         before = lstat(folder)
-        fields = fields_of_row(row)
+        links = self._links[row.id] if row.id in self._links else self._rows.links([row.id]).get(row.id, ())
+        fields = fields_of_row(row, links)
         try:
             atomic_write_text(target, render_memory(fields), within=self._paths.root)
         except DokoroError as exc:  # a link swapped in since the check leads out of the store
@@ -165,6 +194,8 @@ class Renderer:
 
     def render_rows(self, run: Run, by_id: dict[str, MemoryRow], revs: dict[str, tuple[int, str]]) -> FilesSync:
         m = run.manifest
+        linked = self._rows.links(by_id)
+        self._links.update({memory_id: linked.get(memory_id, ()) for memory_id in by_id})
         for memory_id in sorted(by_id):
             if memory_id not in revs:
                 continue  # gone since (purged by another process)
@@ -173,6 +204,7 @@ class Renderer:
             if rev != row.rev or state != row.state:  # changed since: the next sync renders it
                 continue
             self._render_one(run, row)
+        self._links.clear()
         mark = m.rev
         for rev, _state in sorted(revs.values()):
             if rev == mark + 1:

@@ -1,9 +1,10 @@
 """The memory rows the memory files (:mod:`.files`) read and write, every write through :mod:`.repository`.
 
-:class:`FileRows` builds a row from a file's fields (a person's new memory or version, or the row a
-file describes) and makes the few changes a file asks for: insert (once: a retry finds its row), a
-new version superseding the edited memory, an archived memory brought back, a state, a reindex's
-overwrite, and the pair a kept-both edit leaves in the conflict ledger.
+:class:`FileRows` builds a row from a file's fields (the caller's new memory or version,
+:mod:`.authority`; or the row a file describes, restored) and makes the few changes a file may ask
+for: insert (once: a retry finds its row), a new version superseding the edited memory, an archived
+memory brought back, a state, the pair a kept-both edit leaves in the conflict ledger, and the
+``depends_on`` links of a restored memory. It reads the tombstones of purged memories too.
 """
 
 from __future__ import annotations
@@ -18,34 +19,16 @@ from sqlmodel import col, select
 from dokoro_store.clock import Clock, parse_iso
 from dokoro_store.db.engine import Database
 from dokoro_store.models.memories import Memory as MemoryRow
-from dokoro_store.models.memories import MemoryConflict
+from dokoro_store.models.memories import MemoryConflict, MemoryLink, MemoryTombstone
 from dokoro_store.semantic.memories import repository
 from dokoro_store.semantic.memories.dictionary import EntityDictionary
+from dokoro_store.semantic.memories.files.authority import Caller
 from dokoro_store.semantic.memories.files.markdown import CONTENT_FIELDS, MemoryFields
 from dokoro_store.semantic.memories.gate import pair_hash, text_similarity
+from dokoro_store.semantic.memories.lifecycle import RETIRED_STATES
 from dokoro_store.walls.secrets import redact, redact_all
 
 __all__ = ["FileRows", "file_id", "redacted_fields", "version_id"]
-
-# The fields a reindex makes a row take from its file.
-_OVERWRITTEN = (
-    "type",
-    "title",
-    "body",
-    "entities",
-    "trust",
-    "state",
-    "agent_id",
-    "session_id",
-    "source",
-    "created_at",
-    "updated_at",
-    "review_after",
-    "valid_until",
-    "supersedes",
-    "superseded_by",
-    "state_reason",
-)
 
 
 def redacted_fields(fields: MemoryFields) -> MemoryFields:
@@ -88,6 +71,7 @@ class FileRows:
         self, db: Database, clock: Clock, dictionary: EntityDictionary, index: Callable[[MemoryRow], bool]
     ) -> None:
         self._db = db
+        self.db = db
         self.clock = clock
         self._dictionary = dictionary
         self.index = index
@@ -116,39 +100,114 @@ class FileRows:
                 found.update(session.exec(select(MemoryRow.id).where(col(MemoryRow.id).in_(ids[start : start + 500]))))
         return found
 
+    def links(self, ids: Iterable[str]) -> dict[str, tuple[str, ...]]:
+        """The ``depends_on`` links of these memories (for their files)."""
+        wanted = sorted(set(ids))
+        found: dict[str, list[str]] = {}
+        with self._db.read() as session:
+            for start in range(0, len(wanted), 500):
+                for memory_id, target in session.execute(
+                    select(MemoryLink.memory_id, MemoryLink.depends_on).where(
+                        col(MemoryLink.memory_id).in_(wanted[start : start + 500])
+                    )
+                ):
+                    found.setdefault(str(memory_id), []).append(str(target))
+        return {memory_id: tuple(sorted(targets)) for memory_id, targets in found.items()}
+
+    def tombstone(self, memory_id: str) -> MemoryTombstone | None:
+        """The record of ``memory_id``'s purge, if it was purged."""
+        with self._db.read() as session:
+            return session.get(MemoryTombstone, memory_id)
+
     def normalise(self, fields: MemoryFields) -> MemoryFields:
         return replace(fields, entities=tuple(self._dictionary.canonical(fields.entities)))
 
-    def new_row(self, fields: MemoryFields, *, memory_id: str | None = None, restore: bool = False) -> MemoryRow:
-        """A row for a file's fields: a person's new memory or version, or (``restore``) the row
-        the file describes, with its id, trust, state, dates and chain."""
+    def new_row(
+        self, fields: MemoryFields, *, memory_id: str | None = None, caller: Caller, trust: str | None = None
+    ) -> MemoryRow:
+        """A row for a file's fields made by ``caller``: a new memory (``trust``: the caller's for a
+        new file, :meth:`~.authority.Caller.new_trust`) or a new version (its trust given)."""
         now = self.clock.now()
         (title, body, source), _kinds = redact_all([fields.title, fields.body, fields.source])
-        row = MemoryRow(
+        return MemoryRow(
             id=memory_id or repository.new_id(now),
             type=fields.type,
             title=str(title),
             body=str(body),
             entities=self._dictionary.canonical(fields.entities),
-            trust=fields.trust if restore else "user-stated",
-            state=fields.state if restore else "active",
+            trust=trust or caller.new_trust(fields.trust),
+            state="active",
+            agent_id=caller.agent,
             source=source,
             created_at=now,
             updated_at=now,
             review_after=_when(fields.review_after),
             valid_until=_when(fields.valid_until),
         )
-        if restore:
-            row.created_at = _when(fields.created) or now
-            row.updated_at = _when(fields.updated) or row.created_at
-            row.agent_id = fields.agent
-            row.session_id = fields.session
-            row.supersedes = fields.supersedes
-            row.superseded_by = fields.superseded_by
-            row.state_reason = fields.state_reason
-            if row.state != "active":
-                row.state_changed_at = row.updated_at
+
+    def restored_row(self, fields: MemoryFields, memory_id: str) -> MemoryRow:
+        """The row a file describes, for a memory the database lacks: its id, trust, state, dates,
+        chain and revision as the file shows them."""
+        now = self.clock.now()
+        (title, body, source), _kinds = redact_all([fields.title, fields.body, fields.source])
+        created = _when(fields.created) or now
+        updated = _when(fields.updated) or created
+        row = MemoryRow(
+            id=memory_id,
+            type=fields.type,
+            title=str(title),
+            body=str(body),
+            entities=self._dictionary.canonical(fields.entities),
+            trust=fields.trust,
+            state=fields.state,
+            agent_id=fields.agent,
+            session_id=fields.session,
+            source=source,
+            created_at=created,
+            updated_at=updated,
+            review_after=_when(fields.review_after),
+            valid_until=_when(fields.valid_until),
+            supersedes=fields.supersedes,
+            superseded_by=fields.superseded_by,
+            state_reason=fields.state_reason,
+            revision=max(1, fields.revision or 1),
+        )
+        if row.state != "active":
+            row.state_changed_at = updated
         return row
+
+    def restore_links(self, wanted: Iterable[tuple[str, tuple[str, ...], datetime]]) -> int:
+        """The ``depends_on`` links of restored memories (memory, its dependencies, its ``updated``):
+        only those the database lacks. A link counts as checked (its dependent renewed) when the
+        dependency was retired (or purged) before the dependent last changed, as renewing it does."""
+        entries = [(m, deps, when) for m, deps, when in wanted if deps]
+        if not entries:
+            return 0
+        targets = sorted({d for _m, deps, _w in entries for d in deps})
+        retired: dict[str, datetime | None] = {}
+        with self._db.read() as session:
+            for start in range(0, len(targets), 500):
+                batch = targets[start : start + 500]
+                for target, state, changed in session.execute(
+                    select(MemoryRow.id, MemoryRow.state, MemoryRow.state_changed_at).where(
+                        col(MemoryRow.id).in_(batch)
+                    )
+                ):
+                    retired[str(target)] = changed if state in RETIRED_STATES else None
+                for target, purged_at in session.execute(
+                    select(MemoryTombstone.memory_id, MemoryTombstone.purged_at).where(
+                        col(MemoryTombstone.memory_id).in_(batch)
+                    )
+                ):
+                    retired.setdefault(str(target), purged_at)
+        links = []
+        now = self.clock.now()
+        for memory_id, deps, when in entries:
+            for target in deps:
+                at = retired.get(target)
+                links.append((memory_id, target, when or now, when if at is not None and at <= when else None))
+        with self._db.write() as session:
+            return repository.restore_links(session, links)
 
     def insert(self, row: MemoryRow) -> MemoryRow:
         """Insert ``row`` unless its id is there already (a retry: that row is returned)."""
@@ -171,11 +230,16 @@ class FileRows:
                     shown_at=self.clock.now(),
                 )
 
-    def new_version(self, fields: MemoryFields, old: MemoryRow) -> tuple[MemoryRow, bool]:
-        """A person's edit of ``old``'s file: a new, active, user-stated memory that supersedes it
-        (written once: a retry of a call that failed after writing it finds it by its id). Returns the
-        version and whether this call wrote it (then it is the gate's to check)."""
-        new = self.new_row(fields, memory_id=version_id(self.clock.now(), old.id, fields))
+    def new_version(self, fields: MemoryFields, old: MemoryRow, caller: Caller) -> tuple[MemoryRow, bool]:
+        """``caller``'s edit of ``old``'s file (which it may change): a new, active memory that
+        supersedes it (written once: a retry of a call that failed after writing it finds it by its
+        id). Returns the version and whether this call wrote it (then it is the gate's to check)."""
+        new = self.new_row(
+            fields,
+            memory_id=version_id(self.clock.now(), old.id, fields),
+            caller=caller,
+            trust=caller.version_trust(fields.trust, old.trust),
+        )
         new.supersedes = old.id
         new.source = new.source or f"edited file of {old.id}"
         now = new.created_at
@@ -186,7 +250,7 @@ class FileRows:
             if current is not None:
                 if current.state in ("active", "proposed"):
                     why = f"superseded by {new.id} (its file was edited)"
-                    repository.supersede(session, current, by=new.id, now=now, agent=None, reason=why)
+                    repository.supersede(session, current, by=new.id, now=now, agent=caller.agent, reason=why)
                 elif current.superseded_by is None:
                     repository.chain(session, current, by=new.id, now=now)
             repository.create(session, new)
@@ -194,11 +258,14 @@ class FileRows:
             self.index(current)
         return new, True
 
-    def revive(self, fields: MemoryFields, old: MemoryRow) -> MemoryRow | None:
-        """A person's edit of an archived or deprecated memory's file: that same memory, active
-        again with the file's text (vouched for by the person: ``user-stated``); None when it is gone."""
+    def revive(self, fields: MemoryFields, old: MemoryRow, caller: Caller) -> MemoryRow | None:
+        """``caller``'s edit of the file of an archived or deprecated memory it may change: that same
+        memory, active again with the file's text (a person vouches for it: ``user-stated``; an
+        agent's keeps the lower trust); None when it is gone."""
         now = self.clock.now()
-        fresh = self.new_row(fields, memory_id=old.id)
+        fresh = self.new_row(
+            fields, memory_id=old.id, caller=caller, trust=caller.version_trust(fields.trust, old.trust)
+        )
         with self._db.write() as session:
             row = session.get(MemoryRow, old.id, with_for_update=True)
             if row is None:
@@ -209,27 +276,17 @@ class FileRows:
             }
             repository.rewrite(session, row, values)
             # ``superseded_by`` stays: the chain it had is history (as when only ``state:`` is edited).
-            repository.set_state(session, row, "active", reason="brought back by an edit of its file", now=now)
+            repository.set_state(
+                session, row, "active", reason="brought back by an edit of its file", now=now, agent=caller.agent
+            )
         return row
 
-    def set_state(self, memory_id: str, state: str, reason: str) -> MemoryRow | None:
+    def set_state(self, memory_id: str, state: str, reason: str, *, agent: str | None = None) -> MemoryRow | None:
         now = self.clock.now()
         with self._db.write() as session:
             row = session.get(MemoryRow, memory_id, with_for_update=True)
             if row is None:
                 return None
-            repository.set_state(session, row, state, reason=reason, now=now)
+            repository.set_state(session, row, state, reason=reason, now=now, agent=agent)
         self.index(row)
-        return row
-
-    def overwrite(self, memory_id: str, fields: MemoryFields) -> MemoryRow:
-        """Make a row say what its file says (a reindex: the files are the truth they hold)."""
-        fresh = self.new_row(fields, memory_id=memory_id, restore=True)
-        with self._db.write() as session:
-            row = session.get(MemoryRow, memory_id, with_for_update=True)
-            assert row is not None
-            values = {name: getattr(fresh, name) for name in _OVERWRITTEN}
-            if fresh.state != "active":
-                values["state_changed_at"] = row.state_changed_at or fresh.updated_at
-            repository.rewrite(session, row, values)
         return row

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dokoro_store.results.memories import FileChange, FileProblem, FilesSync
+from dokoro_store.semantic.memories.files.authority import PERSON, Caller
 from dokoro_store.semantic.memories.files.manifest import Manifest
 from dokoro_store.walls.secrets import redact
 
@@ -48,6 +49,8 @@ class Run:
     # Files this call may still read and act on (None: no bound, an explicit sync).
     budget: int | None = None
     deferred: int = 0
+    # Who the changes a file makes are made by (:mod:`.authority`).
+    caller: Caller = PERSON
 
     def problem(self, path: str, reason: str) -> str:
         """Report a file (once per call), its reason redacted of secrets; the reason as reported."""

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from dokoro_store.semantic.memories.files.ledger import LEDGER_DIR
 from dokoro_store.semantic.memories.files.manifest import FileEntry, Manifest
 from dokoro_store.semantic.memories.files.markdown import MEMORIES_DIR
 from dokoro_store.semantic.memories.files.run import RELIST, Gone, Run, is_memory_file, lstat
@@ -27,6 +28,7 @@ __all__ = [
     "any_file_on_disk",
     "due",
     "guarded",
+    "is_type_folder",
     "linked_folders",
     "list_folder",
     "stat_window",
@@ -38,6 +40,17 @@ LINKED = (
     "replace it by a real folder or file"
 )
 LINKED_ROOT = "a symlink or not a folder: no memory file is read or written until it is a real folder"
+
+
+def is_type_folder(entry: os.DirEntry[str]) -> bool:
+    """Whether an entry of ``memories/`` is a folder of memory files (not a link, a hidden folder or
+    the ledger, :mod:`.ledger`)."""
+    if entry.name.startswith(".") or entry.name == LEDGER_DIR:
+        return False
+    try:
+        return not entry.is_symlink() and entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
 
 
 @dataclass
@@ -77,7 +90,7 @@ def type_folders(base: Path, run: Run) -> list[str] | None:
                 continue
             if e.is_symlink():
                 run.problem(f"{MEMORIES_DIR}/{e.name}", LINKED)
-            elif e.is_dir(follow_symlinks=False):
+            elif is_type_folder(e):
                 subdirs.append(f"{MEMORIES_DIR}/{e.name}")
     subdirs.sort()
     gone = [d for d in known_dirs if d != MEMORIES_DIR and d not in subdirs]
@@ -180,7 +193,7 @@ def all_files(base: Path, run: Run) -> list[str]:
             if folder.is_symlink():
                 run.problem(f"{MEMORIES_DIR}/{folder.name}", LINKED)
                 continue
-            if not folder.is_dir(follow_symlinks=False):
+            if not is_type_folder(folder):
                 continue
             with os.scandir(folder.path) as entries:
                 found += [
@@ -199,7 +212,7 @@ def any_file_on_disk(base: Path) -> bool:
         return False
     with contextlib.suppress(OSError), os.scandir(root_dir) as folders:
         for folder in folders:
-            if folder.name.startswith(".") or not folder.is_dir(follow_symlinks=False):
+            if not is_type_folder(folder):
                 continue
             with os.scandir(folder.path) as entries:
                 if any(is_memory_file(e.name) for e in entries):

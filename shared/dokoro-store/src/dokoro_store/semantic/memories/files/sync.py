@@ -11,7 +11,8 @@ above it, and only those (at most ``render_batch`` of them per call, oldest firs
 upgraded with many memories is rendered over its first calls, or at once by ``dokoro memory
 reindex``). That is how a folder learns of memories written by other processes,
 or, on a team PostgreSQL, by other machines: every machine renders into its own folder. Recall
-counts are not in the files, so recall never writes a file.
+counts are not in the memory files, so recall never writes one; their last values go to the
+folder's ledger (:mod:`.ledger`), at most every :data:`~.ledger.REFRESH_EVERY` seconds.
 
 **Files → rows** (a stat gate, O(changed files)). Each sync stats the ``memories/`` folder and
 its type folders; a folder whose modification time moved (a file created, deleted, renamed, or
@@ -25,30 +26,40 @@ explicit :meth:`MemoryFiles.sync` always sweeps a whole one). Such an edit is se
 in a small folder and within ``files / sweep`` seconds of calls in a large one. Only a file whose
 stat changed is read; only a file whose fields changed is acted on:
 
-- an edit of a memory's content makes a new version: a new memory (trust ``user-stated``,
-  active) supersedes the edited one, and the conflict gate runs on it. The edited file is
-  rendered again from its (now archived) row; the new version gets its own file. Editing an
-  archived or deprecated memory's file brings that same memory back (active, the file's text,
-  ``user-stated``, its chain kept), through the gate;
-- a change of the front matter's ``state`` alone changes the memory's state (``active``
-  brings an archived, deprecated or proposed memory back; ``archived``/``deprecated`` retire it);
+- an edit of a memory's content makes a new version: a new memory by the caller (a person's
+  ``user-stated``, an agent's at the edited memory's trust, active) supersedes the edited one, and
+  the conflict gate runs on it. The edited file is rendered again from its (now archived) row; the
+  new version gets its own file. Editing an archived or deprecated memory's file brings that same
+  memory back (active, the file's text, its chain kept), through the gate;
+- a change of the front matter's ``state`` alone changes the memory's state (``active`` brings
+  an archived or deprecated memory back; ``archived``/``deprecated`` retire it; a proposal is
+  approved by a person's ``dokoro memory approve`` only);
 - a deleted file deprecates its memory with the reason "file deleted" (never a purge); the
   file is not rendered again until the memory changes. A whole type folder deleted is
   rendered again instead (a safety net against ``rm -r``);
 - when the file and the row both changed since the last render, both are kept: the file's
   version becomes a new memory, the pair is written to the conflict ledger (unresolved until
   a verdict) and the answer says so;
-- a new file becomes a new memory (``user-stated``) and keeps its name; a file carrying the id
-  of a memory the database lacks restores it; a moved file stays its memory's file;
+- a new file becomes the caller's new memory and keeps its name; a file carrying the id of a
+  memory the database lacks restores it (not a purged one); a moved file stays its memory's file;
 - a file that cannot be read is reported and left alone (its memory is not rendered over it)
   until it is fixed.
+
+**Files carry content, not authority** (:mod:`.authority`). A change a file makes is made by the
+caller (the agent this process acts for, or a person) with its rights only: no file changes a
+memory's owner, raises its trust, approves a proposal or takes another memory's id; another agent's
+memory edited in a file is kept beside (both, the pair in the conflict ledger), not replaced; a
+memory the database lacks is restored only by a person or the agent that wrote it, never when it
+was purged (its tombstone: an older copy of it is removed).
 
 **Behind the store's walls** (:mod:`dokoro_store.walls.containment`): the files are a person's and so hostile
 input. A symlink (a file, or a whole type folder) is never followed, read or written over: it is
 reported and skipped. A file over :data:`~dokoro_store.walls.containment.MAX_FILE_BYTES` is reported, never
 imported (and stays so across restarts: the manifest keeps the note until its stat changes). Front
 matter is loaded by :func:`dokoro_store.walls.frontmatter.load` (no YAML anchors or aliases, nesting
-bounded); one that is broken or never closes is reported, never a new version. Secrets in a file
+bounded) and every value checked (:mod:`.markdown`: an id that is a path is refused); one that is
+broken or never closes is reported, never a new version, and named in every call's answer
+(:data:`STANDING` of them) until it is fixed. Secrets in a file
 are redacted from every field read (and from every reason reported) before anything is stored or
 echoed. A memory made from a file gets an id derived from the file (its path, text and time), so
 a call that fails part-way and is retried finds the row it wrote instead of writing another. A
@@ -60,9 +71,11 @@ reconcile: past that it goes on with the rows as they stand (its answer says so)
 ``memories/dictionary.md`` (:mod:`.dictionary`) is re-read when its stat changes.
 
 **The parts.** :class:`MemoryFiles` holds the lock, the manifest and the pace of the sweep; the work
-is done by :mod:`.files_scan` (the listing and the sweep's stats), :mod:`.files_reconcile` (files →
-rows), :mod:`.files_render` (rows → files), :mod:`.files_rows` (the rows they read and write,
-through :mod:`.repository`) and :mod:`.files_run` (one sync's report).
+is done by :mod:`.scan` (the listing and the sweep's stats), :mod:`.reconcile` (files → rows, with
+:mod:`.authority`), :mod:`.render` (rows → files), :mod:`.rows` (the rows they read and write,
+through :mod:`.repository`), :mod:`.run` (one sync's report), :mod:`.ledger` (what a rebuild needs
+beside the files), :mod:`.reindex` (the rebuild, forward only) and :mod:`.look` (what the read-only
+calls say they have not read).
 """
 
 from __future__ import annotations
@@ -77,7 +90,6 @@ from typing import TYPE_CHECKING
 from filelock import Timeout
 from sqlalchemy import bindparam, func
 from sqlalchemy import select as core_select
-from sqlmodel import select
 
 from dokoro_store.clock import Clock
 from dokoro_store.db.engine import Database
@@ -87,13 +99,18 @@ from dokoro_store.paths import StorePaths
 from dokoro_store.results.memories import CloseMemory, FileProblem, FilesCheck, FilesSync
 from dokoro_store.results.memory_files import MemoryReindex
 from dokoro_store.semantic.memories.dictionary import DICTIONARY_FILE, EntityDictionary
+from dokoro_store.semantic.memories.files import look as files_look
 from dokoro_store.semantic.memories.files import scan as files_scan
-from dokoro_store.semantic.memories.files.manifest import FileEntry, Manifest, ManifestFile
-from dokoro_store.semantic.memories.files.markdown import MEMORIES_DIR, MemoryFields
+from dokoro_store.semantic.memories.files.authority import Caller
+from dokoro_store.semantic.memories.files.ledger import Ledger
+from dokoro_store.semantic.memories.files.manifest import Manifest, ManifestFile
+from dokoro_store.semantic.memories.files.markdown import MEMORIES_DIR
 from dokoro_store.semantic.memories.files.reconcile import Reconciler
+from dokoro_store.semantic.memories.files.reindex import Rebuild
 from dokoro_store.semantic.memories.files.render import MEMORIES, Renderer
 from dokoro_store.semantic.memories.files.rows import FileRows
-from dokoro_store.semantic.memories.files.run import Gone, Run, lstat
+from dokoro_store.semantic.memories.files.run import Run, lstat
+from dokoro_store.semantic.memories.repair import find_unsafe
 
 # The walls every file is read behind (files/reconcile.py reads through them; kept here by name, as before).
 from dokoro_store.walls import containment as walls  # noqa: F401
@@ -103,7 +120,7 @@ if TYPE_CHECKING:
     from dokoro_store.semantic.documents.service import Progress
     from dokoro_store.semantic.memories.gate import ConflictGate
 
-__all__ = ["DEFAULT_RENDER_BATCH", "DEFAULT_SWEEP", "LOCK_WAIT", "READS_PER_CALL", "MemoryFiles"]
+__all__ = ["DEFAULT_RENDER_BATCH", "DEFAULT_SWEEP", "LOCK_WAIT", "READS_PER_CALL", "STANDING", "MemoryFiles"]
 
 DEFAULT_SWEEP = 2000
 # Files whose memory is looked up per call, to find memories purged by another process.
@@ -128,6 +145,8 @@ READS_PER_CALL = 50
 # How long a memory call waits for another process's reconcile of the folder before going on with
 # the rows as they stand (seconds): one process's slow files never hold another's calls.
 LOCK_WAIT = 1.0
+# Files that hold no memory (broken, refused) named again in every memory call's answer, at most.
+STANDING = 5
 BUSY = (
     "the memory files are being reconciled by another process; this call used the memories as they "
     "stand (edits to the files are picked up by a later call)"
@@ -147,7 +166,10 @@ class MemoryFiles:
         index: Callable[[MemoryRow], bool],
         sweep: int = DEFAULT_SWEEP,
         render_batch: int = DEFAULT_RENDER_BATCH,
+        actor: str | None = None,
     ) -> None:
+        """``actor``: who this process acts for (its agent; None: a person), the caller of the
+        changes a file makes on a memory call (:mod:`.authority`)."""
         self._paths = paths
         self._db = db
         self._clock = clock
@@ -170,6 +192,9 @@ class MemoryFiles:
         # The gate is looked up on each call (``self._gate_check``), not bound once.
         self._reconciler = Reconciler(paths.root, self._rows, lambda row, also: self._gate_check(row, also))
         self._renderer = Renderer(paths, db, self._rows, self._reconciler, self.dictionary)
+        self._caller = Caller.of(actor)
+        self.ledger = Ledger(paths.root, db)
+        self._rebuild = Rebuild(paths.root, self._rows, self._reconciler, self._renderer, self.ledger)
 
     @property
     def root(self) -> Path:
@@ -181,6 +206,11 @@ class MemoryFiles:
 
     def _manifest(self) -> contextlib.AbstractContextManager[Manifest]:
         """The manifest, for the database this folder is in step with (:meth:`ManifestFile.open`)."""
+        self._manifest_key()
+        return self._manifest_file.open(str(self._database_key), formerly=self._database_url)
+
+    def _manifest_key(self) -> None:
+        """The name of the database this folder's manifest is written for (once)."""
         if self._database_key is None:
             self._database_key = self._database_url = self._db.url.render_as_string(hide_password=True)
             url = self._db.url
@@ -192,7 +222,6 @@ class MemoryFiles:
                 with contextlib.suppress(ValueError, OSError):
                     inner = Path(url.database).resolve().relative_to(self._paths.data_dir.resolve())
                     self._database_key = f"sqlite:<data folder>/{inner.as_posix()}"
-        return self._manifest_file.open(self._database_key, formerly=self._database_url)
 
     def close(self) -> None:
         """Close the manifest's connection (a later call opens it again)."""
@@ -222,14 +251,36 @@ class MemoryFiles:
         self.dictionary.refresh()
         try:
             with self._locked(wait) as m:
-                run = Run(m, budget=None if sweep else READS_PER_CALL)
+                run = Run(m, budget=None if sweep else READS_PER_CALL, caller=self._caller)
                 run.render.update(render)
                 if scan:
                     self._scan(run, window=self._sweep if sweep else self._sweep_window(m), purges=sweep)
                 self._renderer.render_changed(run, limit=self._render_batch)
+                if scan:
+                    self.ledger.refresh(run, force=sweep)
+                    self._standing(run)
                 return run.result()
         except Timeout:
             return FilesSync(note=BUSY)
+
+    def _standing(self, run: Run) -> None:
+        """The files that still hold no memory (broken, refused, links), named in every call's answer
+        until they are fixed or removed (the first :data:`STANDING`; the status lists them all)."""
+        m = run.manifest
+        reported = {p.path for p in run.problems}
+        linked = [(p, r) for p, r in files_scan.linked_folders(self._paths.root) if p not in reported]
+        notes = [(e.path, e.note or "") for e in m.noted(STANDING + len(reported)) if e.path not in reported]
+        standing = (linked + notes)[:STANDING]
+        for path, reason in standing:
+            run.problems.append(FileProblem(path=path, reason=reason))
+        already = sum(1 for path in reported if (e := m.get(path)) is not None and e.note is not None)
+        more = len(linked) + m.noted_count() - already - len(standing)
+        if more > 0:
+            run.problems.append(
+                FileProblem(
+                    path=MEMORIES_DIR, reason=f"{more} more file(s) hold no memory: dokoro_memory_status lists them"
+                )
+            )
 
     def render_written(self, rows: Sequence[MemoryRow]) -> FilesSync:
         """Render the memories a write of this process just committed (``rows``, detached, as written,
@@ -248,12 +299,12 @@ class MemoryFiles:
             revs = {
                 str(r[0]): (int(r[1]), str(r[2]))
                 for r in session.execute(
-                    select(table.c.id, table.c.rev, table.c.state).where(table.c.id.in_(list(by_id)))
+                    core_select(table.c.id, table.c.rev, table.c.state).where(table.c.id.in_(list(by_id)))
                 )
             }
         try:
             with self._locked(LOCK_WAIT) as m:
-                return self._renderer.render_rows(Run(m), by_id, revs)
+                return self._renderer.render_rows(Run(m, caller=self._caller), by_id, revs)
         except Timeout:
             return FilesSync(note=BUSY)  # the next sync renders them (their change numbers are above the mark)
 
@@ -266,7 +317,7 @@ class MemoryFiles:
                 row = self._rows.row(memory_id)
                 if row is None:
                     raise NotFoundError(f"no memory {memory_id!r}; find ids with dokoro_recall or `dokoro memory list`")
-                self._renderer.write(Run(m), row, entry)
+                self._renderer.write(Run(m, caller=self._caller), row, entry)
                 entry = m.of_memory(memory_id)
             assert entry is not None
             return self._paths.root / entry.path
@@ -287,21 +338,43 @@ class MemoryFiles:
         """The files under ``memories/`` that hold no memory, and why (with the symlinks found in
         it: a linked type folder or ``memories/`` itself is never read or written)."""
         found = [FileProblem(path=path, reason=reason) for path, reason in files_scan.linked_folders(self._paths.root)]
-        if not self.manifest_file.exists():
-            return found
-        with self._manifest() as m:
-            return found + [FileProblem(path=e.path, reason=e.note or "") for e in m.noted()]
+        found += self._unsafe_rows()
+        with self._peek() as m:
+            return found + ([FileProblem(path=e.path, reason=e.note or "") for e in m.noted()] if m else [])
 
-    def check(self, rows: int) -> FilesCheck:
-        """The files against the ``rows`` memories of the database, read-only and bounded: the
-        manifest's counts, the rows changed since its last render, and (when it knows no file) whether
-        ``memories/`` holds memory files at all (the listing stops at the first one)."""
-        files = deleted = 0
-        mark = 0
-        if self.manifest_file.exists():
-            with self._manifest() as m:
+    def _unsafe_rows(self) -> list[FileProblem]:
+        """The rows no file can hold (an earlier version let them in), said until repaired."""
+        problems = []
+        for memory_id, why in find_unsafe(self._db):
+            shown = memory_id if len(memory_id) <= 60 else memory_id[:57] + "..."
+            problems.append(
+                FileProblem(path=MEMORIES_DIR, reason=f"memory {shown!r} has {why}: `dokoro doctor --fix` repairs it")
+            )
+        return problems
+
+    def _peek(self) -> contextlib.AbstractContextManager[Manifest | None]:
+        self._manifest_key()
+        return self._manifest_file.peek(str(self._database_key), formerly=self._database_url)
+
+    def look(self) -> files_look.Look:
+        """What the folder holds that its rows do not say yet, read only (:func:`.look.look`)."""
+        with self._peek() as m:
+            return files_look.look(self._paths.root, m)
+
+    def rows_of(self, ids: Sequence[str]) -> list[MemoryRow]:
+        """The rows of these memories (a rebuild's, to index)."""
+        return list(self._rows.load(ids).values())
+
+    def check(self, rows: int | None = None) -> FilesCheck:
+        """The files against the ``rows`` memories of the database (counted when None), read-only and
+        bounded: the manifest's counts, the rows changed since its last render, and a look at the
+        folder (:mod:`.look`: the files changed since the folder read them, the ones that hold no memory)."""
+        files = deleted = mark = 0
+        with self._peek() as m:
+            if m is not None:
                 files, deleted = m.memory_counts()
                 mark = m.rev
+            seen = files_look.look(self._paths.root, m)
         with self._db.read() as session:
             unrendered = int(
                 session.execute(
@@ -309,40 +382,12 @@ class MemoryFiles:
                     {"mark": mark},
                 ).scalar_one()
             )
-        unknown = files + deleted == 0 and files_scan.any_file_on_disk(self._paths.root)
-        missing = files + deleted - rows  # files whose memory the database lacks (at least)
-        if missing > 0 or (unknown and rows == 0):
-            what = f"{files} memory file(s)" if not unknown else "memory files the folder has never read"
-            message = (
-                f"the files and the database differ: memories/ holds {what} but the database {rows} memory(ies) "
-                "(a lost or replaced database, a fresh clone): dokoro_memory_reindex rebuilds the memories "
-                "(states, trust, supersede chains) from the files in one call"
-            )
-            return FilesCheck(
-                files=files,
-                deleted=deleted,
-                rows=rows,
-                unrendered=unrendered,
-                unknown_files=unknown,
-                in_step=False,
-                message=message,
-            )
-        message = f"{files} memory file(s), in step with the rows"
-        if deleted:
-            message += f" ({deleted} deleted by a person: their memories deprecated)"
-        if unrendered:
-            message += f"; {unrendered} changed memory(ies) are written to their files on the next calls"
-        if unknown:
-            message += "; memories/ holds files the folder has not read yet (the next calls read them)"
-        return FilesCheck(
-            files=files,
-            deleted=deleted,
-            rows=rows,
-            unrendered=unrendered,
-            unknown_files=unknown,
-            in_step=True,
-            message=message,
-        )
+            if rows is None:
+                rows = int(session.execute(core_select(func.count()).select_from(MEMORIES)).scalar_one())
+        unsafe = self._unsafe_rows()  # rows no file can hold: said until repaired
+        seen.not_read += len(unsafe)
+        seen.not_read_files = (unsafe + seen.not_read_files)[: files_look.LISTED]
+        return files_look.check(seen, files=files, deleted=deleted, rows=rows, unrendered=unrendered)
 
     def _gate_check(self, row: MemoryRow, also: MemoryRow | None = None) -> list[CloseMemory]:
         """Index the new memory, run the conflict gate on it, and (``also``) make sure the pair
@@ -426,47 +471,9 @@ class MemoryFiles:
         self._renderer.drop_purged(run, untouched)
 
     # ------------------------------------------------------------------ reindex (files → rows, all of them)
-    def reindex(self, *, progress: Progress | None = None) -> tuple[MemoryReindex, list[str]]:
-        """Rebuild the rows from the files: every memory file is read and its row made to say what
-        the file says (id, type, trust, state, dates, chain and text; a file without an id becomes a
-        new memory). Rows without a file are left as they are and rendered again. The manifest is
-        rebuilt. Returns the report (``indexed`` still 0) and the ids whose documents to index."""
+    def reindex(self, *, actor: str | None = None, progress: Progress | None = None) -> tuple[MemoryReindex, list[str]]:
+        """Rebuild the rows from the files, forward only, with ``actor``'s rights (:mod:`.reindex`).
+        Returns the report (``indexed`` still 0) and the ids whose documents to index."""
         self.dictionary.refresh()
         with self._locked() as m:
-            m.reset()
-            m.set_meta("database", str(self._database_key))  # set by _manifest()
-            m.set_meta("version", "1")
-            run = Run(m)
-            paths = files_scan.all_files(self._paths.root, run)
-            counts = {"restored": 0, "updated": 0, "unchanged": 0, "created": 0}
-            duplicates: list[FileProblem] = []
-            owners: dict[str, str] = {}
-            for done, path in enumerate(paths, start=1):
-                stat = lstat(self._paths.root / path)
-                try:
-                    fields = self._reconciler.read(run, path, memory_id=None) if stat is not None else None
-                except Gone:
-                    fields = None
-                if stat is not None and isinstance(fields, MemoryFields):
-                    self._reconciler.reindex_file(
-                        run, path, stat, self._rows.normalise(fields), owners, counts, duplicates
-                    )
-                if progress is not None:
-                    progress(done, len(paths), "memory files")
-            for problem in run.problems:
-                if problem.path.count("/") < 2:
-                    continue  # memories/ or a type folder (a link), not a file of the manifest
-                if (stat := lstat(self._paths.root / problem.path)) is not None:
-                    m.put(FileEntry(problem.path, None, stat.st_mtime_ns, stat.st_size, None, 0, note=problem.reason))
-            with self._db.read() as session:
-                total = session.exec(select(func.count()).select_from(MemoryRow)).one()
-            self._renderer.render_changed(run)
-            report = MemoryReindex(
-                files=len(paths),
-                problems=run.problems,
-                duplicates=duplicates,
-                rows_without_file=int(total) - len(owners),
-                indexed=0,
-                **counts,
-            )
-            return report, sorted(owners)
+            return self._rebuild.run(m, str(self._database_key), Caller.of(actor), progress)

@@ -1,0 +1,76 @@
+"""Files carry content, not authority: who a memory file's change is made by, and what it may do.
+
+Nobody can tell who edited a file. A change a file makes is made by the **caller**: the process that
+reads the folder (the agent a server acts for, ``DOKORO_AGENT_ID``; a person at the command line, the
+TUI or a server nobody named), or whoever runs a rebuild (``dokoro_memory_reindex``'s agent, the
+CLI's person). The caller's rights are those of the walls (:mod:`dokoro_store.walls.ownership`): a
+person may change any memory; a known agent may change its own memories and those no agent wrote.
+
+What a file may do, whoever wrote it (:class:`Caller` answers each question):
+
+- content (title, body, type, entities, source, dates): a new version by the caller; it supersedes
+  the edited memory when the caller may change it, else both are kept (the other's memory stays
+  active, the pair waits in the conflict ledger for its owner's verdict);
+- ``trust``: never raised; a person's version is ``user-stated`` (the person vouches), an agent's
+  keeps the lower of the file's and the memory's;
+- ``state``: retire or bring back a memory the caller may change; never approve a proposal
+  (``dokoro memory approve``) nor propose one;
+- ``agent``, ``id``, dates, chain, revision, dependencies: the database's; never changed;
+- a memory the database lacks: restored as the file says only by a person or by the agent that
+  wrote it (a file naming another agent is refused: a fabricated memory never speaks for another).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dokoro_store.walls.ownership import known_agent, owned_by_another
+
+__all__ = ["PERSON", "TRUST_RANK", "Caller", "lower_trust"]
+
+# Higher is more trusted; a file never moves a memory up this scale.
+TRUST_RANK = {"imported": 0, "agent-inferred": 1, "user-stated": 2}
+
+
+def lower_trust(a: str, b: str) -> str:
+    """The less trusted of two trust levels."""
+    return a if TRUST_RANK.get(a, 0) <= TRUST_RANK.get(b, 0) else b
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who a file's change is made by: a known agent, or a person (``agent`` None)."""
+
+    agent: str | None = None
+
+    @classmethod
+    def of(cls, agent: str | None) -> Caller:
+        return cls(known_agent(agent))
+
+    @property
+    def person(self) -> bool:
+        return self.agent is None
+
+    def may_change(self, owner: str | None) -> bool:
+        """Whether the caller may supersede, retire or bring back a memory ``owner`` wrote."""
+        return not owned_by_another(owner, self.agent)
+
+    def may_restore(self, author: str | None) -> bool:
+        """Whether the caller may restore, as its file says, a memory ``author`` wrote."""
+        return self.person or known_agent(author) in (None, self.agent)
+
+    def version_trust(self, file_trust: str, row_trust: str) -> str:
+        """The trust of a new version the caller's edit makes (never above the edited memory's,
+        unless a person vouches for it)."""
+        return "user-stated" if self.person else lower_trust(file_trust, row_trust)
+
+    def new_trust(self, file_trust: str) -> str:
+        """The trust of a new memory a new file becomes: a person's is user-stated, an agent's at
+        most agent-inferred."""
+        return "user-stated" if self.person else lower_trust(file_trust, "agent-inferred")
+
+    def describe(self) -> str:
+        return "a person" if self.person else f"agent {self.agent}"
+
+
+PERSON = Caller()
