@@ -51,7 +51,8 @@ def dokoro_remember(
     review_after: Annotated[IsoDate | None, Field(description="ISO date after which it should be re-checked.")] = None,
     valid_until: Annotated[IsoDate | None, Field(description="ISO date after which it no longer holds.")] = None,
     supersedes: Annotated[
-        Key | None, Field(description="Id of the memory this one replaces (it becomes archived).")
+        Key | None,
+        Field(description="Id of the memory this one replaces (it becomes archived): yours, or one nobody owns."),
     ] = None,
     agent_id: Annotated[Key | None, Field(description="Who remembers it (default: this agent).")] = None,
     depends_on: Annotated[
@@ -218,8 +219,9 @@ def dokoro_forget(
     purge: Annotated[bool, Field(description="Delete it for good instead of deprecating it.")] = False,
     confirm: Annotated[bool, Field(description="Required with purge=true.")] = False,
 ) -> Annotated[CallToolResult, Forgotten]:
-    """Forget a memory: deprecate it with a reason (kept, ranked far down, shown only on request), or
-    purge it for good with purge=true and confirm=true (only a memory you wrote)."""
+    """Forget one of your memories (or one nobody owns): deprecate it with a reason (kept, ranked far down,
+    shown only on request), or purge it for good with purge=true and confirm=true. Another agent's or a
+    person's memory is refused, with whose it is: remember what you know as your own memory instead."""
     memory, done = state(ctx).store.memories.forget(
         id, reason=reason, purge=purge, confirm=confirm, acting_agent=acting_agent(ctx)
     )
