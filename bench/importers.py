@@ -24,7 +24,20 @@ from pathlib import Path
 from dokoro_store import Store, apply_import_set, preview_of, read_knowledge_graph
 
 SCRIPTS = ["東京の会議室", "Москва проект", "서울 지사", "Αθήνα ομάδα", "القاهرة فريق"]
-WORDS = "cache login token service database queue deploy review release incident metric owner".split()
+WORDS = [
+    "cache",
+    "login",
+    "token",
+    "service",
+    "database",
+    "queue",
+    "deploy",
+    "review",
+    "release",
+    "incident",
+    "metric",
+    "owner",
+]
 RELATIONS = ["works_at", "depends_on", "maintains", "uses", "owns", "reviews"]
 
 

@@ -5,13 +5,13 @@ continues on the next run with its graph whole. The property tests are in ``test
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
 import pytest
 from dokoro_store import FrozenClock, Store
-from dokoro_store.moving.importers import apply_import_set, preview_of, read_knowledge_graph, read_notes_folder
-from dokoro_store.moving.importers import writing
+from dokoro_store.moving.importers import apply_import_set, preview_of, read_knowledge_graph, read_notes_folder, writing
 from dokoro_store.moving.importers.items import MAX_LINKS
 from sqlalchemy import text
 
@@ -145,7 +145,9 @@ def test_an_import_stopped_half_way_continues_with_its_graph_whole(
     source = _jsonl(
         tmp_path / "m.jsonl",
         [_entity(n, kind="service") for n in names]
-        + [{"type": "relation", "from": a, "to": b, "relationType": "depends_on"} for a, b in zip(names, names[1:])],
+        + [
+            {"type": "relation", "from": a, "to": b, "relationType": "depends_on"} for a, b in itertools.pairwise(names)
+        ],
     )
     with Store.open(root, database_url=database_url, clock=clock) as store:
         calls = {"n": 0}
