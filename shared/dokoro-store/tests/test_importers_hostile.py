@@ -181,7 +181,7 @@ def test_an_import_stopped_half_way_continues_with_its_graph_whole(
             assert found is not None, name
         assert store.docs.pending(only=[n.doc_id for n in items.notes]) == []
         history = store.graph.history(_service(store, "Service 4"))
-        assert ("uses", "Service 5") in {(r.type, r.target) for r in history}
+        assert ("depends_on", "Service 5") in {(r.type, r.target) for r in history}
 
 
 def _service(store: Store, name: str) -> int:
