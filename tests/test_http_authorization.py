@@ -158,3 +158,29 @@ async def test_another_agents_token_can_neither_destroy_nor_take_over_alices_dat
         purged = await alice.call_tool("dokoro_forget", {"id": memory, "purge": True, "confirm": True})
         assert not own.is_error and not checked.is_error and not purged.is_error, _text(purged)
         assert "still mine" in (root / "current.md").read_text(encoding="utf-8")
+
+
+async def test_a_full_reindex_over_http_is_the_operators(
+    http_server: str, tokens: dict[str, str], tmp_path: Path
+) -> None:
+    """An agent's token may bring the index up to date, not rebuild the whole store; an operator's
+    token (``dokoro token create --operator``) may."""
+    from dokoro_store import Store
+
+    with Store.open(tmp_path / "dokoro") as store:
+        operator = store.tokens.create("ops", operator=True).token
+    async with _connect(http_server, tokens["bob"]) as bob, _connect(http_server, operator) as ops:
+        full = await bob.call_tool("search_reindex", {"full": True})
+        memories = await bob.call_tool("dokoro_memory_reindex", {"full": True})
+        for refused in (full, memories):
+            assert refused.is_error, _text(refused)
+            assert "is the operator's on the shared server" in _text(refused), _text(refused)
+            assert "your token (bob) is an agent's: nothing was done" in _text(refused)
+            assert "dokoro token create --agent NAME --operator" in _text(refused)
+        assert "`dokoro reindex --full`" in _text(full) and "`dokoro memory reindex`" in _text(memories)
+        incremental = await bob.call_tool("search_reindex", {})
+        assert not incremental.is_error, _text(incremental)
+
+        rebuilt = await ops.call_tool("search_reindex", {"full": True})
+        assert not rebuilt.is_error, _text(rebuilt)
+        assert "Search Index Rebuilt" in _text(rebuilt)

@@ -27,7 +27,14 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from dokoro_server.app import AppState, StoreOpener, open_store, open_store_or_exit, state
     from dokoro_server.capture import FeedbackRecorder, SessionTimeTracker, flush_feedback
-    from dokoro_server.identity import acting_agent, authenticated_agent, default_agent, over_http
+    from dokoro_server.identity import (
+        OPERATOR_SCOPE,
+        acting_agent,
+        authenticated_agent,
+        default_agent,
+        over_http,
+        require_operator,
+    )
     from dokoro_server.notices import secret_notice
     from dokoro_server.registration import ToolSpec, add_tools
     from dokoro_server.resources import PromptSpec, ResourceSpec, TemplateSpec, add_prompts, add_resources
@@ -37,6 +44,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "INSTRUCTIONS",
+    "OPERATOR_SCOPE",
     "VERSION",
     "AppState",
     "DokoroSettings",
@@ -60,6 +68,7 @@ __all__ = [
     "open_store",
     "open_store_or_exit",
     "over_http",
+    "require_operator",
     "result",
     "secret_notice",
     "serve",
@@ -79,6 +88,8 @@ _HOMES = {
     "authenticated_agent": "dokoro_server.identity",
     "default_agent": "dokoro_server.identity",
     "over_http": "dokoro_server.identity",
+    "OPERATOR_SCOPE": "dokoro_server.identity",
+    "require_operator": "dokoro_server.identity",
     "secret_notice": "dokoro_server.notices",
     "ToolSpec": "dokoro_server.registration",
     "add_tools": "dokoro_server.registration",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from dokoro_server import AppState, ToolSpec, acting_agent, result, secret_notice, state
+from dokoro_server import AppState, ToolSpec, acting_agent, require_operator, result, secret_notice, state
 from dokoro_server.bounds import IsoDate, Key, Keys, Note, Query, Text, Title
 from dokoro_store.results.memories import (
     BriefingSummary,
@@ -284,7 +284,8 @@ def dokoro_memory_reindex(
     to say what the file says (text, state, trust, supersede chain, dates), a file whose memory the database
     lacks is restored with its id, a file without an id becomes a new memory; memories without a file are
     kept. Use it when dokoro_memory_status says the files and the database differ (a lost or replaced
-    database, a fresh clone)."""
+    database, a fresh clone). On the shared HTTP server it is the operator's (an operator token)."""
+    require_operator("rebuilding every memory from its file (dokoro_memory_reindex)", "`dokoro memory reindex`")
     report = state(ctx).store.memories.reindex_from_files(full=full)
     lines = [
         f"rebuilt from {report.files} memory file(s): {report.restored} restored, {report.updated} updated, "

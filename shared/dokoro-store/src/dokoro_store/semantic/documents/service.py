@@ -16,6 +16,7 @@ the stamp, pending documents and counts (:mod:`.index_status`) and the write-beh
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -26,7 +27,7 @@ from sqlmodel import Session
 
 from dokoro_store.clock import Clock
 from dokoro_store.db.engine import Database
-from dokoro_store.errors import InvalidArgumentError, NotFoundError
+from dokoro_store.errors import ConflictError, InvalidArgumentError, NotFoundError
 from dokoro_store.index.embedders.handle import EmbedderHandle, unit_mean
 from dokoro_store.index.vectors.index import VectorIndex
 from dokoro_store.models import Doc
@@ -119,6 +120,7 @@ class DocumentService:
         self._listeners = IndexListeners()
         self._indexer = Indexer(db, clock, vectors)
         self._status = IndexStatus(db, clock, embedder)
+        self._rebuilding = threading.Lock()
 
     # ------------------------------------------------------------------ listeners
     @overload
@@ -428,9 +430,16 @@ class DocumentService:
         full-text index), with the embedder this process uses."""
         if not full:
             return self.index_pending(progress)
-        self._status.keeps_the_stamp()
-        self.clear_index(rebuild_full_text=True)
-        return self.index_docs(None, force=True, progress=progress)
+        # One full rebuild at a time in a process: a second caller (a client repeating the call on
+        # the shared server) is refused at once instead of doubling the time and the memory.
+        if not self._rebuilding.acquire(blocking=False):
+            raise ConflictError("a full reindex is already running in this server; wait for it to finish")
+        try:
+            self._status.keeps_the_stamp()
+            self.clear_index(rebuild_full_text=True)
+            return self.index_docs(None, force=True, progress=progress)
+        finally:
+            self._rebuilding.release()
 
     def clear_index(self, *, rebuild_full_text: bool = False) -> None:
         """Forget every chunk and vector (and the stamp); documents stay."""
