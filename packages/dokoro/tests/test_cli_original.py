@@ -132,3 +132,29 @@ def test_an_import_of_a_missing_folder_says_so_and_creates_no_store(tmp_path: Pa
     assert result.exit_code == 1
     assert "nowhere" in result.output
     assert not store.exists()
+
+
+@pytest.mark.parametrize("damage", ["wrong schema", "scrambled", "zero bytes"])
+def test_doctor_on_a_damaged_original_store_says_so_in_one_line(tmp_path: Path, damage: str) -> None:
+    import sqlite3
+
+    root = original_copy(tmp_path)
+    database = root / ".dokoro" / "db" / "dokoro.sqlite"
+    if damage == "wrong schema":
+        with sqlite3.connect(database) as connection:
+            connection.execute("ALTER TABLE sessions DROP COLUMN metadata_json")
+    elif damage == "zero bytes":
+        database.write_bytes(b"")
+    else:
+        data = bytearray(database.read_bytes())
+        for at in range(4096, len(data), 97):
+            data[at] = (data[at] * 7 + 13) % 256
+        database.write_bytes(bytes(data))
+
+    result = runner.invoke(app, ["doctor", "--path", str(root)])
+
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("dokoro: "), result.output
+    assert "Traceback" not in result.output and "Error" not in result.output
+    assert not (root / ".dokoro" / "backup").exists()

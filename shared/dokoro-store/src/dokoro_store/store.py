@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import DatabaseError, OperationalError
 
 from dokoro_store.clock import Clock
 from dokoro_store.db.changes import ChangeSignal
@@ -17,7 +17,7 @@ from dokoro_store.db.migrate import current_heads, upgrade
 from dokoro_store.episodic.service import CompactionResult, EpisodicService
 from dokoro_store.errors import NoStoreError, StoreUnavailableError
 from dokoro_store.lazy import lazy
-from dokoro_store.paths import StorePaths, unusable_folder
+from dokoro_store.paths import StorePaths, damaged_database, damaged_message, unusable_folder
 from dokoro_store.retrieval import Retrieval, RetrievalConfig
 from dokoro_store.semantic.graph.service import DEFAULT_FUNCTIONAL_RELATION_TYPES, GraphService
 from dokoro_store.semantic.memories.service import MemoryService
@@ -327,6 +327,10 @@ class Store:
             )
         except OSError as exc:
             raise StoreUnavailableError(unusable_folder(paths.root, exc)) from None
+        except DatabaseError as exc:
+            if database_url or not damaged_database(exc):
+                raise
+            raise StoreUnavailableError(damaged_message(paths, exc)) from None
         try:
             schema_before = current_heads(db)
             if not create and database_url and not schema_before:
@@ -352,6 +356,11 @@ class Store:
             if "readonly" not in str(exc) and "read-only" not in str(exc) and not _unwritable(paths.db_dir):
                 raise
             raise StoreUnavailableError(unusable_folder(paths.root, PermissionError(str(exc.orig)))) from None
+        except DatabaseError as exc:
+            db.dispose()
+            if database_url or not damaged_database(exc):
+                raise
+            raise StoreUnavailableError(damaged_message(paths, exc)) from None
         except BaseException:
             db.dispose()
             raise
