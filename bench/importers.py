@@ -6,7 +6,7 @@ them), then reads it and imports it into a fresh store (``dokoro migrate --from-
 steps), then imports it again (a rerun: everything is there). Prints the time of each step, the
 documents, entities and relations written, and the process's peak resident memory. Usage:
 
-    uv run python bench/importers.py [--mb 49] [--database-url URL]
+    uv run python bench/importers.py [--mb 49] [--database-url URL] [--embedder hashing]
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from dokoro_store import Store, apply_import_set, preview_of, read_knowledge_graph
+from dokoro_store import RetrievalConfig, Store, apply_import_set, preview_of, read_knowledge_graph
 
 SCRIPTS = ["東京の会議室", "Москва проект", "서울 지사", "Αθήνα ομάδα", "القاهرة فريق"]
 WORDS = [
@@ -88,6 +88,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=float, default=49.0, help="size of the synthetic JSONL file")
     parser.add_argument("--database-url", default=None, help="a PostgreSQL URL (default: the folder's SQLite)")
+    parser.add_argument("--embedder", default=None, help="e.g. hashing: the import without the model's cost")
     args = parser.parse_args()
     logging.getLogger("dokoro").setLevel(logging.ERROR)
     folder = Path(tempfile.mkdtemp(prefix="dokoro-import-bench-"))
@@ -100,7 +101,8 @@ def main() -> None:
         items = read_knowledge_graph(source)
         read = time.perf_counter() - started
         print(f"read: {read:.1f} s ({len(items.notes):,} documents, {items.skipped_count} skipped)")
-        with Store.open(folder / "dokoro", database_url=args.database_url) as store:
+        retrieval = RetrievalConfig(embedder=args.embedder) if args.embedder else None
+        with Store.open(folder / "dokoro", database_url=args.database_url, retrieval=retrieval) as store:
             started = time.perf_counter()
             preview = preview_of(store, items)
             print(f"preview: {time.perf_counter() - started:.1f} s ({preview.new:,} new)")
