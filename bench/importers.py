@@ -106,11 +106,12 @@ def main() -> None:
             started = time.perf_counter()
             preview = preview_of(store, items)
             print(f"preview: {time.perf_counter() - started:.1f} s ({preview.new:,} new)")
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             done = apply_import_set(store, items)
-            took = time.perf_counter() - started
+            took, used = time.perf_counter() - started, time.process_time() - cpu
             print(
-                f"import: {took:.1f} s ({done.new / took:,.0f} documents/s): {done.new:,} documents, "
+                f"import: {took:.1f} s ({done.new / took:,.0f} documents/s; CPU {used:.1f} s, "
+                f"{used / max(done.new, 1) * 1000:.1f} ms per document): {done.new:,} documents, "
                 f"{done.entities:,} entities, {done.relations:,} relations recorded, {done.indexed:,} indexed"
             )
             started = time.perf_counter()
