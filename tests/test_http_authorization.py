@@ -41,6 +41,9 @@ def _text(outcome: Any) -> str:
 # (tool, arguments (with {memory}, {plan}, {handoff}, {task} filled in), what the refusal must say)
 ATTACKS: list[tuple[str, dict[str, Any], str]] = [
     ("dokoro_forget", {"id": "{memory}", "purge": True, "confirm": True}, "may not purge"),
+    ("dokoro_forget", {"id": "{memory}", "reason": "TTL changed"}, "is alice's memory; you (bob) may not deprecate"),
+    ("dokoro_memory_renew", {"id": "{memory}", "retire": True, "reason": "old"}, "may not retire"),
+    ("dokoro_remember", {"type": "fact", "title": "TTL", "body": "ten", "supersedes": "{memory}"}, "may not supersede"),
     ("dokoro_session_log", {"entry": "bob was here"}, "held by alice"),
     ("dokoro_update_current_section", {"section": "Next Steps", "content": "bob's plan"}, "held by alice"),
     ("dokoro_regenerate_current", {"includeDays": 7}, "held by alice"),
@@ -137,15 +140,15 @@ async def test_another_agents_token_can_neither_destroy_nor_take_over_alices_dat
         assert refused == len(ATTACKS)
 
         # What bob may do: read, add a blocker, ask a question (its line stays out of alice's log),
-        # deprecate the memory with a reason (history kept, bob named), take a handoff for anyone.
+        # remember what he knows as his own memory beside alice's, take a handoff for anyone.
         blocker = await bob.call_tool(
             "dokoro_plan_blocker", {"itemIndex": 1, "blocker": "needs a key", "planId": plan_id}
         )
         question = await bob.call_tool("dokoro_question_add", {"question": "which cache?"})
         assert not blocker.is_error and not question.is_error
         assert (root / "current.md").read_bytes() == before["current.md"]
-        deprecated = await bob.call_tool("dokoro_forget", {"id": memory, "reason": "TTL changed to ten minutes"})
-        assert not deprecated.is_error, _text(deprecated)
+        beside = await bob.call_tool("dokoro_remember", {"type": "fact", "title": "Cache TTL is ten", "body": "now"})
+        assert not beside.is_error, _text(beside)
         status = await bob.call_tool("dokoro_memory_status", {})
         assert not status.is_error
 
@@ -155,3 +158,29 @@ async def test_another_agents_token_can_neither_destroy_nor_take_over_alices_dat
         purged = await alice.call_tool("dokoro_forget", {"id": memory, "purge": True, "confirm": True})
         assert not own.is_error and not checked.is_error and not purged.is_error, _text(purged)
         assert "still mine" in (root / "current.md").read_text(encoding="utf-8")
+
+
+async def test_a_full_reindex_over_http_is_the_operators(
+    http_server: str, tokens: dict[str, str], tmp_path: Path
+) -> None:
+    """An agent's token may bring the index up to date, not rebuild the whole store; an operator's
+    token (``dokoro token create --operator``) may."""
+    from dokoro_store import Store
+
+    with Store.open(tmp_path / "dokoro") as store:
+        operator = store.tokens.create("ops", operator=True).token
+    async with _connect(http_server, tokens["bob"]) as bob, _connect(http_server, operator) as ops:
+        full = await bob.call_tool("search_reindex", {"full": True})
+        memories = await bob.call_tool("dokoro_memory_reindex", {"full": True})
+        for refused in (full, memories):
+            assert refused.is_error, _text(refused)
+            assert "is the operator's on the shared server" in _text(refused), _text(refused)
+            assert "your token (bob) is an agent's: nothing was done" in _text(refused)
+            assert "dokoro token create --agent NAME --operator" in _text(refused)
+        assert "`dokoro reindex --full`" in _text(full) and "`dokoro memory reindex`" in _text(memories)
+        incremental = await bob.call_tool("search_reindex", {})
+        assert not incremental.is_error, _text(incremental)
+
+        rebuilt = await ops.call_tool("search_reindex", {"full": True})
+        assert not rebuilt.is_error, _text(rebuilt)
+        assert "Search Index Rebuilt" in _text(rebuilt)

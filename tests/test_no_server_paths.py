@@ -135,3 +135,31 @@ async def test_no_answer_names_the_servers_absolute_paths(make_client, root: Pat
                 leaks.append(f"dokoro_workspace_dump: {_answer(outcome)[:300]!r}")
     assert count > 2 * len(tools)
     assert not leaks, "\n".join(leaks)
+
+
+async def test_a_symlinks_target_is_never_named(make_client, cwd: Path, tmp_path: Path) -> None:
+    """A link in the project to a file elsewhere on the disk: the refusal says it leads out, not where."""
+    elsewhere = tmp_path / "elsewhere" / "private-notes.md"
+    elsewhere.parent.mkdir()
+    elsewhere.write_text("private", encoding="utf-8")
+    (cwd / "link.md").symlink_to(elsewhere)
+    (cwd / "system.md").symlink_to("/etc/hostname")
+    async with make_client() as client:
+        for source in ("link.md", "system.md"):
+            outcome = await client.call_tool("dokoro_save_file", {"source": source, "category": "data"})
+            text = _answer(outcome)
+            assert outcome.is_error, text
+            assert "private-notes" not in text and "elsewhere" not in text and "/etc" not in text, text
+            assert str(tmp_path) not in text
+
+
+async def test_a_store_open_error_names_no_folder_of_the_servers_disk(make_client, tmp_path: Path) -> None:
+    """The store cannot be opened (DOKORO_PATH under a file): the answer says why, not where."""
+    blocker = tmp_path / "srv" / "blocker.txt"
+    blocker.parent.mkdir()
+    blocker.write_text("a file, not a folder", encoding="utf-8")
+    async with make_client(path=blocker / "dokoro") as client:
+        outcome = await client.call_tool("dokoro_recall", {"query": "anything"})
+    text = _answer(outcome)
+    assert outcome.is_error and "is a file" in text, text
+    assert str(tmp_path) not in text and "blocker.txt" not in text.replace("…/", ""), text

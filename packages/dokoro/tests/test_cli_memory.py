@@ -77,6 +77,21 @@ def test_forget_deprecates_with_a_reason_and_purge_asks_first(folder, monkeypatc
     assert invoke(root, "memory", "forget", "mem-nope", "--reason", "x").exit_code == 1
 
 
+def test_a_person_at_the_cli_may_forget_any_agents_memory(tmp_path):
+    root = tmp_path / "dokoro"
+    with Store.open(root) as store:
+        alices = store.memories.remember(type="fact", title="TTL", body="five minutes", agent_id="alice").memory.id
+        bobs = store.memories.remember(type="rule", title="Lint", body="ruff first", agent_id="bob").memory.id
+
+    forgotten = invoke(root, "memory", "forget", alices, "--reason", "TTL changed")
+    purged = invoke(root, "memory", "forget", bobs, "--purge", "--yes")
+
+    assert forgotten.exit_code == 0 and "deprecated" in forgotten.output, forgotten.output
+    assert purged.exit_code == 0 and "purged" in purged.output, purged.output
+    with Store.open(root) as store:
+        assert store.memories.get(alices).state == "deprecated"
+
+
 def test_rules_lists_guardrails_first(folder):
     root, ids = folder
     text = invoke(root, "rules")

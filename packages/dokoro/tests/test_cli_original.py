@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -75,6 +76,28 @@ def test_moving_in_from_the_mcp_memory_graph_previews_then_imports_once(tmp_path
     assert again.exit_code == 0 and "Everything is already there" in again.output
 
 
+def test_moving_in_skips_bad_lines_by_number_prints_no_secret_and_counts_what_it_wrote(tmp_path: Path) -> None:
+    store = tmp_path / "dokoro"
+    token = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
+    graph = tmp_path / "memory.jsonl"
+    lines = [
+        json.dumps({"type": "entity", "name": name, "entityType": "place", "observations": ["a city"]})
+        for name in ("東京", "大阪", "Москва", "서울")
+    ]
+    lines.insert(1, json.dumps({"type": "relation", "from": "東京", "token": token}))
+    lines.insert(2, '{"type": "entity", "name": "x", "a": ' + "[" * 50_000 + "]" * 50_000 + "}")
+    graph.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    done = runner.invoke(app, ["migrate", "--from-mcp-memory", str(graph), "--path", str(store), "--yes"])
+
+    assert done.exit_code == 0, done.output
+    assert "Traceback" not in done.output and token not in done.output and token[:10] not in done.output
+    assert "skipped: line 2: a relation without to/relationType" in done.output
+    assert "skipped: line 3: JSON nested too deep to read" in done.output
+    assert "Imported 4 new and 0 changed document(s), 4 entities" in done.output
+    assert "2 line(s) or note(s) skipped" in done.output
+
+
 def test_moving_in_from_a_notes_folder(tmp_path: Path) -> None:
     store = tmp_path / "dokoro"
     done = runner.invoke(app, ["migrate", "--from-notes", str(SAMPLES / "notes"), "--path", str(store), "--yes"])
@@ -109,3 +132,29 @@ def test_an_import_of_a_missing_folder_says_so_and_creates_no_store(tmp_path: Pa
     assert result.exit_code == 1
     assert "nowhere" in result.output
     assert not store.exists()
+
+
+@pytest.mark.parametrize("damage", ["wrong schema", "scrambled", "zero bytes"])
+def test_doctor_on_a_damaged_original_store_says_so_in_one_line(tmp_path: Path, damage: str) -> None:
+    import sqlite3
+
+    root = original_copy(tmp_path)
+    database = root / ".dokoro" / "db" / "dokoro.sqlite"
+    if damage == "wrong schema":
+        with sqlite3.connect(database) as connection:
+            connection.execute("ALTER TABLE sessions DROP COLUMN metadata_json")
+    elif damage == "zero bytes":
+        database.write_bytes(b"")
+    else:
+        data = bytearray(database.read_bytes())
+        for at in range(4096, len(data), 97):
+            data[at] = (data[at] * 7 + 13) % 256
+        database.write_bytes(bytes(data))
+
+    result = runner.invoke(app, ["doctor", "--path", str(root)])
+
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("dokoro: "), result.output
+    assert "Traceback" not in result.output and "Error" not in result.output
+    assert not (root / ".dokoro" / "backup").exists()

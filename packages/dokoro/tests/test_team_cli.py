@@ -150,6 +150,23 @@ def test_tokens_are_created_listed_and_revoked(tmp_path: Path) -> None:
     assert [(t["id"], t["agent_id"]) for t in json.loads(as_json.stdout)] == [(token_id, "alice")]
 
 
+def test_an_operator_token_is_created_with_operator_and_listed_as_one(tmp_path: Path) -> None:
+    root = str(tmp_path / "s")
+    Store.open(Path(root)).close()
+    created = runner.invoke(app, ["token", "create", "--agent", "ops", "--operator", "--path", root])
+    runner.invoke(app, ["token", "create", "--agent", "alice", "--path", root])
+
+    assert created.exit_code == 0 and "Operator token tok_" in created.output, created.output
+    listed = runner.invoke(app, ["token", "list", "--path", root]).output
+    assert "agent=ops  operator  live" in listed and "agent=alice  live" in listed
+    as_json = runner.invoke(app, ["token", "list", "--json", "--path", root]).stdout
+    assert {t["agent_id"]: t["operator"] for t in json.loads(as_json)} == {"ops": True, "alice": False}
+    with Store.open(Path(root)) as store:
+        token = created.output.strip().splitlines()[-1]
+        found = store.tokens.identity(token)
+        assert found is not None and (found.agent_id, found.operator) == ("ops", True)
+
+
 def test_a_team_database_without_a_store_is_named_and_left_untouched(tmp_path: Path, postgres_url: str) -> None:
     """A read command on a reachable but empty team database says so in one line and exits 1,
     having created no schema; `dokoro init` then creates it and the command works."""

@@ -44,7 +44,7 @@ async def test_an_agent_approves_and_rejects_the_proposals_about_its_own_memorie
         assert theirs.structured_content["listing"]["proposals"] == []
         assert "No proposed proposals you may decide." in theirs.content[0].text
         refused = await gemini.call_tool("dokoro_memory_proposals", {"action": "approve", "id": merge})
-        assert refused.is_error and "changes data of claude" in refused.content[0].text
+        assert refused.is_error and "changes claude's memory" in refused.content[0].text
 
         approved = await claude.call_tool("dokoro_memory_proposals", {"action": "approve", "id": merge})
         rejected = await claude.call_tool(

@@ -106,7 +106,7 @@ async def test_depends_on_and_renew_refuse_bad_arguments_clearly(agent, person):
     theirs = person.memories.remember(type="fact", title="Cache TTL", body="60 s.", agent_id="ben").memory
 
     for arguments, message in [
-        ({"id": theirs.id, "review_after": "2999-01-01"}, "written by ben"),
+        ({"id": theirs.id, "review_after": "2999-01-01"}, "is ben's memory"),
         ({"id": theirs.id, "review_after": "soon"}, "review_after"),
         ({"id": theirs.id, "reason": "old"}, "reason goes with retire=true"),
         ({"id": theirs.id, "retire": True}, "reason is required"),

@@ -53,3 +53,26 @@ async def test_stdio_agents_with_different_ids_keep_out_of_each_others_data(make
     assert "held by alice" in _text(attempts["log"]) and "only a stale lock" in _text(attempts["force"])
     assert after == before
     assert not checked.is_error, _text(checked)
+
+
+@pytest.mark.parametrize("store_url", ["sqlite", "postgresql"], indirect=True)
+async def test_an_agent_may_not_forget_or_supersede_another_agents_memory_over_mcp(connect: Any) -> None:
+    memory = {"type": "fact", "title": "Cache TTL is five minutes", "body": "set in config"}
+    async with connect("alice") as alice, connect("bob") as bob:
+        alices = (await alice.call_tool("dokoro_remember", memory)).structured_content["memory"]["id"]
+        attempts = {
+            "deprecate": await bob.call_tool("dokoro_forget", {"id": alices, "reason": "TTL is ten now"}),
+            "purge": await bob.call_tool("dokoro_forget", {"id": alices, "purge": True, "confirm": True}),
+            "supersede": await bob.call_tool(
+                "dokoro_remember", {"type": "fact", "title": "TTL is ten", "body": "ten", "supersedes": alices}
+            ),
+            "retire": await bob.call_tool("dokoro_memory_renew", {"id": alices, "retire": True, "reason": "old"}),
+        }
+        for action, outcome in attempts.items():
+            assert outcome.is_error, f"bob's {action} was accepted: {_text(outcome)}"
+            assert f"is alice's memory; you (bob) may not {action}" in _text(outcome), _text(outcome)
+        recalled = await alice.call_tool("dokoro_recall", {"query": "cache TTL five minutes"})
+        states = {h["memory"]["id"]: h["memory"]["state"] for h in recalled.structured_content["hits"]}
+        assert states[alices] == "active"
+        own = await alice.call_tool("dokoro_forget", {"id": alices, "reason": "TTL is ten now"})
+        assert not own.is_error, _text(own)

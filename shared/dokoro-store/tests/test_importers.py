@@ -22,7 +22,7 @@ def test_the_mcp_memory_graph_becomes_documents_entities_and_relations(any_store
     items = read_knowledge_graph(SAMPLES / "mcp-memory" / "memory.jsonl")
     assert [n.title for n in items.notes] == ["John_Smith", "Anthropic", "AuthService"]
     assert any("line 7: not JSON" in s for s in items.skipped)
-    assert any("no entity 'Nobody'" in s for s in items.skipped)
+    assert any("relation from 'Nobody': no entity" in s for s in items.skipped)
     preview = preview_of(any_store, items)
     assert (preview.new, preview.unchanged, preview.relations) == (3, 0, 3)
 

@@ -158,7 +158,7 @@ def test_an_agent_renews_only_its_own_memories(any_store, clock):
     clock.advance(timedelta(days=2))
     later = iso(clock.now() + timedelta(days=30))
 
-    with pytest.raises(NotOwnerError, match="written by ana"):
+    with pytest.raises(NotOwnerError, match="is ana's memory; you \\(ben\\) may not"):
         any_store.upkeep.renew(mine.id, review_after=later, acting_agent="ben")
     assert any_store.upkeep.review().stale_total == 1
 

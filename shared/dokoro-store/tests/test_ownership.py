@@ -33,21 +33,24 @@ def test_an_agent_cannot_purge_a_memory_another_agent_wrote(two: tuple[Store, St
         type="fact", title="The cache TTL is 5 min", body="set in config", agent_id="alice"
     )
 
-    with pytest.raises(NotOwnerError, match=r"written by alice.*Deprecate it instead"):
+    with pytest.raises(NotOwnerError, match=r"is alice's memory; you \(bob\) may not purge it.*Ask alice"):
         bob.memories.forget(written.memory.id, purge=True, confirm=True, acting_agent="bob")
 
     kept = alice.memories.get(written.memory.id)
     assert (kept.state, kept.title) == ("active", "The cache TTL is 5 min")
 
 
-def test_another_agent_may_deprecate_a_memory_and_is_named_on_it(two: tuple[Store, Store]) -> None:
+def test_another_agent_may_not_deprecate_a_memory_and_is_told_whose_it_is(two: tuple[Store, Store]) -> None:
     alice, bob = two
     written = alice.memories.remember(type="fact", title="Deploys on Fridays", body="yes", agent_id="alice")
 
-    memory, done = bob.memories.forget(written.memory.id, reason="we stopped that", acting_agent="bob")
+    with pytest.raises(NotOwnerError, match=r"is alice's memory; you \(bob\) may not deprecate it. Nothing changed"):
+        bob.memories.forget(written.memory.id, reason="we stopped that", acting_agent="bob")
 
-    assert (done.action, memory.state, memory.state_changed_by) == ("deprecated", "deprecated", "bob")
-    assert alice.memories.get(written.memory.id).state_changed_by == "bob"
+    kept = alice.memories.get(written.memory.id)
+    assert (kept.state, kept.state_changed_by) == ("active", None)
+    memory, done = alice.memories.forget(written.memory.id, reason="we stopped that", acting_agent="alice")
+    assert (done.action, memory.state, memory.state_changed_by) == ("deprecated", "deprecated", "alice")
 
 
 def test_the_author_and_the_person_may_purge_and_a_memory_without_author_is_anyones(two: tuple[Store, Store]) -> None:

@@ -328,12 +328,15 @@ def reembed(
 def token_create(
     agent: Annotated[str, typer.Option("--agent", help="The agent id this token acts as.")],
     label: Annotated[str | None, typer.Option(help="A note: whose machine, which client.")] = None,
+    operator: Annotated[
+        bool, typer.Option("--operator", help="The operator's token: may also run a full reindex over HTTP.")
+    ] = False,
     path: PathOption = None,
 ) -> None:
     """Create a token (printed once; only its hash is stored)."""
     from dokoro.commands.tokens import create_token
 
-    create_token(path, agent, label)
+    create_token(path, agent, label, operator=operator)
 
 
 @token_app.command("list")

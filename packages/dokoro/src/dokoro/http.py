@@ -48,12 +48,14 @@ class StoreTokenVerifier:
 
     async def verify_token(self, token: str) -> Any:
         import anyio
+        from dokoro_server import OPERATOR_SCOPE
         from mcp.server.auth.provider import AccessToken
 
-        agent_id = await anyio.to_thread.run_sync(self._store.tokens.verify, token)
-        if agent_id is None:
+        found = await anyio.to_thread.run_sync(self._store.tokens.identity, token)
+        if found is None:
             return None
-        return AccessToken(token=token, client_id=agent_id, scopes=["dokoro"])
+        scopes = ["dokoro", OPERATOR_SCOPE] if found.operator else ["dokoro"]
+        return AccessToken(token=token, client_id=found.agent_id, scopes=scopes)
 
 
 class TokenHint:

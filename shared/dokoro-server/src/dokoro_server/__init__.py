@@ -28,7 +28,14 @@ from dokoro_store import lazy_exports
 if TYPE_CHECKING:
     from dokoro_server.app import AppState, StoreOpener, open_store, open_store_or_exit, state
     from dokoro_server.capture import FeedbackRecorder, SessionTimeTracker, flush_feedback
-    from dokoro_server.identity import acting_agent, authenticated_agent, default_agent, over_http
+    from dokoro_server.identity import (
+        OPERATOR_SCOPE,
+        acting_agent,
+        authenticated_agent,
+        default_agent,
+        over_http,
+        require_operator,
+    )
     from dokoro_server.notices import secret_notice
     from dokoro_server.registration import ToolSpec, add_tools
     from dokoro_server.resources import PromptSpec, ResourceSpec, TemplateSpec, add_prompts, add_resources
@@ -38,6 +45,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "INSTRUCTIONS",
+    "OPERATOR_SCOPE",
     "VERSION",
     "AppState",
     "DokoroSettings",
@@ -61,6 +69,7 @@ __all__ = [
     "open_store",
     "open_store_or_exit",
     "over_http",
+    "require_operator",
     "result",
     "secret_notice",
     "serve",
@@ -80,6 +89,8 @@ _HOMES = {
     "authenticated_agent": "identity",
     "default_agent": "identity",
     "over_http": "identity",
+    "OPERATOR_SCOPE": "identity",
+    "require_operator": "identity",
     "secret_notice": "notices",
     "ToolSpec": "registration",
     "add_tools": "registration",

@@ -14,7 +14,18 @@ if TYPE_CHECKING:
 
     from dokoro_server.app import AppState
 
-__all__ = ["acting_agent", "authenticated_agent", "default_agent", "over_http"]
+__all__ = [
+    "OPERATOR_SCOPE",
+    "acting_agent",
+    "authenticated_agent",
+    "default_agent",
+    "operator_call",
+    "over_http",
+    "require_operator",
+]
+
+# The scope of an operator's token (``dokoro token create --operator``): whole-store actions.
+OPERATOR_SCOPE = "operator"
 
 
 def authenticated_agent() -> str | None:
@@ -54,3 +65,23 @@ def over_http(ctx: Context[AppState]) -> bool:
 def default_agent(app: AppState) -> str:
     """Who a request that names no agent acts for: the authenticated agent, else ``DOKORO_AGENT_ID``."""
     return authenticated_agent() or app.settings.agent_id
+
+
+def operator_call() -> bool:
+    """True when this call may run the whole-store actions (a full reindex): an operator's token on
+    the shared HTTP server, or no token at all (stdio, loopback HTTP: the person who runs it)."""
+    from mcp.server.auth.middleware.auth_context import get_access_token
+
+    token = get_access_token()
+    return token is None or OPERATOR_SCOPE in token.scopes
+
+
+def require_operator(doing: str, instead: str) -> None:
+    """Refuse (a tool error, nothing done) ``doing`` to an agent's token on the shared HTTP server;
+    ``instead`` says how the operator runs it."""
+    if not operator_call():
+        raise ToolError(
+            f"{doing} is the operator's on the shared server, and your token ({authenticated_agent()}) is an "
+            f"agent's: nothing was done. Ask the server's operator: {instead}, on the server's machine, or "
+            "over HTTP with an operator token (`dokoro token create --agent NAME --operator`)"
+        )

@@ -102,7 +102,10 @@ async def _handle(app: AppState, ctx: ServerRequestContext[Any, Any], call_next:
     if not app.opener.ready:  # the first call(s): wait for the store, off the event loop
         await anyio.to_thread.run_sync(app.opener.wait, abandon_on_cancel=True)
         if app.opener.failed:  # every call says why and how to fix it, whatever the tool
-            return CallToolResult(content=[TextContent(type="text", text=app.opener.reason())], is_error=True)
+            from dokoro_server.shown_paths import rewrite_for  # the reason names no folder of the server's disk
+
+            reason = rewrite_for(app)(app.opener.reason())
+            return CallToolResult(content=[TextContent(type="text", text=reason)], is_error=True)
     with app.store.background.foreground():  # the store's background steps give way while a call runs
         return await call_next(ctx)
 

@@ -8,7 +8,12 @@ text, its structured content and its error message) goes through :func:`shown`, 
 - a path inside the server's cwd (the project) relative to it: ``dokoro/daily/….md``;
 - a path inside a store outside the project relative to the store: ``daily/….md``; the store
   folder itself is "the store folder", the project folder "the project folder";
-- a path inside dokoro's installation relative to it: ``dokoro_store/index/…``.
+- a path inside dokoro's installation relative to it: ``dokoro_store/index/…``;
+- a folder above the store or the project (below the top level) as "a folder above the store or
+  the project", a path in it as ``…/rest``.
+
+A symlink's target is never named in the first place (the store's walls say "a symlink leading out
+of it"), so a link to anywhere on the disk tells the caller nothing.
 
 Both the spelled and the resolved (symlinks followed) form of each folder are rewritten.
 """
@@ -26,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from mcp_types import CallToolResult
 
-__all__ = ["Rewrite", "rewrite_of", "rewriter", "rewritten", "shown"]
+__all__ = ["Rewrite", "rewrite_for", "rewrite_of", "rewriter", "rewritten", "shown"]
 
 Rewrite = Callable[[str], str]
 
@@ -46,6 +51,14 @@ def rewriter(root: str, cwd: str) -> Rewrite:
     for spelled in {root, os.path.realpath(root)}:
         within = _relative(spelled, cwd)
         rules[spelled] = (within, within + "/") if within else ("the store folder", "")
+    # The folders above the store and the project (a store-open error names the one that is a
+    # file, say): where they sit on the server's disk is not shown either. Top-level folders
+    # (/tmp, /home) say nothing and are left as they are.
+    for start in (root, cwd):
+        for spelled in {start, os.path.realpath(start)}:
+            for parent in Path(spelled).parents:
+                if len(parent.parts) > 2:
+                    rules.setdefault(str(parent), ("a folder above the store or the project", "…/"))
     ordered = sorted((folder for folder in rules if len(folder) > 1), key=len, reverse=True)
     if not ordered:
         return _same
@@ -89,6 +102,20 @@ def rewrite_of(context: Any) -> Rewrite | None:
     # import each other.
     rewrite = getattr(app, "rewrite", None)
     return rewrite if callable(rewrite) else None
+
+
+def rewrite_for(app: Any) -> Rewrite:
+    """The rewrite of the answers of the server whose state is ``app`` (an ``AppState``), also when
+    its store could not be opened (the answer that says why); the identity when even its folder
+    cannot be named."""
+    from dokoro_store import DokoroError
+
+    from dokoro_server.app import store_root
+
+    try:
+        return rewriter(str(store_root(app.settings, app.cwd)), str(app.cwd))
+    except (ValueError, OSError, DokoroError):
+        return _same
 
 
 def rewritten(result: CallToolResult, rewrite: Rewrite) -> CallToolResult:

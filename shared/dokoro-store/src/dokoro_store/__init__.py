@@ -45,7 +45,13 @@ if TYPE_CHECKING:
     from dokoro_store.index.scope import DocScope
     from dokoro_store.limits import MAX_COUNT, MAX_INT32, MAX_TOKEN_COUNT
     from dokoro_store.moving.backup import apply_import, export_store, load_backup, plan_import
-    from dokoro_store.moving.importers import apply_import_set, preview_of, read_knowledge_graph, read_notes_folder
+    from dokoro_store.moving.importers import (
+        ImportSet,
+        apply_import_set,
+        preview_of,
+        read_knowledge_graph,
+        read_notes_folder,
+    )
     from dokoro_store.moving.original import find_conversion, import_original, is_original_database, preview_original
     from dokoro_store.moving.transfer import copy_store
     from dokoro_store.paths import StorePaths, resolve_dokoro_path
@@ -82,6 +88,7 @@ __all__ = [
     "DocScope",
     "DokoroError",
     "FrozenClock",
+    "ImportSet",
     "InvalidArgumentError",
     "NoStoreError",
     "NoWorkspaceError",
@@ -201,6 +208,7 @@ _HOMES = {
     "load_backup": "moving.backup",
     "plan_import": "moving.backup",
     "copy_store": "moving.transfer",
+    "ImportSet": "moving.importers",
     "apply_import_set": "moving.importers",
     "preview_of": "moving.importers",
     "read_knowledge_graph": "moving.importers",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["StorePaths", "resolve_dokoro_path", "unusable_folder"]
+__all__ = ["StorePaths", "damaged_database", "damaged_message", "resolve_dokoro_path", "unusable_folder"]
 
 
 def resolve_dokoro_path(env_value: str | None, cwd: Path) -> Path:
@@ -121,3 +121,22 @@ def _is_folder(path: Path) -> bool:
         return path.is_dir()
     except OSError:
         return False
+
+
+# What SQLite says of a file that is not (or no longer) a database it can read.
+_DAMAGED = ("malformed", "not a database", "file is encrypted", "disk image")
+
+
+def damaged_database(error: BaseException) -> bool:
+    """Whether ``error`` (SQLite's, through SQLAlchemy) says the database file itself is damaged."""
+    return any(words in str(error) for words in _DAMAGED)
+
+
+def damaged_message(paths: StorePaths, error: BaseException) -> str:
+    """One line saying the store's database file is damaged, and what to do."""
+    orig = getattr(error, "orig", None) or error
+    return (
+        f"the database {paths.sqlite_file.relative_to(paths.root)} of {paths.root} is damaged ({orig}): dokoro "
+        "cannot read it and changed nothing. Keep a copy of it, then put back a good copy, or `dokoro import` a "
+        "backup into a new store (move the damaged file aside first)"
+    )

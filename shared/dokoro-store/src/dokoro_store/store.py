@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import DatabaseError, OperationalError
 
 from dokoro_store.background.announcements import Announcements
 from dokoro_store.clock import Clock
@@ -18,7 +18,7 @@ from dokoro_store.db.migrate import current_heads, upgrade
 from dokoro_store.episodic.service import CompactionResult, EpisodicService
 from dokoro_store.errors import NoStoreError, StoreUnavailableError
 from dokoro_store.lazy import lazy
-from dokoro_store.paths import StorePaths, unusable_folder
+from dokoro_store.paths import StorePaths, damaged_database, damaged_message, unusable_folder
 from dokoro_store.retrieval import Retrieval, RetrievalConfig
 from dokoro_store.semantic.graph.service import DEFAULT_FUNCTIONAL_RELATION_TYPES, GraphService
 from dokoro_store.semantic.memories.service import MemoryService
@@ -326,33 +326,7 @@ class Store:
         """
         paths = StorePaths(root.expanduser().resolve())
         clock = clock or Clock()
-        moved_in = None
-        try:
-            fresh_folder = not paths.root.exists()
-            if create or database_url is None:  # a team database without a store creates no folder
-                paths.root.mkdir(parents=True, exist_ok=True)
-            if database_url is None:
-                # A store the original TypeScript dokoro wrote: backed up, converted, verified, once.
-                from dokoro_store.moving.original import convert_in_place
-
-                moved_in = convert_in_place(paths, clock.now())
-            elif paths.sqlite_file.is_file():
-                from dokoro_store.moving.original import is_original_database
-
-                if is_original_database(paths.sqlite_file):
-                    log.warning(
-                        "dokoro: %s holds a store of the original dokoro; this process uses the database of "
-                        "DOKORO_DATABASE_URL. Bring its history there with `dokoro migrate --from-original %s`",
-                        paths.root,
-                        paths.root,
-                    )
-            db = (
-                Database.open_url(database_url, paths.db_dir)
-                if database_url
-                else Database.open_sqlite(paths.sqlite_file)
-            )
-        except OSError as exc:
-            raise StoreUnavailableError(unusable_folder(paths.root, exc)) from None
+        db, moved_in, fresh_folder = _open_database(paths, database_url, clock, create=create)
         try:
             schema_before = current_heads(db)
             if not create and database_url and not schema_before:
@@ -383,6 +357,11 @@ class Store:
             if "readonly" not in str(exc) and "read-only" not in str(exc) and not _unwritable(paths.db_dir):
                 raise
             raise StoreUnavailableError(unusable_folder(paths.root, PermissionError(str(exc.orig)))) from None
+        except DatabaseError as exc:
+            db.dispose()
+            if database_url or not damaged_database(exc):
+                raise
+            raise StoreUnavailableError(damaged_message(paths, exc)) from None
         except BaseException:
             db.dispose()
             raise
@@ -410,6 +389,41 @@ class Store:
 
     def __exit__(self, *_exc: object) -> None:
         self.close()
+
+
+def _open_database(
+    paths: StorePaths, database_url: str | None, clock: Clock, *, create: bool
+) -> tuple[Database, MoveIn | None, bool]:
+    """The store's database, opened (not yet migrated): the folder made when a store may be created,
+    an original dokoro's store converted once; the database, the move-in, whether the folder is new."""
+    moved_in = None
+    try:
+        fresh_folder = not paths.root.exists()
+        if create or database_url is None:  # a team database without a store creates no folder
+            paths.root.mkdir(parents=True, exist_ok=True)
+        if database_url is None:
+            # A store the original TypeScript dokoro wrote: backed up, converted, verified, once.
+            from dokoro_store.moving.original import convert_in_place
+
+            moved_in = convert_in_place(paths, clock.now())
+        elif paths.sqlite_file.is_file():
+            from dokoro_store.moving.original import is_original_database
+
+            if is_original_database(paths.sqlite_file):
+                log.warning(
+                    "dokoro: %s holds a store of the original dokoro; this process uses the database of "
+                    "DOKORO_DATABASE_URL. Bring its history there with `dokoro migrate --from-original %s`",
+                    paths.root,
+                    paths.root,
+                )
+        db = Database.open_url(database_url, paths.db_dir) if database_url else Database.open_sqlite(paths.sqlite_file)
+    except OSError as exc:
+        raise StoreUnavailableError(unusable_folder(paths.root, exc)) from None
+    except DatabaseError as exc:
+        if database_url or not damaged_database(exc):
+            raise
+        raise StoreUnavailableError(damaged_message(paths, exc)) from None
+    return db, moved_in, fresh_folder
 
 
 def _unwritable(folder: Path) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from dokoro_server import AppState, ToolSpec, acting_agent, result, secret_notice, state
+from dokoro_server import AppState, ToolSpec, acting_agent, require_operator, result, secret_notice, state
 from dokoro_server.bounds import IsoDate, Key, Keys, Note, Query, Text, Title
 from dokoro_store.results.memories import (
     BriefingSummary,
@@ -53,7 +53,8 @@ def dokoro_remember(
     review_after: Annotated[IsoDate | None, Field(description="ISO date after which it should be re-checked.")] = None,
     valid_until: Annotated[IsoDate | None, Field(description="ISO date after which it no longer holds.")] = None,
     supersedes: Annotated[
-        Key | None, Field(description="Id of the memory this one replaces (it becomes archived).")
+        Key | None,
+        Field(description="Id of the memory this one replaces (it becomes archived): yours, or one nobody owns."),
     ] = None,
     agent_id: Annotated[Key | None, Field(description="Who remembers it (default: this agent).")] = None,
     depends_on: Annotated[
@@ -220,8 +221,9 @@ def dokoro_forget(
     purge: Annotated[bool, Field(description="Delete it for good instead of deprecating it.")] = False,
     confirm: Annotated[bool, Field(description="Required with purge=true.")] = False,
 ) -> Annotated[CallToolResult, Forgotten]:
-    """Forget a memory: deprecate it with a reason (kept, ranked far down, shown only on request), or
-    purge it for good with purge=true and confirm=true (only a memory you wrote)."""
+    """Forget one of your memories (or one nobody owns): deprecate it with a reason (kept, ranked far down,
+    shown only on request), or purge it for good with purge=true and confirm=true. Another agent's or a
+    person's memory is refused, with whose it is: remember what you know as your own memory instead."""
     memory, done = state(ctx).store.memories.forget(
         id, reason=reason, purge=purge, confirm=confirm, acting_agent=acting_agent(ctx)
     )
@@ -289,7 +291,8 @@ def dokoro_memory_reindex(
     verdicts and use counters, unless it was purged; a file's edits are yours, with your rights only (no
     owner change, no trust raised, no proposal approved); a file that cannot be read is skipped, and why.
     Use it when dokoro_memory_status says the files and the database differ (a lost or replaced database,
-    a fresh clone)."""
+    a fresh clone). On the shared HTTP server it is the operator's (an operator token)."""
+    require_operator("rebuilding every memory from its file (dokoro_memory_reindex)", "`dokoro memory reindex`")
     report = state(ctx).store.memories.reindex_from_files(full=full, actor=acting_agent(ctx))
     lines = [
         f"rebuilt from {report.files} memory file(s): {report.restored} restored, {report.updated} updated, "

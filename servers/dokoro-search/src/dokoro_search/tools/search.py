@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from dokoro_server import AppState, ToolSpec, card, result, state
+from dokoro_server import AppState, ToolSpec, card, require_operator, result, state
 from dokoro_server.bounds import IsoDate, Key, Keys, Query, Text, Title
 from dokoro_store.results.search import (
     IndexContentResult,
@@ -109,7 +109,9 @@ def search_reindex(
 ) -> Annotated[CallToolResult, ReindexResult]:
     """Bring the search index up to date: re-read changed workspace markdown and index every document whose
     content changed (only those are re-embedded). full=true rebuilds everything (also after changing the
-    embedder)."""
+    embedder). On the shared HTTP server full=true is the operator's (an operator token)."""
+    if full:
+        require_operator("a full reindex (full=true)", "`dokoro reindex --full`")
     out = state(ctx).store.search.reindex(full=full)
     details = {
         "Workspace files": f"{out.files_added} added, {out.files_updated} updated, {out.files_removed} removed",

@@ -72,9 +72,11 @@ def dokoro_feature_plan(
     ] = "plan_only",
 ) -> Annotated[CallToolResult, ItemChanged]:
     """Write an implementation plan for a feature (features/<stamp>-<title>-implementation-plan.md)
-    and move it to planned (ideas → planned; planning again writes a new plan)."""
+    and move it to planned (ideas → planned; planning again writes a new plan). A feature planned
+    less than a minute ago (another agent just did) is not planned twice: you get its plan."""
     done = state(ctx).store.tracking.plan_feature(feature_id, approach, agent_id=acting_agent(ctx))
-    return result(changed_text("Feature Planned", done), done)
+    title = "Feature Already Planned (moments ago; no second plan)" if done.action == "already planned" else None
+    return result(changed_text(title or "Feature Planned", done), done)
 
 
 TOOLS = [

@@ -15,7 +15,7 @@ from dokoro_store.db.engine import Database
 from dokoro_store.errors import InvalidArgumentError, NotFoundError
 from dokoro_store.models import ApiToken
 
-__all__ = ["IssuedToken", "TokenService"]
+__all__ = ["IssuedToken", "TokenIdentity", "TokenService"]
 
 _AGENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$")
 # Writing last_used_at on every request would turn every read into a write; once a minute is enough.
@@ -31,6 +31,15 @@ class IssuedToken:
     id: str
     agent_id: str
     token: str  # shown once; never stored
+    operator: bool = False
+
+
+@dataclass(frozen=True)
+class TokenIdentity:
+    """Who a live token speaks for: an agent, and whether it is the operator's (whole-store actions)."""
+
+    agent_id: str
+    operator: bool
 
 
 class TokenService:
@@ -38,7 +47,9 @@ class TokenService:
         self._db = db
         self._clock = clock
 
-    def create(self, agent_id: str, label: str | None = None) -> IssuedToken:
+    def create(self, agent_id: str, label: str | None = None, *, operator: bool = False) -> IssuedToken:
+        """A new token for ``agent_id`` (shown once); ``operator``: it may also run the whole-store
+        actions over HTTP (a full reindex)."""
         agent_id = agent_id.strip()
         if not _AGENT.match(agent_id):
             raise InvalidArgumentError(
@@ -54,12 +65,18 @@ class TokenService:
                     token_hash=_hash(token),
                     label=label,
                     created_at=self._clock.now(),
+                    operator=operator,
                 )
             )
-        return IssuedToken(token_id, agent_id, token)
+        return IssuedToken(token_id, agent_id, token, operator)
 
     def verify(self, token: str) -> str | None:
         """The agent id a live token belongs to, or None."""
+        found = self.identity(token)
+        return found.agent_id if found is not None else None
+
+    def identity(self, token: str) -> TokenIdentity | None:
+        """Who a live token speaks for, or None (unknown or revoked)."""
         if not token:
             return None
         digest = _hash(token.strip())
@@ -76,7 +93,7 @@ class TokenService:
                 if fresh is not None:
                     fresh.last_used_at = now
                     session.add(fresh)
-        return row.agent_id
+        return TokenIdentity(row.agent_id, bool(row.operator))
 
     def list(self) -> list[ApiToken]:
         with self._db.read() as session:

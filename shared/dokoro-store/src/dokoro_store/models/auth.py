@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from sqlalchemy import Column, String
+from sqlalchemy import false as sa_false
 from sqlmodel import Field, SQLModel
 
 from dokoro_store.db.types import UtcDateTime
@@ -24,3 +25,5 @@ class ApiToken(SQLModel, table=True):
     created_at: datetime = Field(sa_type=UtcDateTime)
     last_used_at: datetime | None = Field(default=None, sa_type=UtcDateTime)
     revoked_at: datetime | None = Field(default=None, sa_type=UtcDateTime)
+    # An operator's token (migration 0031): the whole-store actions (a full reindex) over HTTP.
+    operator: bool = Field(default=False, sa_column_kwargs={"server_default": sa_false()})

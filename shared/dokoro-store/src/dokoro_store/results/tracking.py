@@ -81,7 +81,10 @@ class TrackingItemView(Result):
 class ItemChanged(Result):
     """An issue or feature added, or moved along its lifecycle."""
 
-    action: str = Field(description="added, started, reopened, resolved, planned or replanned")
+    action: str = Field(
+        description="added, started, reopened, resolved, planned, replanned, or already planned (moments ago: "
+        "its plan is the answer, none written)"
+    )
     previous_status: str | None
     item: TrackingItemView
     path: str

@@ -79,7 +79,8 @@ def inside(root: Path, path: Path, *, what: str = "path") -> Path:
     resolved = _resolve(path, what)
     base = _resolve(root, "folder")
     if not resolved.is_relative_to(base):
-        shown = f"{path} (really {resolved})" if resolved != path else str(path)
+        # The link's target is not named: where it leads on the server's disk is none of the caller's business.
+        shown = f"{path} (a symlink leading out of it)" if resolved != path.absolute() else str(path)
         raise OutsideStoreError(
             f"{what} {shown} leaves {base}: dokoro reads and writes only inside it, and follows no symlink out. "
             "Use a path inside it, or replace the symlink by a copy of the file."
@@ -106,7 +107,7 @@ def lock_file(root: Path, lock_dir: Path, name: str) -> Path:
     path = folder / f"{name}.lock"
     if path.is_symlink():
         raise OutsideStoreError(
-            f"lock file {path} is a symlink (to {path.readlink()}): dokoro opens no lock through a link. "
+            f"lock file {path} is a symlink: dokoro opens no lock through a link. "
             "Remove the symlink; the next call recreates the lock file."
         )
     if path.exists() and not path.is_file():
@@ -175,11 +176,11 @@ def regular_source(path: Path, project: Path, *, what: str = "source") -> Path:
         raise InvalidArgumentError(f"{what} contains a NUL character; pass a plain file path")
     resolved = _resolve(path, what)
     if any(resolved.is_relative_to(special) for special in _SPECIAL_ROOTS):
-        raise OutsideStoreError(f"{what} {path} is a system file ({resolved}); only files of the project are read")
+        raise OutsideStoreError(f"{what} {path} is a system file; only files of the project are read")
     if not resolved.is_relative_to(_resolve(project, "project")):
         raise OutsideStoreError(
             f"{what} {path} is outside the project {project}"
-            + (f" (the symlink leads to {resolved})" if resolved != path.absolute() else "")
+            + (" (a symlink leading out of it)" if resolved != path.absolute() else "")
             + ": only files of the project the server was started for are read; copy the file into it first"
         )
     try:

@@ -1,49 +1,54 @@
-"""What an importer found (documents with their entity and links), and writing it into a store."""
+"""What an importer found: documents with their entity and links, what it skipped and why, and the
+bounds every source is read within.
+
+A source is a person's file or folder, so hostile input: each line or note is read within bounds
+(:data:`MAX_LINE_BYTES`, :data:`MAX_NAME_CHARS`, :data:`MAX_LINKS`, :data:`MAX_OBSERVATIONS`),
+text that no database can hold (a lone surrogate, a NUL) makes its line or note skipped with where
+and why, and a reason never quotes the source's text (a token in a skipped line never reaches the
+terminal: names in reasons are redacted and cut short).
+"""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING
 
-from dokoro_store.errors import NotFoundError
-from dokoro_store.semantic.documents.markdown import content_hash
-from dokoro_store.semantic.graph.extraction import (
-    ENTITY_TYPES,
-    ExtractedEntity,
-    ExtractedRelation,
-    Extraction,
-    canonicalise,
-    extract_regex,
-    merge,
-)
-
-if TYPE_CHECKING:
-    from dokoro_store.store import Store
+from dokoro_store.semantic.graph.extraction import ENTITY_TYPES, canonicalise
+from dokoro_store.walls.secrets import redact
 
 __all__ = [
-    "ImportOutcome",
+    "MAX_LINE_BYTES",
+    "MAX_LINKS",
+    "MAX_NAME_CHARS",
+    "MAX_OBSERVATIONS",
+    "MAX_REASONS",
     "ImportSet",
     "ImportedNote",
-    "apply_import_set",
+    "bad_text",
     "entity_type_of",
-    "preview_of",
     "relation_type_of",
-    "slug_of",
+    "shown_name",
 ]
 
-_NOT_SLUG = re.compile(r"[^a-z0-9]+")
+# One line of a JSONL source; longer is skipped (a real entity line is a few kilobytes).
+MAX_LINE_BYTES = 1024 * 1024
+# An entity's or a note's name (the graph keeps names, not texts).
+MAX_NAME_CHARS = 500
+# Links of one document kept for the graph (the text keeps them all): past it, the rest are counted.
+MAX_LINKS = 2_000
+# Observations of one entity rendered into its document.
+MAX_OBSERVATIONS = 5_000
+# Skipped reasons kept word for word; past it, only counted.
+MAX_REASONS = 200
+
+_NOT_SNAKE = re.compile(r"[^a-z0-9]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-
-
-def slug_of(text: str, limit: int = 80) -> str:
-    return _NOT_SLUG.sub("-", text.lower()).strip("-")[:limit].strip("-") or "untitled"
 
 
 def relation_type_of(text: str) -> str | None:
     """A relation name as the graph keeps it (lower_snake_case: ``worksAt``, ``works at`` → ``works_at``)."""
-    snake = _NOT_SLUG.sub("_", _CAMEL.sub("_", text.strip()).lower()).strip("_")
+    snake = _NOT_SNAKE.sub("_", _CAMEL.sub("_", text.strip()).lower()).strip("_")
     if not snake or not snake[0].isalpha():
         return None
     return snake[:60]
@@ -55,11 +60,34 @@ def entity_type_of(text: str | None) -> str:
     return lowered if lowered in ENTITY_TYPES else "concept"
 
 
+def bad_text(text: str) -> str | None:
+    """Why ``text`` cannot be stored (a lone surrogate: not Unicode text; a NUL: PostgreSQL refuses
+    it), or None."""
+    if "\x00" in text:
+        return "a NUL character"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "a lone surrogate (not valid Unicode)"
+    return None
+
+
+def shown_name(name: str, limit: int = 60) -> str:
+    """A name as a reason quotes it: secrets redacted, one line, cut short."""
+    one_line = " ".join(redact(name.encode("utf-8", "replace").decode("utf-8")).text.split())
+    return repr(one_line if len(one_line) <= limit else one_line[: limit - 1] + "…")
+
+
 @dataclass
 class ImportedNote:
-    """One document an importer found, the entity it is about, and its links to other entities."""
+    """One document an importer found, the entity it is about, and its links to other entities.
 
-    doc_id: str
+    ``key`` names it uniquely in its source (an entity's name, a note's path) and ``slug`` is the
+    readable part of its id; ``doc_id`` is set when it is matched against a store
+    (:func:`~.names.assign_ids`)."""
+
+    key: str
+    slug: str
     title: str
     content: str
     filepath: str
@@ -70,6 +98,7 @@ class ImportedNote:
     tags: list[str] = field(default_factory=list)
     written: datetime | None = None
     kind: str = "note"  # the source's own type (an entityType, a front-matter type)
+    doc_id: str = ""
 
 
 @dataclass
@@ -78,8 +107,17 @@ class ImportSet:
 
     source: str
     format: str  # "mcp-memory" | "notes"
+    prefix: str  # of its documents' ids: "kg-" | "note-"
     notes: list[ImportedNote] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # the first MAX_REASONS reasons
+    skipped_count: int = 0
+    lines: int = 0  # lines (or files) read
+
+    def skip(self, reason: str) -> None:
+        """Count a skipped line or note; keep its reason (redacted) while there is room."""
+        self.skipped_count += 1
+        if len(self.skipped) < MAX_REASONS:
+            self.skipped.append(redact(reason).text)
 
     @property
     def relations(self) -> int:
@@ -90,74 +128,3 @@ class ImportSet:
         keys = {(n.entity_type, canonicalise(n.entity_type, n.entity_name)) for n in self.notes}
         keys |= {(t, canonicalise(t, name)) for n in self.notes for _r, t, name in n.links}
         return len(keys)
-
-
-@dataclass(frozen=True)
-class ImportOutcome:
-    new: int  # documents created
-    changed: int  # documents whose text changed since an earlier import
-    unchanged: int  # documents already there as they are
-    entities: int
-    relations: int
-
-
-def preview_of(store: Store, items: ImportSet) -> ImportOutcome:
-    """What :func:`apply_import_set` would do to ``store`` (nothing written)."""
-    new = changed = unchanged = 0
-    for note in items.notes:
-        try:
-            doc = store.docs.get(note.doc_id)
-        except NotFoundError:  # a new document
-            new += 1
-            continue
-        if doc.content_hash == content_hash(note.content):
-            unchanged += 1
-        else:
-            changed += 1
-    return ImportOutcome(new, changed, unchanged, items.entities, items.relations)
-
-
-def _extraction(note: ImportedNote) -> Extraction:
-    """The note's own graph (its entity, its links), merged with what the regex extractor finds in it."""
-    me = ExtractedEntity(note.entity_type, note.entity_name, canonicalise(note.entity_type, note.entity_name), 1.0)  # type: ignore[arg-type]
-    entities = {me.key: me}
-    relations: list[ExtractedRelation] = []
-    for relation_type, target_type, target in note.links:
-        other = ExtractedEntity(target_type, target, canonicalise(target_type, target), 1.0)  # type: ignore[arg-type]
-        if other.key == me.key:
-            continue
-        entities.setdefault(other.key, other)
-        relations.append(ExtractedRelation(me.key, other.key, relation_type, 1.0, f"{note.title}: {relation_type}"))
-    mine = Extraction(entities=list(entities.values()), relations=relations, source="import")
-    return merge(extract_regex(note.content), mine)
-
-
-def apply_import_set(store: Store, items: ImportSet) -> ImportOutcome:
-    """Write the documents (indexed for search) and their entities and relations; a second run
-    changes nothing (unchanged documents are skipped, open relations are not recorded twice)."""
-    outcome = preview_of(store, items)
-    changed_ids: list[str] = []
-    for note in items.notes:
-        try:
-            existing = store.docs.get(note.doc_id)
-            if existing.content_hash == content_hash(note.content):
-                continue
-        except NotFoundError:  # a new document
-            pass
-        store.docs.save(
-            note.doc_id,
-            note.content,
-            title=note.title,
-            filepath=note.filepath,
-            doc_type="note",
-            metadata={"imported_from": items.format, "source_type": note.kind, "tags": note.tags},
-        )
-        changed_ids.append(note.doc_id)
-    if changed_ids:
-        store.docs.index_docs(changed_ids)
-        store.graph.complete_pending(changed_ids)
-    wanted = set(changed_ids)
-    for note in items.notes:
-        if note.doc_id in wanted:
-            store.graph.persist(note.doc_id, _extraction(note), valid_from=note.written)
-    return outcome

@@ -5,19 +5,30 @@ the front matter's ``type`` when that is one of the graph's types, else a concep
 relations: ``[[Other note]]`` (Obsidian, basic-memory) → ``links_to``; basic-memory's relation
 lines ``- implements [[Auth Service]]`` → ``implements``. The folder is a person's: scanned behind
 the walls (no symlink followed, hidden folders such as ``.obsidian`` skipped, bounded size), front
-matter loaded with the store's safe YAML loader.
+matter loaded with the store's safe YAML loader; a note's links are bounded (:data:`~.items.MAX_LINKS`,
+the text keeps them all) and a note no database can hold (a NUL, a lone surrogate) is skipped with why.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from dokoro_store.clock import parse_iso
 from dokoro_store.errors import InvalidArgumentError
-from dokoro_store.moving.importers.items import ImportedNote, ImportSet, entity_type_of, relation_type_of, slug_of
+from dokoro_store.moving.importers.items import (
+    MAX_LINKS,
+    MAX_NAME_CHARS,
+    ImportedNote,
+    ImportSet,
+    bad_text,
+    entity_type_of,
+    relation_type_of,
+)
+from dokoro_store.moving.importers.names import slug_of
 from dokoro_store.walls import frontmatter
 from dokoro_store.walls.containment import scan
 
@@ -52,68 +63,127 @@ def _when(meta: dict[str, Any], path: Path) -> datetime:
 
 
 def read_notes_folder(folder: Path) -> ImportSet:
-    """The notes of ``folder`` (nothing written)."""
+    """The notes of ``folder`` (nothing written), in path order."""
     folder = folder.expanduser().resolve()
     if not folder.is_dir():
         raise InvalidArgumentError(f"no folder of notes at {folder}; pass the vault or basic-memory project folder")
-    items = ImportSet(source=str(folder), format="notes")
-    found: list[tuple[Path, str, dict[str, Any], str]] = []
-    for path in scan(folder, folder, skip_dir=lambda name: name.startswith(".")):
-        relative = path.relative_to(folder).as_posix()
-        if path.stat().st_size > MAX_NOTE_BYTES:
-            items.skipped.append(f"{relative}: larger than {MAX_NOTE_BYTES // 2**20} MB")
-            continue
-        try:
-            text = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            items.skipped.append(f"{relative}: not UTF-8 text")
-            continue
-        meta, body = frontmatter.parse(text)
-        if frontmatter.split(text)[0] is not None and not meta:
-            items.skipped.append(f"{relative}: front matter not readable (kept the text, no metadata)")
-        found.append((path, relative, meta, body))
+    items = ImportSet(source=str(folder), format="notes", prefix="note-")
+    found = [note for path in scan(folder, folder, skip_dir=_hidden) if (note := _read(folder, path, items))]
+    items.lines = len(found)
     # A link names a note by its title or its file name: both resolve to that note's entity.
     titles: dict[str, tuple[str, str]] = {}
-    for path, relative, meta, body in found:
-        title = _title(meta, body, path)
-        kind = entity_type_of(meta.get("type") if isinstance(meta.get("type"), str) else None)
-        for name in (title, path.stem, relative.removesuffix(".md")):
-            titles[name.lower()] = (kind, title)
-    for path, relative, meta, body in found:
-        title = _title(meta, body, path)
-        kind = entity_type_of(meta.get("type") if isinstance(meta.get("type"), str) else None)
-        links: list[tuple[str, str, str]] = []
-        typed: set[str] = set()
-        for match in _RELATION_LINE.finditer(body):
-            relation = relation_type_of(match.group(1))
-            target = match.group(2).strip()
-            if relation is None:
-                continue
-            target_type, target_name = _resolve(titles, target)
-            links.append((relation, target_type, target_name))
-            typed.add(target.lower())
-        for match in _WIKILINK.finditer(body):
-            target = match.group(1).strip()
-            if target.lower() in typed:
-                continue
-            target_type, target_name = _resolve(titles, target)
-            if ("links_to", target_type, target_name) not in links:
-                links.append(("links_to", target_type, target_name))
+    for read in found:
+        for name in (read.title, read.path.stem, read.relative.removesuffix(".md")):
+            titles[name.lower()] = (read.kind, read.title)
+    for read in found:
+        links, left_out = _links(read.body, titles)
+        if left_out:
+            items.skip(
+                f"{read.relative}: more than {MAX_LINKS:,} links; {left_out:,} left out of the graph (kept in the text)"
+            )
         items.notes.append(
             ImportedNote(
-                doc_id=f"note-{slug_of(relative.removesuffix('.md'))}",
-                title=title,
-                content=body.strip() + "\n",
-                filepath=f"notes://{folder.name}/{relative}",
-                entity_type=kind,
-                entity_name=title,
+                key=read.relative,
+                slug=slug_of(read.relative.removesuffix(".md")),
+                title=read.title,
+                content=read.body.strip() + "\n",
+                filepath=f"notes://{folder.name}/{read.relative}",
+                entity_type=read.kind,
+                entity_name=read.title,
                 links=links,
-                tags=_tags(meta.get("tags")),
-                written=_when(meta, path),
-                kind=str(meta.get("type") or "note"),
+                tags=_tags(read.meta.get("tags")),
+                written=_when(read.meta, read.path),
+                kind=str(read.meta.get("type") or "note")[:100],
             )
         )
     return items
+
+
+def _hidden(name: str) -> bool:
+    return name.startswith(".")
+
+
+@dataclass(frozen=True)
+class _Read:
+    path: Path
+    relative: str
+    meta: dict[str, Any]
+    body: str
+    title: str
+    kind: str
+
+
+def _read(folder: Path, path: Path, items: ImportSet) -> _Read | None:
+    """One note, or None (skipped, with why)."""
+    relative = path.relative_to(folder).as_posix()
+    if (why := bad_text(relative)) is not None:
+        items.skip(f"{relative.encode('utf-8', 'replace').decode('utf-8')}: a file name with {why}")
+        return None
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        items.skip(f"{relative}: not readable ({exc.strerror or exc})")
+        return None
+    if size > MAX_NOTE_BYTES:
+        items.skip(f"{relative}: larger than {MAX_NOTE_BYTES // 2**20} MB")
+        return None
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        items.skip(f"{relative}: not UTF-8 text")
+        return None
+    except OSError as exc:
+        items.skip(f"{relative}: not readable ({exc.strerror or exc})")
+        return None
+    if (why := bad_text(text)) is not None:
+        items.skip(f"{relative}: text with {why}")
+        return None
+    meta, body = frontmatter.parse(text)
+    if frontmatter.split(text)[0] is not None and not meta:
+        items.skip(f"{relative}: front matter not readable (kept the text, no metadata)")
+    meta = _clean(meta)
+    title = " ".join(_title(meta, body, path).split()) or relative
+    if len(title) > MAX_NAME_CHARS:
+        title = title[: MAX_NAME_CHARS - 1] + "…"
+    kind = entity_type_of(meta.get("type") if isinstance(meta.get("type"), str) else None)
+    return _Read(path, relative, meta, body, title, kind)
+
+
+def _clean(meta: dict[str, Any]) -> dict[str, Any]:
+    """The front matter's keys whose values hold storable text (a lone surrogate escaped into YAML
+    drops its key)."""
+    return {k: v for k, v in meta.items() if not (isinstance(v, str) and bad_text(v))}
+
+
+def _links(body: str, titles: dict[str, tuple[str, str]]) -> tuple[list[tuple[str, str, str]], int]:
+    """A note's links (typed relation lines first, then wikilinks), each once, at most
+    :data:`MAX_LINKS`; and how many more were left out."""
+    links: dict[tuple[str, str, str], None] = {}
+    typed: set[str] = set()
+    left_out = 0
+
+    def add(link: tuple[str, str, str]) -> None:
+        nonlocal left_out
+        if link in links:
+            return
+        if len(links) >= MAX_LINKS:
+            left_out += 1
+            return
+        links[link] = None
+
+    for match in _RELATION_LINE.finditer(body):
+        relation = relation_type_of(match.group(1))
+        target = match.group(2).strip()
+        if relation is None or not target:
+            continue
+        add((relation, *_resolve(titles, target[:MAX_NAME_CHARS])))
+        typed.add(target.lower())
+    for match in _WIKILINK.finditer(body):
+        target = match.group(1).strip()
+        if not target or target.lower() in typed:
+            continue
+        add(("links_to", *_resolve(titles, target[:MAX_NAME_CHARS])))
+    return list(links), left_out
 
 
 def _resolve(titles: dict[str, tuple[str, str]], target: str) -> tuple[str, str]:

@@ -24,6 +24,7 @@ a team PostgreSQL): ``dokoro migrate --from-original``. Both are idempotent.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import shutil
@@ -161,6 +162,12 @@ def find_conversion(root: Path) -> tuple[Path, dict[str, Any]] | None:
 def preview_original(root: Path, now: datetime) -> tuple[OriginalContents, Path]:
     """What the original store at ``root`` holds (nothing written); and its database read."""
     database = original_database(root)
+    live = StorePaths(root).sqlite_file
+    if database is None and live.is_file() and not live.is_symlink() and live.stat().st_size == 0:
+        raise StoreUnavailableError(
+            f"{live} is empty (0 bytes): the original dokoro's history is not in it; put its database back "
+            "from a copy and run this again"
+        )
     if database is None:
         raise StoreUnavailableError(
             f"{root} holds no store of the original dokoro (no .dokoro/db/dokoro.sqlite with its schema_version "
@@ -170,7 +177,7 @@ def preview_original(root: Path, now: datetime) -> tuple[OriginalContents, Path]
     try:
         copy = snapshot / "dokoro.sqlite"
         _backup_database(database, copy)
-        return read_original(copy, root, now=now), database
+        return read_original(copy, root, now=now, shown=database), database
     finally:
         shutil.rmtree(snapshot, ignore_errors=True)
 
@@ -259,9 +266,62 @@ def _release_journal(database: Path) -> None:
         )
 
 
+def _convert(paths: StorePaths, folder: Path, building: Path, now: datetime) -> tuple[OriginalContents, int]:
+    """Back the original up into ``folder``, convert it into ``building`` and verify it; ready to
+    be renamed into the original's place (its journal released). Returns what was read and how
+    many rows were imported."""
+    copy = folder / "dokoro.sqlite"
+    _backup_database(paths.sqlite_file, copy)
+    _backup_files(paths, folder)
+    contents = read_original(copy, paths.root, now=now, shown=paths.sqlite_file.relative_to(paths.root))
+    for leftover in (building, Path(f"{building}-wal"), Path(f"{building}-shm")):
+        leftover.unlink(missing_ok=True)
+    db = Database.open_sqlite(building)
+    try:
+        upgrade(db)
+        document = _document(contents)
+        plan = plan_import(db, document)
+        imported = apply_import(db, plan)
+        _verify(db, contents, plan_import(db, document))
+    finally:
+        db.dispose()
+    # One file to move: the new database leaves WAL mode (the next open turns it on again).
+    connection = sqlite3.connect(building)
+    try:
+        connection.execute("PRAGMA journal_mode=DELETE")
+    finally:
+        connection.close()
+    Path(f"{building}.writer.lock").unlink(missing_ok=True)
+    _release_journal(paths.sqlite_file)
+    return contents, imported
+
+
+# What a store folder holds once a dokoro (the original or this one) has used it.
+_USED = (".mcp/plans", ".mcp/questions.json", ".mcp/session.json", "daily", "current.md")
+
+
+def _refuse_empty(paths: StorePaths) -> None:
+    """Refuse a database file of zero bytes in a folder a dokoro has used: its store is gone (a
+    copy cut short, a disk full), and opening it would quietly start an empty one over it."""
+    try:
+        empty = (
+            paths.sqlite_file.is_file() and not paths.sqlite_file.is_symlink() and paths.sqlite_file.stat().st_size == 0
+        )
+    except OSError:
+        return
+    used = [name for name in _USED if (paths.root / name).exists()]
+    if empty and used:
+        raise StoreUnavailableError(
+            f"the database {paths.sqlite_file.relative_to(paths.root)} is empty (0 bytes) in a folder a dokoro has "
+            f"used ({', '.join(used)}): its rows are gone and nothing was opened. Put the database back from a "
+            "copy (or `dokoro import` a backup into a new store), or delete the empty file to start a new database"
+        )
+
+
 def convert_in_place(paths: StorePaths, now: datetime) -> MoveIn | None:
     """Convert the original's store at ``paths`` into this dokoro's (see the module docstring);
     None when it is not (or no longer) an original store."""
+    _refuse_empty(paths)
     if not may_be_original_database(paths.sqlite_file):
         return None
     with file_lock(paths.locks_dir, _LOCK, within=paths.root):
@@ -273,31 +333,19 @@ def convert_in_place(paths: StorePaths, now: datetime) -> MoveIn | None:
         while folder.exists():
             folder = paths.data_dir / "backup" / f"original-{now:%Y%m%dT%H%M%SZ}-{counter}"
             counter += 1
-        copy = folder / "dokoro.sqlite"
-        _backup_database(paths.sqlite_file, copy)
-        _backup_files(paths, folder)
-        contents = read_original(copy, paths.root, now=now)
         building = paths.db_dir / "dokoro.sqlite.converting"
-        for leftover in (building, Path(f"{building}-wal"), Path(f"{building}-shm")):
-            leftover.unlink(missing_ok=True)
-        db = Database.open_sqlite(building)
         try:
-            upgrade(db)
-            document = _document(contents)
-            plan = plan_import(db, document)
-            imported = apply_import(db, plan)
-            _verify(db, contents, plan_import(db, document))
-        finally:
-            db.dispose()
-        # One file to move: the new database leaves WAL mode (the next open turns it on again).
-        connection = sqlite3.connect(building)
-        try:
-            connection.execute("PRAGMA journal_mode=DELETE")
-        finally:
-            connection.close()
-        for leftover in (Path(f"{building}.writer.lock"),):
-            leftover.unlink(missing_ok=True)
-        _release_journal(paths.sqlite_file)
+            contents, imported = _convert(paths, folder, building, now)
+        except BaseException:
+            # A refused attempt (a schema the original never wrote, the original's servers holding
+            # its file, a kill) leaves nothing behind: the original is as it was, and no backup
+            # folder of an attempt that converted nothing piles up at every start.
+            shutil.rmtree(folder, ignore_errors=True)
+            with contextlib.suppress(OSError):
+                folder.parent.rmdir()  # the backup folder, when this attempt made it
+            for leftover in (building, Path(f"{building}-wal"), Path(f"{building}-shm")):
+                leftover.unlink(missing_ok=True)
+            raise
         building.replace(paths.sqlite_file)
         moved = MoveIn(
             source=paths.root,

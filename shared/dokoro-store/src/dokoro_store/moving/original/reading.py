@@ -11,23 +11,19 @@ and how many things of each kind the original held, so the conversion can verify
 
 from __future__ import annotations
 
-import json
 import logging
 import sqlite3
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
+from dokoro_store.errors import StoreUnavailableError
+from dokoro_store.moving.original.files import MAX_FILE_BYTES, read_plans, read_questions
 from dokoro_store.moving.original.values import OriginalContents, _connect, _object, _rows, _strings, _when
 from dokoro_store.semantic.documents.markdown import content_hash
-from dokoro_store.walls.containment import plain_file
 
 __all__ = ["MAX_FILE_BYTES", "OriginalContents", "is_original_database", "may_be_original_database", "read_original"]
 
 log = logging.getLogger("dokoro.store")
-
-# A plan or question file larger than this is not a file the original wrote: refused, not read.
-MAX_FILE_BYTES = 20 * 1024 * 1024
 
 
 def is_original_database(path: Path) -> bool:
@@ -58,20 +54,52 @@ def may_be_original_database(path: Path) -> bool:
     return "alembic_version" not in names
 
 
-def read_original(database: Path, root: Path, *, now: datetime) -> OriginalContents:
+def read_original(database: Path, root: Path, *, now: datetime, shown: Path | None = None) -> OriginalContents:
     """Everything the original store at ``root`` holds: its database ``database`` (read-only; a
-    backup copy) and its ``.mcp`` files. ``now`` stands in for a time the original left empty."""
+    backup copy) and its ``.mcp`` files. ``now`` stands in for a time the original left empty.
+
+    A database whose tables are not the ones the original wrote (a column missing, a table that
+    cannot be read) raises :class:`StoreUnavailableError` in one line naming the part and what to
+    do, ``shown`` naming the database (default ``database``); nothing is half read."""
     contents = OriginalContents()
+    readers = (
+        ("sessions and summaries", _read_episodic),
+        ("tool feedback", _read_feedback),
+        ("coordination (notes, blocks, handoffs, presence, claims)", _read_coordination),
+        ("documents", _read_docs),
+        ("entity graph", _read_graph),
+    )
     with _connect(database) as connection:
-        tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        _read_episodic(connection, tables, contents, now)
-        _read_feedback(connection, tables, contents, now)
-        _read_coordination(connection, tables, contents, now)
-        _read_docs(connection, tables, contents, now)
-        _read_graph(connection, tables, contents, now)
-    _read_plans(root, contents, now)
-    _read_questions(root, contents, now)
+        try:
+            tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            version = _schema_version(connection)
+        except sqlite3.DatabaseError as exc:
+            raise _unreadable(shown or database, "its list of tables", exc) from None
+        for part, reader in readers:
+            try:
+                reader(connection, tables, contents, now)
+            except (IndexError, KeyError, sqlite3.DatabaseError) as exc:
+                raise _unreadable(shown or database, f"its {part}", exc, version) from None
+    read_plans(root, contents, now)
+    read_questions(root, contents, now)
     return contents
+
+
+def _schema_version(connection: sqlite3.Connection) -> str:
+    try:
+        row = connection.execute("SELECT MAX(version) FROM schema_version").fetchone()
+    except sqlite3.DatabaseError:
+        return "unknown"
+    return str(row[0]) if row and row[0] is not None else "unknown"
+
+
+def _unreadable(database: Path, part: str, exc: BaseException, version: str = "unknown") -> StoreUnavailableError:
+    why = "a column the original writes is missing" if isinstance(exc, IndexError | KeyError) else str(exc)
+    return StoreUnavailableError(
+        f"the original dokoro's database {database} does not have the schema the original wrote "
+        f"(schema_version {version}; {part}: {why}): nothing was converted and it was left as it was. "
+        "Open it with the original dokoro to repair it, or move it aside to start a new store"
+    )
 
 
 def _read_episodic(connection: sqlite3.Connection, tables: set[str], out: OriginalContents, now: datetime) -> None:
@@ -348,117 +376,3 @@ def _read_graph(connection: sqlite3.Connection, tables: set[str], out: OriginalC
         )
         relations += 1
     out.counts["entity_relations"] = relations
-
-
-def _load_json_file(root: Path, path: Path, out: OriginalContents) -> Any:
-    """A JSON file of the original's folder, behind the walls; None (and a note) when refused."""
-    if not path.exists() and not path.is_symlink():
-        return None
-    if not plain_file(root, path):
-        out.notes.append(f"{path.relative_to(root)}: skipped (a symlink or not a regular file of the store)")
-        return None
-    if path.stat().st_size > MAX_FILE_BYTES:
-        out.notes.append(f"{path.relative_to(root)}: skipped (larger than {MAX_FILE_BYTES // 2**20} MB)")
-        return None
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        out.notes.append(f"{path.relative_to(root)}: skipped (not valid JSON: {exc})")
-        return None
-
-
-def _text(value: Any) -> str | None:
-    return value.strip() if isinstance(value, str) and value.strip() else None
-
-
-_PLAN_STATUSES = ("draft", "active", "completed", "validated", "failed")
-
-
-def _read_plans(root: Path, out: OriginalContents, now: datetime) -> None:
-    plans_dir = root / ".mcp" / "plans"
-    index = _load_json_file(root, plans_dir / "index.json", out)
-    index = index if isinstance(index, dict) else {}
-    files: dict[str, tuple[Path, str | None]] = {}
-    if plans_dir.is_dir() and not plans_dir.is_symlink():
-        for path in sorted(plans_dir.glob("*.json")):
-            if path.name != "index.json":
-                files[path.stem] = (path, None)
-    for plan_id, entry in index.items():
-        if isinstance(entry, dict) and entry.get("archived") and isinstance(entry.get("archive_path"), str):
-            relative = entry["archive_path"]
-            if ".." not in Path(relative).parts:
-                files[plan_id] = (plans_dir / relative, relative)
-    count = 0
-    for plan_id, (path, archive_path) in sorted(files.items()):
-        data = _load_json_file(root, path, out)
-        if not isinstance(data, dict) or not isinstance(data.get("items"), list):
-            if data is not None:
-                out.notes.append(f"{path.relative_to(root)}: skipped (not a plan: no items list)")
-            continue
-        title = _text(data.get("title")) or plan_id
-        created = _when(data.get("created_at"), now)
-        status = data.get("status") if data.get("status") in _PLAN_STATUSES else "active"
-        out.add(
-            "plans",
-            {
-                "id": _text(data.get("id")) or plan_id,
-                "title": title,
-                "description": _text(data.get("description")),
-                "status": status,
-                "created_at": created,
-                "updated_at": _when(data.get("updated_at"), created),
-                "validated_at": _when(data.get("validated_at")),
-                "validation_notes": _text(data.get("validation_notes")),
-                "archived_at": _when(data.get("archived_at"), created) if archive_path else None,
-                "archive_path": archive_path,
-                # Written before plans had owners: every agent of the store may continue it.
-                "agent_id": None,
-                "shared": True,
-            },
-        )
-        for position, item in enumerate(i for i in data["items"] if isinstance(i, dict) and _text(i.get("text"))):
-            blockers = item.get("blockers")
-            out.add(
-                "plan_items",
-                {
-                    "plan_id": _text(data.get("id")) or plan_id,
-                    "position": position,
-                    "text": _text(item.get("text")),
-                    "completed": item.get("completed") is True,
-                    "created_at": _when(item.get("created_at"), created),
-                    "completed_at": _when(item.get("completed_at")),
-                    "notes": _text(item.get("notes")),
-                    "blockers": [b for b in blockers if isinstance(b, str)] if isinstance(blockers, list) else [],
-                },
-            )
-        count += 1
-    out.counts["plans"] = count
-
-
-_PRIORITIES = ("low", "medium", "high", "blocker")
-
-
-def _read_questions(root: Path, out: OriginalContents, now: datetime) -> None:
-    data = _load_json_file(root, root / ".mcp" / "questions.json", out)
-    count = 0
-    for item in data if isinstance(data, list) else []:
-        if not isinstance(item, dict) or not _text(item.get("id")) or not _text(item.get("question")):
-            out.notes.append(".mcp/questions.json: skipped an entry without an id or question")
-            continue
-        answered = item.get("status") == "answered"
-        out.add(
-            "questions",
-            {
-                "id": _text(item.get("id")),
-                "question": _text(item.get("question")),
-                "context": _text(item.get("context")),
-                "priority": item.get("priority") if item.get("priority") in _PRIORITIES else "medium",
-                "status": "answered" if answered else "open",
-                "answer": _text(item.get("answer")),
-                "created_at": _when(item.get("created_at"), now),
-                "answered_at": _when(item.get("answered_at")) if answered else None,
-                "agent_id": None,
-            },
-        )
-        count += 1
-    out.counts["questions"] = count

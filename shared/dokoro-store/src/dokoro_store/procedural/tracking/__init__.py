@@ -11,13 +11,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.exc import SQLAlchemyError
 
 from dokoro_store.clock import Clock
 from dokoro_store.db.engine import Database
-from dokoro_store.errors import DokoroError, InvalidArgumentError
+from dokoro_store.errors import ConflictError, DokoroError, InvalidArgumentError
 from dokoro_store.paths import StorePaths
 from dokoro_store.procedural.tracking.desks import UpkeepDesk, WeekDesk
 from dokoro_store.procedural.tracking.documents import TrackingDocuments
@@ -41,6 +42,7 @@ from dokoro_store.results.tracking import ItemChanged, ItemList, TaskList, TaskT
 from dokoro_store.walls.files import read_text_or_none
 
 if TYPE_CHECKING:
+    from dokoro_store.models.tracking import TrackingItem
     from dokoro_store.semantic.documents.service import DocumentService
     from dokoro_store.semantic.search.service import SearchService
 
@@ -49,6 +51,8 @@ __all__ = ["TrackingService"]
 log = logging.getLogger("dokoro.store")
 
 MAX_LIST = 200
+# A feature planned less than this ago is not planned again: agents racing to plan it get its plan.
+REPLAN_WINDOW = timedelta(minutes=1)
 
 
 class TrackingService:
@@ -244,34 +248,61 @@ class TrackingService:
         return self._move("feature", feature_id, "active", agent_id=agent_id)
 
     def plan_feature(self, feature_id: str, approach: str = "plan_only", *, agent_id: str | None = None) -> ItemChanged:
+        """Write a plan for a feature and move it to planned. A feature planned less than
+        :data:`REPLAN_WINDOW` ago (agents planning it at once, or a retry) gets no second plan: the
+        answer is the plan it has (``already planned``), so no plan file is left that nothing links.
+        Planning again later writes a new plan; the earlier one stays as a document of features/."""
         approach = one_of(approach, APPROACHES, "approach")
         own: set[str] = set()
         with self.renderings(agent_id, own) as current:
             item = self.items.resolve(feature_id, "feature")
             now = self._clock.now()
+            if (recent := self._planned_moments_ago(item, now)) is not None:
+                return recent.model_copy(update={"reconciled": list(current.notes)})
             sources, note = (
                 self._research(item.title, item.description) if approach == "use_existing_research" else ([], None)
             )
             text = plan_markdown(item, approach, now, sources, note)
             path = f"features/{now:%Y%m%d-%H%M%S}-{plan_slug(item.title)}-implementation-plan.md"
+            action = "replanned" if item.status == "planned" else "planned"
+            try:
+                change = self.items.transition(
+                    item.id,
+                    "planned",
+                    verb="plan",
+                    action=action,
+                    agent_id=agent_id,
+                    note=path,
+                    values={"plan_path": path, "plan_approach": approach, "plan_markdown": text},
+                    # Planned meanwhile from another folder on the team database: that plan counts.
+                    expected_version=item.version,
+                )
+            except ConflictError:
+                fresh = self.items.get(item.id)
+                if fresh is None or (recent := self._planned_moments_ago(fresh, now)) is None:
+                    raise
+                return recent
             if item.plan_path and item.plan_path != path:
                 # The earlier plan stays where it is, as an ordinary document of features/.
                 current.cache.pop(item.plan_path, None)
                 current.note(
                     item.plan_path, "kept", "the earlier plan stays in place; the feature now links the new one"
                 )
-            action = "replanned" if item.status == "planned" else "planned"
-            change = self.items.transition(
-                item.id,
-                "planned",
-                verb="plan",
-                action=action,
-                agent_id=agent_id,
-                note=path,
-                values={"plan_path": path, "plan_approach": approach, "plan_markdown": text},
-            )
             own.add(item.id)
         return self._changed(change, action, current, plan_path=path)
+
+    def _planned_moments_ago(self, item: TrackingItem, now: datetime) -> ItemChanged | None:
+        """The answer for a feature planned less than :data:`REPLAN_WINDOW` ago (its plan), or None."""
+        if item.status != "planned" or not item.plan_path or now - item.updated_at >= REPLAN_WINDOW:
+            return None
+        events = self.items.events([item.id])[item.id]
+        return ItemChanged(
+            action="already planned",
+            previous_status=item.status,
+            item=view_of(item, events),
+            path=item_path(item),
+            plan_path=item.plan_path,
+        )
 
     def _research(self, title: str, description: str | None) -> tuple[list[Source], str | None]:
         if self._search is None:

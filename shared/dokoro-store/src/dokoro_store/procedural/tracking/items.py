@@ -22,7 +22,7 @@ from sqlmodel import col, select
 from dokoro_store.clock import Clock
 from dokoro_store.db.engine import Database
 from dokoro_store.db.ids import take_id
-from dokoro_store.errors import InvalidArgumentError, NotFoundError
+from dokoro_store.errors import ConflictError, InvalidArgumentError, NotFoundError
 from dokoro_store.models import TrackingEvent, TrackingItem
 from dokoro_store.procedural.tracking.markdown import item_path
 from dokoro_store.procedural.tracking.rules import (
@@ -235,14 +235,23 @@ class ItemService:
         agent_id: str | None,
         note: str | None = None,
         values: dict[str, Any] | None = None,
+        expected_version: int | None = None,
     ) -> Change:
-        """Move one item to ``target`` (checked against the rules) and set ``values`` with it."""
+        """Move one item to ``target`` (checked against the rules) and set ``values`` with it.
+        ``expected_version``: the version the caller built ``values`` from; an item another call
+        changed since is refused (:class:`ConflictError`, nothing written)."""
         now = self._clock.now()
         with self._db.write() as session:
             self._db.ops.lock_keys(session, _LOCK, [item_id])
             row = session.get(TrackingItem, item_id, with_for_update=True)
             if row is None:
                 raise NotFoundError(f"{item_id!r} was removed meanwhile; list the items again")
+            if expected_version is not None and row.version != expected_version:
+                raise ConflictError(
+                    f"{row.kind} {row.id} changed while this call worked on it (it is {row.status} now, "
+                    f"version {row.version}): nothing was written. Look at it again (dokoro_{row.kind}_list), "
+                    f"then {verb} it again if it still needs it"
+                )
             previous = row.status
             check_transition(row.kind, row.id, previous, target, verb=verb)
             row.status = target

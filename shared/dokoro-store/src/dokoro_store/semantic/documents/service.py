@@ -16,28 +16,28 @@ written behind by the store's write-behind (:mod:`dokoro_store.background.write_
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, select
 from sqlmodel import Session
 
 from dokoro_store.background.write_behind import WriteBehind
 from dokoro_store.clock import Clock
 from dokoro_store.db.engine import Database
-from dokoro_store.errors import InvalidArgumentError, NotFoundError
+from dokoro_store.errors import ConflictError, InvalidArgumentError, NotFoundError
 from dokoro_store.index.embedders.handle import EmbedderHandle
 from dokoro_store.index.vectors.index import VectorIndex
 from dokoro_store.models import Doc
-from dokoro_store.models.index import chunks, doc_vectors, docs_table, index_state
+from dokoro_store.models.index import docs_table
 from dokoro_store.semantic.documents.indexing.batch import (
     Indexer,
     PreparedIndex,
     bump_generation,
     log_drops,
-    restart_drops,
 )
 from dokoro_store.semantic.documents.indexing.listeners import IndexListeners
 from dokoro_store.semantic.documents.indexing.pipeline import before_bulk_write, index_batches
@@ -104,6 +104,7 @@ class DocumentService:
         self._listeners = IndexListeners()
         self._indexer = Indexer(db, clock, vectors)
         self._status = IndexStatus(db, clock, embedder)
+        self._rebuilding = threading.Lock()
         # Write-behind of index_content's vectors: a document written without them (its index state
         # without an embedder) is indexed again as it then stands, by a step of the store's
         # background work; a document changed meanwhile is left to its own writer.
@@ -456,22 +457,20 @@ class DocumentService:
         full-text index), with the embedder this process uses."""
         if not full:
             return self.index_pending(progress)
-        self._status.keeps_the_stamp()
-        self.clear_index(rebuild_full_text=True)
-        return self.index_docs(None, force=True, progress=progress)
+        # One full rebuild at a time in a process: a second caller (a client repeating the call on
+        # the shared server) is refused at once instead of doubling the time and the memory.
+        if not self._rebuilding.acquire(blocking=False):
+            raise ConflictError("a full reindex is already running in this server; wait for it to finish")
+        try:
+            self._status.keeps_the_stamp()
+            self.clear_index(rebuild_full_text=True)
+            return self.index_docs(None, force=True, progress=progress)
+        finally:
+            self._rebuilding.release()
 
     def clear_index(self, *, rebuild_full_text: bool = False) -> None:
         """Forget every chunk and vector (and the stamp); documents stay."""
-        from dokoro_store.index.fulltext.index import full_text_for
-
-        with self._db.write() as session:
-            session.execute(delete(chunks))
-            session.execute(delete(doc_vectors))
-            session.execute(update(index_state).where(index_state.c.id == 1).values(embedder=None, dimension=None))
-            restart_drops(session, bump_generation(session, self._clock))
-            if rebuild_full_text:
-                full_text_for(self._db.dialect).rebuild(session)
-        self._vectors().clear()
+        self._indexer.clear(rebuild_full_text=rebuild_full_text)
 
     def reembed(self, progress: Progress | None = None) -> IndexReport:
         """Re-embed every indexed document with the current embedder and restamp the index."""

@@ -142,6 +142,30 @@ class GraphExtraction:
         self.complete_pending([doc_id])  # the document's pending extraction first: this one replaces it
         return PersistedExtraction(extraction, self._storage.persist(doc_id, extraction, valid_from=valid_from))
 
+    def persist_texts(self, docs: Sequence[tuple[str, str, Extraction, datetime | None]]) -> list[Persisted]:
+        """Write the graph of documents about to be saved with exactly these texts, ``(doc_id, text,
+        extraction, valid_from)`` each, in one transaction with their extraction hashes: the regex
+        pass of their indexing then skips them (the caller's ``extraction`` holds what it would
+        find, merged with the caller's own; a bulk import). The graph commits before the documents
+        do, so a document saved is a document whose graph is written."""
+        if not docs:
+            return []
+        now = self._clock.now()
+        hashes = table_of(EntityContentHash)
+        rows = [
+            {"doc_id": doc_id, "content_hash": content_hash(text), "last_extracted": now}
+            for doc_id, text, _e, _w in docs
+        ]
+
+        def record_hashes(session: Session) -> None:
+            session.execute(self._db.ops.upsert_each(hashes, ["doc_id"], ["content_hash", "last_extracted"]), rows)
+
+        return self._storage.persist_many(
+            [(doc_id, extraction) for doc_id, _t, extraction, _w in docs],
+            valid_froms=[written for *_rest, written in docs],
+            also=record_hashes,
+        )
+
     def index_document(self, doc_id: str, text: str | None, *, force: bool = False) -> Persisted | None:
         """Regex extraction for an indexed document, skipped when its text is unchanged since the last
         extraction (unless ``force``) or empty. Returns what was written, or None when skipped."""

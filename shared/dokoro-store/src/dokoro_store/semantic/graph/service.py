@@ -92,6 +92,7 @@ class GraphService:
         self.search_signal = self.queries.search_signal
         self.extract_text = self.extraction.extract_text
         self.index_document = self.extraction.index_document
+        self.persist_texts = self.extraction.persist_texts
         self.index_documents = self.extraction.index_documents
         self.on_document_indexed = self.extraction.on_document_indexed
         self.on_documents_indexed = self.extraction.on_documents_indexed

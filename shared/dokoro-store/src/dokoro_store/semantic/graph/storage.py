@@ -9,7 +9,7 @@ time) closes the source's open fact when a new target arrives; other types accum
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -340,11 +340,13 @@ class GraphStorage:
         *,
         valid_from: datetime | str | None = None,
         valid_froms: Sequence[datetime | None] | None = None,
+        also: Callable[[Session], None] | None = None,
     ) -> list[Persisted]:
         """:meth:`persist` for several documents in one transaction (an indexing batch, a bulk
         import): their entities are upserted together, their links replaced in a few statements and
         their relations recorded in document order, as one :meth:`persist` after another would.
-        ``valid_froms`` gives each document's own ``valid_from`` (None: ``valid_from``).
+        ``valid_froms`` gives each document's own ``valid_from`` (None: ``valid_from``); ``also``
+        writes what must commit with the graph, in its transaction.
 
         Raises on the first failure and writes nothing then (the caller may persist one by one).
         """
@@ -429,4 +431,6 @@ class GraphStorage:
                 ]
                 mine_ids = {key: ids[key] for key in keys if key in ids}
                 done.append(Persisted(doc_id, mine_ids, link_count, created, closed))
+            if also is not None:
+                also(session)
         return done

@@ -43,6 +43,7 @@ from dokoro_store.semantic.documents.threads import clean_thread, place_in_threa
 from dokoro_store.semantic.memories import repository
 from dokoro_store.semantic.memories.docs import save_doc
 from dokoro_store.semantic.memories.gate import ConflictGate
+from dokoro_store.semantic.memories.owners import refuse_foreign
 from dokoro_store.semantic.memories.review import PROPOSED, initial_state
 from dokoro_store.semantic.memories.rows import (
     DOC_PREFIX,
@@ -288,7 +289,14 @@ class Remember:
                     + "; supersede the current one instead. Nothing was stored."
                 )
             memory.supersedes = old.id
-            if memory.state != PROPOSED:  # a proposal supersedes only once approved
+            if memory.state != PROPOSED:  # a proposal supersedes only once approved (by a person)
+                refuse_foreign(
+                    old,
+                    memory.agent_id,
+                    doing="supersede",
+                    instead="Nothing was stored. Remember yours without supersedes (both are kept, and the "
+                    "conflict gate puts a close pair before {ask}), or ask {ask} to retire it",
+                )
                 repository.supersede(session, old, by=memory.id, now=now, agent=memory.agent_id)
                 # Its text is unchanged: only its document's state moves (its index stays current).
                 save_doc(self._docs, session, old)

@@ -35,7 +35,6 @@ from dokoro_store.errors import (
     ConflictError,
     InvalidArgumentError,
     NotFoundError,
-    NotOwnerError,
     OutsideStoreError,
 )
 from dokoro_store.models.memories import Memory as MemoryRow
@@ -56,6 +55,7 @@ from dokoro_store.semantic.memories.docs import index_many, index_one
 from dokoro_store.semantic.memories.files.look import unread_line
 from dokoro_store.semantic.memories.files.sync import DEFAULT_RENDER_BATCH, DEFAULT_SWEEP, LOCK_WAIT, MemoryFiles
 from dokoro_store.semantic.memories.gate import ConflictGate, text_similarity
+from dokoro_store.semantic.memories.owners import refuse_foreign
 from dokoro_store.semantic.memories.recall import MemoryRecall
 from dokoro_store.semantic.memories.remember import Remember
 from dokoro_store.semantic.memories.remember import twin_query as _twin_query  # noqa: F401  (its old name, for tests)
@@ -71,7 +71,6 @@ from dokoro_store.semantic.memories.rows import (
 from dokoro_store.semantic.memories.staleness import dependents
 from dokoro_store.semantic.memories.status import StatusReport, UnresolvedPair, memory_status
 from dokoro_store.semantic.memories.verdicts import check_verdict, give_verdict
-from dokoro_store.walls.ownership import owned_by_another
 from dokoro_store.walls.secrets import redact
 
 if TYPE_CHECKING:
@@ -262,8 +261,8 @@ class MemoryService:
         the new one, ``keep_both`` keeps both active.
 
         Accepted from ``agent_id`` for a pair the gate proposed to it (it remembered the new one),
-        or for memories it may change (its own, or ones that record no author): one agent's
-        verdict never archives another's memory the gate did not put before it."""
+        or for memories it may change (its own, or ones nobody owns); a verdict retires only a
+        memory the agent may change (:mod:`.owners`), never another agent's or a person's."""
         check_verdict(verdict)
         self._sync()
         new, old = give_verdict(self._db, self._clock.now(), new_id, old_id, verdict, agent_id)
@@ -289,10 +288,10 @@ class MemoryService:
     ) -> tuple[Memory, Forgotten]:
         """Deprecate a memory (a reason is required), or purge it (explicit confirmation).
 
-        ``acting_agent`` is who calls: a known agent may purge only the memories it wrote (or that
-        record no author); any agent may deprecate one, with a reason, which keeps its history
-        and records who did it (:mod:`dokoro_store.walls.ownership`). Returns the memory as it now
-        stands (as it was, when purged) and what was done.
+        ``acting_agent`` is who calls: a known agent may deprecate or purge only its own memories
+        and the ones nobody owns; another agent's or a person's is refused with who owns it
+        (:mod:`.owners`). A caller without identity (a person at the CLI) may forget any. Returns the
+        memory as it now stands (as it was, when purged) and what was done.
         """
         self._sync()
         now = self._clock.now()
@@ -306,12 +305,7 @@ class MemoryService:
                 row = session.get(MemoryRow, memory_id.strip(), with_for_update=True)
                 if row is None:
                     raise NotFoundError(f"no memory {memory_id!r}")
-                if owned_by_another(row.agent_id, acting_agent):
-                    raise NotOwnerError(
-                        f"memory {row.id} was written by {row.agent_id}; you ({acting_agent}) may not purge it. "
-                        "Deprecate it instead (dokoro_forget with a reason, purge=false: history kept), "
-                        f"or ask {row.agent_id} to purge it"
-                    )
+                refuse_foreign(row, acting_agent, doing="purge")
                 repository.purge(session, row, now=now, agent=acting_agent)
                 flagged = dependents(session, row.id)
             self._docs.delete(f"{DOC_PREFIX}{row.id}")
@@ -330,6 +324,7 @@ class MemoryService:
                 raise NotFoundError(f"no memory {memory_id!r}")
             if row.state == "deprecated":
                 raise ConflictError(f"memory {row.id} is already deprecated: {row.state_reason}")
+            refuse_foreign(row, acting_agent, doing="deprecate")
             repository.set_state(session, row, "deprecated", reason=reason.strip(), now=now, agent=acting_agent)
             flagged = dependents(session, row.id)
         self._index(row)

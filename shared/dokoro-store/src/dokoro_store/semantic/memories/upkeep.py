@@ -19,16 +19,16 @@ from typing import TYPE_CHECKING
 
 from dokoro_store.clock import Clock, iso
 from dokoro_store.db.engine import Database
-from dokoro_store.errors import ConflictError, InvalidArgumentError, NotFoundError, NotOwnerError
+from dokoro_store.errors import ConflictError, InvalidArgumentError, NotFoundError
 from dokoro_store.models.memories import Memory as MemoryRow
 from dokoro_store.results.memory_upkeep import MemoryReviewList, Renewed, StaleEntry
 from dokoro_store.semantic.memories import repository
 from dokoro_store.semantic.memories.health import Health, open_proposals
 from dokoro_store.semantic.memories.lifecycle import broken_dependencies, stale_words
+from dokoro_store.semantic.memories.owners import refuse_foreign
 from dokoro_store.semantic.memories.rows import memory_result, parse_time
 from dokoro_store.semantic.memories.staleness import IN_FORCE, dependents, stale_memories
 from dokoro_store.semantic.memories.switches import TypeSwitches
-from dokoro_store.walls.ownership import owned_by_another
 
 if TYPE_CHECKING:
     from dokoro_store.semantic.memories.service import MemoryService
@@ -78,8 +78,8 @@ class MemoryUpkeep:
         acting_agent: str | None = None,
     ) -> Renewed:
         """Renew a memory in force (dates pushed forward, its dependencies checked now), or retire it
-        (``retire``, with a ``reason``). An agent may renew or retire only a memory it wrote (or one
-        that records no author); a person (``acting_agent`` None: the CLI) any."""
+        (``retire``, with a ``reason``). An agent may renew or retire only its own memories (or ones
+        nobody owns, :mod:`.owners`); a person (``acting_agent`` None: the CLI) any."""
         memory_id = memory_id.strip()
         if not memory_id:
             raise InvalidArgumentError("id must not be empty: the memory to renew (dokoro_memory_review lists them)")
@@ -105,11 +105,13 @@ class MemoryUpkeep:
                 raise ConflictError(
                     f"memory {row.id} is {row.state}: only a memory in force is renewed; nothing changed"
                 )
-            if owned_by_another(row.agent_id, acting_agent):
-                raise NotOwnerError(
-                    f"memory {row.id} was written by {row.agent_id}; you ({acting_agent}) may renew or retire only "
-                    f"your own memories. Nothing changed. Ask {row.agent_id}, or a person (`dokoro memory renew`)"
-                )
+            refuse_foreign(
+                row,
+                acting_agent,
+                doing="retire" if retire else "renew",
+                instead="Nothing changed: an agent renews or retires only its own memories (or ones nobody owns). "
+                "Ask {ask} (a person: `dokoro memory renew`)",
+            )
             if not retire:
                 self._check_renewal(row, review_at, valid_to, now)
                 values = {

@@ -3,8 +3,9 @@
 ``supersede`` archives the old memory (once approved, when the new one is a proposal under
 review), ``discard_new`` deprecates the new one, ``keep_both`` keeps both active. A verdict is
 accepted from an agent for a pair the gate proposed to it (it remembered the new one), or for
-memories it may change (its own, or ones that record no author): one agent's verdict never
-archives another's memory the gate did not put before it. Rows change through :mod:`.repository`.
+memories it may change (its own, or ones nobody owns); a verdict that retires a memory retires only
+one the agent may change (:mod:`.owners`): one agent's verdict never archives another agent's or a
+person's memory. Rows change through :mod:`.repository`.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from dokoro_store.models.memories import Memory as MemoryRow
 from dokoro_store.models.memories import MemoryConflict
 from dokoro_store.semantic.memories import repository
 from dokoro_store.semantic.memories.gate import pair_hash
+from dokoro_store.semantic.memories.owners import keeper_of, owner_words, refuse_foreign
 from dokoro_store.semantic.memories.review import PROPOSED
-from dokoro_store.walls.ownership import owned_by_another
 
 __all__ = ["VERDICTS", "check_verdict", "give_verdict"]
 
@@ -62,19 +63,35 @@ def give_verdict(
 
 
 def _check_allowed(new: MemoryRow, old: MemoryRow, verdict: str, *, shown: bool, agent: str | None) -> None:
-    """Refuse (:class:`NotOwnerError`, nothing changed) a verdict ``agent`` may not give: the pair
-    was not proposed to it by the gate (it did not remember the new one, or the gate never paired
-    them) and the verdict changes a memory another agent wrote."""
-    if shown and not owned_by_another(new.agent_id, agent):
+    """Refuse (:class:`NotOwnerError`, nothing changed) a verdict ``agent`` may not give.
+
+    A verdict that retires a memory (``supersede`` archives the old one, ``discard_new`` deprecates
+    the new one) retires only the agent's own memories or ones nobody owns; ``supersede`` on a new
+    memory still under review waits for a person's approval, who decides then. Any other verdict
+    (``keep_both``, which changes no memory) is accepted for a pair the gate proposed to the agent
+    (it remembered the new one) or for memories it may change (:mod:`.owners`)."""
+    if verdict == "discard_new":
+        refuse_foreign(new, agent, doing="deprecate (discard_new)", instead=_instead(new.id, old.id))
+    elif verdict == "supersede" and new.state != PROPOSED:
+        refuse_foreign(old, agent, doing="archive (supersede)", instead=_instead(new.id, old.id))
+    if shown and keeper_of(new, agent) is None:
         return  # the gate put this pair before the agent that remembered the new one
     touched = [new] if verdict == "discard_new" else [new, old]
-    foreign = next((m for m in touched if owned_by_another(m.agent_id, agent)), None)
+    foreign = next((m for m in touched if keeper_of(m, agent) is not None), None)
     if foreign is None:
         return
-    why = "the conflict gate did not propose this pair to you" if not shown else f"{new.id} is {new.agent_id}'s memory"
+    owner = keeper_of(foreign, agent) or ""
+    why = "the conflict gate did not propose this pair to you" if not shown else f"{new.id} is {owner_words(owner)}"
     raise NotOwnerError(
-        f"verdict refused ({why}): memory {foreign.id} was written by {foreign.agent_id}, and you ({agent}) may "
+        f"verdict refused ({why}): memory {foreign.id} is {owner_words(owner)}, and you ({agent}) may "
         "give a verdict only on a pair the gate showed you in your own dokoro_remember answer, or on memories "
-        f"you wrote. Nothing changed. To retire {foreign.id}, deprecate it with dokoro_forget and a reason "
-        f"(history kept), or ask {foreign.agent_id}"
+        f"you wrote. Nothing changed. To have {foreign.id} retired, ask its owner or a person "
+        "(`dokoro memory forget`), or deprecate your own memory with dokoro_forget"
+    )
+
+
+def _instead(new_id: str, old_id: str) -> str:
+    return (
+        f"Nothing changed. keep_both records that both hold; left unjudged, the pair {new_id}/{old_id} becomes a "
+        "merge proposal for {ask} to decide (`dokoro memory proposals`)"
     )

@@ -184,6 +184,19 @@ class Indexer:
         self._clock = clock
         self._vectors = vectors
 
+    def clear(self, *, rebuild_full_text: bool = False) -> None:
+        """Forget every chunk and vector (and the stamp); documents stay."""
+        from dokoro_store.index.fulltext.index import full_text_for
+
+        with self._db.write() as session:
+            session.execute(delete(chunks))
+            session.execute(delete(doc_vectors))
+            session.execute(update(index_state).where(index_state.c.id == 1).values(embedder=None, dimension=None))
+            restart_drops(session, bump_generation(session, self._clock))
+            if rebuild_full_text:
+                full_text_for(self._db.dialect).rebuild(session)
+        self._vectors().clear()
+
     def load(self, ids: Sequence[str]) -> tuple[list[DocRow], dict[str, Any]]:
         with self._db.read() as session:
             rows = session.execute(

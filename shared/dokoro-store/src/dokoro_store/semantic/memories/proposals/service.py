@@ -14,8 +14,9 @@ carries its evidence. Nothing changes until somebody decides:
 - **reject** records the decision (a merge's pair gets ``keep_both``): its key is never filed again.
 
 Who may decide: a person (CLI, TUI: no agent identity) any proposal; an agent (MCP) only the
-proposals whose data is its own or nobody's (:func:`dokoro_store.walls.ownership.owned_by_another` on
-every memory touched and every agent the evidence counts). A proposal that writes a new memory is
+proposals whose data is its own or nobody's (:mod:`~dokoro_store.semantic.memories.owners` on every
+memory touched: another agent's or a person's memory keeps it off; and every agent the evidence
+counts). A proposal that writes a new memory is
 the approving agent's memory: the per-type switches apply (:mod:`.switches`: a type agents may not
 write is refused), and under review (``DOKORO_MEMORY_REVIEW``, or the type's ``needs_review``) it
 waits for a person, as every memory an agent writes does.
@@ -37,10 +38,11 @@ from dokoro_store.models.proposals import MemoryProposal
 from dokoro_store.results.proposals import Proposal, ProposalDecision, ProposalList
 from dokoro_store.semantic.memories import repository
 from dokoro_store.semantic.memories.docs import save_doc
+from dokoro_store.semantic.memories.owners import keeper_of, owner_words
 from dokoro_store.semantic.memories.proposals import ledger, proposers
 from dokoro_store.semantic.memories.rows import DOC_PREFIX, memory_result
 from dokoro_store.semantic.memories.switches import TypeSwitches
-from dokoro_store.walls.ownership import known_agent, owned_by_another
+from dokoro_store.walls.ownership import PERSON, known_agent, memory_keeper, owned_by_another
 
 if TYPE_CHECKING:
     from dokoro_store.semantic.documents.service import DocumentService
@@ -130,7 +132,8 @@ class ProposalService:
                     limit if agent is None else MAX_LIST
                 )
             ).all()
-        shown = [r for r in rows if agent is None or not _foreign(r.owners, agent)][:limit]
+            shown = list(rows) if agent is None else _decidable(session, rows, agent)
+        shown = shown[:limit]
         return ProposalList(proposals=[ledger.result(r) for r in shown], filed=len(filed))
 
     def get(self, proposal_id: str) -> Proposal:
@@ -325,14 +328,33 @@ def _foreign(owners: Sequence[str], agent: str | None) -> str | None:
     return next((owner for owner in owners if owned_by_another(owner, agent)), None)
 
 
+def _decidable(session: Session, rows: Sequence[MemoryProposal], agent: str) -> list[MemoryProposal]:
+    """Of ``rows``, the proposals ``agent`` may decide: none of their memories (read in a few
+    queries) nor of the agents their evidence counts is another's or a person's."""
+    rows = [r for r in rows if not _foreign(r.owners, agent)]
+    ids = sorted({i for r in rows for i in r.memory_ids})
+    kept_off: set[str] = set()
+    for start in range(0, len(ids), 500):
+        found = session.exec(
+            select(MemoryRow.id, MemoryRow.agent_id, MemoryRow.trust).where(
+                col(MemoryRow.id).in_(ids[start : start + 500])
+            )
+        )
+        kept_off |= {i for i, writer, trust in found if memory_keeper(writer, trust, agent) is not None}
+    return [r for r in rows if not kept_off.intersection(r.memory_ids)]
+
+
 def _check_may_decide(row: MemoryProposal, touched: dict[str, MemoryRow], agent: str | None) -> None:
-    """Refuse (nothing changed) a known agent's decision on another agent's data."""
-    owner = _foreign([m.agent_id for m in touched.values() if m.agent_id] + list(row.owners), agent)
+    """Refuse (nothing changed) a known agent's decision on another agent's or a person's data."""
+    kept = next((k for m in touched.values() if (k := keeper_of(m, agent)) is not None), None)
+    owner = kept or _foreign(list(row.owners), agent)
     if owner is not None:
+        what = owner_words(owner) if kept else f"data of {owner}"
         raise NotOwnerError(
-            f"proposal {row.id} changes data of {owner}; you ({agent}) may decide only proposals about your own "
-            f"memories (or ones no agent wrote). Nothing changed. A person decides it with "
-            f"`dokoro memory proposals approve|reject {row.id}` or in `dokoro browse`, or ask {owner}"
+            f"proposal {row.id} changes {what}; you ({agent}) may decide only proposals about your "
+            f"own memories (or ones nobody owns). Nothing changed. A person decides it with "
+            f"`dokoro memory proposals approve|reject {row.id}` or in `dokoro browse`"
+            + ("" if owner == PERSON else f", or ask {owner}")
         )
 
 
