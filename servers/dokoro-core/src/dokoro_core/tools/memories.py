@@ -187,8 +187,14 @@ def dokoro_recall(
     # A process that cannot compare vectors on this store says so on every answer (one embedder per store).
     notice = state(ctx).store.search.vector_notice()
     said = [f"note: {notice}"] if notice else []
+    asked_hidden = [t for t in answer.hidden_types if not types or t in types]
+    if asked_hidden and (types or not hits):
+        # Said when it can explain the answer: the types asked for, or an empty recall.
+        said.append(
+            f"note: memory types switched off in this store (hidden, never recalled): {', '.join(asked_hidden)}"
+        )
     if not hits:
-        return result("\n".join(["(no memories found)", *_files_lines(files), *said]), Recall(hits=[], files=files))
+        return result("\n".join(["(no memories found)", *_files_lines(files), *said]), answer)
     lines = []
     for i, h in enumerate(hits, start=1):
         m = h.memory
@@ -206,7 +212,7 @@ def dokoro_recall(
     if all(h.relevance < CLOSE_MATCH for h in hits):
         lines.insert(0, f"(no close match: no memory reaches relevance {CLOSE_MATCH}; the nearest are)")
     lines += _files_lines(files) + said
-    return result("\n".join(lines), Recall(hits=hits, files=files))
+    return result("\n".join(lines), answer)
 
 
 def dokoro_forget(
@@ -250,6 +256,11 @@ def dokoro_memory_status(ctx: Context[AppState]) -> Annotated[CallToolResult, Me
         f"- never recalled: {report.never_recalled}",
         usage_line(report.usage),
     ]
+    if report.hidden:
+        lines.append(
+            "- switched off (hidden from recall and the briefing, refused on write; `dokoro memory types TYPE --on`): "
+            + ", ".join(f"{kind} ({count} in force)" for kind, count in report.hidden.items())
+        )
     if report.stale_total:
         lines.append(f"- stale now: {report.stale_total} (`dokoro memory review`, dokoro_memory_review)")
     if report.stale:

@@ -70,6 +70,7 @@ from dokoro_store.semantic.search.types import (
     _Legs,
     _utc_now,
 )
+from dokoro_store.walls.secrets import redact
 
 if TYPE_CHECKING:
     import numpy as np
@@ -169,7 +170,8 @@ class SearchService:
         ranked = self.ranked(query, limit, mode, depth, graph, fusion, scope)
         hits = ranked.hits()
         return SearchResults(
-            query=query,
+            # Echoed back redacted: a secret searched for is never printed in the answer.
+            query=redact(query).text,
             mode=mode,
             embedder=ranked.legs.embedder_id,
             vector_engine=ranked.legs.engine,
@@ -222,6 +224,7 @@ class SearchService:
                 )
             fused_docs = keep_agreement(fused_docs)
             standing = self._standing([s.doc_id for s in fused_docs[: max(limit, RERANK_DEPTH)]])
+            fused_docs = [s for s in fused_docs if s.doc_id not in standing.hidden]  # a memory type switched off
             fused_docs = demote_retired(fused_docs, lambda s: s.doc_id, standing.retired, standing.stale)
             top = [
                 Fused(s.doc_id, s.score, (s.text_rank, s.vector_rank, None if not s.graph else 0))
@@ -254,6 +257,7 @@ class SearchService:
             ]
             fused = reciprocal_rank_fusion(ranked, RRF_K)
             standing = self._standing([f.key for f in fused[: max(limit, RERANK_DEPTH)]])
+            fused = [f for f in fused if f.key not in standing.hidden]  # a memory type switched off
             top = demote_retired(fused, lambda f: f.key, standing.retired, standing.stale)[:limit]
             vector_by_doc = {h.doc_id: h for h in legs.vector_hits}
             bodies = texts([f.key for f in top])
