@@ -23,7 +23,9 @@ from pydantic import Field
 
 __all__ = ["TOOLS"]
 
-MemoryType = Literal["fact", "preference", "decision", "lesson", "rule", "guardrail", "reference", "episode"]
+MemoryType = Literal[
+    "fact", "preference", "decision", "lesson", "rule", "guardrail", "reference", "episode", "best-practice", "context"
+]
 Trust = Literal["user-stated", "agent-inferred", "imported"]
 State = Literal["active", "archived", "deprecated", "proposed"]
 
@@ -59,11 +61,13 @@ def dokoro_remember(
         Field(description="Ids of memories this one relies on (in force, at most 20): retiring one makes it stale."),
     ] = None,
 ) -> Annotated[CallToolResult, Remembered]:
-    """Remember a fact, preference, decision, lesson, rule, guardrail, reference or episode for later
-    sessions. If close memories already exist (same entity, similar text), they are returned for you to
-    judge — nothing is overwritten: give a verdict with dokoro_memory_verdict. Secrets are redacted. All or
-    nothing: an error means nothing was stored; repeating an identical call moments later returns the
-    memory the first call stored (retried=true), never a duplicate."""
+    """Remember a fact, preference, decision, lesson, rule, guardrail, reference, episode, best-practice (a
+    recommended pattern) or context (the project's stack, commands, domain facts) for later sessions. Rules
+    and guardrails are briefed every session, the rest recalled when relevant. If close memories already
+    exist (same entity, similar text), they are returned for you to judge — nothing is overwritten: give a
+    verdict with dokoro_memory_verdict. Secrets are redacted. All or nothing: an error means nothing was
+    stored; repeating an identical call moments later returns the memory the first call stored
+    (retried=true), never a duplicate."""
     app = state(ctx)
     done = app.store.memories.remember(
         type=type,
@@ -159,7 +163,7 @@ def dokoro_recall(
     ctx: Context[AppState],
     query: Annotated[Query, Field(description="What you want to remember, in your own words.")],
     limit: Annotated[int, Field(ge=1, le=50, description="Top-k memories to return.")] = 10,
-    types: Annotated[list[MemoryType] | None, Field(max_length=8, description="Only these kinds of memory.")] = None,
+    types: Annotated[list[MemoryType] | None, Field(max_length=10, description="Only these kinds of memory.")] = None,
     entity: Annotated[Key | None, Field(description="Only memories about this entity.")] = None,
     since: Annotated[IsoDate | None, Field(description="Only memories created at or after this ISO date.")] = None,
     until: Annotated[IsoDate | None, Field(description="Only memories created at or before this ISO date.")] = None,
