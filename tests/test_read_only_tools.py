@@ -78,6 +78,7 @@ RECIPES: dict[str, dict[str, Any]] = {
 # Arguments of each prompt, and the URI each resource template is read at ({plan} = a plan's id).
 PROMPT_RECIPES: dict[str, dict[str, str]] = {
     "resume-session": {"task": "login sessions"},
+    "onboard-project": {"focus": "testing"},
     "end-session": {},
     "plan-feature": {"feature": "session refresh dashboard", "context": "PostgreSQL only"},
 }

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from dokoro_store.procedural.plans.service import PlanService
     from dokoro_store.procedural.tracking import TrackingService
     from dokoro_store.semantic.documents.board import DocBoard
+    from dokoro_store.semantic.memories.onboarding.service import OnboardingService
     from dokoro_store.semantic.memories.proposals.service import ProposalService
     from dokoro_store.semantic.memories.upkeep import MemoryUpkeep
     from dokoro_store.working.assets import AssetService
@@ -127,6 +128,13 @@ class Store:
         # The memories' upkeep, proposed and never applied silently: merges, summaries, prunes and
         # guardrails filed with their evidence, applied once a person (or the owning agent) approves.
         return ProposalService(self.db, self.clock, self.docs, self.memories, review=self._memory_review)
+
+    @lazy
+    def onboarding(self) -> OnboardingService:
+        from dokoro_store.semantic.memories.onboarding.service import OnboardingService
+
+        # A project's own files (README, manifests, CI, lint config) proposed as typed memories.
+        return OnboardingService(self.db, self.clock)
 
     @lazy
     def upkeep(self) -> MemoryUpkeep:

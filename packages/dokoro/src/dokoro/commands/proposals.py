@@ -29,7 +29,8 @@ if TYPE_CHECKING:
 __all__ = ["proposals_app"]
 
 proposals_app = typer.Typer(
-    help="Upkeep of the memories the store proposes (merge, summarise, prune, guardrail); "
+    help="Upkeep of the memories the store proposes (merge, summarise, prune, guardrail) and what "
+    "`dokoro onboard` read in the project's files (onboard); "
     "nothing changes until you approve. Without a command: the open proposals.",
     cls=LoudGroup,
     invoke_without_command=True,
@@ -48,7 +49,7 @@ def _default(ctx: typer.Context, path: PathOption = None) -> None:
 @proposals_app.command("list")
 def proposals_list(
     status: Annotated[str, typer.Option(help="proposed (default), approved, rejected or all.")] = "proposed",
-    kind: Annotated[str | None, typer.Option(help="Only merge, summarise, prune or guardrail.")] = None,
+    kind: Annotated[str | None, typer.Option(help="Only merge, summarise, prune, guardrail or onboard.")] = None,
     scan: Annotated[
         bool, typer.Option("--scan/--no-scan", help="Look for new proposals first (bounded; never files one twice).")
     ] = True,
@@ -143,7 +144,10 @@ def proposals_approve(
     proposal_id: Annotated[str, typer.Argument(help="The proposal id (see `dokoro memory proposals list`).")],
     text: Annotated[
         str | None,
-        typer.Option(help="A summary's distilled text, written instead of its draft (- reads it from stdin)."),
+        typer.Option(
+            help="A summary's (or an onboard proposal's) distilled text, written instead of its draft "
+            "(- reads it from stdin)."
+        ),
     ] = None,
     title: Annotated[str | None, typer.Option(help="The summary's one-line title (default: the draft's).")] = None,
     edit: Annotated[bool, typer.Option("--edit", help="Write the distilled text in your editor, from the draft.")] = (

@@ -16,7 +16,7 @@ __all__ = ["TOOLS"]
 
 Action = Literal["list", "approve", "reject"]
 Status = Literal["proposed", "approved", "rejected", "all"]
-Kind = Literal["merge", "summarise", "prune", "guardrail"]
+Kind = Literal["merge", "summarise", "prune", "guardrail", "onboard"]
 
 
 def dokoro_memory_proposals(
@@ -30,8 +30,8 @@ def dokoro_memory_proposals(
     text: Annotated[
         Text | None,
         Field(
-            description="action=approve of a summarise proposal: the distilled summary to write instead of its "
-            "draft (what the episodes taught, in a few lines)."
+            description="action=approve of a summarise or onboard proposal: your distilled text, written instead "
+            "of its draft (what the episodes taught, what the project's files say, in a few lines)."
         ),
     ] = None,
     title: Annotated[
@@ -41,10 +41,11 @@ def dokoro_memory_proposals(
 ) -> Annotated[CallToolResult, ProposalsAnswer]:
     """Upkeep of the memories, proposed and never applied silently: merge near-duplicates (the newer one
     supersedes the older), summarise a run of aging episodes into one memory, prune (archive) an old memory
-    never recalled, promote a recurring correction to a guardrail. action=list looks for new proposals first
+    never recalled, promote a recurring correction to a guardrail; onboard proposals hold what dokoro_onboard
+    read in the project's files. action=list looks for new proposals first
     (bounded; the same one is never filed twice) and shows those you may decide — about your own memories,
-    or ones no agent wrote — each with its evidence. approve applies it and records the decision; a summary
-    shows a draft made of the episodes: pass text (and title) to write your distilled summary instead.
+    or ones no agent wrote — each with its evidence. approve applies it and records the decision; a summary or
+    an onboard proposal shows a draft: pass text (and title) to write your distilled version instead.
     reject records it (nothing changes, and it is never proposed again)."""
     proposals = state(ctx).store.proposals
     agent = acting_agent(ctx)

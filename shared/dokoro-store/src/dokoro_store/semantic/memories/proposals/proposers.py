@@ -51,7 +51,9 @@ __all__ = [
     "tool_guardrails",
 ]
 
-KINDS = ("merge", "summarise", "prune", "guardrail")
+# ``onboard``: a memory read from the project's own files (``dokoro onboard``, :mod:`..onboarding`),
+# filed on request, never by the pass.
+KINDS = ("merge", "summarise", "prune", "guardrail", "onboard")
 # A memory this old that no recall ever returned is proposed for pruning (archived, not deleted).
 PRUNE_AGE = timedelta(days=90)
 # The same correction this many times is a pattern worth a guardrail.

@@ -38,7 +38,7 @@ from dokoro_store.results.proposals import Proposal, ProposalDecision, ProposalL
 from dokoro_store.semantic.memories import repository
 from dokoro_store.semantic.memories.docs import save_doc
 from dokoro_store.semantic.memories.proposals import ledger, proposers, summaries
-from dokoro_store.semantic.memories.rows import DOC_PREFIX, memory_result
+from dokoro_store.semantic.memories.rows import DOC_PREFIX, MEMORY_TYPES, memory_result
 from dokoro_store.semantic.memories.switches import TypeSwitches
 from dokoro_store.walls.ownership import known_agent, owned_by_another
 
@@ -55,8 +55,8 @@ MAX_OPEN = 100
 MAX_LIST = 500
 # The kinds whose approval writes a new memory (the approving agent's: the type switches apply), and
 # those whose memory is drafted, so an approver may write a distilled text instead.
-WRITES_MEMORY = ("summarise", "guardrail")
-DRAFTED = ("summarise",)
+WRITES_MEMORY = ("summarise", "guardrail", "onboard")
+DRAFTED = ("summarise", "onboard")
 _DECIDE_HELP = "`dokoro memory proposals list` shows the open ones"
 
 
@@ -280,6 +280,8 @@ class ProposalService:
                 episodes,
                 f"summary {summary.id} written ({how}); {len(episodes)} episode(s) archived behind it",
             )
+        if row.kind == "onboard":
+            return self._apply_onboard(session, row, agent=agent, via=via, text=text, title=title)
         # A guardrail: from a memory the gate kept upholding, or from a tool's recurring failure.
         if evidence.get("source") == "conflict gate":
             promoted = _active(touched, str(evidence["memory"]), row)
@@ -298,6 +300,30 @@ class ProposalService:
         repository.create(session, guardrail)
         self._save_doc(session, guardrail)
         return [guardrail], [], f"guardrail {guardrail.id} written"
+
+    def _apply_onboard(
+        self, session: Session, row: MemoryProposal, *, agent: str | None, via: str, text: str | None, title: str | None
+    ) -> tuple[list[MemoryRow], list[MemoryRow], str]:
+        """A memory read from the project's files (``dokoro onboard``): its draft, or the approver's
+        distilled text; it supersedes the memory an earlier onboarding wrote on the same topic."""
+        evidence = row.evidence
+        topic = str(evidence["topic"])
+        written = summaries.distilled(text, title, (str(evidence["title"]), str(evidence["body"])))
+        memory = self._new_memory(session, row, written, agent=agent)
+        memory.entities = [str(e) for e in evidence.get("entities", [])]
+        memory.source = f"dokoro onboard ({topic}): " + ", ".join(str(s) for s in evidence.get("sources", []))
+        earlier = ledger.onboarded_memories(session, topic)
+        replaced = [m for m in _locked(session, earlier).values() if m.state == "active"]
+        memory.supersedes = replaced[0].id if replaced else None
+        repository.create(session, memory)
+        for old in replaced:
+            why = f"superseded by {memory.id}, a newer reading of the project's files ({via})"
+            repository.supersede(session, old, by=memory.id, now=self._clock.now(), agent=agent, reason=why)
+            self._save_doc(session, old)
+        self._save_doc(session, memory)
+        row.evidence = {**evidence, "memory": memory.id}
+        done = f"{memory.type} {memory.id} written" + (" (the approver's distilled text)" if text is not None else "")
+        return [memory], replaced, done + "".join(f"; {old.id} superseded by it" for old in replaced)
 
     def _new_memory(
         self, session: Session, row: MemoryProposal, text: tuple[str, str], *, agent: str | None
@@ -333,7 +359,13 @@ class ProposalService:
 
 
 def _new_type(row: MemoryProposal) -> str:
-    """The type of the memory an approval writes: a guardrail, or a summary (``context``)."""
+    """The type of the memory an approval writes: a guardrail, a summary (``context``), or the
+    type an onboarding proposal drafted."""
+    if row.kind == "onboard":
+        kind = str(row.evidence.get("type"))
+        if kind not in MEMORY_TYPES:
+            raise ConflictError(f"proposal {row.id} names no memory type ({kind!r}): reject it. Nothing changed")
+        return kind
     return "guardrail" if row.kind == "guardrail" else summaries.SUMMARY_TYPE
 
 
