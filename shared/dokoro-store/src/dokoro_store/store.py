@@ -314,9 +314,11 @@ class Store:
         try:
             paths.root.mkdir(parents=True, exist_ok=True)
             if database_url is None:
-                # A store the original TypeScript dokoro wrote: backed up, converted, verified, once.
-                from dokoro_store.moving.original import convert_in_place
+                # A store the original TypeScript dokoro wrote: backed up, converted, verified, once
+                # (first moved in from its legacy place, <project>/.dokoro, when it is still there).
+                from dokoro_store.moving.original import convert_in_place, move_legacy
 
+                move_legacy(paths, clock.now())
                 moved_in = convert_in_place(paths, clock.now())
             elif paths.sqlite_file.is_file():
                 from dokoro_store.moving.original import is_original_database
