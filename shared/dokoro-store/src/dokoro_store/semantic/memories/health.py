@@ -17,8 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from sqlalchemy import func, literal_column
-from sqlalchemy.orm import aliased
+from sqlalchemy import exists, func, literal_column
+from sqlalchemy.sql.elements import ColumnElement
 from sqlmodel import Session, col, select
 
 from dokoro_store.clock import Clock
@@ -77,16 +77,22 @@ def open_proposals(session: Session) -> dict[str, int]:
 
 
 def open_contradictions(session: Session) -> int:
-    """The pairs the conflict gate showed that wait for a verdict, both memories still active."""
-    new_row, old_row = aliased(MemoryRow), aliased(MemoryRow)
+    """The pairs the conflict gate showed that wait for a verdict, both memories still active.
+
+    Written as a scan of the open pairs (the partial index ``ix_memory_conflicts_open``) with a
+    primary-key look at each memory: a join let SQLite start from every active memory instead."""
+
+    def active(memory_id: object) -> ColumnElement[bool]:
+        return exists().where(col(MemoryRow.id) == memory_id, col(MemoryRow.state) == "active")
+
     return int(
         session.exec(
             select(func.count())
             .select_from(MemoryConflict)
-            .join(new_row, col(new_row.id) == col(MemoryConflict.new_id))
-            .join(old_row, col(old_row.id) == col(MemoryConflict.old_id))
             .where(
-                col(MemoryConflict.verdict).is_(None), col(new_row.state) == "active", col(old_row.state) == "active"
+                col(MemoryConflict.verdict).is_(None),
+                active(col(MemoryConflict.new_id)),
+                active(col(MemoryConflict.old_id)),
             )
         ).one()
     )
