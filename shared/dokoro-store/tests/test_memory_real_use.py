@@ -113,3 +113,11 @@ def test_the_health_line_counts_open_contradictions_and_unused_memories(any_stor
     any_store.memories.verdict(second.memory.id, first.memory.id, "supersede")
     line = health_line(any_store.db, any_store.clock)
     assert line is not None and "contradiction" not in line and "1 unused for 90+ days" in line
+
+
+def test_the_health_line_counts_up_to_a_cap_so_its_cost_never_grows_with_the_store() -> None:
+    from dokoro_store.semantic.memories.health import COUNT_CAP, Health
+
+    line = Health(contradictions=COUNT_CAP + 1, unused=COUNT_CAP).line()
+
+    assert line is not None and f"{COUNT_CAP}+ open contradictions, {COUNT_CAP} unused for 90+ days" in line

@@ -20,6 +20,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import exists, func, literal_column
 from sqlalchemy.sql.elements import ColumnElement
 from sqlmodel import Session, col, select
+from sqlmodel.sql.expression import SelectOfScalar
 
 from dokoro_store.clock import Clock
 from dokoro_store.db.engine import Database
@@ -28,10 +29,22 @@ from dokoro_store.models.memories import MemoryConflict
 from dokoro_store.models.proposals import MemoryProposal
 from dokoro_store.semantic.memories.staleness import stale_ids
 
-__all__ = ["UNUSED_AFTER", "Health", "health", "health_line", "open_contradictions", "open_proposals", "unused"]
+__all__ = [
+    "COUNT_CAP",
+    "UNUSED_AFTER",
+    "Health",
+    "health",
+    "health_line",
+    "open_contradictions",
+    "open_proposals",
+    "unused",
+]
 
 # A memory in force this long and never used is unused (the prune proposals' age, :mod:`.proposals`).
 UNUSED_AFTER = timedelta(days=90)
+# The open contradictions and unused memories are counted up to this many (then "1000+"): the line
+# nudges, and its cost must not grow with the store (it starts every briefing).
+COUNT_CAP = 1_000
 
 # The plural of each proposal kind in the line.
 _KIND_WORDS = {"merge": "merge", "summarise": "summary", "prune": "prune", "guardrail": "guardrail"}
@@ -53,9 +66,10 @@ class Health:
         if self.stale:
             parts.append(f"{self.stale} stale {'memory' if self.stale == 1 else 'memories'}")
         if self.contradictions:
-            parts.append(f"{self.contradictions} open contradiction{'' if self.contradictions == 1 else 's'}")
+            many = "" if self.contradictions == 1 else "s"
+            parts.append(f"{_up_to_cap(self.contradictions)} open contradiction{many}")
         if self.unused:
-            parts.append(f"{self.unused} unused for {UNUSED_AFTER.days}+ days")
+            parts.append(f"{_up_to_cap(self.unused)} unused for {UNUSED_AFTER.days}+ days")
         for kind, count in sorted(self.proposals.items(), key=lambda kv: (-kv[1], kv[0])):
             word = _KIND_WORDS.get(kind, kind)
             parts.append(f"{count} {word} {'proposal' if count == 1 else 'proposals'}")
@@ -76,8 +90,18 @@ def open_proposals(session: Session) -> dict[str, int]:
     return {str(kind): int(count) for kind, count in rows}
 
 
+def _up_to_cap(count: int) -> str:
+    return f"{COUNT_CAP}+" if count > COUNT_CAP else str(count)
+
+
+def _counted(session: Session, ids: SelectOfScalar[str]) -> int:
+    """How many rows ``ids`` selects, counted up to :data:`COUNT_CAP` + 1 (bounded work)."""
+    return int(session.exec(select(func.count()).select_from(ids.limit(COUNT_CAP + 1).subquery())).one())
+
+
 def open_contradictions(session: Session) -> int:
-    """The pairs the conflict gate showed that wait for a verdict, both memories still active.
+    """The pairs the conflict gate showed that wait for a verdict, both memories still active (up
+    to :data:`COUNT_CAP` + 1).
 
     Written as a scan of the open pairs (the partial index ``ix_memory_conflicts_open``) with a
     primary-key look at each memory: a join let SQLite start from every active memory instead."""
@@ -85,34 +109,29 @@ def open_contradictions(session: Session) -> int:
     def active(memory_id: object) -> ColumnElement[bool]:
         return exists().where(col(MemoryRow.id) == memory_id, col(MemoryRow.state) == "active")
 
-    return int(
-        session.exec(
-            select(func.count())
-            .select_from(MemoryConflict)
-            .where(
-                col(MemoryConflict.verdict).is_(None),
-                active(col(MemoryConflict.new_id)),
-                active(col(MemoryConflict.old_id)),
-            )
-        ).one()
+    return _counted(
+        session,
+        select(MemoryConflict.pair_hash).where(
+            col(MemoryConflict.verdict).is_(None),
+            active(col(MemoryConflict.new_id)),
+            active(col(MemoryConflict.old_id)),
+        ),
     )
 
 
 def unused(session: Session, now: datetime) -> int:
-    """Active memories written :data:`UNUSED_AFTER` ago or more and never used (rules and guardrails
-    left out: the briefing shows them without a recall)."""
-    return int(
-        session.exec(
-            select(func.count())
-            .select_from(MemoryRow)
-            .where(
-                col(MemoryRow.state) == "active",
-                # A literal, so the partial index of the never recalled (migration 0029) applies.
-                col(MemoryRow.recall_count) == literal_column("0"),
-                col(MemoryRow.created_at) <= now - UNUSED_AFTER,
-                col(MemoryRow.type).not_in(["rule", "guardrail"]),
-            )
-        ).one()
+    """Active memories written :data:`UNUSED_AFTER` ago or more and never used, rules and guardrails
+    left out (the briefing shows them without a recall); up to :data:`COUNT_CAP` + 1: the never-
+    recalled partial index (migration 0029) is read oldest first and stops there."""
+    return _counted(
+        session,
+        select(MemoryRow.id).where(
+            col(MemoryRow.state) == "active",
+            # A literal, so the partial index of the never recalled (migration 0029) applies.
+            col(MemoryRow.recall_count) == literal_column("0"),
+            col(MemoryRow.created_at) <= now - UNUSED_AFTER,
+            col(MemoryRow.type).not_in(["rule", "guardrail"]),
+        ),
     )
 
 
