@@ -20,7 +20,7 @@ _CHILD = textwrap.dedent(
     from pathlib import Path
     from sqlmodel import Session
     from dokoro_store import Store
-    from dokoro_store.services import episodic
+    from dokoro_store.episodic import service as episodic
 
     where = sys.argv[2]
     if where == "between-steps":

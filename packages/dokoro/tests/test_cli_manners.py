@@ -200,6 +200,20 @@ def test_every_server_script_prints_help_and_version_and_creates_nothing(tmp_pat
 
 
 # ---------------------------------------------------------------------- the command line itself
+def test_the_quick_version_is_the_installed_one_and_loads_no_command_line(tmp_path: Path) -> None:
+    from importlib.metadata import version
+
+    for flag in ("--version", "-V"):
+        probe = (
+            f"import sys; from dokoro.__main__ import main; sys.argv = ['dokoro', '{flag}']; main(); "
+            "print(sorted(m for m in ('typer', 'rich', 'pydantic_settings', 'dokoro.cli') if m in sys.modules))"
+        )
+        done = _run([sys.executable, "-c", probe], tmp_path)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.splitlines() == [f"dokoro {version('dokoro')}", "[]"]
+    assert _tree(tmp_path) == []
+
+
 def test_version_and_shell_completion(tmp_path: Path) -> None:
     version = runner.invoke(app, ["--version"])
     completion = runner.invoke(app, ["--show-completion", "bash"])

@@ -231,3 +231,52 @@ def test_a_nested_write_keeps_the_machine_wide_turn_until_the_outermost_write_en
     assert not turn_is_held()
     with store.db.read() as session:
         assert sorted(row.id for row in session.exec(select(EpisodeSession))) == ["inner", "outer"]
+
+
+# ---------------------------------------------------------------------- plain writes (Core, no session)
+def test_a_plain_write_commits_redacts_what_it_sends_and_rolls_back_on_error(any_store):
+    from dokoro_store.db.model_tables import table_of
+    from sqlalchemy import insert
+
+    sessions = table_of(EpisodeSession)
+    secret = "sk-ant-api03-" + "x" * 90
+    with any_store.db.writing() as connection:
+        connection.execute(
+            insert(sessions).values(id="kept", started_at=any_store.clock.now(), summary=f"key {secret}")
+        )
+    with pytest.raises(IntegrityError), any_store.db.writing() as connection:
+        connection.execute(insert(sessions).values(id="lost", started_at=any_store.clock.now()))
+        connection.execute(insert(sessions).values(id="kept", started_at=any_store.clock.now()))  # a clash
+
+    with any_store.db.reading() as connection:
+        rows = connection.execute(select(sessions.c.id, sessions.c.summary).order_by(sessions.c.id)).all()
+    assert [(row.id, row.summary) for row in rows] == [("kept", "key [REDACTED:anthropic-key]")]
+
+
+def test_a_plain_write_never_writes_a_memory_row(any_store):
+    from dokoro_store.db.model_tables import table_of
+    from dokoro_store.db.write_guard import GuardedWriteError
+    from dokoro_store.models import Memory
+
+    with pytest.raises(GuardedWriteError, match="memory rows are written by"), any_store.db.writing() as connection:
+        connection.execute(table_of(Memory).delete())
+
+
+def test_a_plain_write_takes_the_machine_wide_turn_and_hands_it_back(store):
+    import fcntl
+
+    lock = store.paths.sqlite_file.with_name(f"{store.paths.sqlite_file.name}.writer.lock")
+
+    def turn_is_held() -> bool:
+        with lock.open("a") as probe:
+            try:
+                fcntl.flock(probe.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
+            fcntl.flock(probe.fileno(), fcntl.LOCK_UN)
+            return False
+
+    with store.db.writing() as connection:
+        connection.exec_driver_sql("SELECT 1")
+        assert turn_is_held()
+    assert not turn_is_held()

@@ -29,6 +29,13 @@ Register it with your agent:
 
 def main() -> None:
     """Entry point of the ``dokoro`` console script."""
+    if sys.argv[1:] in (["--version"], ["-V"]):
+        # Printed before the command line's stack (Typer, Rich, the settings) is imported: a
+        # version check costs the interpreter's start and nothing more.
+        from dokoro import __version__
+
+        sys.stdout.write(f"dokoro {__version__}\n")
+        return
     # A shell asking for completions runs the bare command with this variable set (Typer's completion).
     if len(sys.argv) <= 1 and "_DOKORO_COMPLETE" not in os.environ:
         if _on_terminal():

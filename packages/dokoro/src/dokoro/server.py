@@ -74,7 +74,11 @@ def serve(path: Path | None = None, *, explicit: bool = False) -> None:
     """Serve every tool over stdio; ``path`` overrides ``DOKORO_PATH``. ``explicit``: asked for by
     ``dokoro serve`` (on a terminal it serves, saying so, rather than printing the help)."""
     from dokoro_server import DokoroSettings
-    from dokoro_server import serve as serve_tools
+    from dokoro_server.entry import prepare
 
     settings = DokoroSettings(path=path) if path is not None else DokoroSettings()
-    serve_tools(NAME, *registers(settings), settings=settings, argv=(), explicit=explicit)
+    # The command line and the settings settled before the packages (and the MCP SDK) are imported.
+    prepared = prepare(NAME, (), settings=settings, explicit=explicit)
+    from dokoro_server import serve as serve_tools
+
+    serve_tools(NAME, *registers(settings), prepared=prepared)

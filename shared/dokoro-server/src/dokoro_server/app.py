@@ -1,9 +1,9 @@
 """The application state every tool reaches, and the store behind it, opened in the background.
 
-A server answers ``initialize`` and ``tools/list`` without its store: :class:`StoreOpener`
-opens it in a thread once the client has listed the tools (or at the first tool call), and a
-tool that needs it waits for it. So nothing of SQLAlchemy, the models or the services is
-imported before the client has its tool list.
+A server answers ``initialize`` and ``tools/list`` without waiting for its store:
+:class:`StoreOpener` opens it in a thread, started by a stdio server's entry point before the MCP
+SDK is imported (``dokoro_server.entry.prepare``, so the first tool call finds it open) or else
+once the client has listed the tools; a tool that needs it while it is opening waits for it.
 """
 
 from __future__ import annotations
@@ -176,6 +176,19 @@ class AppState:
         self.settings = settings
         self.cwd = cwd
         self.observers: list[ToolObserver] = []
+
+    @functools.cached_property
+    def rewrite(self) -> Callable[[str], str] | None:
+        """How this server's answers name its files (:mod:`dokoro_server.shown_paths`), worked out
+        once: the store folder resolved, the project and the installation (None: no store folder)."""
+        from dokoro_store import DokoroError
+
+        from dokoro_server.shown_paths import rewriter
+
+        try:
+            return rewriter(str(store_root(self.settings, self.cwd)), str(self.cwd))
+        except (ValueError, OSError, DokoroError):  # a store path no store opens
+            return None
 
     @property
     def store(self) -> Store:

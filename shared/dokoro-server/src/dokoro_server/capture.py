@@ -110,12 +110,16 @@ class DeferredWriter:
         self._wake.set()
 
     def _run(self) -> None:
+        # The first batch is written at once: its statement is prepared then, off the request path,
+        # rather than by the exit's flush of a short session (the client waits for the exit).
+        gather = 0.0
         while True:
             self._wake.wait()
-            if self._stop.wait(FLUSH_EVERY_S):
+            if self._stop.wait(gather):
                 return  # close() writes what is left
             self._wake.clear()
             self.flush()
+            gather = FLUSH_EVERY_S
 
     def close(self) -> None:
         """Stop the writer and write what is left."""

@@ -1,17 +1,31 @@
-"""What a server script does with its command line before it serves: ``--help`` and ``--version``
-print and exit, anything else is refused, and a person who types the command in a terminal (stdin
-is a terminal, so no MCP client is attached) gets a short help instead of a silent wait for JSON-RPC.
+"""What a server script does first, before it imports the MCP SDK: its command line (``--help`` and
+``--version`` print and exit, anything else is refused, and a person who types the command in a
+terminal, where no MCP client is attached, gets a short help instead of a silent wait for
+JSON-RPC), then :func:`prepare`: the settings read and the store's opener made.
 
-Nothing here opens, creates or imports the store, nor the MCP SDK.
+The opener is started by :func:`~dokoro_server.server.serve` once the SDK and the tool modules are
+imported, before the tools are registered and the client's handshake: the store opens while the
+server answers ``initialize`` and ``tools/list`` and waits for the client, so the first tool call
+finds it open instead of waiting for it after ``tools/list``. Started before the SDK's import
+instead, the two imports shared one interpreter lock and cost 0.45 s more CPU per start on this
+machine, with a later first answer (docs/benchmarks.md, "At the SDK's floor").
+Nothing here imports the store or the SDK.
 """
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import Sequence
-from typing import TextIO
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
 
-__all__ = ["check_invocation", "registration_lines", "version_of"]
+if TYPE_CHECKING:
+    from dokoro_server.app import StoreOpener
+    from dokoro_server.settings import DokoroSettings
+
+__all__ = ["Prepared", "check_invocation", "prepare", "registration_lines", "version_of"]
 
 # Until the packages are on the public registry, the recipes that work: from a clone (`uv run
 # --project` keeps the agent's project as the working directory, so the store lands there) and
@@ -101,3 +115,42 @@ def _is_terminal(stream: TextIO | None) -> bool:
         return stream is not None and stream.isatty()
     except (OSError, ValueError):
         return False
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What :func:`prepare` settled for :func:`~dokoro_server.server.serve`: the settings, the
+    working folder and the store's opener (started by ``serve``)."""
+
+    settings: DokoroSettings
+    cwd: Path
+    opener: StoreOpener
+
+
+def prepare(
+    name: str,
+    argv: Sequence[str] | None = None,
+    *,
+    settings: DokoroSettings | None = None,
+    explicit: bool = False,
+) -> Prepared:
+    """A server entry point's first step, before the MCP SDK is imported: act on the command line
+    (:func:`check_invocation`: ``--help``/``--version`` exit before anything is opened or created),
+    then read the settings and make the store's opener (see the module docstring for when it starts).
+
+    What this process changes for itself is set here, at its entry point and nowhere in the
+    libraries: third-party telemetry off, the long-lived heap kept out of the collector's full
+    walks (:mod:`dokoro_server.heap`), and the log level of ``DOKORO_LOG_LEVEL`` (the SDK's own
+    log set-up, later, keeps this handler).
+    """
+    from dokoro_server import heap
+    from dokoro_server.app import StoreOpener
+    from dokoro_server.settings import DokoroSettings, quiet_third_parties
+
+    check_invocation(name, sys.argv[1:] if argv is None else argv, explicit=explicit)
+    quiet_third_parties()
+    heap.install()
+    settings = settings or DokoroSettings()
+    logging.basicConfig(level=settings.log_level, format="%(message)s")
+    cwd = Path.cwd()
+    return Prepared(settings, cwd, StoreOpener.for_settings(settings, cwd))

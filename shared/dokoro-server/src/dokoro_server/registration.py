@@ -15,14 +15,21 @@ Every call answers with a result or an error result that says what to fix:
 The tools live in the kit's own table on a :class:`DokoroServer` (an ``MCPServer`` whose public
 ``list_tools`` and ``call_tool`` serve that table first), so nothing here writes the SDK's
 private state: each tool is the SDK's public ``Tool`` (built with ``Tool.from_function``) with
-dokoro's checks around its ``run``.
+dokoro's checks around its ``run``, and its output schema inlined (:mod:`dokoro_server.schemas`).
 
 Building a tool's schemas (its argument model, input and output JSON schemas) is most of what a
 server does at start beyond importing the SDK, so an entry point keeps them between starts in a
 :class:`ToolCache`, like bytecode: a tool module whose sources, or whose SDK and pydantic, have
 not changed since is listed from the cache (the listing the client reads), and its ``Tool`` is
 built at its first call. Without a cache (tests, the shared HTTP server) every tool is built at
-once. (``docs/benchmarks.md``, "Start-up": what the cache saves.)
+once.
+
+Why the kit's table and not the SDK's tool manager alone (issue 43, "one tool registry"): the SDK
+takes a built ``Tool`` only in ``MCPServer(tools=...)``, before any package's ``register(mcp)``
+has run; after that its public door is ``add_tool(fn)``, which builds every schema at once. The
+cache pays 0.2 s of CPU per ``dokoro-core`` start and 0.36 s per ``dokoro`` start, a quarter to
+two fifths of a start (``bench/tool_schemas.py``, docs/benchmarks.md "At the SDK's floor"), so it
+is kept, on the SDK's public API only (``tests/test_architecture.py`` checks that).
 """
 
 from __future__ import annotations
@@ -52,6 +59,7 @@ from pydantic import ValidationError
 
 from dokoro_server.app import AppState
 from dokoro_server.outcome import mark_rejected
+from dokoro_server.schemas import lean_schema
 from dokoro_server.shown_paths import rewrite_of, rewritten
 
 __all__ = ["DokoroServer", "ToolCache", "ToolSpec", "add_tools"]
@@ -268,6 +276,9 @@ class _DokoroTool(Tool):
         )
         assert isinstance(tool, _DokoroTool)  # from_function builds ``cls``
         tool.parameters["additionalProperties"] = False
+        # The published output schema, inlined for a cheap check by the client (dokoro_server/schemas.py);
+        # the SDK reads the metadata's schema live, and the result is still validated by the model.
+        tool.fn_metadata.output_schema = lean_schema(tool.fn_metadata.output_schema)
         return tool
 
     async def run(self, arguments: dict[str, Any], context: Any, convert_result: bool = False) -> Any:
@@ -366,7 +377,7 @@ class ToolCache:
     changed fingerprint rebuilds that module's tools and rewrites its entry.
     """
 
-    VERSION = 3
+    VERSION = 4  # 4: output schemas inlined (dokoro_server/schemas.py)
 
     def __init__(self, path: Path) -> None:
         self.path = path

@@ -29,7 +29,11 @@ if TYPE_CHECKING:
     from mcp.server.auth.provider import TokenVerifier
     from mcp.server.auth.settings import AuthSettings
 
+    from dokoro_server.entry import Prepared
+
 __all__ = ["INSTRUCTIONS", "VERSION", "Register", "build_server", "serve"]
+
+log = logging.getLogger("dokoro")
 
 VERSION = "0.1.0"
 INSTRUCTIONS = (
@@ -104,12 +108,12 @@ def _plain_logging() -> Iterator[None]:
 
 
 def _exit_now(status: int) -> None:
-    """End the server's process now that its store is closed, without the interpreter's teardown.
+    """End the server's process now, without the interpreter's teardown.
 
     Unloading the modules of a server that has used its store (SQLAlchemy, numpy, the models) took
-    130 ms after everything was closed, and a thread still opening the store would hold the exit
-    for seconds (its imports, its migration: an unfinished one is rolled back by the database and
-    redone by the next process). Buffered output and the log are flushed first.
+    130 ms, and a thread still opening the store would hold the exit for seconds (its imports, its
+    migration: an unfinished one is rolled back by the database and redone by the next process).
+    Buffered output and the log are flushed first.
     """
     import os
 
@@ -130,14 +134,17 @@ def serve(
     settings: DokoroSettings | None = None,
     argv: Sequence[str] | None = None,
     explicit: bool = False,
+    prepared: Prepared | None = None,
 ) -> None:
     """Serve the tools of ``registers`` over stdio as the server ``name`` (an entry point's body).
 
-    The tools are listed before the store is open: it opens in the background once the client
-    has its tool list (or at the first tool call), and a tool call waits for it. A store that
-    cannot be opened is reported on stderr, answers every tool call with the reason and the
-    fix, and ends the process with status 2. Once the client closes stdin the process ends at
-    once (:func:`_exit_now`): a store never asked for is never opened, one still opening is
+    ``prepared`` is what the entry point's :func:`~dokoro_server.entry.prepare` settled before it
+    imported the MCP SDK (the command line checked, the settings read); without it, this prepares
+    now. The store starts opening in a background thread first thing here, before the tools are
+    registered; a tool call waits for the store only while it is still opening. A store that
+    cannot be opened is reported on stderr, answers every tool call with the reason and the fix,
+    and ends the process with status 2. Once the client closes stdin the process ends at once
+    (:func:`_exit_now`): the tool outcomes still queued are written, a store still opening is
     abandoned, and the work written behind the writes stays marked for the next process. A
     request line that cannot be read gets a JSON-RPC error reply (:mod:`dokoro_server.stdio`).
     The tools' schemas are kept between starts in ``.dokoro/cache/`` of the store folder
@@ -149,36 +156,35 @@ def serve(
     Ctrl-C ends it quietly (status 130).
     """
     from dokoro_server import heap
-    from dokoro_server.entry import check_invocation
-    from dokoro_server.settings import quiet_third_parties
+    from dokoro_server.entry import prepare
 
-    check_invocation(name, sys.argv[1:] if argv is None else argv, explicit=explicit)
-    # What this process changes for itself, here at its entry point and nowhere in the libraries.
-    quiet_third_parties()
-    heap.install()  # the process's long-lived heap kept out of the collector's full walks
-    settings = settings or DokoroSettings()
-    cwd = Path.cwd()
-    opener = StoreOpener.for_settings(settings, cwd)
+    if prepared is None:
+        prepared = prepare(name, argv, settings=settings, explicit=explicit)
+    settings, opener = prepared.settings, prepared.opener
+    # The SDK and the tool modules are imported: the store opens while the server registers its
+    # tools, answers the handshake and waits for the client (dokoro_server.entry says why not sooner).
+    # tests/test_architecture.py reads this line: what is imported after it is the store's opening.
+    log.debug("dokoro: opening the store in the background (at start, once the MCP SDK is loaded)")
+    opener.start()
     status = 0
+    mcp = build_server(settings, name=name, cwd=prepared.cwd, store=opener)
+    cache = ToolCache(store_root(settings, prepared.cwd) / ".dokoro" / "cache" / f"tools-{name}.json")
+    with cache.active():
+        for register in registers:
+            register(mcp)
+    cache.save()
+    heap.settle("tools-registered")  # the SDK, the tool modules and their schemas live as long as the process
+    import anyio
+
+    from dokoro_server.stdio import run_stdio
+
     try:
-        mcp = build_server(settings, name=name, store=opener)
-        cache = ToolCache(store_root(settings, cwd) / ".dokoro" / "cache" / f"tools-{name}.json")
-        with cache.active():
-            for register in registers:
-                register(mcp)
-        cache.save()
-        import anyio
-
-        from dokoro_server.stdio import run_stdio
-
-        try:
-            anyio.run(run_stdio, mcp)
-        except KeyboardInterrupt:
-            status = 130
-    finally:
-        # The client has gone: what is durable-critical is committed already, and what the writes
-        # left behind them stays marked for the next process, so the server exits at once. A
-        # store still being opened is abandoned (no tool used it); one never asked for is never
-        # opened (a broken configuration is reported as soon as an opening fails).
-        opener.close(finish=False, wait=False)
+        anyio.run(run_stdio, mcp)
+    except KeyboardInterrupt:
+        status = 130
+    # The client has gone and the lifespan has written the tool outcomes still queued. The store is
+    # not closed: every committed write is in the database already, what a background step had
+    # under way is rolled back by the database and redone by the next process (the writes leave
+    # their marks, as after a kill), and a store still opening is abandoned. Closing would cost the
+    # exit a checkpoint of SQLite's log and the joins of those steps.
     _exit_now(2 if opener.failed else status)

@@ -66,39 +66,50 @@ def rewriter(root: str, cwd: str) -> Rewrite:
 
 
 def shown(value: Any, rewrite: Rewrite) -> Any:
-    """``value`` (a string, or JSON-like lists and dicts of them) with its absolute paths rewritten."""
+    """``value`` (a string, or JSON-like lists and dicts of them) with its absolute paths rewritten;
+    the very same object when nothing in it named a folder (the usual answer: nothing is copied)."""
     if isinstance(value, str):
         return rewrite(value)
     if isinstance(value, list):
-        return [shown(item, rewrite) for item in value]
+        items = [shown(item, rewrite) for item in value]
+        return value if all(new is old for new, old in zip(items, value, strict=True)) else items
     if isinstance(value, dict):
-        return {key: shown(item, rewrite) for key, item in value.items()}
+        pairs = {key: shown(item, rewrite) for key, item in value.items()}
+        return value if all(pairs[key] is item for key, item in value.items()) else pairs
     return value
 
 
 def rewrite_of(context: Any) -> Rewrite | None:
     """The rewrite of absolute paths for the answers of this server (see :mod:`dokoro_server.shown_paths`)."""
-    from dokoro_store import DokoroError
-
-    from dokoro_server.app import AppState, store_root
+    from dokoro_server.app import AppState
 
     try:
         app = context.request_context.lifespan_context if context is not None else None
-        if not isinstance(app, AppState):
-            return None
-        return rewriter(str(store_root(app.settings, app.cwd)), str(app.cwd))
-    except (LookupError, ValueError, OSError, DokoroError):  # no request, or a store path no store opens
+    except LookupError:  # no request
         return None
+    return app.rewrite if isinstance(app, AppState) else None
 
 
 def rewritten(result: CallToolResult, rewrite: Rewrite) -> CallToolResult:
+    """``result`` with its absolute paths rewritten (the same object when it named none)."""
     from mcp_types import TextContent
 
-    content = [
-        block.model_copy(update={"text": rewrite(block.text)}) if isinstance(block, TextContent) else block
-        for block in result.content
-    ]
-    structured = shown(result.structured_content, rewrite) if result.structured_content is not None else None
+    changed = False
+    content = []
+    for block in result.content:
+        if isinstance(block, TextContent):
+            text = rewrite(block.text)
+            if text is not block.text:
+                block = block.model_copy(update={"text": text})
+                changed = True
+        content.append(block)
+    structured = result.structured_content
+    if structured is not None:
+        shown_structured = shown(structured, rewrite)
+        changed = changed or shown_structured is not structured
+        structured = shown_structured
+    if not changed:
+        return result
     return result.model_copy(update={"content": content, "structured_content": structured})
 
 

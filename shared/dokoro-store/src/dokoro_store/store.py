@@ -346,7 +346,7 @@ class Store:
                     "at the team's database"
                     "at the team's database"
                 )
-            upgrade(db)
+            upgrade(db, current=schema_before)  # one read of the stored version; migrations only if it differs
             store = cls(paths, db, clock, functional_relation_types, retrieval, memory_review)
             store.schema_before = schema_before
             store.moved_in = moved_in

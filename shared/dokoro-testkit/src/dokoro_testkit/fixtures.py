@@ -325,8 +325,8 @@ def _fresh_sqlite_stores_from_a_template(tmp_path_factory: pytest.TempPathFactor
     finally:
         template.dispose()
 
-    def upgrade_from_template(db: Database, revision: str = "heads") -> None:
-        if revision == "heads" and db.dialect == "sqlite":
+    def upgrade_from_template(db: Database, revision: str = "heads", *, current: frozenset[str] | None = None) -> None:
+        if revision == "heads" and db.dialect == "sqlite" and not current:
             with db.engine.connect() as connection, db.ops.migration_lock(connection):
                 empty = connection.execute(text("SELECT count(*) FROM sqlite_master")).scalar() == 0
                 if empty:
@@ -336,7 +336,7 @@ def _fresh_sqlite_stores_from_a_template(tmp_path_factory: pytest.TempPathFactor
                     with contextlib.closing(sqlite3.connect(template_file)) as source:
                         source.backup(target)
                     return
-        upgrade(db, revision)
+        upgrade(db, revision, current=current)
 
     patch = pytest.MonkeyPatch()
     patch.setattr(store_module, "upgrade", upgrade_from_template)

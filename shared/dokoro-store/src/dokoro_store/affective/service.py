@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import TextClause, bindparam, text
@@ -200,7 +200,9 @@ class FeedbackService:
             return 0
         table = table_of(AgentFeedback)
         with self._db.write() as session:
-            now = db_now(session, self._db.ops)
+            # One statement: on SQLite the database's clock is this machine's, read here; a server's
+            # last outcomes are written so as it exits.
+            now = datetime.now(UTC) if self._db.ops.local_clock else db_now(session, self._db.ops)
             for row in rows:
                 row["recorded_at"] = now - timedelta(seconds=row.pop("age"))
             session.execute(table.insert(), rows)

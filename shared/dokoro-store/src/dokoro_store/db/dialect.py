@@ -29,6 +29,9 @@ _UNIX_EPOCH_JULIAN = 2440587.5
 
 class DialectOps(Protocol):
     name: str
+    # The database's clock is this machine's (SQLite: a file read by this process), so a write that
+    # stamps rows with it need not ask the database for the time first.
+    local_clock: bool
 
     def upsert(
         self,
@@ -147,6 +150,7 @@ _EACH: dict[tuple[type, Table, tuple[str, ...], tuple[str, ...] | None], Insert]
 
 class SqliteOps(_Upserts):
     name = "sqlite"
+    local_clock = True
 
     def __init__(self, lock_dir: Path) -> None:
         self._lock_dir = lock_dir
@@ -188,6 +192,7 @@ class SqliteOps(_Upserts):
 
 class PostgresOps(_Upserts):
     name = "postgresql"
+    local_clock = False
     _ADVISORY_KEY = 0x646F6B6F726F  # "dokoro"
 
     def after_bulk_insert(self, connection: Connection, table: Table) -> None:

@@ -9,8 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock, Timeout
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, OperationalError
 from sqlalchemy.orm import sessionmaker
@@ -20,6 +19,7 @@ from dokoro_store.background.write_behind import DelayedStep
 from dokoro_store.db import redaction, write_guard
 from dokoro_store.db.dialect import DialectOps, PostgresOps, SqliteOps
 from dokoro_store.db.sqlite_functions import install_math_functions
+from dokoro_store.db.write_turn import TurnFile, TurnTimeout
 from dokoro_store.errors import StoreUnavailableError
 
 __all__ = ["Database", "describe_url", "normalise_url"]
@@ -40,10 +40,8 @@ _IMMEDIATE = "dokoro_immediate"
 # Writers of other processes: SQLite's busy handler polls in sleeps of 1, 2, 5, 10, 15, 20, 25,
 # 25, 25, 50, 50, 100 ms, so a writer waiting behind a 12 ms remember wakes after 18 or 33 ms, and
 # one that keeps losing the race waits hundreds of ms (4 agents remembering at once: p95 534 ms).
-# Writers on one machine queue instead on a lock file next to the database (a ``filelock``, an
-# ``flock`` on POSIX), tried every _TURN_POLL_S; the busy timeout stays the backstop for a writer
-# that does not take it.
-_TURN_POLL_S = 0.001
+# Writers on one machine queue instead on a lock file next to the database (db/write_turn.py); the
+# busy timeout stays the backstop for a writer that does not take it.
 
 
 def _sqlite_engine(path: Path) -> Engine:
@@ -123,6 +121,7 @@ class Database:
         self.engine = engine
         self.ops = ops
         self._writer = engine.execution_options(**{_IMMEDIATE: True})
+        self._plain_writer = engine.execution_options(**{_IMMEDIATE: True, write_guard.PLAIN: True})
         self._reads = sessionmaker(engine, class_=Session, expire_on_commit=False)
         self._writes = sessionmaker(self._writer, class_=Session, expire_on_commit=False)
         # Every string any write statement carries is redacted of secrets, and every object these
@@ -130,11 +129,12 @@ class Database:
         redaction.install(engine, self._reads, self._writes)
         # The memory rows are written by the memory repository alone (see db/write_guard.py).
         write_guard.install(self._reads, self._writes)
+        write_guard.install_plain(engine)
         # SQLite: this process's writers (a tool call, the write-behind steps, the outcome
         # capture) queue on a lock that hands over at once, rather than on SQLite's busy handler,
         # which polls in sleeps of 1, 2, 5, 10... ms. Other processes still queue on the latter.
         self._write_turn = threading.RLock() if ops.name == "sqlite" else None
-        self._turn_file: FileLock | None = None
+        self._turn_file: TurnFile | None = None
         self._checkpoint = (
             DelayedStep(self.checkpoint, name="dokoro-wal-checkpoint", failure="dokoro: a WAL checkpoint failed")
             if ops.name == "sqlite"
@@ -207,6 +207,32 @@ class Database:
                 raise
 
     @contextlib.contextmanager
+    def reading(self) -> Iterator[Connection]:
+        """A Core connection for a read of cached statements, in one short transaction (deferred:
+        it never blocks writers in WAL mode): what a cheap read needs, without an ORM session."""
+        with self.engine.connect() as connection:
+            yield connection
+
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[Connection]:
+        """:meth:`write` for a plain write of Core statements: the same turn, the same write lock from
+        the first statement (``BEGIN IMMEDIATE``), the same errors, and the statement hook that
+        redacts every string it sends (db/redaction.py); no ORM session or unit of work. A memory row
+        is refused here (db/write_guard.py): the memory repository writes them, through sessions."""
+        with self._turn(), self._plain_writer.connect() as connection:
+            try:
+                with connection.begin():
+                    yield connection
+                if self._checkpoint is not None:
+                    self._checkpoint.schedule(CHECKPOINT_DELAY)
+            except OperationalError as exc:
+                if "locked" in str(exc.orig) or "busy" in str(exc.orig):
+                    raise StoreUnavailableError(
+                        "the store stayed busy for too long (another process held the write lock); retry"
+                    ) from exc
+                raise
+
+    @contextlib.contextmanager
     def _turn(self) -> Iterator[None]:
         turn = self._write_turn
         if turn is None:
@@ -221,7 +247,7 @@ class Database:
                 return
             try:
                 self._turn_file.acquire(timeout=max(deadline - time.monotonic(), 0.0))
-            except Timeout:
+            except TurnTimeout:
                 raise StoreUnavailableError(
                     "the store stayed busy for too long (another process held the write lock); retry"
                 ) from None
@@ -255,15 +281,13 @@ class Database:
         if self._checkpoint is not None:
             self._checkpoint.close()
         self.engine.dispose()
+        if self._turn_file is not None:
+            self._turn_file.close()
 
 
-def _turn_file(database: Path) -> FileLock:
-    """The machine-wide write turn of one SQLite database: the lock file ``<name>.writer.lock``
-    beside it (placed by :func:`dokoro_store.walls.containment.lock_file`: no symlink), held for the outermost
-    write transaction of the process (see :data:`_TURN_POLL_S`). Taken under the process's own
-    turn, one thread at a time, so it is shared between threads; nested writes of that thread
-    count up and down on it, and only the outermost release lets another process in."""
+def _turn_file(database: Path) -> TurnFile:
+    """The machine-wide write turn of one SQLite database: ``<name>.writer.lock`` beside it, placed
+    by :func:`dokoro_store.walls.containment.lock_file` (no symlink); see :mod:`dokoro_store.db.write_turn`."""
     from dokoro_store.walls.containment import lock_file
 
-    path = lock_file(database.parent, database.parent, f"{database.name}.writer")
-    return FileLock(str(path), thread_local=False, poll_interval=_TURN_POLL_S)
+    return TurnFile(lock_file(database.parent, database.parent, f"{database.name}.writer"))

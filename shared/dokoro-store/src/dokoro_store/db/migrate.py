@@ -50,12 +50,15 @@ def known_revisions() -> frozenset[str]:
     return frozenset(path.name.split("_", 1)[0] for path in (MIGRATIONS_DIR / "versions").glob("[0-9]*_*.py"))
 
 
-def upgrade(db: Database, revision: str = "heads") -> None:
+def upgrade(db: Database, revision: str = "heads", *, current: frozenset[str] | None = None) -> None:
     """Run every pending migration (serialised between processes).
 
-    A database already migrated by a newer dokoro is refused with the fix, not a traceback.
+    ``current``: the revisions the caller has just read (:func:`current_heads`), so that opening an
+    up-to-date store reads its version once. A database already migrated by a newer dokoro is
+    refused with the fix, not a traceback.
     """
-    current = current_heads(db)
+    if current is None:
+        current = current_heads(db)
     if revision == "heads" and current == HEADS:
         return
     unknown = current - known_revisions()

@@ -7,7 +7,10 @@ changed or deleted row of a guarded table, or an ``INSERT``/``UPDATE``/``DELETE`
 passed to ``Session.execute``, is refused (:class:`GuardedWriteError`) outside it. A service that
 writes a memory row another way fails its first test instead of growing a second door.
 
-What the hook cannot see (raw SQL text, a connection outside the store's sessions) the static
+The plain writes (:meth:`~dokoro_store.db.engine.Database.writing`: Core statements on a connection,
+no session) are guarded too (:func:`install_plain`): none of them may write a memory row.
+
+What the hooks cannot see (raw SQL text, a connection outside the store's doors) the static
 scan of the architecture test covers (``tests/test_architecture.py``). Table-level writes that treat
 every table alike, naming none (``transfer.copy_store``, ``backup.apply_import``, which the
 original store's move-in uses too, and the secret scan's fix of a finding), open :func:`all_tables`:
@@ -23,10 +26,12 @@ from typing import Any
 from sqlalchemy import event, inspect
 from sqlalchemy.orm import ORMExecuteState, Session, sessionmaker
 
-__all__ = ["GUARDED_TABLES", "GuardedWriteError", "all_tables", "install", "writing"]
+__all__ = ["GUARDED_TABLES", "PLAIN", "GuardedWriteError", "all_tables", "install", "install_plain", "writing"]
 
 GUARDED_TABLES = frozenset({"memories", "memory_entities", "memory_conflicts", "memory_links"})
 _FLAG = "dokoro.memory_repository"
+# The execution option that marks the connections of Database.writing (plain Core writes).
+PLAIN = "dokoro_plain_write"
 
 
 class GuardedWriteError(RuntimeError):
@@ -88,3 +93,17 @@ def install(*factories: sessionmaker[Any]) -> None:
             event.listen(factory, "before_flush", _before_flush)
         if not event.contains(factory, "do_orm_execute", _on_execute):
             event.listen(factory, "do_orm_execute", _on_execute)
+
+
+def _on_plain_execute(conn: Any, clauseelement: Any, _multiparams: Any, _params: Any, _options: Any) -> None:
+    if not conn.get_execution_options().get(PLAIN) or not getattr(clauseelement, "is_dml", False):
+        return
+    table = getattr(getattr(clauseelement, "table", None), "name", None)
+    if table in GUARDED_TABLES:
+        _refuse(f"a plain write of {table}")
+
+
+def install_plain(engine: Any) -> None:
+    """Refuse a memory row written by a plain write (a connection of ``Database.writing``), once per engine."""
+    if not event.contains(engine, "before_execute", _on_plain_execute):
+        event.listen(engine, "before_execute", _on_plain_execute)

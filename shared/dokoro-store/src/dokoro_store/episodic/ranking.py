@@ -68,7 +68,8 @@ def _ranking(text: int, substring: int, similar: _Similar, candidates: int) -> s
     return f"relevance (similarity by {similar.embedder}, {len(similar.nearest)} nearest ≥ {VECTOR_FLOOR}; {legs})"
 
 
-def _hit(row: ConversationSummary) -> RecallHit:
+def _hit(row: ConversationSummary | Any) -> RecallHit:
+    """The hit of a summary: its ORM row or a Core row of ``conversation_summaries``."""
     return RecallHit(
         id=int(row.id or 0),
         session_id=row.session_id,

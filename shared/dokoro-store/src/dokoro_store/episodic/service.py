@@ -28,10 +28,11 @@ Without an embedder, recall ranks by full text and says so.
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func, insert, or_
+from sqlalchemy import Connection, bindparam, func, insert, or_
 from sqlmodel import Session, col, select
 
 from dokoro_store.background.write_behind import DelayedStep
@@ -81,6 +82,13 @@ __all__ = [
 ]
 
 
+@dataclass(frozen=True)
+class _Statements:
+    session: Any  # the session row, kept when it exists (the dialect's INSERT ... ON CONFLICT DO NOTHING)
+    summary: Any  # INSERT ... RETURNING id
+    uncompacted: Any  # the session's uncompacted token total
+
+
 class EpisodicService:
     def __init__(
         self,
@@ -94,6 +102,8 @@ class EpisodicService:
         self._db = db
         self._clock = clock
         self._embedder = embedder
+        self._cached: _Statements | None = None
+        self._newest: dict[tuple[bool, bool, bool], Any] = {}
         if summaries is None:
             from dokoro_store.episodic.summary_vectors import SummaryVectors
 
@@ -176,40 +186,34 @@ class EpisodicService:
             key_topics = [str(v) for v in cleaned_lists[len(key_decisions or []) :]]
         # A summary given without a token count still counts toward compaction (reference bug §7.20).
         tokens = token_count if token_count is not None else estimate_tokens(summary)
-        with self._db.write() as session:
-            session.execute(
-                self._db.ops.upsert(
-                    table_of(EpisodeSession),
-                    {"id": session_id, "started_at": now, "status": "completed"},
-                    ["id"],
-                    None,
-                )
-            )
-            # One INSERT ... RETURNING, not an ORM object and its flush: the summary is written,
-            # never read back here (the statement hook still redacts what it sends).
-            summaries = table_of(ConversationSummary)
+        statements = self._statements()
+        with self._db.writing() as connection:
+            # Cached Core statements in one short transaction: the session row (kept if it exists),
+            # the summary (INSERT ... RETURNING; the statement hook still redacts what it sends) and
+            # the session's uncompacted total. No ORM object is built or flushed.
+            connection.execute(statements.session, {"id": session_id, "started_at": now})
             row_id = int(
-                session.execute(
-                    insert(summaries)
-                    .values(
-                        session_id=session_id,
-                        ai_model=ai_model,
-                        summary=summary,
-                        key_decisions=list(key_decisions) if key_decisions else None,
-                        key_topics=list(key_topics) if key_topics else None,
-                        message_count=message_count,
-                        token_count=tokens,
-                        started_at=now,
-                        created_at=now,
-                    )
-                    .returning(summaries.c.id)
+                connection.execute(
+                    statements.summary,
+                    {
+                        "session_id": session_id,
+                        "ai_model": ai_model,
+                        "summary": summary,
+                        "key_decisions": list(key_decisions) if key_decisions else None,
+                        "key_topics": list(key_topics) if key_topics else None,
+                        "message_count": message_count,
+                        "token_count": tokens,
+                        "started_at": now,
+                        "created_at": now,
+                    },
                 ).scalar_one()
             )
-            pending = self._uncompacted_tokens(session, session_id) > COMPACTION_THRESHOLD_TOKENS
+            total = int(connection.execute(statements.uncompacted, {"session_id": session_id}).scalar_one() or 0)
+            pending = total > COMPACTION_THRESHOLD_TOKENS
             if pending:
-                # Pre-flush in the same commit as the row that crossed the threshold: if the
-                # process dies before folding, the next open finds the mark and folds.
-                self._mark_pending(session, session_id, now)
+                # Pre-flush in the same commit as the row that crossed the threshold: if the process
+                # dies before folding, the next open finds the mark and folds.
+                self._mark_pending_plain(connection, session_id, now)
         compaction = self._fold_safely(session_id) if pending else None
         if compaction is not None and compaction.row_id is not None:
             self._embed_rows([(compaction.row_id, self._summary_text(compaction.row_id))])
@@ -231,6 +235,36 @@ class EpisodicService:
             )
         ).one()
         return int(total or 0)
+
+    def _statements(self) -> _Statements:
+        """The write path's Core statements, built once per service (statements are immutable)."""
+        if self._cached is None:
+            sessions, summaries = table_of(EpisodeSession), table_of(ConversationSummary)
+            session_row = self._db.ops.upsert(
+                sessions,
+                {"id": bindparam("id"), "started_at": bindparam("started_at"), "status": "completed"},
+                ["id"],
+                None,
+            )
+            uncompacted = select(func.coalesce(func.sum(summaries.c.token_count), 0)).where(
+                summaries.c.session_id == bindparam("session_id"), summaries.c.compacted.is_(False)
+            )
+            self._cached = _Statements(session_row, insert(summaries).returning(summaries.c.id), uncompacted)
+        return self._cached
+
+    @staticmethod
+    def _mark_pending_plain(connection: Connection, session_id: str, now: datetime) -> None:
+        """:meth:`_mark_pending` inside a plain write (FOR UPDATE serialises it on PostgreSQL)."""
+        sessions = table_of(EpisodeSession)
+        found = connection.execute(
+            select(sessions.c.metadata_json).where(sessions.c.id == session_id).with_for_update()
+        ).first()
+        if found is None:
+            return
+        meta = dict(found.metadata_json or {})
+        meta["compactionPending"] = True
+        meta["preFlushAt"] = iso(now)
+        connection.execute(sessions.update().where(sessions.c.id == session_id).values(metadata_json=meta))
 
     @staticmethod
     def _mark_pending(session: Session, session_id: str, now: datetime) -> None:
@@ -384,9 +418,10 @@ class EpisodicService:
         where = SummaryFilter(session_id or None, _bound(since, "since"), _bound(until, "until"))
         text = (query or "").strip()
         if not text:
-            with self._db.read() as session:
-                rows = session.exec(_filtered(select(ConversationSummary), where).order_by(*_NEWEST).limit(limit))
-                return Recall([_hit(row) for row in rows], "recency")
+            statement, params = self._newest_statement(where)
+            with self._db.reading() as connection:
+                newest = connection.execute(statement, {**params, "limit": limit}).all()
+            return Recall([_hit(row) for row in newest], "recency")
         depth = max(limit * 3, LEG_DEPTH)
         full_text = dict(summary_full_text(self._db, text, where, depth))
         pattern = f"%{escape_like(text.lower())}%"
@@ -418,6 +453,27 @@ class EpisodicService:
         scored.sort(key=lambda item: (-item[0], -item[1].started_at.timestamp(), -item[1].id))
         ranking = _ranking(len(full_text), len(substring), similar, len(candidates))
         return Recall([hit for _score, hit in scored[:limit]], ranking)
+
+    def _newest_statement(self, where: SummaryFilter) -> tuple[Any, dict[str, Any]]:
+        """The newest summaries passing ``where``: a Core statement built once per combination of
+        filters (and cached), and its parameters."""
+        shape = (where.session_id is not None, where.since is not None, where.until is not None)
+        statement = self._newest.get(shape)
+        if statement is None:
+            summaries = table_of(ConversationSummary)
+            statement = select(summaries)
+            if shape[0]:
+                statement = statement.where(summaries.c.session_id == bindparam("session_id"))
+            if shape[1]:
+                statement = statement.where(summaries.c.started_at >= bindparam("since"))
+            if shape[2]:
+                statement = statement.where(summaries.c.started_at <= bindparam("until"))
+            statement = statement.order_by(summaries.c.started_at.desc(), summaries.c.id.desc()).limit(
+                bindparam("limit")
+            )
+            self._newest[shape] = statement
+        params = {"session_id": where.session_id, "since": where.since, "until": where.until}
+        return statement, {key: value for key, value in params.items() if value is not None}
 
     def _nearest_instead(self, similar: _Similar, where: SummaryFilter, limit: int) -> Recall:
         """No summary shares the query's words or comes within :data:`VECTOR_FLOOR` of its meaning:
