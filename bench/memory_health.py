@@ -10,6 +10,11 @@ one untimed call, median and p95 (ms, wall): ``health_line`` (what ``dokoro_brie
 ``broken_dependencies`` over 50 ids (the one query ``dokoro_recall`` and ``search_universal`` add per
 call to tell stale memories by dependency).
 
+Since issue 46 the line also counts open contradictions (gate pairs without a verdict, both memories
+active) and unused memories (active, 90 days old or more, never used): the fill gives half of the
+memories a creation date 120 days back, records 2% of them in open gate pairs and 10% in decided
+ones, and the two counts are timed alone too (``open_contradictions``, ``unused``).
+
     uv run python bench/memory_health.py [--sizes 10000,100000]
 """
 
@@ -23,6 +28,11 @@ import time
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from dokoro_store import Store
+    from sqlmodel import Session
 
 
 def _timed(call: Callable[[], object], runs: int = 30) -> tuple[float, float]:
@@ -38,12 +48,15 @@ def _timed(call: Callable[[], object], runs: int = 30) -> tuple[float, float]:
 
 def run(size: int) -> dict[str, object]:
     from dokoro_store import Store
+    from dokoro_store.db.write_guard import writing
     from dokoro_store.models.memories import Memory as MemoryRow
+    from dokoro_store.models.memories import MemoryConflict
     from dokoro_store.retrieval import RetrievalConfig
     from dokoro_store.semantic.memories import repository
-    from dokoro_store.semantic.memories.health import health_line
+    from dokoro_store.semantic.memories.health import health_line, open_contradictions, unused
     from dokoro_store.semantic.memories.lifecycle import broken_dependencies
     from dokoro_store.semantic.memories.service import MemoryDraft
+    from sqlalchemy import update
     from sqlmodel import col, select
 
     rng = random.Random(size)
@@ -79,6 +92,25 @@ def run(size: int) -> dict[str, object]:
             retired = {m.id: m for m in session.exec(select(MemoryRow).where(col(MemoryRow.id).in_(linked[500:550])))}
             for row in retired.values():
                 repository.set_state(session, row, "deprecated", reason="bench", now=now)
+        aged = rng.sample(ids, size // 2)
+        paired = rng.sample(ids, size // 5)
+        with store.db.write() as session, writing(session):  # a bench's back-dating, past the repository
+            for start in range(0, len(aged), 500):
+                session.execute(
+                    update(MemoryRow)
+                    .where(col(MemoryRow.id).in_(aged[start : start + 500]))
+                    .values(created_at=now - timedelta(days=120))
+                )
+            for n, (new_id, old_id) in enumerate(zip(paired[::2], paired[1::2], strict=True)):
+                session.add(
+                    MemoryConflict(
+                        pair_hash=repository.pair_hash(new_id, old_id),
+                        new_id=new_id,
+                        old_id=old_id,
+                        shown_at=now,
+                        verdict=None if n % 6 == 0 else "keep_both",
+                    )
+                )
         line = health_line(store.db, store.clock)
         probe = rng.sample(ids, 50)
 
@@ -94,7 +126,14 @@ def run(size: int) -> dict[str, object]:
             "review": _timed(lambda: store.upkeep.review(limit=50)),
             "status": _timed(lambda: store.memories.status(reconcile=False)),
             "broken_dependencies_50": _timed(broken),
+            "open_contradictions": _timed(lambda: _in_session(store, open_contradictions)),
+            "unused": _timed(lambda: _in_session(store, lambda session: unused(session, now))),
         }
+
+
+def _in_session(store: Store, count: Callable[[Session], int]) -> int:
+    with store.db.read() as session:
+        return count(session)
 
 
 def main() -> None:
@@ -104,7 +143,7 @@ def main() -> None:
     for size in (int(s) for s in args.sizes.split(",")):
         row = run(size)
         print(f"{row['size']:>7} memories (fill {row['fill_s']} s): {row['line']}")
-        for name in ("health_line", "review", "status", "broken_dependencies_50"):
+        for name in ("health_line", "open_contradictions", "unused", "review", "status", "broken_dependencies_50"):
             p50, p95 = row[name]  # type: ignore[misc]
             print(f"  {name:<24} p50 {p50:7.1f} ms   p95 {p95:7.1f} ms")
 

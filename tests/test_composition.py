@@ -182,6 +182,7 @@ async def test_the_unified_server_offers_every_resource_and_prompt_exactly_once(
         assert sorted(unified) == sorted(union)
     assert sorted(unified) == [
         "prompt end-session",
+        "prompt onboard-project",
         "prompt plan-feature",
         "prompt resume-session",
         "resource dokoro://briefing",

@@ -248,7 +248,7 @@ def test_the_inspector_lists_and_gets_the_prompts_of_dokoro(dokoro: Inspector) -
     resume = dokoro.run("prompts/get", "--prompt-name", "resume-session", "--prompt-args", "task=login")
 
     prompts = {prompt["name"]: prompt for prompt in listed["prompts"]}
-    assert sorted(prompts) == ["end-session", "plan-feature", "resume-session"]
+    assert sorted(prompts) == ["end-session", "onboard-project", "plan-feature", "resume-session"]
     assert {"name": "feature", "description": "The feature to plan, in a sentence.", "required": True} in prompts[
         "plan-feature"
     ]["arguments"]

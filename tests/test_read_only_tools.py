@@ -66,9 +66,6 @@ RECIPES: dict[str, dict[str, Any]] = {
     "dokoro_feature_list": {},
     "dokoro_weekly_status": {"include_time": True, "include_summary": True},
     "dokoro_task_list": {},
-    "dokoro_pending": {},
-    "dokoro_velocity_insights": {},
-    "dokoro_timeline": {},
     "dokoro_handoff_inbox": {},
     "search_status": {},
     "search_dokoros": {"query": "session"},
@@ -78,6 +75,7 @@ RECIPES: dict[str, dict[str, Any]] = {
 # Arguments of each prompt, and the URI each resource template is read at ({plan} = a plan's id).
 PROMPT_RECIPES: dict[str, dict[str, str]] = {
     "resume-session": {"task": "login sessions"},
+    "onboard-project": {"focus": "testing"},
     "end-session": {},
     "plan-feature": {"feature": "session refresh dashboard", "context": "PostgreSQL only"},
 }

@@ -106,6 +106,19 @@ def _text_file(run: Run) -> str:
     return str(path)
 
 
+def _project_files(run: Run) -> dict[str, Any]:
+    """The server's project with secrets in the files onboarding reads (its README's paragraph and
+    code block, contributor rules, a package script, a CI step)."""
+    (run.cwd / ".github" / "workflows").mkdir(parents=True, exist_ok=True)
+    (run.cwd / "README.md").write_text(f"# Deploys\n\n{LINE}\n\n```sh\nuv run pytest {SHORT}\n```\n", encoding="utf-8")
+    (run.cwd / "CONTRIBUTING.md").write_text(f"- Never paste {SHORT} into an issue.\n", encoding="utf-8")
+    (run.cwd / "package.json").write_text(
+        json.dumps({"name": "deploys", "scripts": {"lint": f"eslint . # {SHORT}"}}), encoding="utf-8"
+    )
+    (run.cwd / ".github" / "workflows" / "ci.yml").write_text(f"steps:\n  - run: ruff check {SHORT}\n", "utf-8")
+    return {}
+
+
 def _image_file(run: Run) -> str:
     path = run.cwd / "pixel.png"
     path.write_bytes(PNG)
@@ -244,6 +257,11 @@ WRITES: dict[str, Recipe] = {
     "dokoro_health_check": lambda run: {"fix_issues": True},
     "dokoro_compress_week": lambda run: {},
     "dokoro_ambient_context": _git_repository,
+    "dokoro_onboard": _project_files,
+    # The analytics that read the workspace markdown first (they index what changed).
+    "dokoro_pending": lambda run: {},
+    "dokoro_velocity_insights": lambda run: {},
+    "dokoro_timeline": lambda run: {"range": "month"},
     "dokoro_archive_sweep": lambda run: {},
     "dokoro_regenerate_current": lambda run: {},
     # Questions that record what was asked: first asked with secrets (EXTRA below), then plainly, so
@@ -282,13 +300,13 @@ EXTRA: dict[str, tuple[str, str, Recipe]] = {
 # not store a secret on the way.
 MAY_FAIL = {"dokoro_entity_extract_deep"}
 
-# Tools whose answer quotes the caller's own query, or the repository's own text (git log), back to
-# it: nothing of it is stored (the rows, files and export are still checked).
-QUOTES_ITS_INPUT = {"search_universal", "bridge_get_context", "dokoro_ambient_context"}
+# Tools whose answer quotes the repository's own text (git log) back to the caller: nothing of it is
+# stored (the rows, files and export are still checked).
+# (search_universal and bridge_get_context echo the query redacted: their answers are checked too.)
+QUOTES_ITS_INPUT = {"dokoro_ambient_context"}
 
 # Read tools that need arguments (the others are called with none).
 READS: dict[str, dict[str, Any]] = {
-    "dokoro_timeline": {"range": "month"},
     "dokoro_block_read": {"block_key": "deploy"},
     "dokoro_context_search": {"query": "deploy notes"},
     "search_dokoros": {"query": "deploy notes"},

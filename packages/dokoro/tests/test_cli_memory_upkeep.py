@@ -80,8 +80,22 @@ def test_types_shows_and_sets_the_switches(tmp_path):
 
     assert shown.exit_code == 0 and "preference" in shown.stdout and "OFF" not in shown.stdout
     assert changed.exit_code == 0, changed.output
-    assert listed["preference"] == {"agents_write": False, "needs_review": False}
+    assert listed["preference"] == {"enabled": True, "agents_write": False, "needs_review": False}
     assert listed["episode"]["agents_write"] is False and listed["fact"]["agents_write"] is True
     assert unknown.exit_code != 0 and "'opinion' is not a memory type" in unknown.output
     assert vague.exit_code != 0 and "say what to change" in vague.output
     assert bad.exit_code != 0 and "--needs-review must be on or off" in bad.output
+
+
+def test_types_off_hides_a_type_and_on_brings_it_back(tmp_path):
+    root = tmp_path / "dokoro"
+    Store.open(root).close()
+
+    off = invoke(root, "memory", "types", "episode", "--off", "--by", "ana")
+    listed = json.loads(invoke(root, "memory", "types", "--json").stdout)
+    on = invoke(root, "memory", "types", "episode", "--on")
+
+    assert off.exit_code == 0, off.output
+    assert "OFF (hidden)" in off.stdout
+    assert listed["episode"] == {"enabled": False, "agents_write": True, "needs_review": False}
+    assert on.exit_code == 0 and "OFF (hidden)" not in on.stdout

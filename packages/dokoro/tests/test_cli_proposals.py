@@ -99,3 +99,75 @@ def test_a_decided_or_unknown_proposal_is_refused_with_the_way_on(folder):
     assert twice.exit_code == 2 and f"proposal {merge} was approved" in twice.output
     assert unknown.exit_code == 1 and "dokoro memory proposals list" in unknown.output
     assert bad.exit_code == 2 and "status must be one of proposed, approved, rejected or all" in bad.output
+
+
+def _aging_run(tmp_path: Path) -> tuple[Path, list[str]]:
+    """A store with three login episodes written 40 days ago (a run the pass proposes to summarise)."""
+    from datetime import UTC, datetime, timedelta
+
+    from dokoro_store import FrozenClock
+
+    root = tmp_path / "dokoro"
+    with Store.open(root, clock=FrozenClock(datetime.now(UTC) - timedelta(days=40))) as store:
+        ids = [
+            store.memories.remember(type="episode", title=title, body=body, entities=["login"]).memory.id
+            for title, body in [
+                ("Race found", "Found the race in token refresh while two tabs log in."),
+                ("Regression test", "Wrote a regression test that opens concurrent sessions."),
+                ("Patch shipped", "Released the patch to staging and watched the error rate drop."),
+            ]
+        ]
+    return root, ids
+
+
+def _summary_proposal(root: Path) -> str:
+    listed = json.loads(invoke(root, "memory", "proposals", "list", "--kind", "summarise", "--json").stdout)
+    [proposal] = listed["proposals"]
+    return str(proposal["id"])
+
+
+def test_approve_writes_the_distilled_text_given(tmp_path):
+    root, _ids = _aging_run(tmp_path)
+    proposal = _summary_proposal(root)
+
+    done = invoke(root, "memory", "proposals", "approve", proposal, "--text", "Lock the token refresh.", "--json")
+
+    assert done.exit_code == 0, done.output
+    [summary] = json.loads(done.stdout)["created"]
+    assert (summary["type"], summary["body"]) == ("context", "Lock the token refresh.")
+    assert summary["title"].startswith("Summary: 3 episodes about login")
+
+
+def test_approve_at_a_terminal_shows_the_draft_and_asks_for_a_distilled_text(tmp_path, monkeypatch):
+    import dokoro.commands.proposals as command
+
+    root, ids = _aging_run(tmp_path)
+    proposal = _summary_proposal(root)
+    monkeypatch.setattr(command, "stdin_is_terminal", lambda: True)
+
+    done = runner.invoke(
+        app, ["memory", "proposals", "approve", proposal, "--path", str(root)], input="Refresh raced: lock it.\n"
+    )
+
+    assert done.exit_code == 0, done.output
+    assert "Draft: Summary: 3 episodes about login" in done.output and all(f"({i})" in done.output for i in ids)
+    assert "Write a distilled text instead?" in done.output
+    assert "distilled text" in done.output  # the outcome says which text was written
+    with Store.open(root) as store:
+        [summary] = store.memories.of_types(["context"])
+    assert summary.body == "Refresh raced: lock it."
+
+
+def test_approve_at_a_terminal_keeps_the_draft_on_enter(tmp_path, monkeypatch):
+    import dokoro.commands.proposals as command
+
+    root, ids = _aging_run(tmp_path)
+    proposal = _summary_proposal(root)
+    monkeypatch.setattr(command, "stdin_is_terminal", lambda: True)
+
+    done = runner.invoke(app, ["memory", "proposals", "approve", proposal, "--path", str(root)], input="\n")
+
+    assert done.exit_code == 0, done.output
+    with Store.open(root) as store:
+        [summary] = store.memories.of_types(["context"])
+    assert all(f"({i})" in summary.body for i in ids)

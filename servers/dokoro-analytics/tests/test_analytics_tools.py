@@ -65,7 +65,7 @@ async def test_pending_lists_open_work_by_how_long_it_has_not_moved(call, store,
     assert everything.structured_content["items"][0]["age_days"] == 10.0  # oldest first
     plan = next(i for i in everything.structured_content["items"] if i["source"] == "plan")
     assert plan["detail"] == "2 unchecked item(s), next: first step"
-    assert "age = days since the row last changed" in everything.structured_content["counted"]
+    assert "age = days since the row or document last changed" in everything.structured_content["counted"]
 
     stale = await call("dokoro_pending", staleness="stale")
     assert {i["title"] for i in stale.structured_content["items"]} == {"Old bug", "Old week item", "Old plan"}
@@ -122,6 +122,47 @@ async def test_the_timeline_is_oldest_first_grouped_by_day_and_speaks_json(call,
     assert [e["title"] for e in json.loads(as_json.content[0].text)] == ["First thing", "First thing", "Later plan"]
     clock.advance(timedelta(days=40))
     assert (await call("dokoro_timeline", range="month")).structured_content["entries"] == []
+
+
+async def test_pending_velocity_and_timeline_read_the_markdown_the_agent_wrote(call, root, clock):
+    """The original read the markdown: a "TODO:" in an insight is pending, two dailies written the
+    same minute are two entries of the timeline, and velocity counts the documents written."""
+    (root / "insights").mkdir(parents=True, exist_ok=True)
+    (root / "daily").mkdir(parents=True, exist_ok=True)
+    (root / "insights" / "auth-research.md").write_text(
+        "# Auth research\n\nTODO: rotate the signing key before the release.\n"
+        "- ✅ todo list cleaned up\n- 🚧 move sessions to Redis\n",
+        encoding="utf-8",
+    )
+    (root / "insights" / "mastodon.md").write_text("# Mastodon\n\nWe post releases on Mastodon.\n", "utf-8")
+    for task in ("login-fix", "cache-fix"):
+        (root / "daily" / f"2026-06-10-22h23-wednesday-session-{task}.md").write_text(
+            f"# Session {task}\n\nDid the {task}.\n", encoding="utf-8"
+        )
+
+    timeline = await call("dokoro_timeline", range="week")
+    velocity = await call("dokoro_velocity_insights", period="week")
+    clock.advance(timedelta(days=8))
+    pending = await call("dokoro_pending", staleness="stale")
+
+    documents = [e for e in timeline.structured_content["entries"] if e["source"] == "document"]
+    assert sorted(e["ref"] for e in documents) == [
+        "daily/2026-06-10-22h23-wednesday-session-cache-fix.md",
+        "daily/2026-06-10-22h23-wednesday-session-login-fix.md",
+        "insights/auth-research.md",
+        "insights/mastodon.md",
+    ]
+    assert {e["action"] for e in documents} == {"written"}
+    assert "[document] written: Session login-fix" in timeline.content[0].text
+    figures = {f["name"]: f for f in velocity.structured_content["figures"]}
+    assert figures["documents written"]["value"] == 4
+    assert figures["documents written"]["counts"].endswith("daily 2, insights 2")
+    [item] = [i for i in pending.structured_content["items"] if i["source"] == "document"]
+    assert (item["id"], item["title"], item["age_days"]) == ("insights/auth-research.md", "Auth research", 8.0)
+    assert item["detail"] == (
+        "2 pending mark(s): TODO: rotate the signing key before the release. | - 🚧 move sessions to Redis"
+    )
+    assert "[document] **Auth research** `insights/auth-research.md`" in pending.content[0].text
 
 
 async def test_a_test_checklist_adds_fixed_bugs_and_what_broke_before(call, store, root):

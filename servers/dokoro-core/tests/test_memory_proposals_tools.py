@@ -72,3 +72,45 @@ async def test_approve_without_an_id_says_how_to_find_one(connect: Connect):
 
     assert missing.is_error and "needs the proposal's id; action=list shows them" in missing.content[0].text
     assert unknown.is_error and "no proposal 'prop_nope'" in unknown.content[0].text
+
+
+@pytest.mark.parametrize("store_url", ["sqlite", "postgresql"], indirect=True)
+async def test_an_agent_approves_a_summary_with_its_own_distilled_text(connect: Connect, clock):
+    from datetime import timedelta
+
+    async with connect("claude") as claude:
+        ids = []
+        for title, body in [
+            ("Race found", "Found the race in token refresh while two tabs log in."),
+            ("Regression test", "Wrote a regression test that opens concurrent sessions."),
+            ("Patch shipped", "Released the patch to staging and watched the error rate drop."),
+        ]:
+            written = await claude.call_tool(
+                "dokoro_remember", {"type": "episode", "title": title, "body": body, "entities": ["login"]}
+            )
+            ids.append(written.structured_content["memory"]["id"])
+        clock.advance(timedelta(days=31))
+
+        listed = await claude.call_tool("dokoro_memory_proposals", {"kind": "summarise"})
+        [proposal] = listed.structured_content["listing"]["proposals"]
+        assert "draft: Summary: 3 episodes about login" in listed.content[0].text
+        misplaced = await claude.call_tool(
+            "dokoro_memory_proposals", {"action": "reject", "id": proposal["id"], "text": "no"}
+        )
+        approved = await claude.call_tool(
+            "dokoro_memory_proposals",
+            {
+                "action": "approve",
+                "id": proposal["id"],
+                "text": "Two tabs logging in raced the token refresh; a lock on refresh fixed it.",
+                "title": "Login token refresh race",
+            },
+        )
+
+    assert misplaced.is_error and "text and title go with action=approve" in misplaced.content[0].text
+    assert not approved.is_error, approved.content[0].text
+    [summary] = approved.structured_content["decision"]["created"]
+    assert (summary["type"], summary["title"]) == ("context", "Login token refresh race")
+    assert summary["body"] == "Two tabs logging in raced the token refresh; a lock on refresh fixed it."
+    assert summary["agent_id"] == "claude" and all(i in summary["source"] for i in ids)
+    assert "new context" in approved.content[0].text

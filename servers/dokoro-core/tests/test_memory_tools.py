@@ -318,3 +318,13 @@ async def test_recall_of_a_forgotten_topic_says_no_close_match_instead_of_a_high
     best = matching.structured_content["hits"][0]
     assert best["memory"]["title"] == "Staging host" and best["relevance"] >= 0.3
     assert not matching.content[0].text.startswith("(no close match")
+
+
+def test_the_tools_offer_exactly_the_store_memory_types() -> None:
+    from typing import get_args
+
+    from dokoro_core.tools.memories import MemoryType
+    from dokoro_store import MEMORY_TYPES
+
+    assert get_args(MemoryType) == MEMORY_TYPES
+    assert {"best-practice", "context"} <= set(MEMORY_TYPES)

@@ -30,7 +30,7 @@ async def _read(client: Client, uri: str) -> str:
     return contents[0].text
 
 
-async def test_the_core_server_lists_its_resources_the_plan_template_and_two_prompts(client):
+async def test_the_core_server_lists_its_resources_the_plan_template_and_three_prompts(client):
     resources = (await client.list_resources()).resources
     templates = (await client.list_resource_templates()).resource_templates
     prompts = {prompt.name: prompt for prompt in (await client.list_prompts()).prompts}
@@ -38,7 +38,7 @@ async def test_the_core_server_lists_its_resources_the_plan_template_and_two_pro
     assert sorted(r.uri for r in resources) == FIXED
     assert all(r.description and r.title and r.mime_type == "text/markdown" for r in resources)
     assert [t.uri_template for t in templates] == ["dokoro://plans/{id}"]
-    assert sorted(prompts) == ["end-session", "resume-session"]
+    assert sorted(prompts) == ["end-session", "onboard-project", "resume-session"]
     assert [(a.name, a.required) for a in prompts["resume-session"].arguments] == [("task", False)]
     assert [(a.name, a.required) for a in prompts["end-session"].arguments] == [
         ("session_id", False),

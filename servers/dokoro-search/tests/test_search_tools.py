@@ -298,3 +298,19 @@ async def test_search_universal_filters_by_document_type_inside_the_search(call,
 
     assert all(hit["doc_type"] != "memory" for hit in plain["results"])
     assert [hit["doc_type"] for hit in only["results"]] == ["memory"]
+
+
+@BOTH
+async def test_a_secret_searched_for_is_never_echoed_back(call):
+    token = "ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    await index(call, "auth", "We chose JWT access tokens with refresh token rotation.", "Auth decision")
+
+    found = await call("search_universal", query=f"refresh token rotation {token}")
+    nothing = await call("search_universal", query=f"zzqx {token}")
+    grep = await call("search_dokoros", query=f"zzqx {token}")
+
+    for outcome in (found, nothing, grep):
+        assert token not in outcome.content[0].text
+        assert token not in str(outcome.structured_content)
+    assert "[REDACTED:github-token]" in found.content[0].text
+    assert found.structured_content["query"] == "refresh token rotation [REDACTED:github-token]"

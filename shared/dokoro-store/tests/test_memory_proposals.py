@@ -137,9 +137,11 @@ def test_a_run_of_aging_episodes_becomes_one_summary_with_the_episodes_archived_
     done = any_store.proposals.approve(again.id, by="ana")
 
     [summary] = done.created
-    assert summary.type == "fact" and summary.entities == ["login"] and summary.trust == "user-stated"
+    assert summary.type == "context" and summary.entities == ["login"] and summary.trust == "user-stated"
     assert summary.title.startswith("Summary: 4 episodes about login")
+    assert summary.title == again.evidence["draft"]["title"] and summary.body == again.evidence["draft"]["body"]
     assert all(f"({e.id})" in summary.body for e in episodes)
+    assert summary.source is not None and all(e.id in summary.source for e in episodes)
     for episode in episodes:
         archived = any_store.memories.get(episode.id)
         assert (archived.state, archived.superseded_by) == ("archived", summary.id)

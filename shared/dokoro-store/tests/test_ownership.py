@@ -90,7 +90,8 @@ def test_a_default_target_skips_plans_the_agent_may_not_change(two: tuple[Store,
     alice, bob = two
     alice.plans.create("alice's", ["a"], agent_id="alice")
 
-    with pytest.raises(NotFoundError, match="No active plans to check"):
+    # Not "no plans": the active plan is alice's, and the answer says so and what bob may do.
+    with pytest.raises(NotOwnerError, match=r"No active plan of yours to check: .*alice's.* by alice, not shared"):
         bob.plans.check(1, agent="bob")
     own = bob.plans.create("bob's", ["b"], agent_id="bob")
     alice.plans.create("alice's newer", ["c"], agent_id="alice")

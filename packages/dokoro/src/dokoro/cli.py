@@ -16,6 +16,7 @@ from dokoro.commands import cleanup as _cleanup
 from dokoro.commands import docs as _docs
 from dokoro.commands import memory as _memory
 from dokoro.commands import memory_upkeep as _memory_upkeep  # noqa: F401 - registers review, renew, types
+from dokoro.commands import onboard as _onboard
 from dokoro.commands import proposals as _proposals
 from dokoro.commands import work as _work
 from dokoro.commands._group import HELP_OPTIONS, LoudGroup, group
@@ -115,6 +116,7 @@ app.add_typer(_work.time_app, name="time")
 _memory.memory_app.add_typer(_proposals.proposals_app, name="proposals")
 app.add_typer(_memory.memory_app, name="memory")
 app.command("rules")(_memory.rules)
+app.command("onboard")(_onboard.onboard)
 app.command("cleanup")(_cleanup.cleanup)
 # Claude Code's lifecycle hooks: `dokoro hook <event>` (answered by commands/quick.py before Typer
 # loads; registered here for its --help), `dokoro hooks install|uninstall|status|capture`.

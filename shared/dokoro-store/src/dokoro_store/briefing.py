@@ -130,7 +130,9 @@ def build_briefing(
     topic = focus or status.task or ""
 
     # Rules and guardrails: all of them when they fit; else the most relevant first, overflow counted.
-    rules = store.memories.of_types(["rule", "guardrail"], reconcile=False)  # read-only: never writes
+    # A type switched off in this store (`dokoro memory types rule --off`) is not briefed.
+    shown_types = store.upkeep.switches.in_use(["rule", "guardrail"])
+    rules = store.memories.of_types(shown_types, reconcile=False) if shown_types else []  # read-only
     briefing.rules_total = len(rules)
     stale = _stale_rules(store, rules)
     if topic:
@@ -154,6 +156,8 @@ def build_briefing(
             f"- …and {briefing.rules_overflow} more rule(s)/guardrail(s) over the budget: "
             "dokoro_recall with types=['rule','guardrail'] lists them."
         )
+    if off := [kind for kind in ("rule", "guardrail") if kind not in shown_types]:
+        rule_lines.append(f"- _{' and '.join(off)} memories are switched off in this store: not briefed._")
     briefing.sections.append(("Rules and guardrails", rule_lines or ["_None recorded._"]))
 
     def section(title: str, lines: list[str], what: str) -> None:

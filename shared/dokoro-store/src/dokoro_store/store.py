@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from dokoro_store.procedural.plans.service import PlanService
     from dokoro_store.procedural.tracking import TrackingService
     from dokoro_store.semantic.documents.board import DocBoard
+    from dokoro_store.semantic.memories.onboarding.service import OnboardingService
     from dokoro_store.semantic.memories.proposals.service import ProposalService
     from dokoro_store.semantic.memories.upkeep import MemoryUpkeep
     from dokoro_store.working.assets import AssetService
@@ -139,6 +140,13 @@ class Store:
         # The memories' upkeep, proposed and never applied silently: merges, summaries, prunes and
         # guardrails filed with their evidence, applied once a person (or the owning agent) approves.
         return ProposalService(self.db, self.clock, self.docs, self.memories, review=self._memory_review)
+
+    @lazy
+    def onboarding(self) -> OnboardingService:
+        from dokoro_store.semantic.memories.onboarding.service import OnboardingService
+
+        # A project's own files (README, manifests, CI, lint config) proposed as typed memories.
+        return OnboardingService(self.db, self.clock)
 
     @lazy
     def upkeep(self) -> MemoryUpkeep:
@@ -326,7 +334,8 @@ class Store:
         """
         paths = StorePaths(root.expanduser().resolve())
         clock = clock or Clock()
-        db, moved_in, fresh_folder = _open_database(paths, database_url, clock, create=create)
+        notices: list[str] = []
+        db, moved_in, fresh_folder = _open_database(paths, database_url, clock, create=create, notices=notices)
         try:
             schema_before = current_heads(db)
             if not create and database_url and not schema_before:
@@ -344,7 +353,9 @@ class Store:
             store.schema_before = schema_before
             store.moved_in = moved_in
             if moved_in is not None:  # said once, on the first answer of the process that converted it
-                store.announcements.add(f"📦 {moved_in.summary()}.")
+                notices.append(f"📦 {moved_in.summary()}.")
+            for notice in notices:
+                store.announcements.add(notice)
             store.recovered = store.episodic.recover()
             # Vectors a killed writer left to its write-behind (embed_behind): embedded shortly, here.
             store.episodic.resume_behind()
@@ -392,19 +403,22 @@ class Store:
 
 
 def _open_database(
-    paths: StorePaths, database_url: str | None, clock: Clock, *, create: bool
+    paths: StorePaths, database_url: str | None, clock: Clock, *, create: bool, notices: list[str]
 ) -> tuple[Database, MoveIn | None, bool]:
     """The store's database, opened (not yet migrated): the folder made when a store may be created,
-    an original dokoro's store converted once; the database, the move-in, whether the folder is new."""
+    an original dokoro's store moved in and converted once; the database, the move-in, whether the
+    folder is new. What the agent's next answer should say is added to ``notices``."""
     moved_in = None
     try:
         fresh_folder = not paths.root.exists()
         if create or database_url is None:  # a team database without a store creates no folder
             paths.root.mkdir(parents=True, exist_ok=True)
         if database_url is None:
-            # A store the original TypeScript dokoro wrote: backed up, converted, verified, once.
-            from dokoro_store.moving.original import convert_in_place
+            # A store the original TypeScript dokoro wrote: backed up, converted, verified, once
+            # (first moved in from its legacy place, <project>/.dokoro, when it is still there).
+            from dokoro_store.moving.original import convert_in_place, move_legacy
 
+            move_legacy(paths, clock.now(), notices.append)
             moved_in = convert_in_place(paths, clock.now())
         elif paths.sqlite_file.is_file():
             from dokoro_store.moving.original import is_original_database

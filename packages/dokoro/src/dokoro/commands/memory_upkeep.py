@@ -4,7 +4,8 @@
   the proposed memories waiting for approval and the open upkeep proposals;
 - ``renew ID``: push ``review_after`` / ``valid_until`` forward (and confirm the memory still holds
   although a memory it depends on was retired), or ``--retire --reason`` it (its dependents become stale);
-- ``types``: show the per-type switches, or set them (``dokoro memory types preference --agents-write off``).
+- ``types``: show the per-type switches, or set them (``dokoro memory types preference --agents-write off``,
+  ``dokoro memory types episode --off``: the type not used at all, hidden from recall and the briefing).
 """
 
 from __future__ import annotations
@@ -142,35 +143,55 @@ def memory_types(
     needs_review: Annotated[
         str | None, typer.Option("--needs-review", help="on/off: whether agents' memories of them wait for review.")
     ] = None,
+    enabled: Annotated[
+        bool | None,
+        typer.Option(
+            "--on/--off",
+            help="Use these types or not at all: off, they are refused on write and hidden from recall, "
+            "search and the briefing (nothing is deleted).",
+        ),
+    ] = None,
     by: ByOption = None,
     json: JsonOption = False,
     path: PathOption = None,
 ) -> None:
-    """Show or set which memory types agents may write and which wait for a person's review."""
+    """Show or set which memory types are in use, which agents may write and which wait for review."""
     from dokoro_store import InvalidArgumentError
 
     write, review = _switch(agents_write, "--agents-write"), _switch(needs_review, "--needs-review")
-    if not types and (write is not None or review is not None):
+    changes = (write, review, enabled)
+    if not types and any(c is not None for c in changes):
         raise InvalidArgumentError("name the types to change, e.g. `dokoro memory types preference --agents-write off`")
-    if types and write is None and review is None:
-        raise InvalidArgumentError("say what to change: --agents-write on|off and/or --needs-review on|off")
+    if types and all(c is None for c in changes):
+        raise InvalidArgumentError("say what to change: --on|--off, --agents-write on|off and/or --needs-review on|off")
     store = open_for_command(path)
     try:
         switches = (
-            store.upkeep.switches.set(types, agents_write=write, needs_review=review, by=by)
+            store.upkeep.switches.set(types, agents_write=write, needs_review=review, enabled=enabled, by=by)
             if types
             else store.upkeep.switches.all()
         )
     finally:
         store.close()
     if json:
-        emit_json({s.type: {"agents_write": s.agents_write, "needs_review": s.needs_review} for s in switches})
+        emit_json(
+            {
+                s.type: {"enabled": s.enabled, "agents_write": s.agents_write, "needs_review": s.needs_review}
+                for s in switches
+            }
+        )
         return
     out = console()
     rows = [
-        (s.type, "on" if s.agents_write else "OFF", "yes" if s.needs_review else "no", s.changed_by or "-")
+        (
+            s.type,
+            "yes" if s.enabled else "OFF (hidden)",
+            "on" if s.agents_write else "OFF",
+            "yes" if s.needs_review else "no",
+            s.changed_by or "-",
+        )
         for s in switches
     ]
-    id_table(out, "memory types", ("type", "agents write", "needs review", "changed by"), rows)
+    id_table(out, "memory types", ("type", "in use", "agents write", "needs review", "changed by"), rows)
     if not types:
-        out.print("Change with `dokoro memory types TYPE... --agents-write on|off --needs-review on|off`.")
+        out.print("Change with `dokoro memory types TYPE... --on|--off --agents-write on|off --needs-review on|off`.")

@@ -4,22 +4,33 @@ recurring corrections to guardrails), each with its evidence. Nothing changes un
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Annotated
 
+import click
 import typer
 from rich.markup import escape
 
 from dokoro.commands._group import LoudGroup
 from dokoro.commands._open import open_for_command
-from dokoro.commands._output import JsonOption, PathOption, console, emit_json, id_table, short_time
+from dokoro.commands._output import (
+    JsonOption,
+    PathOption,
+    console,
+    emit_json,
+    id_table,
+    short_time,
+    stdin_is_terminal,
+)
 
 if TYPE_CHECKING:
-    from dokoro_store.results.proposals import ProposalDecision
+    from dokoro_store.results.proposals import Proposal, ProposalDecision
 
 __all__ = ["proposals_app"]
 
 proposals_app = typer.Typer(
-    help="Upkeep of the memories the store proposes (merge, summarise, prune, guardrail); "
+    help="Upkeep of the memories the store proposes (merge, summarise, prune, guardrail) and what "
+    "`dokoro onboard` read in the project's files (onboard); "
     "nothing changes until you approve. Without a command: the open proposals.",
     cls=LoudGroup,
     invoke_without_command=True,
@@ -38,7 +49,7 @@ def _default(ctx: typer.Context, path: PathOption = None) -> None:
 @proposals_app.command("list")
 def proposals_list(
     status: Annotated[str, typer.Option(help="proposed (default), approved, rejected or all.")] = "proposed",
-    kind: Annotated[str | None, typer.Option(help="Only merge, summarise, prune or guardrail.")] = None,
+    kind: Annotated[str | None, typer.Option(help="Only merge, summarise, prune, guardrail or onboard.")] = None,
     scan: Annotated[
         bool, typer.Option("--scan/--no-scan", help="Look for new proposals first (bounded; never files one twice).")
     ] = True,
@@ -94,6 +105,33 @@ def proposals_show(
         out.print(line, markup=False)
 
 
+def _distilled(proposal: Proposal, draft: dict[str, object], *, edit: bool, ask: bool) -> str | None:
+    """The distilled text a person writes for a drafted proposal (None: keep the draft): in their
+    editor (``--edit``, or answering ``e``), or typed at the prompt."""
+    body = str(draft.get("body", ""))
+    if not edit and ask:
+        out = console()
+        out.print(f"[bold]{proposal.id}[/]: {escape(proposal.title)}")
+        out.print(f"Draft: {escape(str(draft.get('title', '')))}")
+        for line in body.splitlines():
+            out.print(f"  {line}", markup=False)
+        answer = str(
+            typer.prompt(
+                "Write a distilled text instead? Type it on one line, e to open your editor, Enter to keep the draft",
+                default="",
+                show_default=False,
+            )
+        ).strip()
+        if answer.lower() == "e":
+            edit = True
+        elif answer:
+            return answer
+    if edit:
+        written = click.edit(body + "\n")
+        return written.strip() if written and written.strip() != body.strip() else None
+    return None
+
+
 def _print_decision(done: ProposalDecision) -> None:
     out = console()
     p = done.proposal
@@ -107,14 +145,32 @@ def _print_decision(done: ProposalDecision) -> None:
 @proposals_app.command("approve")
 def proposals_approve(
     proposal_id: Annotated[str, typer.Argument(help="The proposal id (see `dokoro memory proposals list`).")],
+    text: Annotated[
+        str | None,
+        typer.Option(
+            help="A summary's (or an onboard proposal's) distilled text, written instead of its draft "
+            "(- reads it from stdin)."
+        ),
+    ] = None,
+    title: Annotated[str | None, typer.Option(help="The summary's one-line title (default: the draft's).")] = None,
+    edit: Annotated[bool, typer.Option("--edit", help="Write the distilled text in your editor, from the draft.")] = (
+        False
+    ),
     by: ByOption = None,
     json: JsonOption = False,
     path: PathOption = None,
 ) -> None:
-    """Approve a proposal: its change is applied and recorded with it."""
+    """Approve a proposal: its change is applied and recorded with it. A summary shows its draft first
+    and, at a terminal, asks whether to write a distilled text instead (or give --text / --edit)."""
     store = open_for_command(path)
     try:
-        done = store.proposals.approve(proposal_id, by=by)
+        if text == "-":
+            text = sys.stdin.read()
+        proposal = store.proposals.get(proposal_id)
+        draft = proposal.evidence.get("draft")
+        if isinstance(draft, dict) and text is None:  # a proposal that writes its draft unless told otherwise
+            text = _distilled(proposal, draft, edit=edit, ask=not json and stdin_is_terminal())
+        done = store.proposals.approve(proposal_id, by=by, text=text, title=title)
     finally:
         store.close()
     if json:

@@ -48,8 +48,9 @@ def dokoro_pending(
         Field(description="all; stale: untouched for more than 7 days; very_stale: more than 14 days."),
     ] = "all",
 ) -> Annotated[CallToolResult, Pending]:
-    """Open work: issues and features not done, open week items, running or paused task timers and
-    active plans with unchecked items, oldest first, with how long each has not moved."""
+    """Open work: issues and features not done, open week items, running or paused task timers, active plans
+    with unchecked items, and markdown notes (daily/, insights/, decisions/, ...) whose lines still say todo, in
+    progress or pending (or 🚧, 📋), oldest first, with how long each has not moved."""
     done = state(ctx).store.analytics.pending(staleness)
     counts = ", ".join(f"{source} {n}" for source, n in sorted(done.counts.items())) or "nothing"
     lines = [f"## ⏳ Pending ({staleness}): {counts}", "", f"_Counts {done.counted}._", ""]
@@ -65,8 +66,9 @@ def dokoro_velocity_insights(
     ctx: Context[AppState],
     period: Annotated[Literal["day", "week", "month"], Field(description="The last 1, 7 or 30 days.")] = "week",
 ) -> Annotated[CallToolResult, Velocity]:
-    """How much got done: issues, features, week items, task timers, plan items and sessions in the
-    period, tool calls and their success rate, completions per day and the most productive day."""
+    """How much got done: issues, features, week items, task timers, plan items, sessions and markdown
+    documents written or changed in the period, tool calls and their success rate, completions per day and
+    the most productive day."""
     done = state(ctx).store.analytics.velocity(period)
     lines = [f"## 📈 Velocity — last {done.days} day(s)", ""]
     lines += [f"- **{f.name}:** {f.value:g} — {f.counts}" for f in done.figures]
@@ -90,7 +92,7 @@ def dokoro_timeline(
     format: Annotated[Literal["text", "json"], Field(description="text, or a JSON array.")] = "text",
 ) -> Annotated[CallToolResult, Timeline]:
     """What happened, oldest first, grouped by day: issues and features moving, week items done,
-    task timers, plans and plan items, session summaries."""
+    task timers, plans and plan items, session summaries, and markdown documents written or changed."""
     done = state(ctx).store.analytics.timeline(range)
     if format == "json":
         text = json.dumps([e.model_dump(mode="json") for e in done.entries], ensure_ascii=False, indent=1)
@@ -130,10 +132,10 @@ def dokoro_test_checklist(
 
 
 TOOLS = [
-    # Not read-only: like the search tools, these two first index hand-edited workspace markdown.
+    # Not read-only: like the search tools, these first index hand-edited workspace markdown.
     ToolSpec(dokoro_feature_status, "Where a feature stands", idempotent=True),
-    ToolSpec(dokoro_pending, "Pending work", read_only=True, idempotent=True),
-    ToolSpec(dokoro_velocity_insights, "How much got done", read_only=True, idempotent=True),
-    ToolSpec(dokoro_timeline, "What happened, day by day", read_only=True, idempotent=True),
+    ToolSpec(dokoro_pending, "Pending work", idempotent=True),
+    ToolSpec(dokoro_velocity_insights, "How much got done", idempotent=True),
+    ToolSpec(dokoro_timeline, "What happened, day by day", idempotent=True),
     ToolSpec(dokoro_test_checklist, "A test checklist for a feature", idempotent=True),
 ]

@@ -86,9 +86,11 @@ def bridge_get_context(
         query, limit, include_research=include_research, include_plans=include_plans
     )
     if not context.entries and not context.plans:
-        text = f"No context found for {query!r}. Index research with bridge_index_research, or run search_reindex."
+        text = (
+            f"No context found for {context.query!r}. Index research with bridge_index_research, or run search_reindex."
+        )
     else:
-        blocks = [f"**{len(context.entries)} context entries** for {query!r}:"]
+        blocks = [f"**{len(context.entries)} context entries** for {context.query!r}:"]
         blocks += [
             f"[{e.rank}] ({e.doc_type}) {e.title}"
             + (f" — ⚠️ RETIRED: {e.retired}" if e.retired else "")

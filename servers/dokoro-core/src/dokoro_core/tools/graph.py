@@ -57,8 +57,8 @@ def _search(store: Store, query: str | None, entity_type: str | None, limit: int
     found = store.graph.search(query, entity_type, limit)
     stats = found.stats
     lines = ["## Entity Search Results", f"Graph stats: {stats.entities} entities, {stats.relations} relations"]
-    if query:
-        lines.append(f'Query: "{query}"')
+    if found.query:
+        lines.append(f'Query: "{found.query}"')
     if entity_type:
         lines.append(f"Type: {entity_type}")
     lines += [f"Results: {len(found.hits)} found", ""]

@@ -23,7 +23,9 @@ from pydantic import Field
 
 __all__ = ["TOOLS"]
 
-MemoryType = Literal["fact", "preference", "decision", "lesson", "rule", "guardrail", "reference", "episode"]
+MemoryType = Literal[
+    "fact", "preference", "decision", "lesson", "rule", "guardrail", "reference", "episode", "best-practice", "context"
+]
 Trust = Literal["user-stated", "agent-inferred", "imported"]
 State = Literal["active", "archived", "deprecated", "proposed"]
 
@@ -62,11 +64,13 @@ def dokoro_remember(
         Field(description="Ids of memories this one relies on (in force, at most 20): retiring one makes it stale."),
     ] = None,
 ) -> Annotated[CallToolResult, Remembered]:
-    """Remember a fact, preference, decision, lesson, rule, guardrail, reference or episode for later
-    sessions. If close memories already exist (same entity, similar text), they are returned for you to
-    judge — nothing is overwritten: give a verdict with dokoro_memory_verdict. Secrets are redacted. All or
-    nothing: an error means nothing was stored; repeating an identical call moments later returns the
-    memory the first call stored (retried=true), never a duplicate."""
+    """Remember a fact, preference, decision, lesson, rule, guardrail, reference, episode, best-practice (a
+    recommended pattern) or context (the project's stack, commands, domain facts) for later sessions. Rules
+    and guardrails are briefed every session, the rest recalled when relevant. If close memories already
+    exist (same entity, similar text), they are returned for you to judge — nothing is overwritten: give a
+    verdict with dokoro_memory_verdict. Secrets are redacted. All or nothing: an error means nothing was
+    stored; repeating an identical call moments later returns the memory the first call stored
+    (retried=true), never a duplicate."""
     app = state(ctx)
     done = app.store.memories.remember(
         type=type,
@@ -162,7 +166,7 @@ def dokoro_recall(
     ctx: Context[AppState],
     query: Annotated[Query, Field(description="What you want to remember, in your own words.")],
     limit: Annotated[int, Field(ge=1, le=50, description="Top-k memories to return.")] = 10,
-    types: Annotated[list[MemoryType] | None, Field(max_length=8, description="Only these kinds of memory.")] = None,
+    types: Annotated[list[MemoryType] | None, Field(max_length=10, description="Only these kinds of memory.")] = None,
     entity: Annotated[Key | None, Field(description="Only memories about this entity.")] = None,
     since: Annotated[IsoDate | None, Field(description="Only memories created at or after this ISO date.")] = None,
     until: Annotated[IsoDate | None, Field(description="Only memories created at or before this ISO date.")] = None,
@@ -190,8 +194,14 @@ def dokoro_recall(
     # A process that cannot compare vectors on this store says so on every answer (one embedder per store).
     notice = state(ctx).store.search.vector_notice()
     said = [f"note: {notice}"] if notice else []
+    asked_hidden = [t for t in answer.hidden_types if not types or t in types]
+    if asked_hidden and (types or not hits):
+        # Said when it can explain the answer: the types asked for, or an empty recall.
+        said.append(
+            f"note: memory types switched off in this store (hidden, never recalled): {', '.join(asked_hidden)}"
+        )
     if not hits:
-        return result("\n".join(["(no memories found)", *_files_lines(files), *said]), Recall(hits=[], files=files))
+        return result("\n".join(["(no memories found)", *_files_lines(files), *said]), answer)
     lines = []
     for i, h in enumerate(hits, start=1):
         m = h.memory
@@ -209,7 +219,7 @@ def dokoro_recall(
     if all(h.relevance < CLOSE_MATCH for h in hits):
         lines.insert(0, f"(no close match: no memory reaches relevance {CLOSE_MATCH}; the nearest are)")
     lines += _files_lines(files) + said
-    return result("\n".join(lines), Recall(hits=hits, files=files))
+    return result("\n".join(lines), answer)
 
 
 def dokoro_forget(
@@ -254,6 +264,11 @@ def dokoro_memory_status(ctx: Context[AppState]) -> Annotated[CallToolResult, Me
         f"- never recalled: {report.never_recalled}",
         usage_line(report.usage),
     ]
+    if report.hidden:
+        lines.append(
+            "- switched off (hidden from recall and the briefing, refused on write; `dokoro memory types TYPE --on`): "
+            + ", ".join(f"{kind} ({count} in force)" for kind, count in report.hidden.items())
+        )
     if report.stale_total:
         lines.append(f"- stale now: {report.stale_total} (`dokoro memory review`, dokoro_memory_review)")
     if report.stale:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from dokoro_server import AppState, ToolSpec, acting_agent, result, state
-from dokoro_server.bounds import Key, Note
+from dokoro_server.bounds import Key, Note, Text, Title
 from dokoro_store import InvalidArgumentError
 from dokoro_store.results.proposals import ProposalsAnswer
 from mcp.server.mcpserver import Context
@@ -16,7 +16,7 @@ __all__ = ["TOOLS"]
 
 Action = Literal["list", "approve", "reject"]
 Status = Literal["proposed", "approved", "rejected", "all"]
-Kind = Literal["merge", "summarise", "prune", "guardrail"]
+Kind = Literal["merge", "summarise", "prune", "guardrail", "onboard"]
 
 
 def dokoro_memory_proposals(
@@ -27,13 +27,26 @@ def dokoro_memory_proposals(
     status: Annotated[Status, Field(description="Which proposals action=list shows.")] = "proposed",
     kind: Annotated[Kind | None, Field(description="Only proposals of this kind (action=list).")] = None,
     limit: Annotated[int, Field(ge=1, le=200, description="At most this many (action=list).")] = 20,
+    text: Annotated[
+        Text | None,
+        Field(
+            description="action=approve of a summarise or onboard proposal: your distilled text, written instead "
+            "of its draft (what the episodes taught, what the project's files say, in a few lines)."
+        ),
+    ] = None,
+    title: Annotated[
+        Title | None,
+        Field(description="action=approve with text: the summary's one-line title (default: the draft's)."),
+    ] = None,
 ) -> Annotated[CallToolResult, ProposalsAnswer]:
     """Upkeep of the memories, proposed and never applied silently: merge near-duplicates (the newer one
     supersedes the older), summarise a run of aging episodes into one memory, prune (archive) an old memory
-    never recalled, promote a recurring correction to a guardrail. action=list looks for new proposals first
+    never recalled, promote a recurring correction to a guardrail; onboard proposals hold what dokoro_onboard
+    read in the project's files. action=list looks for new proposals first
     (bounded; the same one is never filed twice) and shows those you may decide — about your own memories,
-    or ones no agent wrote — each with its evidence. approve applies it and records the decision; reject
-    records it (nothing changes, and it is never proposed again)."""
+    or ones no agent wrote — each with its evidence. approve applies it and records the decision; a summary or
+    an onboard proposal shows a draft: pass text (and title) to write your distilled version instead.
+    reject records it (nothing changes, and it is never proposed again)."""
     proposals = state(ctx).store.proposals
     agent = acting_agent(ctx)
     if action == "list":
@@ -48,10 +61,14 @@ def dokoro_memory_proposals(
         if status == "proposed" and found.proposals:
             lines.append("Decide with action=approve or action=reject and the id.")
         return result("\n".join(lines), ProposalsAnswer(listing=found))
+    if action != "approve" and (text is not None or title is not None):
+        raise InvalidArgumentError(
+            "text and title go with action=approve (a summary's distilled text); nothing changed"
+        )
     if id is None or not id.strip():
         raise InvalidArgumentError(f"action={action} needs the proposal's id; action=list shows them")
     if action == "approve":
-        done = proposals.approve(id, acting_agent=agent)
+        done = proposals.approve(id, acting_agent=agent, text=text, title=title)
     else:
         done = proposals.reject(id, reason=reason, acting_agent=agent)
     p = done.proposal

@@ -43,13 +43,13 @@ def search_dokoros(
 ) -> Annotated[CallToolResult, MarkdownResults]:
     """Grep the workspace markdown files (daily notes, decisions, insights, features, current.md) by a plain
     substring and front-matter tags, newest first. For meaning-based search use search_universal."""
-    from dokoro_store import search_markdown
+    from dokoro_store import redact, search_markdown
 
     store = state(ctx).store
     hits = search_markdown(store.paths.root, query, type, limit, tags)
     if not hits:
         return result(
-            card("No Matches", f"No markdown under {type!r} matches {query!r}.", status="info"),
+            card("No Matches", f"No markdown under {type!r} matches {redact(query).text!r}.", status="info"),
             MarkdownResults(results=[]),
         )
     return result(f"📄 {len(hits)} file(s):\n\n" + _render(hits), MarkdownResults(results=hits))

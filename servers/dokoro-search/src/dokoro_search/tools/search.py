@@ -87,16 +87,16 @@ def search_universal(
     out = found.model_copy(update={"notes": refresh.notes + found.notes})
     if not out.results:
         text = (
-            f"No results for {query!r}. If documents should match, run search_reindex "
+            f"No results for {found.query!r}. If documents should match, run search_reindex "
             "(or search_status to see what is indexed)."
         )
     elif not out.close_match:
         text = (
-            f"🔎 No close match for {query!r} (no hit reaches relevance 0.15); the nearest "
+            f"🔎 No close match for {found.query!r} (no hit reaches relevance 0.15); the nearest "
             f"{len(out.results)} ({found.mode}):\n\n" + render_hits(out.results)
         )
     else:
-        text = f"🔎 {len(out.results)} result(s) for {query!r} ({found.mode}):\n\n" + render_hits(out.results)
+        text = f"🔎 {len(out.results)} result(s) for {found.query!r} ({found.mode}):\n\n" + render_hits(out.results)
     return result(_notes(text, out.notes), out)
 
 

@@ -87,6 +87,15 @@ class MemoryConflict(SQLModel, table=True):
     """A pair of close memories the conflict gate showed once, and the verdict given on it."""
 
     __tablename__ = "memory_conflicts"
+    __table_args__ = (
+        # The pairs waiting for a verdict (0031): what the health line counts and merges come from.
+        Index(
+            "ix_memory_conflicts_open",
+            "shown_at",
+            sqlite_where=text("verdict IS NULL"),
+            postgresql_where=text("verdict IS NULL"),
+        ),
+    )
 
     pair_hash: str = Field(sa_column=Column(String, primary_key=True))
     new_id: str = Field(index=True)

@@ -1,4 +1,5 @@
-"""The store's settings for its memories: which types agents may write, which wait for review."""
+"""The store's settings for its memories: which types are in use, which agents may write, which
+wait for review."""
 
 from __future__ import annotations
 
@@ -13,12 +14,15 @@ __all__ = ["MemoryTypeSwitch"]
 
 
 class MemoryTypeSwitch(SQLModel, table=True):
-    """One memory type's switches (migration 0027). A type without a row is on: agents may write
-    it, and it waits for review only when the store's review queue is on (``DOKORO_MEMORY_REVIEW``)."""
+    """One memory type's switches (migration 0027; ``enabled``: 0031). A type without a row is on:
+    in use, agents may write it, and it waits for review only when the store's review queue is on
+    (``DOKORO_MEMORY_REVIEW``)."""
 
     __tablename__ = "memory_type_switches"
 
     type: str = Field(sa_column=Column(String, primary_key=True))
+    # The type is in use: written, recalled and briefed. Off: refused on write, hidden from reads.
+    enabled: bool = stored_default(True)
     agents_write: bool = stored_default(True)  # agents may remember memories of this type
     needs_review: bool = stored_default(False)  # an agent's memory of this type waits as proposed
     changed_at: datetime = Field(sa_type=UtcDateTime)

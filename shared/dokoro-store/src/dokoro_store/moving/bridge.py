@@ -285,7 +285,7 @@ class BridgeService:
                     )
                 )
         return BridgeContext(
-            query=query,
+            query=redact(query).text,  # echoed redacted: a secret asked about is never printed back
             include_research=include_research,
             include_plans=include_plans,
             entries=entries,

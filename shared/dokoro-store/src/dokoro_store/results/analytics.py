@@ -72,7 +72,7 @@ class FeatureStatus(Result):
 
 
 class PendingItem(Result):
-    source: str = Field(description="issue, feature, weekly, task or plan")
+    source: str = Field(description="issue, feature, weekly, task, plan or document (a markdown file: id = its path)")
     id: str
     title: str
     status: str
@@ -114,7 +114,9 @@ class Velocity(Result):
 class TimelineEntry(Result):
     at: IsoTime
     date: str
-    source: str = Field(description="issue, feature, weekly, task, plan or session")
+    source: str = Field(
+        description="issue, feature, weekly, task, plan, session or document (a markdown file: ref = its path)"
+    )
     action: str
     title: str
     ref: str | None

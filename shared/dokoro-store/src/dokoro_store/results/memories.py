@@ -165,11 +165,18 @@ class MemoryVerdict(Result):
 class RecallHit(Result):
     memory: Memory
     score: Annotated[float, rounded(4)] = Field(
-        description="What orders this recall's hits: relevance within it, weighted by trust, state, freshness, use."
+        description="How likely the memory is what was asked for, on one scale for every query (calibrated; "
+        "0-1; the same value as relevance): below 0.15 it is not a close match. A client comparing hits or "
+        "queries reads this, never rank_score."
     )
     relevance: Annotated[float, rounded(4)] = Field(
         description="How likely the memory is relevant, on one scale for every query (calibrated; 0-1); below "
-        "0.15 it is not a close match."
+        "0.15 it is not a close match. The same value as score."
+    )
+    rank_score: Annotated[float, rounded(4)] = Field(
+        default=0.0,
+        description="What orders this recall's hits and nothing more: the match relative to the best one of "
+        "this recall, weighted by trust, state, freshness and use. Not comparable across recalls.",
     )
     reason: str
     retired: str | None = Field(
@@ -187,6 +194,10 @@ class RecallHit(Result):
 class Recall(Result):
     hits: list[RecallHit]
     files: FilesSync | None = None
+    hidden_types: list[str] = Field(
+        default_factory=list,
+        description="Memory types switched off in this store (`dokoro memory types TYPE --off`): never recalled.",
+    )
 
 
 class Forgotten(Result):
@@ -255,6 +266,11 @@ class MemoryStatus(Result):
     )
     stale_total: int = Field(default=0, description="Memories stale now (past a date, or a dependency retired).")
     usage: list[TypeUsage] = Field(default_factory=list, description="Per memory type: written, read, never read.")
+    hidden_types: dict[str, int] = Field(
+        default_factory=dict,
+        description="Memory types switched off in this store (hidden from recall, search and the briefing; "
+        "refused on write) and how many of their memories in force that hides.",
+    )
 
 
 class BriefingSummary(Result):

@@ -17,9 +17,11 @@ class Proposal(Result):
     """One proposal: what it would change, why (its evidence), and what was decided.
 
     ``kind``: ``merge`` (near-duplicates: the kept memory supersedes the others), ``summarise``
-    (a run of aging episodes becomes one summary memory, the episodes archived behind it),
-    ``prune`` (an old memory never recalled is archived) or ``guardrail`` (a recurring
-    correction becomes a guardrail memory). ``status``: proposed, approved or rejected."""
+    (a run of aging episodes becomes one ``context`` memory, the episodes archived behind it; its
+    ``evidence.draft`` is what it writes unless the approver gives a distilled text),
+    ``prune`` (an old memory never recalled is archived), ``guardrail`` (a recurring
+    correction becomes a guardrail memory) or ``onboard`` (a memory read from the project's own
+    files by ``dokoro onboard``, with its draft). ``status``: proposed, approved or rejected."""
 
     id: str
     kind: str
@@ -48,7 +50,19 @@ class Proposal(Result):
         elif self.kind == "summarise":
             out.append(f"{e.get('count')} aging episodes about {e.get('entity')}, {e.get('first')} to {e.get('last')}:")
             out += [f"  {memory_id} {title!r}" for memory_id, title in e.get("titles", {}).items()]
-            out.append("approve: one summary memory is written and the episodes are archived behind it")
+            if isinstance(draft := e.get("draft"), dict):
+                out.append(f"draft: {draft.get('title')}")
+                out += [f"  {line}" for line in str(draft.get("body", "")).splitlines()]
+            out.append(
+                "approve: one context memory is written (the draft, or the distilled text you give) and the "
+                "episodes are archived behind it"
+            )
+        elif self.kind == "onboard":
+            out.append(
+                f"read in the project's files ({', '.join(e.get('sources', []))}); approve writes this "
+                f"{e.get('type')} memory (or the distilled text you give):"
+            )
+            out += [f"  {line}" for line in str(e.get("body", "")).splitlines()]
         elif self.kind == "prune":
             out.append(
                 f"{e.get('memory')} ({e.get('type')}) written {e.get('created')}, {e.get('age_days')} days ago, "

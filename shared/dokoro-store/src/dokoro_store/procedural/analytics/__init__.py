@@ -1,6 +1,8 @@
 """The analytics layer (``store.analytics``): where features stand, what is pending, velocity, the
 timeline, test checklists and the weekly compression — answered from the store's rows (tracking,
-sessions, plans, feedback) and documents (hybrid search), never from file modification times.
+sessions, plans, feedback) and documents (hybrid search, and the workspace's markdown documents:
+:mod:`.documents`), never from file modification times. Pending, velocity and the timeline bring
+the workspace's markdown in step first (a note written by hand counts at once), as search does.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ class AnalyticsService:
         plans: PlanService,
     ) -> None:
         self._tracking = tracking
+        self._search = search
         self._insights = Insights(db, clock, tracking.tasks)
         self._features = FeatureDesk(tracking.items, search, docs, plans)
         self._compressor = WeekCompressor(paths, db, clock, docs, search)
@@ -46,16 +49,22 @@ class AnalyticsService:
         return self._features.status(feature)
 
     def pending(self, staleness: str = "all") -> Pending:
-        self._tracking.refresh()
+        self._refresh()
         return self._insights.pending(staleness)
 
     def velocity(self, period: str = "week") -> Velocity:
-        self._tracking.refresh()
+        self._refresh()
         return self._insights.velocity(period)
 
     def timeline(self, range_: str = "month") -> Timeline:
-        self._tracking.refresh()
+        self._refresh()
         return self._insights.timeline(range_)
+
+    def _refresh(self) -> None:
+        """Hand edits of the tracking renderings and of the workspace's markdown count before
+        anything is read (the markdown's reconcile stats each file; a changed one is indexed)."""
+        self._tracking.refresh()
+        self._search.refresh()
 
     def test_checklist(self, feature: str, fmt: str = "checklist") -> TestChecklist:
         self._tracking.refresh()

@@ -1,8 +1,11 @@
-"""Velocity, timeline and pending work, answered from the rows of every layer (reference §2.17).
+"""Velocity, timeline and pending work, answered from the rows of every layer and the store's
+markdown documents (reference §2.17).
 
 The original counted markdown files by modification time: a ``git checkout`` or an editor's
 save made a week look busy. Here each figure counts facts the store recorded when they happened
-(see :mod:`.activity`), and says which.
+(see :mod:`.activity`), and says which; the markdown an agent or a person wrote (a daily dump, a
+note with a "TODO:") is read as the documents the store keeps of it (:mod:`.documents`), dated
+when the store first saw each text and when it saw it change.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from datetime import datetime, timedelta
 
+from sqlalchemy import and_, or_
 from sqlmodel import col, select
 
 from dokoro_store.clock import Clock
@@ -17,6 +21,7 @@ from dokoro_store.db.engine import Database
 from dokoro_store.errors import InvalidArgumentError
 from dokoro_store.models import Plan, PlanItem, TrackingItem, WeeklyItem
 from dokoro_store.procedural.analytics.activity import Activity, collect, tool_calls
+from dokoro_store.procedural.analytics.documents import pending_marks, written
 from dokoro_store.procedural.tracking.tasks import TaskService
 from dokoro_store.results.analytics import DayCount, Figure, Pending, PendingItem, Timeline, TimelineEntry, Velocity
 
@@ -31,6 +36,12 @@ _OPEN = {"issue": ("pending", "active"), "feature": ("ideas", "planned", "active
 
 def _count(found: list[Activity], source: str, action: str) -> int:
     return sum(1 for a in found if a.source == source and a.action == action)
+
+
+def _folders(documents: list[Activity], action: str) -> str:
+    """How many documents per top-level folder, e.g. ``daily 2, insights 1`` (``none``)."""
+    folders = Counter((a.ref or "").split("/", 1)[0] for a in documents if a.action == action)
+    return ", ".join(f"{folder} {n}" for folder, n in sorted(folders.items())) or "none"
 
 
 class Insights:
@@ -53,6 +64,7 @@ class Insights:
         )
         calls = tool_calls(self._db, start, end + timedelta(microseconds=1))
         sessions = {a.ref for a in found if a.source == "session" and a.ref}
+        documents = written(self._db, start, end + timedelta(microseconds=1))
         figures = [
             Figure(name="issues opened", value=_count(found, "issue", "added"), counts="issues added (tracking rows)"),
             Figure(name="issues resolved", value=_count(found, "issue", "resolved"), counts="issues moved to resolved"),
@@ -80,6 +92,17 @@ class Insights:
                 name="session summaries",
                 value=_count(found, "session", "summary"),
                 counts=f"episodic summaries written ({len(sessions)} distinct session ids)",
+            ),
+            Figure(
+                name="documents written",
+                value=_count(documents, "document", "written"),
+                counts="markdown documents first seen in the period (daily dumps, notes, decisions, insights, "
+                f"plans): {_folders(documents, 'written')}",
+            ),
+            Figure(
+                name="documents updated",
+                value=_count(documents, "document", "updated"),
+                counts=f"markdown documents written before and changed in the period: {_folders(documents, 'updated')}",
             ),
             Figure(name="tool calls", value=calls.total, counts=f"tool outcomes recorded by {calls.agents} agent(s)"),
             Figure(
@@ -126,6 +149,8 @@ class Insights:
         days = RANGES[range_]
         start = end - timedelta(days=days) if days is not None else None
         found = collect(self._db, start, end + timedelta(microseconds=1))
+        found += written(self._db, start, end + timedelta(microseconds=1))
+        found.sort(key=lambda a: (a.at, a.source, a.ref or ""))
         entries = [
             TimelineEntry(
                 at=a.at,
@@ -169,7 +194,13 @@ class Insights:
                 )
 
         with self._db.read() as session:
-            for row in session.exec(select(TrackingItem)):
+            open_rows = or_(
+                *(
+                    and_(col(TrackingItem.kind) == kind, col(TrackingItem.status).in_(states))
+                    for kind, states in _OPEN.items()
+                )
+            )
+            for row in session.exec(select(TrackingItem).where(open_rows)):
                 if row.status in _OPEN.get(row.kind, ()):
                     add(
                         row.kind,
@@ -200,6 +231,9 @@ class Insights:
                 if open_items:
                     detail = f"{len(open_items)} unchecked item(s), next: {open_items[0]}"
                     add("plan", plan.id, plan.title, plan.status, plan.updated_at, plan.agent_id, detail)
+        for doc in pending_marks(self._db, now - timedelta(days=min_age)):
+            detail = f"{doc.open_marks} pending mark(s): " + " | ".join(doc.lines)
+            add("document", doc.filepath, doc.title, "marked pending", doc.updated_at, None, detail)
         tasks, at = self._tasks.open_tasks()
         for task in tasks:
             updated = task.updated_at
@@ -227,7 +261,8 @@ class Insights:
             counts=dict(Counter(i.source for i in items)),
             counted=(
                 "open tracking rows: issues pending or active, features in ideas, planned or active, open week items, "
-                "active or paused task timers of every agent, and active plans with unchecked items; age = days since "
-                "the row last changed"
+                "active or paused task timers of every agent, and active plans with unchecked items; and the markdown "
+                "documents (daily/, insights/, decisions/, ...) whose lines still say todo, in progress or pending, or "
+                "carry 🚧 or 📋; age = days since the row or document last changed"
             ),
         )

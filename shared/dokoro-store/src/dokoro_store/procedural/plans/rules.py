@@ -58,3 +58,16 @@ def _clean(text: str | None, what: str, *, required: bool = False) -> str | None
     if len(value) > MAX_TEXT:
         raise InvalidArgumentError(f"{what} is {len(value)} characters; keep it under {MAX_TEXT}")
     return redact(value).text or None
+
+
+def others_plans(plans: list[PlanView], action: str, agent: str | None) -> str:
+    """Why an agent's default target is none of ``plans`` (live, in the right status, newest first,
+    each another agent's and not shared): whose they are, and what the agent may do instead."""
+    newest = plans[0]
+    more = f" (and {len(plans) - 1} more of other agents)" if len(plans) > 1 else ""
+    return (
+        f"No {newest.status} plan of yours to {action}: the {newest.status} plan is {newest.title!r} "
+        f"({newest.id}), by {newest.agent_id}, not shared{more}. You ({agent}) may read it (dokoro_plan_status) "
+        f"and add blockers (dokoro_plan_blocker), not {action} it: ask {newest.agent_id} to {action} it, "
+        "work on a plan created with shared=true (pass its planId), or create your own with dokoro_plan_create."
+    )

@@ -45,6 +45,7 @@ from dokoro_store.procedural.plans.rules import (
     PlanValidated,
     _clean,
     _title_slug,
+    others_plans,
 )
 from dokoro_store.procedural.plans.views import PlanItemView, PlanView, completion_percentage, items_of, view_of
 from dokoro_store.results.plans import Plan, PlanBlockerAdded, PlanItemChecked
@@ -172,11 +173,11 @@ class PlanService:
                     f"{view.agent_id} to {action} it, or create your own plan with dokoro_plan_create."
                 )
         else:
-            live = [
-                p
-                for p in self._all()
-                if not p.archived and p.status in statuses and (not owned or self.may_change(p, agent))
-            ]
+            candidates = [p for p in self._all() if not p.archived and p.status in statuses]
+            live = [p for p in candidates if not owned or self.may_change(p, agent)]
+            if not live and candidates:
+                # The plans in flight are others' and not shared: say whose, rather than "none".
+                raise NotOwnerError(others_plans(candidates, action, agent))
             if not live:
                 wanted = " or ".join(statuses)
                 raise NotFoundError(

@@ -27,6 +27,7 @@ from dokoro_store.models import DocEntity, Entity, EntityRelation
 from dokoro_store.results.graph import EntityGraph, GraphEntity, GraphRelation, GraphStats, LinkedDoc
 from dokoro_store.semantic.graph.extraction import ENTITY_TYPES, canonicalise, extract_regex
 from dokoro_store.semantic.graph.storage import as_datetime
+from dokoro_store.walls.secrets import redact
 
 __all__ = [
     "DEFAULT_DEPTH",
@@ -276,7 +277,9 @@ class GraphQueries:
             )
             for row in rows
         ]
-        return GraphSearch(query, entity_type, self.stats(), hits)
+        # The query is echoed redacted: a secret searched for is never printed back.
+        shown = redact(query).text if query is not None else None
+        return GraphSearch(shown, entity_type, self.stats(), hits)
 
     def linked_documents(self, entity_ids: Sequence[int]) -> dict[str, list[tuple[int, float]]]:
         """For each document linked to any of ``entity_ids``: the (entity id, confidence) links."""

@@ -14,9 +14,11 @@
 - :mod:`.staleness`, :mod:`.health`, :mod:`.usage`, :mod:`.upkeep`, :mod:`.switches`: stale memories
   (past a date, or a ``depends_on`` target retired) computed at read, the one-line health nudge, the
   use of each type, renewal and the review list (``store.upkeep``), and the per-type switches;
-- :mod:`.proposals` (:mod:`.proposals.service`, :mod:`.proposals.proposers`, :mod:`.proposals.ledger`):
-  the upkeep the store proposes
-  (merge, summarise, prune, guardrail) with its evidence, applied only once approved;
+- :mod:`.proposals` (:mod:`.proposals.service`, :mod:`.proposals.proposers`, :mod:`.proposals.ledger`,
+  :mod:`.proposals.summaries`): the upkeep the store proposes (merge, summarise, prune, guardrail)
+  with its evidence, applied only once approved (a summary's draft, or the approver's distilled text);
+- :mod:`.onboarding`: a project's own files read as hostile input and proposed as typed memories
+  (``store.onboarding``, ``dokoro onboard``);
 - :mod:`.files`, one sync engine (:mod:`.files.sync` and its parts :mod:`.files.scan`,
   :mod:`.files.reconcile`, :mod:`.files.authority`, :mod:`.files.render`, :mod:`.files.rows`,
   :mod:`.files.run`, :mod:`.files.markdown`, :mod:`.files.manifest`, :mod:`.files.ledger`,

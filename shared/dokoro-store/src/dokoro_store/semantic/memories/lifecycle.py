@@ -31,6 +31,7 @@ from dokoro_store.db.driver_sql import rows_by_ids
 from dokoro_store.db.engine import Database
 from dokoro_store.db.types import utc_from_db
 from dokoro_store.index.scope import MEMORY_DOC_PREFIX
+from dokoro_store.semantic.memories.switches import hidden_types
 
 __all__ = [
     "RETIRED_STATES",
@@ -110,10 +111,12 @@ def broken_dependencies(connection: Connection, memory_ids: Sequence[str]) -> di
 
 @dataclass(frozen=True)
 class Standing:
-    """The memory documents among a ranking's candidates that are not current: document id → words."""
+    """The memory documents among a ranking's candidates that are not current: document id → words;
+    and those of a type switched off (:mod:`.switches`), which no ranking shows."""
 
     retired: dict[str, str] = field(default_factory=dict)
     stale: dict[str, str] = field(default_factory=dict)
+    hidden: set[str] = field(default_factory=set)
 
 
 def standing(db: Database, doc_ids: Sequence[str], now: datetime) -> Standing:
@@ -123,6 +126,11 @@ def standing(db: Database, doc_ids: Sequence[str], now: datetime) -> Standing:
         return Standing()
     out = Standing()
     with db.read() as session:
+        if off := hidden_types(session):
+            # The names are the vocabulary's (MEMORY_TYPES), never a caller's text.
+            kinds = ", ".join(f"'{kind}'" for kind in off)
+            found = rows_by_ids(session.connection(), "SELECT id FROM memories", memory_ids, f"AND type IN ({kinds})")
+            out.hidden.update(f"{MEMORY_DOC_PREFIX}{row[0]}" for row in found)
         connection = session.connection()
         rows = rows_by_ids(
             connection,

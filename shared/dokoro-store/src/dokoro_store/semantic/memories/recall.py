@@ -12,10 +12,20 @@ when the other's ``relevance × trust × state`` is less than ``NEAR_TIE`` above
 equally relevant memories the fresh, used one comes first; an old, never-recalled memory that
 answers the question better still comes first.
 
-Why additive and bounded: recall counts every returned hit as a use, so heat that multiplied
-relevance fed back on itself — whatever was recalled once ranked higher, was recalled again and
-buried better answers (measured on LoCoMo: ``bench/locomo_memories.py``, row ``+use``). Nothing is
-deleted; old memories nobody recalls only lose ties.
+Why additive and bounded: heat that multiplied relevance fed back on itself — whatever was
+recalled once ranked higher, was recalled again and buried better answers (measured on LoCoMo:
+``bench/locomo_memories.py``, row ``+use``). Nothing is deleted; old memories nobody recalls only
+lose ties.
+
+**What counts as a use** (``recall_count``, ``last_recalled_at``: what the upkeep reads to propose
+pruning a memory never used, and what heat is made of): a hit the agent was shown that is a close
+match — its calibrated relevance at least
+:data:`~dokoro_store.index.ranking.calibration.CLOSE_MATCH` (0.15). The nearest hits of a recall
+that found nothing close (an unrelated memory at relevance 0.04) are shown as such and count for
+nothing: one weak recall no longer keeps a 400-day-old memory from ever being proposed for pruning.
+
+**Types switched off** (:mod:`.switches`) are left out of the search's own conditions, so they are
+never recalled, whatever the question.
 """
 
 from __future__ import annotations
@@ -30,6 +40,7 @@ from sqlmodel import col, select
 from dokoro_store.clock import Clock
 from dokoro_store.db.engine import Database
 from dokoro_store.errors import EmbedderMismatchError, InvalidArgumentError
+from dokoro_store.index.ranking.calibration import CLOSE_MATCH
 from dokoro_store.models.memories import Memory as MemoryRow
 from dokoro_store.results.memories import RecallHit
 from dokoro_store.semantic.memories import repository
@@ -44,6 +55,7 @@ from dokoro_store.semantic.memories.rows import (
     memory_result,
     parse_time,
 )
+from dokoro_store.semantic.memories.switches import TypeSwitches
 
 if TYPE_CHECKING:
     from dokoro_store.semantic.search.service import SearchHit, SearchService
@@ -92,6 +104,7 @@ class MemoryRecall:
         self._entities = entities
         self._expand = expand
         self._aliases = aliases
+        self._switches = TypeSwitches(db, clock)
 
     def recall(
         self,
@@ -104,9 +117,19 @@ class MemoryRecall:
         until: str | None = None,
         states: Sequence[str] = ("active",),
         count_use: bool = True,
+        hidden: Sequence[str] | None = None,
     ) -> list[RecallHit]:
-        """Memories for ``query``, weathered, filtered; every returned hit counts as a use."""
+        """Memories for ``query``, weathered, filtered (types switched off left out); each returned
+        hit that is a close match counts as a use (see the module). ``hidden``: the types switched
+        off, when the caller has just read them (:meth:`hidden_types`)."""
         _check_arguments(query, limit, types, states)
+        if hidden is None:
+            hidden = self.hidden_types()
+        if hidden:
+            # The types in use (of those asked for): a condition of the search's legs, as any filter.
+            types = [kind for kind in (types or MEMORY_TYPES) if kind not in hidden]
+            if not types:
+                return []
         start = parse_time(since, "since")
         end = parse_time(until, "until")
         named = self._entities([entity]) if entity and entity.strip() else []
@@ -174,8 +197,10 @@ class MemoryRecall:
         hits = [
             RecallHit(
                 memory=memory_result(memory),
-                score=score,
+                # The calibrated relevance is the score a client reads; what ordered the hits is named so.
+                score=search.relevance.get(f"{DOC_PREFIX}{memory.id}", 0.0),
                 relevance=search.relevance.get(f"{DOC_PREFIX}{memory.id}", 0.0),
+                rank_score=score,
                 reason=_reason(
                     found.get(f"{DOC_PREFIX}{memory.id}"), memory, parts, retired.get(memory.id), stale.get(memory.id)
                 ),
@@ -184,11 +209,17 @@ class MemoryRecall:
             )
             for score, relevance, memory, parts in kept
         ]
-        if count_use and hits:
+        used = [hit.memory.id for hit in hits if hit.relevance >= CLOSE_MATCH]
+        if count_use and used:
             # One statement: the count is incremented in SQL (no read, no lost update between processes).
             with self._db.write() as session:
-                repository.count_uses(session, [hit.memory.id for hit in hits], now=now)
+                repository.count_uses(session, used, now=now)
         return hits
+
+    def hidden_types(self) -> list[str]:
+        """The memory types switched off in this store (never recalled)."""
+        with self._db.read() as session:
+            return self._switches.hidden(session)
 
 
 def _check_arguments(query: str, limit: int, types: Sequence[str] | None, states: Sequence[str]) -> None:

@@ -32,7 +32,21 @@ __all__ = [
     "parse_time",
 ]
 
-MEMORY_TYPES = ("fact", "preference", "decision", "lesson", "rule", "guardrail", "reference", "episode")
+# ``best-practice`` (recommended patterns) and ``context`` (domain facts, the project's stack and
+# commands, a distilled summary) are mokata's kinds: recalled when relevant, never always-on (only
+# rules and guardrails are briefed every session).
+MEMORY_TYPES = (
+    "fact",
+    "preference",
+    "decision",
+    "lesson",
+    "rule",
+    "guardrail",
+    "reference",
+    "episode",
+    "best-practice",
+    "context",
+)
 TRUST_LEVELS = ("user-stated", "agent-inferred", "imported")
 STATES = ("active", "archived", "deprecated", "proposed")
 # A memory is indexed as the document ``memory:<id>`` of type ``memory``.

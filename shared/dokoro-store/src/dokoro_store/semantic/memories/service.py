@@ -13,8 +13,8 @@ whether "latest wins" is safe) and the agent gives a verdict with :meth:`MemoryS
 Each pair is shown once.
 
 **Weathering** (:mod:`.recall`). Recall ranks by relevance × trust × state; freshness and
-use (every recall counts as one) break near-ties only, never burying a clearly more relevant
-memory. Nothing is deleted.
+use (a close match shown by a recall counts as one) break near-ties only, never burying a clearly
+more relevant memory. Nothing is deleted.
 
 The service is the wing's front: its parts are :mod:`.remember` (the route of a remember),
 :mod:`.bulk` (an import's drafts), :mod:`.verdicts` (verdicts on the gate's pairs) and
@@ -346,8 +346,8 @@ class MemoryService:
         states: Sequence[str] = ("active",),
         count_use: bool = True,
     ) -> list[RecallHit]:
-        """Memories for ``query``, weathered, filtered; every returned hit counts as a use
-        (see :class:`~dokoro_store.semantic.memories.recall.MemoryRecall`)."""
+        """Memories for ``query``, weathered, filtered; each hit returned that is a close match counts
+        as a use (see :class:`~dokoro_store.semantic.memories.recall.MemoryRecall`)."""
         return self.recall_answer(
             query, limit=limit, types=types, entity=entity, since=since, until=until, states=states, count_use=count_use
         ).hits
@@ -367,6 +367,7 @@ class MemoryService:
         """:meth:`recall` in one pass, with what the reconcile of the memory files before it
         picked up (a person's edits), as ``dokoro_recall`` answers."""
         files = self._sync()
+        hidden = self._recall.hidden_types()
         hits = self._recall.recall(
             query,
             limit=limit,
@@ -376,8 +377,9 @@ class MemoryService:
             until=until,
             states=states,
             count_use=count_use,
+            hidden=hidden,
         )
-        return Recall(hits=hits, files=None if files is None or files.quiet else files)
+        return Recall(hits=hits, files=None if files is None or files.quiet else files, hidden_types=hidden)
 
     # ------------------------------------------------------------------ listing
     def of_types(

@@ -17,9 +17,10 @@ from dokoro_store.db.engine import Database
 from dokoro_store.models.memories import Memory as MemoryRow
 from dokoro_store.models.memories import MemoryConflict
 from dokoro_store.results.memories import FilesCheck, Memory, MemoryStatus, TypeUsage
-from dokoro_store.semantic.memories.health import Health, open_proposals
+from dokoro_store.semantic.memories.health import Health, open_proposals, unused
 from dokoro_store.semantic.memories.rows import DOC_PREFIX, memory_result
 from dokoro_store.semantic.memories.staleness import stale_ids
+from dokoro_store.semantic.memories.switches import hidden_types
 from dokoro_store.semantic.memories.usage import type_usage
 
 if TYPE_CHECKING:
@@ -69,6 +70,8 @@ class StatusReport:
     health: str | None = None
     stale_total: int = 0
     usage: list[TypeUsage] = field(default_factory=list)
+    # The types switched off (hidden from recall and the briefing) and their memories in force.
+    hidden: dict[str, int] = field(default_factory=dict)
 
     def result(self) -> MemoryStatus:
         """The report by id: what ``dokoro_memory_status`` publishes."""
@@ -86,6 +89,7 @@ class StatusReport:
             health=self.health,
             stale_total=self.stale_total,
             usage=self.usage,
+            hidden_types=self.hidden,
         )
 
 
@@ -99,11 +103,15 @@ def memory_status(db: Database, clock: Clock, docs: DocumentService) -> StatusRe
     with db.read() as session:
         by_state: dict[str, int] = {}
         by_type: dict[str, int] = {}
+        in_force: dict[str, int] = {}
         for state, kind, count in session.exec(
             select(MemoryRow.state, MemoryRow.type, func.count()).group_by(MemoryRow.state, MemoryRow.type)
         ):
             by_state[state] = by_state.get(state, 0) + int(count)
             by_type[kind] = by_type.get(kind, 0) + int(count)
+            if state in ("active", "proposed"):
+                in_force[kind] = in_force.get(kind, 0) + int(count)
+        hidden = {kind: in_force.get(kind, 0) for kind in hidden_types(session)}
         active = col(MemoryRow.state) == "active"
         stale_rows = session.exec(
             select(MemoryRow)
@@ -123,6 +131,7 @@ def memory_status(db: Database, clock: Clock, docs: DocumentService) -> StatusRe
         stale_total = len(stale_ids(session, now))
         proposals = open_proposals(session)
         usage = type_usage(session)
+        never_used = unused(session, now)
     report = StatusReport(
         total=sum(by_state.values()),
         by_state=by_state,
@@ -135,8 +144,15 @@ def memory_status(db: Database, clock: Clock, docs: DocumentService) -> StatusRe
     report.never_recalled = int(never_recalled)
     report.compaction_candidates = episode_runs([memory_result(row) for row in aging])
     report.stale_total = stale_total
+    report.hidden = hidden
     report.usage = usage
-    report.health = Health(stale=stale_total, pending=by_state.get("proposed", 0), proposals=proposals).line()
+    report.health = Health(
+        stale=stale_total,
+        pending=by_state.get("proposed", 0),
+        proposals=proposals,
+        contradictions=len(report.unresolved),
+        unused=never_used,
+    ).line()
     return report
 
 

@@ -1,15 +1,26 @@
-"""Per-type switches: which memory types agents may write, and which wait for a person's review.
+"""Per-type switches: which memory types are in use, which agents may write, and which wait for a
+person's review.
 
-The switches are the store's settings, kept in its database (``memory_type_switches``, migration
-0027), so every process and every machine of a team store obeys the same ones. A type without a
-row is on: agents may write it, and it waits for review only when the store's review queue is on
-(``DOKORO_MEMORY_REVIEW``). A person changes them with ``dokoro memory types`` (CLI); agents cannot.
+The switches are the store's settings, kept in its database (``memory_type_switches``, migrations
+0027 and 0031), so every process and every machine of a team store obeys the same ones. A type
+without a row is on: in use, agents may write it, and it waits for review only when the store's
+review queue is on (``DOKORO_MEMORY_REVIEW``). A person changes them with ``dokoro memory types``
+(CLI); agents cannot.
 
-The store enforces them where an agent writes: :meth:`TypeSwitches.check_agent_write` refuses a
-remember of a type agents may not write (nothing stored, the error says which types are allowed
-and how a person changes it), and a type whose switch ``needs_review`` is on makes an agent's
-memory of it start as ``proposed`` (:mod:`.remember`). What a person writes (their memory files, a bulk
-import) is never refused by them.
+- **off** (``enabled`` false, ``dokoro memory types episode --off``): the type is not used at all,
+  as mokata's per-type toggles: a remember of it is refused (nothing stored), and its memories are
+  hidden from every read an agent makes of the memories — ``dokoro_recall`` (the type is left out
+  of the search's own conditions, :meth:`TypeSwitches.hidden`), ``search_universal``'s memory hits
+  and the briefing's rules and guardrails. Nothing is deleted: switched on again, they are back.
+  ``dokoro_memory_status`` names the types switched off and counts what they hide;
+- **agents write** off: an agent's remember of the type is refused, a person's is not, and its
+  memories are read as any other (a store whose rules only people write still briefs them);
+- **needs review**: an agent's memory of the type starts as ``proposed`` (:mod:`.remember`).
+
+The store enforces them where a memory is written: :meth:`TypeSwitches.check_agent_write` refuses
+a remember of a type off, or of a type agents may not write (nothing stored, the error says which
+types are allowed and how a person changes it). What a person's files or a bulk import bring is
+never refused by them (an import keeps everything; a type off hides it).
 """
 
 from __future__ import annotations
@@ -17,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from dokoro_store.clock import Clock
 from dokoro_store.db.engine import Database
@@ -25,7 +36,7 @@ from dokoro_store.errors import InvalidArgumentError
 from dokoro_store.models.memory_settings import MemoryTypeSwitch
 from dokoro_store.semantic.memories.rows import MEMORY_TYPES
 
-__all__ = ["TypeSwitch", "TypeSwitches", "parse_types"]
+__all__ = ["TypeSwitch", "TypeSwitches", "hidden_types", "parse_types"]
 
 
 @dataclass(frozen=True)
@@ -36,6 +47,7 @@ class TypeSwitch:
     agents_write: bool = True
     needs_review: bool = False
     changed_by: str | None = None
+    enabled: bool = True
 
 
 def parse_types(value: str | Sequence[str], name: str = "types") -> list[str]:
@@ -76,17 +88,22 @@ class TypeSwitches:
         agents_write: bool | None = None,
         needs_review: bool | None = None,
         by: str | None = None,
+        enabled: bool | None = None,
     ) -> list[TypeSwitch]:
         """Set the switches of ``types`` (a person's change); returns every type's switches after it."""
         kinds = parse_types(types)
-        if agents_write is None and needs_review is None:
-            raise InvalidArgumentError("say what to change: agents_write (on/off) or needs_review (on/off)")
+        if agents_write is None and needs_review is None and enabled is None:
+            raise InvalidArgumentError(
+                "say what to change: enabled (on/off), agents_write (on/off) or needs_review (on/off)"
+            )
         now = self._clock.now()
         with self._db.write() as session:
             for kind in kinds:
                 row = session.get(MemoryTypeSwitch, kind, with_for_update=True) or MemoryTypeSwitch(
                     type=kind, changed_at=now
                 )
+                if enabled is not None:
+                    row.enabled = enabled
                 if agents_write is not None:
                     row.agents_write = agents_write
                 if needs_review is not None:
@@ -96,10 +113,31 @@ class TypeSwitches:
                 session.add(row)
         return self.all()
 
+    def hidden(self, session: Session) -> list[str]:
+        """The types switched off (hidden from reads) (:func:`hidden_types`)."""
+        return hidden_types(session)
+
+    def in_use(self, types: Sequence[str] | None = None) -> list[str]:
+        """``types`` (every type when none) less the types switched off, read now."""
+        with self._db.read() as session:
+            return self.visible(session, types)
+
+    def visible(self, session: Session, types: Sequence[str] | None = None) -> list[str]:
+        """``types`` (every type when none) less the types switched off."""
+        off = set(self.hidden(session))
+        return [kind for kind in (types or MEMORY_TYPES) if kind not in off]
+
     def check_agent_write(self, session: Session, kind: str) -> TypeSwitch:
-        """Refuse an agent's memory of ``kind`` when agents may not write that type (nothing is
-        stored); returns its switches otherwise."""
+        """Refuse a memory of ``kind`` when the type is off, or an agent's when agents may not write
+        that type (nothing is stored); returns its switches otherwise."""
         switch = self.of(session, kind)
+        if not switch.enabled:
+            used = [s.type for s in self._all_in(session) if s.enabled]
+            raise InvalidArgumentError(
+                f"memory type {kind!r} is switched off in this store: nothing was stored, and its memories are "
+                f"hidden from recall and the briefing. Types in use: {', '.join(used) or 'none'}. "
+                f"A person turns it back on with `dokoro memory types {kind} --on`."
+            )
         if switch.agents_write:
             return switch
         allowed = [s.type for s in self._all_in(session) if s.agents_write]
@@ -114,7 +152,14 @@ class TypeSwitches:
         return [_switch(kind, rows.get(kind)) for kind in MEMORY_TYPES]
 
 
+def hidden_types(session: Session) -> list[str]:
+    """The types switched off (hidden from reads), in the order of :data:`~.rows.MEMORY_TYPES`: one
+    query over a table of at most one row per type."""
+    off = set(session.exec(select(MemoryTypeSwitch.type).where(col(MemoryTypeSwitch.enabled).is_(False))))
+    return [kind for kind in MEMORY_TYPES if kind in off]
+
+
 def _switch(kind: str, row: MemoryTypeSwitch | None) -> TypeSwitch:
     if row is None:
         return TypeSwitch(kind)
-    return TypeSwitch(kind, bool(row.agents_write), bool(row.needs_review), row.changed_by)
+    return TypeSwitch(kind, bool(row.agents_write), bool(row.needs_review), row.changed_by, bool(row.enabled))

@@ -23,7 +23,7 @@ from dokoro_store.errors import ConflictError, InvalidArgumentError, NotFoundErr
 from dokoro_store.models.memories import Memory as MemoryRow
 from dokoro_store.results.memory_upkeep import MemoryReviewList, Renewed, StaleEntry
 from dokoro_store.semantic.memories import repository
-from dokoro_store.semantic.memories.health import Health, open_proposals
+from dokoro_store.semantic.memories.health import Health, open_contradictions, open_proposals, unused
 from dokoro_store.semantic.memories.lifecycle import broken_dependencies, stale_words
 from dokoro_store.semantic.memories.owners import refuse_foreign
 from dokoro_store.semantic.memories.rows import memory_result, parse_time
@@ -58,7 +58,11 @@ class MemoryUpkeep:
         with self._db.read() as session:
             total, stale = stale_memories(session, now, limit=limit)
             proposals = open_proposals(session)
-        health = Health(stale=total, pending=len(pending), proposals=proposals)
+            contradictions = open_contradictions(session)
+            never_used = unused(session, now)
+        health = Health(
+            stale=total, pending=len(pending), proposals=proposals, contradictions=contradictions, unused=never_used
+        )
         return MemoryReviewList(
             health=health.line(),
             stale_total=total,

@@ -1,13 +1,11 @@
 """Hybrid search over the documents: full text and vectors, fused by score (§4.4, measured better).
 
 :meth:`SearchService.universal` plans the query (:mod:`~dokoro_store.index.fulltext.planner`), runs the
-full-text leg and the vector leg (chunks deduplicated to their best chunk per document; a recall's
-on a large store from the memories' chunk vectors held in memory, :mod:`.memory_index`,
-else the vector engine), fuses
-their scores with the thread neighbours and the graph signal (:mod:`.hybrid`), re-ranks the best
-candidates (:mod:`.rerank`) and explains every hit (:mod:`.hits`): the terms it matched, its cosine
-as a semantic neighbour, the entry beside it that matched, with the scores and ranks behind them.
-A single leg (``mode`` keyword or semantic) keeps its own order.
+full-text leg and the vector leg (chunks deduplicated to their best chunk per document; a recall's on a
+large store from the memories' chunk vectors held in memory, else the vector engine), fuses their scores
+with the thread neighbours and the graph signal (:mod:`.hybrid`), re-ranks the best candidates
+(:mod:`.rerank`) and explains every hit (:mod:`.hits`): the terms it matched, its cosine as a semantic
+neighbour, the entry beside it that matched, with the scores behind them. One leg keeps its order.
 
 Search has one path. What a bench needs to turn a part off it builds from the public pieces:
 :meth:`SearchService.legs`, :meth:`SearchService.vector_leg`, :meth:`SearchService.texts`,
@@ -77,6 +75,7 @@ from dokoro_store.semantic.search.types import (
     SearchMode,
     _utc_now,
 )
+from dokoro_store.walls.secrets import redact
 
 if TYPE_CHECKING:
     import numpy as np
@@ -173,7 +172,7 @@ class SearchService:
         ranked = self.ranked(query, limit, mode, graph, scope)
         hits = ranked.hits()
         return SearchResults(
-            query=query,
+            query=redact(query).text,  # echoed back redacted: a secret searched for is never printed
             mode=mode,
             embedder=ranked.legs.embedder_id,
             vector_engine=ranked.legs.engine,
@@ -213,6 +212,7 @@ class SearchService:
             fused_docs = rerank(legs.planned, query, fused_docs, texts, limit, vectors=legs.embedder_id is not None)
             fused_docs = [s for s in keep_agreement(fused_docs) if not unlike_only(s)]
             standing = self._standing([s.doc_id for s in fused_docs[: max(limit, RERANK_DEPTH)]])
+            fused_docs = [s for s in fused_docs if s.doc_id not in standing.hidden]  # a memory type switched off
             fused_docs = demote_retired(fused_docs, lambda s: s.doc_id, standing.retired, standing.stale)
             top = [
                 Fused(s.doc_id, s.score, (s.text_rank, s.vector_rank, None if not s.graph else 0))
@@ -246,6 +246,7 @@ class SearchService:
             unlike = {h.doc_id for h in legs.vector_hits if h.score <= 0} - set(ranked[0]) - set(ranked[2])
             fused = [f for f in reciprocal_rank_fusion(ranked, RRF_K) if f.key not in unlike]
             standing = self._standing([f.key for f in fused[: max(limit, RERANK_DEPTH)]])
+            fused = [f for f in fused if f.key not in standing.hidden]  # a memory type switched off
             top = demote_retired(fused, lambda f: f.key, standing.retired, standing.stale)[:limit]
             vector_by_doc = {h.doc_id: h for h in legs.vector_hits}
             bodies = texts([f.key for f in top])
@@ -291,8 +292,7 @@ class SearchService:
 
     def texts(self, doc_ids: Sequence[str]) -> dict[str, str]:
         """``"<title>\\n<content>"`` of each of ``doc_ids`` that exists (what the re-ranker reads)."""
-        # Handed to the driver as it is (the re-ranker's 50 ids on every query: SQLAlchemy's
-        # expansion of the IN list cost more than the query).
+        # Handed to the driver as it is (SQLAlchemy's expansion of the IN list cost more than the query).
         ids = list(dict.fromkeys(doc_ids))
         with self._db.read() as session:
             rows = rows_by_ids(session.connection(), "SELECT id, title, content FROM docs", ids)

@@ -22,7 +22,16 @@ from dokoro_store.models.proposals import MemoryProposal
 from dokoro_store.results.proposals import Proposal
 from dokoro_store.semantic.memories.proposals.proposers import Candidate
 
-__all__ = ["STATUSES", "decide", "file", "open_proposals", "proposal_id", "result"]
+__all__ = [
+    "STATUSES",
+    "decide",
+    "file",
+    "onboarded_memories",
+    "open_of_kind",
+    "open_proposals",
+    "proposal_id",
+    "result",
+]
 
 STATUSES = ("proposed", "approved", "rejected")
 _TABLE = table_of(MemoryProposal)
@@ -48,6 +57,27 @@ def open_proposals(session: Session, *, limit: int) -> list[MemoryProposal]:
             .limit(limit)
         )
     )
+
+
+def open_of_kind(session: Session, kind: str, *, limit: int) -> list[MemoryProposal]:
+    """The open proposals of one kind, oldest first (at most ``limit``), locked for a decision."""
+    return list(
+        session.exec(
+            select(MemoryProposal)
+            .where(col(MemoryProposal.status) == "proposed", col(MemoryProposal.kind) == kind)
+            .order_by(col(MemoryProposal.created_at), col(MemoryProposal.id))
+            .limit(limit)
+            .with_for_update()
+        )
+    )
+
+
+def onboarded_memories(session: Session, topic: str) -> list[str]:
+    """The memories approved onboarding proposals on ``topic`` wrote (their evidence names them)."""
+    rows = session.exec(
+        select(MemoryProposal).where(col(MemoryProposal.kind) == "onboard", col(MemoryProposal.status) == "approved")
+    )
+    return [str(r.evidence["memory"]) for r in rows if r.evidence.get("topic") == topic and r.evidence.get("memory")]
 
 
 def file(session: Session, ops: DialectOps, candidates: Sequence[Candidate], *, now: datetime) -> list[str]:

@@ -22,7 +22,7 @@ import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import func, literal_column
 from sqlalchemy import select as core_select
@@ -44,13 +44,16 @@ __all__ = [
     "TOOL_FAILURES",
     "Candidate",
     "conflict_guardrails",
+    "draft",
     "merges",
     "prunes",
     "summaries",
     "tool_guardrails",
 ]
 
-KINDS = ("merge", "summarise", "prune", "guardrail")
+# ``onboard``: a memory read from the project's own files (``dokoro onboard``, :mod:`..onboarding`),
+# filed on request, never by the pass.
+KINDS = ("merge", "summarise", "prune", "guardrail", "onboard")
 # A memory this old that no recall ever returned is proposed for pruning (archived, not deleted).
 PRUNE_AGE = timedelta(days=90)
 # The same correction this many times is a pattern worth a guardrail.
@@ -64,6 +67,21 @@ MAX_RUN = 50
 MAX_EVIDENCE_IDS = 20
 # How much of an error message makes "the same failure" (the rest is often an id or a path).
 ERROR_PREFIX = 120
+# How much of each episode a summary's draft quotes.
+_EXCERPT = 200
+
+
+class Episode(Protocol):
+    """What a summary's draft reads of an episode (a row, or its public result)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def body(self) -> str: ...
+    @property
+    def created_at(self) -> datetime: ...
 
 
 @dataclass(frozen=True)
@@ -90,6 +108,20 @@ def _rows(session: Session, ids: Sequence[str]) -> dict[str, MemoryRow]:
     if not ids:
         return {}
     return {row.id: row for row in session.exec(select(MemoryRow).where(col(MemoryRow.id).in_(list(ids))))}
+
+
+def draft(entity: str, episodes: Sequence[Episode]) -> tuple[str, str]:
+    """The draft of a summary: the episodes themselves (no model writes it), one line each, oldest
+    first; the approver may replace it with a distilled text (:mod:`.summaries`)."""
+    ordered = sorted(episodes, key=lambda m: (m.created_at, m.id))
+    first, last = ordered[0].created_at, ordered[-1].created_at
+    title = f"Summary: {len(ordered)} episodes about {entity} ({first:%Y-%m-%d} to {last:%Y-%m-%d})"
+    lines = []
+    for m in ordered:
+        excerpt = " ".join(m.body.split())
+        excerpt = excerpt if len(excerpt) <= _EXCERPT else excerpt[: _EXCERPT - 1] + "…"
+        lines.append(f"- {m.created_at:%Y-%m-%d} {m.title}: {excerpt} ({m.id})")
+    return title, "\n".join(lines)
 
 
 def merges(session: Session, *, limit: int, skip: set[str]) -> list[Candidate]:
@@ -145,6 +177,8 @@ def summaries(session: Session, now: datetime, *, limit: int, skip: set[str]) ->
                     "first": iso(min(m.created_at for m in episodes)),
                     "last": iso(max(m.created_at for m in episodes)),
                     "titles": {m.id: m.title for m in episodes},
+                    # What approving it writes unless the approver gives a distilled text instead.
+                    "draft": dict(zip(("title", "body"), draft(entity, episodes), strict=True)),
                 },
                 memory_ids=ids,
                 owners=_owners(m.agent_id for m in episodes),

@@ -39,8 +39,8 @@ from dokoro_store.results.proposals import Proposal, ProposalDecision, ProposalL
 from dokoro_store.semantic.memories import repository
 from dokoro_store.semantic.memories.docs import save_doc
 from dokoro_store.semantic.memories.owners import keeper_of, owner_words
-from dokoro_store.semantic.memories.proposals import ledger, proposers
-from dokoro_store.semantic.memories.rows import DOC_PREFIX, memory_result
+from dokoro_store.semantic.memories.proposals import ledger, proposers, summaries
+from dokoro_store.semantic.memories.rows import DOC_PREFIX, MEMORY_TYPES, memory_result
 from dokoro_store.semantic.memories.switches import TypeSwitches
 from dokoro_store.walls.ownership import PERSON, known_agent, memory_keeper, owned_by_another
 
@@ -48,13 +48,17 @@ if TYPE_CHECKING:
     from dokoro_store.semantic.documents.service import DocumentService
     from dokoro_store.semantic.memories.service import MemoryService
 
-__all__ = ["MAX_LIST", "MAX_OPEN", "PER_PASS", "ProposalService"]
+__all__ = ["DRAFTED", "MAX_LIST", "MAX_OPEN", "PER_PASS", "WRITES_MEMORY", "ProposalService"]
 
 # New proposals one pass files per kind at most, and the open ones of a kind above which it files
 # none: a person decides a page at a time, the ledger never floods.
 PER_PASS = 20
 MAX_OPEN = 100
 MAX_LIST = 500
+# The kinds whose approval writes a new memory (the approving agent's: the type switches apply), and
+# those whose memory is drafted, so an approver may write a distilled text instead.
+WRITES_MEMORY = ("summarise", "guardrail", "onboard")
+DRAFTED = ("summarise", "onboard")
 _DECIDE_HELP = "`dokoro memory proposals list` shows the open ones"
 
 
@@ -73,7 +77,11 @@ class ProposalService:
 
     # ------------------------------------------------------------------ the pass
     def scan(self, *, per_kind: int = PER_PASS) -> list[str]:
-        """File the candidates the data shows now (bounded, idempotent); the ids filed."""
+        """File the candidates the data shows now (bounded, idempotent); the ids filed.
+
+        Summaries are looked for before merges: a run of episodes is proposed as one summary, not
+        pairwise, and the merges an earlier pass filed among its episodes do not hold it back (they
+        are withdrawn when it is filed, :func:`.summaries.withdraw_covered_merges`)."""
         now = self._clock.now()
         with self._db.read() as session:
             waiting = ledger.open_proposals(session, limit=MAX_OPEN * len(proposers.KINDS))
@@ -87,10 +95,13 @@ class ProposalService:
                 return max(0, min(per_kind, MAX_OPEN - open_kinds.get(kind, 0)))
 
             found: list[proposers.Candidate] = []
+            if n := room("summarise"):
+                # Episodes held only by open merges between two episodes may join a run.
+                found += proposers.summaries(session, now, limit=n, skip=skip - _episode_merges(session, waiting))
+                for candidate in found:
+                    skip |= set(candidate.memory_ids)
             if n := room("merge"):
                 found += proposers.merges(session, limit=n, skip=skip)
-            if n := room("summarise"):
-                found += proposers.summaries(session, now, limit=n, skip=skip)
             if n := room("prune"):
                 found += proposers.prunes(session, now, limit=n, skip=skip)
             if n := room("guardrail"):
@@ -99,7 +110,9 @@ class ProposalService:
         if not found:
             return []
         with self._db.write() as session:
-            return ledger.file(session, self._db.ops, found, now=now)
+            filed = ledger.file(session, self._db.ops, found, now=now)
+            summaries.withdraw_covered_merges(session, filed, found, waiting, now)
+            return filed
 
     # ------------------------------------------------------------------ reading
     def listing(
@@ -141,19 +154,35 @@ class ProposalService:
             return ledger.result(_find(session, proposal_id, lock=False))
 
     # ------------------------------------------------------------------ deciding
-    def approve(self, proposal_id: str, *, by: str | None = None, acting_agent: str | None = None) -> ProposalDecision:
-        """Apply the proposal and record it approved, in one transaction (see the module)."""
+    def approve(
+        self,
+        proposal_id: str,
+        *,
+        by: str | None = None,
+        acting_agent: str | None = None,
+        text: str | None = None,
+        title: str | None = None,
+    ) -> ProposalDecision:
+        """Apply the proposal and record it approved, in one transaction (see the module).
+
+        ``text`` (and ``title``): what a proposal that writes a memory from a draft (``summarise``)
+        writes instead of its draft — the approver's distilled summary (:mod:`.summaries`)."""
         now = self._clock.now()
         agent = known_agent(acting_agent)
         who = agent or by
         with self._db.write() as session:
             row = _find(session, proposal_id, lock=True)
             _check_open(row)
+            if (text is not None or title is not None) and row.kind not in DRAFTED:
+                raise InvalidArgumentError(
+                    f"proposal {row.id} is a {row.kind}: text and title replace the draft of a "
+                    f"{' or '.join(DRAFTED)} proposal only; approve it without them. Nothing changed"
+                )
             touched = _locked(session, row.memory_ids)
             _check_may_decide(row, touched, agent)
-            if row.kind in ("summarise", "guardrail") and agent is not None:
+            if row.kind in WRITES_MEMORY and agent is not None:
                 self._check_agent_may_write(session, row)
-            created, changed, outcome = self._apply(session, row, touched, who=who, agent=agent)
+            created, changed, outcome = self._apply(session, row, touched, who=who, agent=agent, text=text, title=title)
             ledger.decide(session, row, "approved", now=now, by=who, outcome=outcome)
             decided = ledger.result(row)
         self._after([*created, *changed], new=created)
@@ -208,6 +237,8 @@ class ProposalService:
         *,
         who: str | None,
         agent: str | None,
+        text: str | None = None,
+        title: str | None = None,
     ) -> tuple[list[MemoryRow], list[MemoryRow], str]:
         """The change of an approved proposal, in ``session``: (memories written, memories
         changed, what was done)."""
@@ -235,8 +266,10 @@ class ProposalService:
             return [], [memory], f"{memory.id} archived"
         if row.kind == "summarise":
             episodes = [_active(touched, str(i), row) for i in evidence["episodes"]]
-            summary = self._new_memory(session, row, _summary_text(str(evidence["entity"]), episodes), agent=agent)
+            written = summaries.distilled(text, title, summaries.draft(str(evidence["entity"]), episodes))
+            summary = self._new_memory(session, row, written, agent=agent)
             summary.entities = [str(evidence["entity"])]
+            summary.source = summaries.source_of(row.id, [e.id for e in episodes])
             repository.create(session, summary)
             for episode in episodes:
                 repository.supersede(
@@ -244,7 +277,14 @@ class ProposalService:
                 )
                 self._save_doc(session, episode)
             self._save_doc(session, summary)
-            return [summary], episodes, f"summary {summary.id} written; {len(episodes)} episode(s) archived behind it"
+            how = "the approver's distilled text" if text is not None else "the draft"
+            return (
+                [summary],
+                episodes,
+                f"summary {summary.id} written ({how}); {len(episodes)} episode(s) archived behind it",
+            )
+        if row.kind == "onboard":
+            return self._apply_onboard(session, row, agent=agent, via=via, text=text, title=title)
         # A guardrail: from a memory the gate kept upholding, or from a tool's recurring failure.
         if evidence.get("source") == "conflict gate":
             promoted = _active(touched, str(evidence["memory"]), row)
@@ -263,6 +303,30 @@ class ProposalService:
         repository.create(session, guardrail)
         self._save_doc(session, guardrail)
         return [guardrail], [], f"guardrail {guardrail.id} written"
+
+    def _apply_onboard(
+        self, session: Session, row: MemoryProposal, *, agent: str | None, via: str, text: str | None, title: str | None
+    ) -> tuple[list[MemoryRow], list[MemoryRow], str]:
+        """A memory read from the project's files (``dokoro onboard``): its draft, or the approver's
+        distilled text; it supersedes the memory an earlier onboarding wrote on the same topic."""
+        evidence = row.evidence
+        topic = str(evidence["topic"])
+        written = summaries.distilled(text, title, (str(evidence["title"]), str(evidence["body"])))
+        memory = self._new_memory(session, row, written, agent=agent)
+        memory.entities = [str(e) for e in evidence.get("entities", [])]
+        memory.source = f"dokoro onboard ({topic}): " + ", ".join(str(s) for s in evidence.get("sources", []))
+        earlier = ledger.onboarded_memories(session, topic)
+        replaced = [m for m in _locked(session, earlier).values() if m.state == "active"]
+        memory.supersedes = replaced[0].id if replaced else None
+        repository.create(session, memory)
+        for old in replaced:
+            why = f"superseded by {memory.id}, a newer reading of the project's files ({via})"
+            repository.supersede(session, old, by=memory.id, now=self._clock.now(), agent=agent, reason=why)
+            self._save_doc(session, old)
+        self._save_doc(session, memory)
+        row.evidence = {**evidence, "memory": memory.id}
+        done = f"{memory.type} {memory.id} written" + (" (the approver's distilled text)" if text is not None else "")
+        return [memory], replaced, done + "".join(f"; {old.id} superseded by it" for old in replaced)
 
     def _new_memory(
         self, session: Session, row: MemoryProposal, text: tuple[str, str], *, agent: str | None
@@ -298,8 +362,26 @@ class ProposalService:
 
 
 def _new_type(row: MemoryProposal) -> str:
-    """The type of the memory an approval writes: a guardrail, or a summary (a fact)."""
-    return "guardrail" if row.kind == "guardrail" else "fact"
+    """The type of the memory an approval writes: a guardrail, a summary (``context``), or the
+    type an onboarding proposal drafted."""
+    if row.kind == "onboard":
+        kind = str(row.evidence.get("type"))
+        if kind not in MEMORY_TYPES:
+            raise ConflictError(f"proposal {row.id} names no memory type ({kind!r}): reject it. Nothing changed")
+        return kind
+    return "guardrail" if row.kind == "guardrail" else summaries.SUMMARY_TYPE
+
+
+def _episode_merges(session: Session, waiting: Sequence[MemoryProposal]) -> set[str]:
+    """The memories of the open merges between two episodes (a run's summary may take them over)."""
+    pairs = [row.memory_ids for row in waiting if row.kind == "merge"]
+    ids = sorted({i for pair in pairs for i in pair})
+    if not ids:
+        return set()
+    episodes = set(
+        session.exec(select(MemoryRow.id).where(col(MemoryRow.id).in_(ids), col(MemoryRow.type) == "episode"))
+    )
+    return {i for pair in pairs if set(pair) <= episodes for i in pair}
 
 
 def _find(session: Session, proposal_id: str, *, lock: bool) -> MemoryProposal:
@@ -367,19 +449,6 @@ def _active(touched: dict[str, MemoryRow], memory_id: str, row: MemoryProposal) 
             f"reject it (`dokoro memory proposals reject {row.id}`) and the next pass proposes what holds"
         )
     return memory
-
-
-def _summary_text(entity: str, episodes: Sequence[MemoryRow]) -> tuple[str, str]:
-    """A summary made of the episodes themselves (no model writes it): one line each, in order."""
-    ordered = sorted(episodes, key=lambda m: (m.created_at, m.id))
-    first, last = ordered[0].created_at, ordered[-1].created_at
-    title = f"Summary: {len(ordered)} episodes about {entity} ({first:%Y-%m-%d} to {last:%Y-%m-%d})"
-    lines = []
-    for m in ordered:
-        excerpt = " ".join(m.body.split())
-        excerpt = excerpt if len(excerpt) <= 200 else excerpt[:199] + "…"
-        lines.append(f"- {m.created_at:%Y-%m-%d} {m.title}: {excerpt} ({m.id})")
-    return title, "\n".join(lines)
 
 
 def _tool_rule(evidence: dict[str, object]) -> tuple[str, str]:
