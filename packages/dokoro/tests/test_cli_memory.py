@@ -86,8 +86,8 @@ def test_a_person_at_the_cli_may_forget_any_agents_memory(tmp_path):
     forgotten = invoke(root, "memory", "forget", alices, "--reason", "TTL changed")
     purged = invoke(root, "memory", "forget", bobs, "--purge", "--yes")
 
-    assert forgotten.exit_code == 0 and "deprecated" in forgotten.output, forgotten.output
-    assert purged.exit_code == 0 and "purged" in purged.output, purged.output
+    assert forgotten.exit_code == 0 and "deprecated" in forgotten.output.lower(), forgotten.output
+    assert purged.exit_code == 0 and "for good" in purged.output, purged.output
     with Store.open(root) as store:
         assert store.memories.get(alices).state == "deprecated"
 

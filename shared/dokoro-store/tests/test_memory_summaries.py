@@ -90,6 +90,6 @@ def test_text_is_refused_on_a_proposal_without_a_draft(any_store: Store) -> None
     )
     [merge] = _open(any_store, "merge")
 
-    with pytest.raises(InvalidArgumentError, match="replace the draft of a summarise proposal only"):
+    with pytest.raises(InvalidArgumentError, match="replace the draft of a summarise or onboard proposal only"):
         any_store.proposals.approve(merge.id, text="something else")
     assert any_store.proposals.get(merge.id).status == "proposed"

@@ -107,15 +107,9 @@ def rewrite_of(context: Any) -> Rewrite | None:
 def rewrite_for(app: Any) -> Rewrite:
     """The rewrite of the answers of the server whose state is ``app`` (an ``AppState``), also when
     its store could not be opened (the answer that says why); the identity when even its folder
-    cannot be named."""
-    from dokoro_store import DokoroError
-
-    from dokoro_server.app import store_root
-
-    try:
-        return rewriter(str(store_root(app.settings, app.cwd)), str(app.cwd))
-    except (ValueError, OSError, DokoroError):
-        return _same
+    cannot be named. Read by name, as :func:`rewrite_of` does: this module does not import app.py."""
+    rewrite = getattr(app, "rewrite", None)
+    return rewrite if callable(rewrite) else _same
 
 
 def rewritten(result: CallToolResult, rewrite: Rewrite) -> CallToolResult:

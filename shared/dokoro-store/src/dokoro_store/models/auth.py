@@ -25,5 +25,5 @@ class ApiToken(SQLModel, table=True):
     created_at: datetime = Field(sa_type=UtcDateTime)
     last_used_at: datetime | None = Field(default=None, sa_type=UtcDateTime)
     revoked_at: datetime | None = Field(default=None, sa_type=UtcDateTime)
-    # An operator's token (migration 0031): the whole-store actions (a full reindex) over HTTP.
+    # An operator's token (migration 0031owners): the whole-store actions (a full reindex) over HTTP.
     operator: bool = Field(default=False, sa_column_kwargs={"server_default": sa_false()})

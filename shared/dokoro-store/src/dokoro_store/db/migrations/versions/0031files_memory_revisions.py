@@ -12,7 +12,7 @@ leaves a tombstone, and the use counters a folder's ledger carries can be read b
   use counters to its ledger (``memories/ledger/uses/``), read without reading every row.
 
 Revision ID: 0031files
-Revises: 0030
+Revises: 0031capture
 Create Date: 2026-12-07
 """
 

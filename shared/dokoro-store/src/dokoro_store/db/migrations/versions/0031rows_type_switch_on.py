@@ -6,8 +6,8 @@ row, or with ``enabled`` true, is in use as before.
 ``ix_memory_conflicts_open``: the gate's pairs still waiting for a verdict, a partial index, so the
 health line counts the open contradictions without reading every pair ever shown.
 
-Revision ID: 0031
-Revises: 0030
+Revision ID: 0031rows
+Revises: 0031owners
 Create Date: 2026-12-06
 """
 
@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0031rows"
-down_revision = "0031_owners"  # chained after owners when the branches met
+down_revision = "0031owners"  # chained after owners when the branches met
 branch_labels = None
 depends_on = None
 

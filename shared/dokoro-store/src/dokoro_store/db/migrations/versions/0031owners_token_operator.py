@@ -1,8 +1,8 @@
 """Operator tokens of the shared HTTP server (``api_tokens.operator``): the actions that rebuild or
 read the whole store (a full reindex) are an operator's; an ordinary token is an agent's.
 
-Revision ID: 0031_owners
-Revises: 0030
+Revision ID: 0031owners
+Revises: 0031files
 Create Date: 2026-12-07
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0031_owners"
+revision = "0031owners"
 down_revision = "0031files"  # chained after files when the branches met
 branch_labels = None
 depends_on = None
