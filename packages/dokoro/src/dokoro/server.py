@@ -77,10 +77,10 @@ def serve(path: Path | None = None, *, explicit: bool = False) -> None:
     from dokoro_server.entry import prepare
 
     settings = DokoroSettings(path=path) if path is not None else DokoroSettings()
+    if explicit:  # before the banner that says Ctrl-C stops: a Ctrl-C right after it stops too
+        _stop_on_first_interrupt()
     # The command line and the settings settled before the packages (and the MCP SDK) are imported.
     prepared = prepare(NAME, (), settings=settings, explicit=explicit)
-    if explicit:
-        _stop_on_first_interrupt()
     from dokoro_server import serve as serve_tools
 
     serve_tools(NAME, *registers(settings), prepared=prepared)
