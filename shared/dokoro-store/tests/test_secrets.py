@@ -75,6 +75,29 @@ def test_indexed_documents_are_redacted_and_the_report_says_so(store) -> None:
     assert [h.doc_id for h in store.search.universal("staging key rotate").hits] == ["research-keys"]
 
 
+def test_index_content_is_a_plain_write_whose_statement_hook_redacts_every_string_it_stores(any_store) -> None:
+    """index_content writes through Database.writing() (Core statements, no ORM session): the title,
+    which nothing redacts before the statement, reaches no stored row with its secret, in the
+    document or its chunks, threaded or not."""
+    from sqlalchemy import text
+
+    store = any_store
+    store.docs.index_content("plain-write", f"Rotate the deploy key monthly; it is {GITHUB}.", f"Key {GITHUB}")
+    store.docs.index_content("plain-thread", "The second turn of the talk.", f"Turn {GITHUB}", thread="talk-1")
+
+    with store.db.engine.connect() as connection:
+        docs = connection.execute(text("SELECT id, title, content, thread FROM docs WHERE id LIKE 'plain-%'")).all()
+        chunks = connection.execute(
+            text("SELECT chunk_id, header_context FROM chunks WHERE doc_id LIKE 'plain-%'")
+        ).all()
+    assert sorted(row.id for row in docs) == ["plain-thread", "plain-write"]
+    assert [row.thread for row in docs if row.id == "plain-thread"] == ["talk-1"]
+    assert chunks, "the documents were indexed"
+    stored = [str(value) for row in [*docs, *chunks] for value in row if value is not None]
+    assert not [value for value in stored if GITHUB in value]
+    assert all("[REDACTED" in row.title for row in docs)
+
+
 # ------------------------------------------------------------------ broader formats (issue 12)
 # Well-formed fakes composed at run time, in the shapes real credentials take.
 ENV_CASES = [

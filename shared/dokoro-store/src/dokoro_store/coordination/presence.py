@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from sqlalchemy import Row, Table, literal_column, select
+from sqlalchemy import Connection, Row, Table, bindparam, literal_column, select
 from sqlalchemy.orm import Session
 
 from dokoro_store.db.clock import db_epoch
@@ -36,14 +36,26 @@ def _table() -> Table:
     return table_of(AgentPresence)
 
 
-def presence_labels(session: Session, agents: Iterable[str], now: int, ttl: int = PRESENCE_TTL) -> dict[str, str]:
-    """``live`` (heartbeat within ``ttl``), ``stale`` (older) or ``unknown`` (never pinged), per agent."""
+def _heartbeats() -> Any:
+    table = _table()
+    return select(table.c.agent_id, table.c.last_heartbeat).where(
+        table.c.agent_id.in_(bindparam("agents", expanding=True))
+    )
+
+
+_HEARTBEATS = _heartbeats()  # built once (statements are immutable)
+
+
+def presence_labels(
+    session: Session | Connection, agents: Iterable[str], now: int, ttl: int = PRESENCE_TTL
+) -> dict[str, str]:
+    """``live`` (heartbeat within ``ttl``), ``stale`` (older) or ``unknown`` (never pinged), per agent;
+    read in the caller's transaction (an ORM session or a plain connection)."""
     wanted = sorted(set(agents))
     labels = dict.fromkeys(wanted, "unknown")
     if not wanted:
         return labels
-    table = _table()
-    rows = session.execute(select(table.c.agent_id, table.c.last_heartbeat).where(table.c.agent_id.in_(wanted))).all()
+    rows = session.execute(_HEARTBEATS, {"agents": wanted}).all()
     for agent_id, heartbeat in rows:
         labels[agent_id] = "live" if now - int(heartbeat) <= ttl else "stale"
     return labels

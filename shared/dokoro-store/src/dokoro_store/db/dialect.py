@@ -88,7 +88,7 @@ class DialectOps(Protocol):
         """The backend's INSERT, with ``on_conflict_do_update``/``on_conflict_do_nothing``."""
         ...
 
-    def lock_keys(self, session: Session, namespace: str, keys: Iterable[str]) -> None:
+    def lock_keys(self, session: Session | Connection, namespace: str, keys: Iterable[str]) -> None:
         """Serialise write transactions touching the same ``keys`` (even rows not yet inserted).
 
         Call it first thing in a ``db.write()`` transaction; the locks end with it. On SQLite
@@ -182,7 +182,7 @@ class SqliteOps(_Upserts):
     def insert(self, table: Table) -> sqlite.Insert:
         return sqlite.insert(table)
 
-    def lock_keys(self, session: Session, namespace: str, keys: Iterable[str]) -> None:
+    def lock_keys(self, session: Session | Connection, namespace: str, keys: Iterable[str]) -> None:
         # BEGIN IMMEDIATE: the transaction already holds the one write lock of the database.
         return None
 
@@ -249,7 +249,7 @@ class PostgresOps(_Upserts):
 
         return postgresql.insert(table)
 
-    def lock_keys(self, session: Session, namespace: str, keys: Iterable[str]) -> None:
+    def lock_keys(self, session: Session | Connection, namespace: str, keys: Iterable[str]) -> None:
         # Transaction-scoped advisory locks, taken in one order so two writers never deadlock;
         # they also cover keys whose rows do not exist yet, which FOR UPDATE cannot.
         for key in sorted(set(keys)):

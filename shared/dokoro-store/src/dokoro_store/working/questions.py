@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import secrets
+from typing import Any
 
+from sqlalchemy import Table, func
+from sqlalchemy import select as core_select
 from sqlmodel import col, select
 
 from dokoro_store.clock import Clock
 from dokoro_store.db.engine import Database
+from dokoro_store.db.model_tables import table_of
 from dokoro_store.errors import InvalidArgumentError, NotFoundError
 from dokoro_store.models import Question as QuestionRow
 from dokoro_store.results.working import BlockerCheck, Question, QuestionAdded, QuestionAnswered, QuestionCounts
@@ -31,8 +35,25 @@ def _base36(number: int) -> str:
             return digits
 
 
-def _public(row: QuestionRow) -> Question:
+def _public(row: QuestionRow | Any) -> Question:
+    """The result of a question: its ORM row or a Core row of ``questions``."""
     return Question.model_validate(row, from_attributes=True)
+
+
+def _read_statements() -> tuple[dict[str, Any], Any]:
+    """The cheap reads' Core statements, built once (statements are immutable): the questions of
+    each status filter, and the open questions counted by priority."""
+    table: Table = table_of(QuestionRow)
+    listed = {
+        "all": core_select(table),
+        "open": core_select(table).where(table.c.status == "open"),
+        "answered": core_select(table).where(table.c.status == "answered"),
+    }
+    counts = core_select(table.c.priority, func.count()).where(table.c.status == "open").group_by(table.c.priority)
+    return listed, counts
+
+
+_LISTED, _COUNTS = _read_statements()
 
 
 class QuestionService:
@@ -44,12 +65,14 @@ class QuestionService:
         self._current = current
 
     def counts(self) -> QuestionCounts:
-        with self._db.read() as session:
-            rows = session.exec(select(QuestionRow.priority).where(QuestionRow.status == "open")).all()
-        by_priority: dict[str, int] = {}
-        for priority in rows:
-            by_priority[priority] = by_priority.get(priority, 0) + 1
-        return QuestionCounts(open=len(rows), blockers=by_priority.get("blocker", 0), by_priority=by_priority)
+        # A cached Core statement in one short read transaction (no ORM session): counted in SQL.
+        with self._db.reading() as connection:
+            rows = connection.execute(_COUNTS).all()
+        ranked = sorted(rows, key=lambda row: _PRIORITY_RANK.get(row[0], 9))
+        by_priority = {str(priority): int(count) for priority, count in ranked}
+        return QuestionCounts(
+            open=sum(by_priority.values()), blockers=by_priority.get("blocker", 0), by_priority=by_priority
+        )
 
     def add(
         self, question: str, *, context: str | None = None, priority: str = "medium", agent_id: str | None = None
@@ -121,11 +144,9 @@ class QuestionService:
         """Questions sorted open first, then blocker < high < medium < low, then newest."""
         if status not in ("open", "answered", "all"):
             raise InvalidArgumentError(f"status must be 'open', 'answered' or 'all'; got {status!r}")
-        statement = select(QuestionRow)
-        if status != "all":
-            statement = statement.where(QuestionRow.status == status)
-        with self._db.read() as session:
-            rows = [_public(row) for row in session.exec(statement)]
+        # A cached Core statement in one short read transaction (no ORM session or identity map).
+        with self._db.reading() as connection:
+            rows = [_public(row) for row in connection.execute(_LISTED[status])]
         rows.sort(key=lambda q: q.created_at, reverse=True)
         rows.sort(key=lambda q: (q.status != "open", _PRIORITY_RANK.get(q.priority, 9)))
         return rows

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
 
-from sqlalchemy import CursorResult, Row, Table, delete, insert, or_, select, update
+from sqlalchemy import CursorResult, Row, Table, bindparam, delete, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -59,6 +59,21 @@ def _claims() -> Table:
 
 def _events() -> Table:
     return table_of(FileClaimEvent)
+
+
+def _listed(by_agent: bool, include_expired: bool) -> Any:
+    """The open claims, soonest to expire first: a Core statement per shape of :meth:`ClaimService.list`."""
+    claims = _claims()
+    statement = select(claims).where(claims.c.released_at.is_(None))
+    if by_agent:
+        statement = statement.where(claims.c.agent_id == bindparam("agent_id"))
+    if not include_expired:
+        statement = statement.where(claims.c.expires_at > bindparam("now"))
+    return statement.order_by(claims.c.expires_at, claims.c.claim_key)
+
+
+# Built once (statements are immutable), by (only one agent's, expired ones too).
+_LISTED = {(agent, expired): _listed(agent, expired) for agent in (False, True) for expired in (False, True)}
 
 
 class ClaimService:
@@ -400,16 +415,17 @@ class ClaimService:
 
     def list(self, agent_id: str | None = None, *, include_expired: bool = False) -> list[Claim]:
         """Open claims (live ones only unless ``include_expired``), soonest to expire first."""
-        claims = _claims()
-        with self._db.read() as session:
-            now = db_epoch(session, self._db.ops)
-            statement = select(claims).where(claims.c.released_at.is_(None))
-            if agent_id is not None and agent_id.strip():
-                statement = statement.where(claims.c.agent_id == agent_id.strip())
-            if not include_expired:
-                statement = statement.where(claims.c.expires_at > now)
-            rows = session.execute(statement.order_by(claims.c.expires_at, claims.c.claim_key)).all()
-            labels = presence_labels(session, (row.agent_id for row in rows), now)
+        agent = agent_id.strip() if agent_id is not None else ""
+        statement = _LISTED[(bool(agent), include_expired)]
+        # Cached Core statements in one short read transaction (no ORM session): the database clock,
+        # the claims and their holders' presence.
+        with self._db.reading() as connection:
+            now = db_epoch(connection, self._db.ops)
+            params: dict[str, Any] = {"now": now} if not include_expired else {}
+            if agent:
+                params["agent_id"] = agent
+            rows = connection.execute(statement, params).all()
+            labels = presence_labels(connection, (row.agent_id for row in rows), now)
         return [
             Claim(
                 path=row.file_path,

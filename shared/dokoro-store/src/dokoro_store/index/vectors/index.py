@@ -39,7 +39,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from sqlalchemy import func, select
+from sqlalchemy import Connection, func, select
 from sqlmodel import Session
 
 from dokoro_store.db.engine import Database
@@ -75,8 +75,8 @@ class VectorIndex(Protocol):
 
     def describe(self) -> str: ...
 
-    def write_in_transaction(self, session: Session, rows: Sequence[ChunkVector]) -> None:
-        """Called inside the transaction that wrote these chunks."""
+    def write_in_transaction(self, connection: Connection, rows: Sequence[ChunkVector]) -> None:
+        """Called inside the transaction that wrote these chunks (on its connection)."""
         ...
 
     def after_commit(self, doc_ids: Sequence[str], rows: Sequence[ChunkVector]) -> None:
@@ -144,7 +144,7 @@ class ExactScanIndex:
         why = f" ({self._reason})" if self._reason else ""
         return f"exact scan of the vectors in the database{why}"
 
-    def write_in_transaction(self, session: Session, rows: Sequence[ChunkVector]) -> None:
+    def write_in_transaction(self, connection: Connection, rows: Sequence[ChunkVector]) -> None:
         return None
 
     def after_commit(self, doc_ids: Sequence[str], rows: Sequence[ChunkVector]) -> None:

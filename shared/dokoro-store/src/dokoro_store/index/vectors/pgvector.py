@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import text
+from sqlalchemy import Connection, text
 from sqlalchemy.sql.elements import BindParameter
 from sqlmodel import Session
 
@@ -148,7 +148,7 @@ class PgVectorIndex:
             f"(HNSW for {', '.join(map(str, TYPED_DIMENSIONS))})"
         )
 
-    def write_in_transaction(self, session: Session, rows: Sequence[ChunkVector]) -> None:
+    def write_in_transaction(self, connection: Connection, rows: Sequence[ChunkVector]) -> None:
         if not rows:
             return
         by_column: dict[str, list[dict[str, str]]] = {}
@@ -157,10 +157,10 @@ class PgVectorIndex:
                 {"v": vector_literal(row.vector), "id": row.chunk_id}
             )
         for column, values in by_column.items():
-            session.execute(text(f"UPDATE chunks SET {column} = CAST(:v AS vector) WHERE chunk_id = :id"), values)
+            connection.execute(text(f"UPDATE chunks SET {column} = CAST(:v AS vector) WHERE chunk_id = :id"), values)
 
     def insert_chunks(
-        self, session: Session, rows: Sequence[Mapping[str, Any]], vectors: Sequence[ChunkVector]
+        self, connection: Connection, rows: Sequence[Mapping[str, Any]], vectors: Sequence[ChunkVector]
     ) -> None:
         """Insert chunk rows (the columns of :data:`~dokoro_store.models.index.chunks`) with
         their vectors already in the pgvector column, in one ``COPY`` inside the session's
@@ -185,7 +185,7 @@ class PgVectorIndex:
                 groups.setdefault((), []).append(values)
             else:  # a batch has one embedder, so one vector column: one COPY
                 groups.setdefault((column_for(len(vector)),), []).append([*values, vector_literal(vector)])
-        with session.connection().connection.driver_connection.cursor() as cursor:  # type: ignore[union-attr]
+        with connection.connection.driver_connection.cursor() as cursor:  # type: ignore[union-attr]
             for extra, values_list in groups.items():
                 with cursor.copy(f"COPY chunks ({', '.join([*names, *extra])}) FROM STDIN") as copy:
                     for values in values_list:

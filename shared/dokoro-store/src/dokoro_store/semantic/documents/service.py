@@ -312,13 +312,14 @@ class DocumentService:
         vectors = self._indexer.embed_plan(plan)
         saved = content_row(doc_id, title, text, row.stored_hash, self._clock.now(), at)
         upsert = content_upsert(self._db, thread=thread is not None, at=at is not None)
-        with self._db.write() as session:
+        # A plain write (Core, no ORM unit of work); the statement hook redacts what it sends (db/redaction.py).
+        with self._db.writing() as connection:
             if thread is not None:
                 saved["thread"] = thread
-                saved["thread_pos"] = place_in_thread(session, self._db.ops, doc_id, thread, at)
+                saved["thread_pos"] = place_in_thread(connection, self._db.ops, doc_id, thread, at)
                 report.thread_place = (thread, saved["thread_pos"])
-            session.connection().execute(upsert, [saved])
-            _embedder, indexed, after = self._indexer.write_in(session, plan, vectors, report)
+            connection.execute(upsert, [saved])
+            _embedder, indexed, after = self._indexer.write_in(connection, plan, vectors, report)
         after()
         self._listeners.notify(indexed)
         if behind and plan.todo and self._behind is not None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import func, select, update
+from sqlalchemy import Connection, func, select, update
 from sqlalchemy.orm import Session
 
 from dokoro_store.db.dialect import DialectOps
@@ -48,7 +48,9 @@ def clean_thread(thread: str | None) -> str | None:
     return value
 
 
-def place_in_thread(session: Session, ops: DialectOps, doc_id: str, thread: str, at: datetime | None) -> int:
+def place_in_thread(
+    session: Session | Connection, ops: DialectOps, doc_id: str, thread: str, at: datetime | None
+) -> int:
     """The place of ``doc_id`` in ``thread`` written at ``at`` (None: now, after every entry).
 
     Call it in the write transaction that saves the document, before the document's row takes
@@ -58,7 +60,7 @@ def place_in_thread(session: Session, ops: DialectOps, doc_id: str, thread: str,
     running them).
     """
     ops.lock_keys(session, "thread", [thread])
-    connection = session.connection()
+    connection = session if isinstance(session, Connection) else session.connection()
     mark = driver_mark(connection)
     current = connection.exec_driver_sql(
         f"SELECT thread, thread_pos, created_at FROM docs WHERE id = {mark}", (doc_id,)
@@ -73,8 +75,8 @@ def place_in_thread(session: Session, ops: DialectOps, doc_id: str, thread: str,
     d = docs_table.c
     if current is not None and current[0] is not None and current[1] is not None:
         # Leaving its place (another thread, or another time): the entries after it close the gap.
-        session.execute(update(docs_table).where(d.id == doc_id).values(thread=None, thread_pos=None))
-        session.execute(
+        connection.execute(update(docs_table).where(d.id == doc_id).values(thread=None, thread_pos=None))
+        connection.execute(
             update(docs_table)
             .where(d.thread == current[0], d.thread_pos > current[1])
             .values(thread_pos=d.thread_pos - 1)
@@ -90,9 +92,9 @@ def place_in_thread(session: Session, ops: DialectOps, doc_id: str, thread: str,
     if at is None or latest is None or latest <= at:
         return int(last[0]) + 1
     # Written before some entries: after every entry written at or before ``at``.
-    before = session.execute(select(func.max(d.thread_pos)).where(d.thread == thread, d.created_at <= at)).scalar()
+    before = connection.execute(select(func.max(d.thread_pos)).where(d.thread == thread, d.created_at <= at)).scalar()
     place = 0 if before is None else int(before) + 1
-    session.execute(
+    connection.execute(
         update(docs_table).where(d.thread == thread, d.thread_pos >= place).values(thread_pos=d.thread_pos + 1)
     )
     return place

@@ -215,7 +215,8 @@ class CurrentService:
         return read_text_or_none(self._paths.current_md, within=self._paths.root)
 
     def focus(self) -> CurrentFocus:
-        """current.md's lastUpdated and the bodies of Current Focus, In Progress and Next Steps."""
+        """current.md's lastUpdated and the bodies of Current Focus, In Progress and Next Steps (one
+        read of the file: no database and no lock, the writers replace it atomically)."""
         text = read_text_or_none(self._paths.current_md, within=self._paths.root)
         if text is None:
             raise NoWorkspaceError("current.md does not exist. Claim a workspace with dokoro_workspace_claim first.")

@@ -238,6 +238,9 @@ class WorkspaceService:
 
     # ------------------------------------------------------------------ status
     def status(self) -> WorkspaceStatus:
+        # No database on this path: the lock file, current.md and session.json, read without a lock.
+        # The one lock (session-json, in flush_tool_uses) is taken only when tool calls are queued:
+        # writing them is a read-modify-write of the file that another process may do at once.
         self._require_folder()
         self.flush_tool_uses()
         now = self._clock.now()
@@ -284,6 +287,8 @@ class WorkspaceService:
         now = self._clock.now()
         cleaned = redact(entry)
         self._current.require_writable(agent, "log to it")
+        # A file, not a row: the append is a read-modify-write of current.md, so it keeps the
+        # current-md lock (two agents logging at once must not lose a line); no database on this path.
         if not self._current.log_line(LOG_ICONS[entry_type], cleaned.text, agent=agent):
             raise NoWorkspaceError("No active workspace. Use dokoro_workspace_claim first.")
         return LogEntry(type=entry_type, time=now, redacted=cleaned.kinds)

@@ -40,7 +40,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from sqlmodel import Session
+from sqlalchemy import Connection
 
 from dokoro_store.db.engine import Database
 from dokoro_store.index.scope import ScopeShares
@@ -121,7 +121,7 @@ class LanceIndex:
             return self._table.maintain(rebuild)
 
     # ------------------------------------------------------------------ protocol
-    def write_in_transaction(self, session: Session, rows: Sequence[ChunkVector]) -> None:
+    def write_in_transaction(self, connection: Connection, rows: Sequence[ChunkVector]) -> None:
         return None
 
     def after_commit(self, doc_ids: Sequence[str], rows: Sequence[ChunkVector]) -> None:

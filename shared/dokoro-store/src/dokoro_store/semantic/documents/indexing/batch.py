@@ -311,7 +311,7 @@ class Indexer:
 
     def write_in(
         self,
-        session: Session,
+        session: Session | Connection,
         plan: BatchPlan,
         embedded: tuple[Any, str | None],
         report: IndexReport,
@@ -319,13 +319,13 @@ class Indexer:
         mark: bool = True,
     ) -> tuple[Embedder | None, list[IndexedDocument], Callable[[], None]]:
         """:meth:`write` inside the caller's write transaction (a document saved and indexed all or
-        nothing); the caller calls the returned step once the transaction is committed (the
-        vector engine's own copy)."""
+        nothing: an ORM session's, or a plain write's connection); the caller calls the returned step
+        once the transaction is committed (the vector engine's own copy)."""
         return self._write(session, plan, embedded, report, mark)
 
     def _write(  # noqa: C901 - one write transaction's statements, in the order the transaction runs them
         self,
-        session: Session | None,
+        session: Session | Connection | None,
         plan: BatchPlan,
         embedded: tuple[Any, str | None],
         report: IndexReport,
@@ -386,7 +386,7 @@ class Indexer:
         marked = [doc.id for doc, _d, reason, _p in todo if reason != "vectors"] if mark else []
         # Core statements on the transaction's connection: the ORM session's execute costs more per
         # statement and this write loads no objects.
-        connection = session.connection()
+        connection = session if isinstance(session, Connection) else session.connection()
         if chunk_vectors and embedder is not None:
             claim_stamp(connection, embedder)
         for doc_id, digest in fix_hash:
@@ -409,11 +409,11 @@ class Indexer:
                 connection.execute(delete(chunks).where(chunks.c.doc_id.in_(touched)))
             if isinstance(engine, PgVectorIndex):
                 # PostgreSQL: the chunks and their vectors in one COPY (no INSERT then UPDATE).
-                engine.insert_chunks(session, chunk_rows, chunk_vectors)
+                engine.insert_chunks(connection, chunk_rows, chunk_vectors)
             else:
                 if chunk_rows:
                     connection.execute(_INSERT_CHUNKS, chunk_rows)
-                engine.write_in_transaction(session, chunk_vectors)
+                engine.write_in_transaction(connection, chunk_vectors)
             connection.execute(self._db.ops.upsert_each(doc_vectors, ["doc_id"], _STATE_UPDATE), state_rows)
         report.indexed += len(todo)
         report.chunks += len(chunk_rows)
