@@ -230,6 +230,34 @@ def test_another_agents_memory_edited_in_a_file_is_kept_beside_never_replaced_no
         ).one() == (None,)
 
 
+def test_a_persons_memory_edited_in_an_agents_folder_is_kept_as_the_person_wrote_it(
+    alice: Store, bob: Store, folder_b: Path
+) -> None:
+    # A person's memory (user-stated, written by no agent) is nobody's to retire but a person's, in a
+    # file as through the tools (dokoro_forget refuses it too).
+    def persons(title: str, body: str) -> str:
+        return alice.memories.remember(type="rule", title=title, body=body, trust="user-stated").memory.id
+
+    edited = persons("Reviews", "Every change gets one review.")
+    retired = persons("Secrets", "Secrets live in the vault only.")
+    deleted = persons("Freeze", "No deploys on Fridays.")
+    with pytest.raises(NotOwnerError):
+        bob.memories.forget(retired, reason="not needed", acting_agent="bob")
+    bob.memories.sync_files()
+    _edit(_file(folder_b, edited), "one review", "two reviews")
+    _edit(_file(folder_b, retired), "state: active", "state: deprecated")
+    _file(folder_b, deleted).unlink()
+
+    done = bob.memories.sync_files()
+
+    actions = {c.memory_id: c.action for c in done.changes}
+    assert actions == {edited: "kept_both", retired: "not_applied", deleted: "not_applied"}
+    assert [alice.memories.get(i).state for i in (edited, retired, deleted)] == ["active"] * 3
+    messages = {c.memory_id: c.message for c in done.changes}
+    assert "a person's memory" in messages[retired] and "None" not in messages[retired]
+    assert "a person's memory" in messages[deleted] and "ask a person" in messages[deleted]
+
+
 def test_a_fabricated_memory_of_another_agent_is_not_restored_by_an_agent(
     alice: Store, bob: Store, folder_b: Path
 ) -> None:

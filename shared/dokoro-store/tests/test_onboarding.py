@@ -211,6 +211,27 @@ def test_a_newer_reading_withdraws_the_stale_proposal_and_supersedes_the_earlier
     )
 
 
+@pytest.mark.parametrize("first_by", ["alice", None])
+def test_a_newer_reading_approved_by_an_agent_keeps_anothers_earlier_memory_beside_it(
+    any_store: Store, tmp_path: Path, first_by: str | None
+) -> None:
+    # The ownership rule of every supersede: bob's approval writes bob's memory and leaves alice's
+    # (or a person's) earlier reading active beside it, saying whose it is.
+    project = _project(tmp_path)
+    first = {d.topic: d for d in any_store.onboarding.propose(project).drafts}
+    [old_stack] = any_store.proposals.approve(first["stack"].proposal or "", acting_agent=first_by).created
+    (project / "pyproject.toml").write_text(PYPROJECT.replace(">=3.12", ">=3.13"), encoding="utf-8")
+    drafts = {d.topic: d for d in any_store.onboarding.propose(project).drafts}
+
+    done = any_store.proposals.approve(drafts["stack"].proposal or "", acting_agent="bob")
+
+    [new_stack] = done.created
+    assert done.changed == [] and new_stack.supersedes is None
+    assert any_store.memories.get(old_stack.id).state == "active"
+    owner = "alice's memory" if first_by else "a person's memory"
+    assert f"{old_stack.id} kept beside it ({owner}" in (done.proposal.outcome or "")
+
+
 def test_the_project_files_are_hostile_input(any_store: Store, tmp_path: Path) -> None:
     project = _project(tmp_path)
     outside = tmp_path / "outside"

@@ -88,7 +88,7 @@ class MemoryConflict(SQLModel, table=True):
 
     __tablename__ = "memory_conflicts"
     __table_args__ = (
-        # The pairs waiting for a verdict (0031): what the health line counts and merges come from.
+        # The pairs waiting for a verdict (0031rows): what the health line counts and merges come from.
         Index(
             "ix_memory_conflicts_open",
             "shown_at",

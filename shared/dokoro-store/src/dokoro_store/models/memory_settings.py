@@ -14,7 +14,7 @@ __all__ = ["MemoryTypeSwitch"]
 
 
 class MemoryTypeSwitch(SQLModel, table=True):
-    """One memory type's switches (migration 0027; ``enabled``: 0031). A type without a row is on:
+    """One memory type's switches (migration 0027; ``enabled``: 0031rows). A type without a row is on:
     in use, agents may write it, and it waits for review only when the store's review queue is on
     (``DOKORO_MEMORY_REVIEW``)."""
 

@@ -17,7 +17,7 @@ from typing import Protocol
 from dokoro_store.errors import NotOwnerError
 from dokoro_store.walls.ownership import PERSON, memory_keeper
 
-__all__ = ["Owned", "keeper_of", "owner_words", "refuse_foreign"]
+__all__ = ["Owned", "asked", "keeper_of", "owner_words", "refuse_foreign"]
 
 
 class Owned(Protocol):
@@ -43,7 +43,8 @@ def owner_words(owner: str) -> str:
     return f"{owner}'s memory"
 
 
-def _ask(owner: str) -> str:
+def asked(owner: str) -> str:
+    """Whom to ask about ``owner``'s memory."""
     return "a person" if owner == PERSON else f"{owner} or a person"
 
 
@@ -62,5 +63,5 @@ def refuse_foreign(memory: Owned, actor: str | None, *, doing: str, instead: str
     )
     raise NotOwnerError(
         f"memory {memory.id} is {owner_words(owner)}; you ({actor}) may not {doing} it. "
-        + advice.replace("{ask}", _ask(owner))
+        + advice.replace("{ask}", asked(owner))
     )

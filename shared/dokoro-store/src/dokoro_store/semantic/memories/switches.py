@@ -2,7 +2,7 @@
 person's review.
 
 The switches are the store's settings, kept in its database (``memory_type_switches``, migrations
-0027 and 0031), so every process and every machine of a team store obeys the same ones. A type
+0027 and 0031rows), so every process and every machine of a team store obeys the same ones. A type
 without a row is on: in use, agents may write it, and it waits for review only when the store's
 review queue is on (``DOKORO_MEMORY_REVIEW``). A person changes them with ``dokoro memory types``
 (CLI); agents cannot.

@@ -3,8 +3,9 @@
 Nobody can tell who edited a file. A change a file makes is made by the **caller**: the process that
 reads the folder (the agent a server acts for, ``DOKORO_AGENT_ID``; a person at the command line, the
 TUI or a server nobody named), or whoever runs a rebuild (``dokoro_memory_reindex``'s agent, the
-CLI's person). The caller's rights are those of the walls (:mod:`dokoro_store.walls.ownership`): a
-person may change any memory; a known agent may change its own memories and those no agent wrote.
+CLI's person). The caller's rights are those of the walls (:mod:`dokoro_store.walls.ownership`), as
+for every memory tool: a person may change any memory; a known agent its own memories and those nobody
+owns (a user-stated memory no agent wrote is a person's: an agent may not retire or replace it).
 
 What a file may do, whoever wrote it (:class:`Caller` answers each question):
 
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dokoro_store.walls.ownership import known_agent, owned_by_another
+from dokoro_store.walls.ownership import known_agent, memory_keeper
 
 __all__ = ["PERSON", "TRUST_RANK", "Caller", "lower_trust"]
 
@@ -51,9 +52,11 @@ class Caller:
     def person(self) -> bool:
         return self.agent is None
 
-    def may_change(self, owner: str | None) -> bool:
-        """Whether the caller may supersede, retire or bring back a memory ``owner`` wrote."""
-        return not owned_by_another(owner, self.agent)
+    def keeper(self, agent_id: str | None, trust: str) -> str | None:
+        """Who keeps the caller off a memory ``agent_id`` wrote with ``trust`` (None: the caller may
+        supersede, retire or bring it back): the walls' one rule (an agent's memory is its own; a
+        person's, user-stated and written by no agent, is a person's), as every memory tool applies it."""
+        return memory_keeper(agent_id, trust, self.agent)
 
     def may_restore(self, author: str | None) -> bool:
         """Whether the caller may restore, as its file says, a memory ``author`` wrote."""

@@ -33,6 +33,7 @@ from dokoro_store.semantic.memories.files.markdown import (
 )
 from dokoro_store.semantic.memories.files.rows import FileRows, file_id, redacted_fields, version_id
 from dokoro_store.semantic.memories.files.run import RERENDER, Gone, Run, lstat
+from dokoro_store.semantic.memories.owners import asked, owner_words
 from dokoro_store.semantic.memories.repository import is_memory_id
 from dokoro_store.walls import containment as walls
 
@@ -146,8 +147,8 @@ class Reconciler:
         if content == ["trust"] and not caller.person and TRUST_RANK[edited.trust] > TRUST_RANK[row.trust]:
             message = f"trust is not raised by a file (it stays {row.trust}); the file was written again"
             self._not_applied(run, path, row, ["trust"], message)
-        elif content and not caller.may_change(row.agent_id):
-            self._keep_both(run, path, edited, row, owner=row.agent_id)
+        elif content and (keeper := caller.keeper(row.agent_id, row.trust)) is not None:
+            self._keep_both(run, path, edited, row, owner=keeper)
         elif content and row.state in _RETIRED:
             revived = self._rows.revive(edited, row, caller)
             conflicts = self._gate_check(revived, None) if revived is not None else []
@@ -220,14 +221,15 @@ class Reconciler:
                 f"{row.id}` (or v in dokoro browse); the file was written again",
             )
             return
-        if not caller.may_change(row.agent_id):
+        keeper = caller.keeper(row.agent_id, row.trust)
+        if keeper is not None:
             self._not_applied(
                 run,
                 path,
                 row,
                 ["state"],
-                f"{row.id} is {row.agent_id}'s memory: {caller.describe()} may not change its state through a "
-                f"file (it stays {row.state}; ask {row.agent_id}); the file was written again",
+                f"{row.id} is {owner_words(keeper)}: {caller.describe()} may not change its state through a "
+                f"file (it stays {row.state}; ask {asked(keeper)}); the file was written again",
             )
             return
         if target == "active":
@@ -255,7 +257,7 @@ class Reconciler:
         the memory is another agent's (``owner``)."""
         stored = fields_of_row(row)
         why = (
-            f"{row.id} is {owner}'s memory, which {run.caller.describe()} may not replace"
+            f"{row.id} is {owner_words(owner)}, which {run.caller.describe()} may not replace"
             if owner
             else "the file and the database both changed since the last render"
         )
@@ -298,15 +300,16 @@ class Reconciler:
         if row is None:
             m.drop(entry.path)
             return
-        if row.state != "deprecated" and not run.caller.may_change(row.agent_id):
+        keeper = run.caller.keeper(row.agent_id, row.trust)
+        if row.state != "deprecated" and keeper is not None:
             run.changes.append(
                 FileChange(
                     path=entry.path,
                     memory_id=row.id,
                     action="not_applied",
                     state=row.state,
-                    message=f"file deleted: {row.id} is {row.agent_id}'s memory and stays {row.state} (deleting a file "
-                    f"is not forgetting another's memory; ask {row.agent_id}); its file is not written again here "
+                    message=f"file deleted: {row.id} is {owner_words(keeper)} and stays {row.state} (deleting a file "
+                    f"is not forgetting another's memory; ask {asked(keeper)}); its file is not written again here "
                     "until it changes",
                 )
             )

@@ -308,7 +308,9 @@ class ProposalService:
         self, session: Session, row: MemoryProposal, *, agent: str | None, via: str, text: str | None, title: str | None
     ) -> tuple[list[MemoryRow], list[MemoryRow], str]:
         """A memory read from the project's files (``dokoro onboard``): its draft, or the approver's
-        distilled text; it supersedes the memory an earlier onboarding wrote on the same topic."""
+        distilled text; it supersedes the memory an earlier onboarding wrote on the same topic when
+        the approver may change that memory (the ownership rule of every supersede); another's is
+        kept beside it, and the answer says whose it is."""
         evidence = row.evidence
         topic = str(evidence["topic"])
         written = summaries.distilled(text, title, (str(evidence["title"]), str(evidence["body"])))
@@ -316,7 +318,9 @@ class ProposalService:
         memory.entities = [str(e) for e in evidence.get("entities", [])]
         memory.source = f"dokoro onboard ({topic}): " + ", ".join(str(s) for s in evidence.get("sources", []))
         earlier = ledger.onboarded_memories(session, topic)
-        replaced = [m for m in _locked(session, earlier).values() if m.state == "active"]
+        active = [m for m in _locked(session, earlier).values() if m.state == "active"]
+        replaced = [m for m in active if keeper_of(m, agent) is None]
+        kept = [(m, owner) for m in active if (owner := keeper_of(m, agent)) is not None]
         memory.supersedes = replaced[0].id if replaced else None
         repository.create(session, memory)
         for old in replaced:
@@ -326,7 +330,15 @@ class ProposalService:
         self._save_doc(session, memory)
         row.evidence = {**evidence, "memory": memory.id}
         done = f"{memory.type} {memory.id} written" + (" (the approver's distilled text)" if text is not None else "")
-        return [memory], replaced, done + "".join(f"; {old.id} superseded by it" for old in replaced)
+        done += "".join(f"; {old.id} superseded by it" for old in replaced)
+        return (
+            [memory],
+            replaced,
+            done
+            + "".join(
+                f"; {old.id} kept beside it ({owner_words(owner)}, not yours to supersede)" for old, owner in kept
+            ),
+        )
 
     def _new_memory(
         self, session: Session, row: MemoryProposal, text: tuple[str, str], *, agent: str | None
