@@ -62,6 +62,7 @@ def test_the_same_transcript_twice_adds_nothing(any_store: Store, transcript: Pa
     again = any_store.capture.ingest(SESSION, transcript, project=PROJECT)
     assert first.total_turns == again.total_turns == 4
     assert again.status == "nothing new"
+    assert (again.turns, again.summary) == (0, "unchanged")  # read again, nothing rewritten nor re-embedded
     assert len(_turn_docs(any_store)) == 4
     (session,) = any_store.capture.sessions()
     assert session.turns == 4 and session.title == "Sliding eight-hour session expiry for the shop"

@@ -37,7 +37,7 @@ def session_items(store: Store) -> list[Item]:
 
 def session_card(store: Store, session_id: str) -> str:
     """The session's summary, then its turns in order (each cut short)."""
-    found = next((s for s in store.capture.sessions(limit=SESSIONS_SHOWN) if s.session_id == session_id), None)
+    found = store.capture.session(session_id)
     if found is None:
         return f"Session {session_id} is no longer captured (forgotten?)."
     lines = [

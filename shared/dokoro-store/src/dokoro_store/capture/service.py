@@ -22,9 +22,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import Select, delete, func, insert, select, update
 
 from dokoro_store.capture.digest import CAPTURE_MODEL, Digest
 from dokoro_store.capture.recall import recall_for_prompt
@@ -34,6 +34,7 @@ from dokoro_store.capture.turns import Turn, TurnBuilder
 from dokoro_store.clock import Clock
 from dokoro_store.db.engine import Database
 from dokoro_store.db.model_tables import table_of
+from dokoro_store.episodic.results import estimate_tokens
 from dokoro_store.errors import InvalidArgumentError
 from dokoro_store.index.ranking.calibration import CLOSE_MATCH
 from dokoro_store.models import CaptureMark, ConversationSummary, EpisodeSession
@@ -124,7 +125,7 @@ class CaptureService:
             read = self._read(handle, session_id, start, bounds or ReadBounds(), switches, where, size)
         if mark is not None and start == int(mark["read_to"]) and not read.turns and read.builder.lines == 0:
             return CaptureReport(session_id=session_id, status="nothing new", read_to=start, total_turns=mark["turns"])
-        written, changed = self._write_turns(session_id, read.turns, where)
+        changed = self._write_turns(session_id, read.turns, where)
         # The digest keeps the finished turns; the open one (read again next time) is added on a copy.
         finished = read.turns[:-1] if read.open_last else read.turns
         for turn in finished:
@@ -161,7 +162,7 @@ class CaptureService:
             session_id=session_id,
             status="captured" if changed or mark is None else "nothing new",
             lines=read.builder.lines,
-            turns=written,
+            turns=changed,
             tools=sum(t.tool_count for t in read.turns),
             skipped=read.builder.skipped,
             problems=read.builder.problems,
@@ -200,10 +201,10 @@ class CaptureService:
         # The open turn is read again next time: it may not be finished.
         return _Read(turns, builder, open_turn.start, done, open_last=True)
 
-    def _write_turns(self, session_id: str, turns: list[Turn], project: str | None) -> tuple[int, int]:
-        """Save and index the turns as documents of the session's thread; returns how many, and
-        how many of them were new or changed."""
-        written = changed = 0
+    def _write_turns(self, session_id: str, turns: list[Turn], project: str | None) -> int:
+        """Save and index the turns as documents of the session's thread; returns how many of them
+        were new or changed."""
+        changed = 0
         for begin in range(0, len(turns), _BATCH):
             batch = [(t, t.text()) for t in turns[begin : begin + _BATCH]]
             batch = [(t, text) for t, text in batch if text.strip()]
@@ -229,9 +230,8 @@ class CaptureService:
             report = self._docs.index_docs(ids)
             for note in report.notes:
                 log.info("dokoro: capture: %s", note)
-            written += len(docs)
             changed += report.indexed
-        return written, changed
+        return changed
 
     def _places(self, session_id: str, ids: list[str]) -> dict[str, int]:
         """Each turn's place in the thread: its own when already saved, else after the last."""
@@ -268,7 +268,9 @@ class CaptureService:
         s = _summaries.c
         now = self._clock.now()
         with self._db.write() as session:
-            rows = session.execute(select(s.id, s.ai_model).where(s.session_id == session_id)).all()
+            rows = session.execute(
+                select(s.id, s.ai_model, s.summary, s.message_count).where(s.session_id == session_id)
+            ).all()
             ours = [int(r[0]) for r in rows if r[1] == CAPTURE_MODEL]
             if any(r[1] != CAPTURE_MODEL for r in rows):
                 if ours:
@@ -284,8 +286,10 @@ class CaptureService:
                 "key_decisions": decisions or None,
                 "key_topics": topics or None,
                 "message_count": turns,
-                "token_count": max(1, len(str(summary)) // 4),
+                "token_count": estimate_tokens(str(summary)),
             }
+            if len(ours) == 1 and any(r[0] == ours[0] and (r[2], r[3]) == (summary, turns) for r in rows):
+                return "unchanged"  # read again (a Stop, then SessionEnd): the row and its vector stay
             session.execute(
                 self._db.ops.upsert(
                     _sessions, {"id": session_id, "started_at": first_at or now, "status": "completed"}, ["id"], None
@@ -321,8 +325,16 @@ class CaptureService:
         """The captured sessions, most recently read first, with their summaries."""
         if not 1 <= limit <= 1000:
             raise InvalidArgumentError(f"limit must be between 1 and 1000; got {limit}")
+        return self._sessions(select(_marks).order_by(_marks.c.updated_at.desc()).limit(limit))
+
+    def session(self, session_id: str) -> CapturedSession | None:
+        """One captured session with its summary (None: not captured, or forgotten)."""
+        found = self._sessions(select(_marks).where(_marks.c.session_id == _session_id(session_id)))
+        return found[0] if found else None
+
+    def _sessions(self, query: Select[Any]) -> list[CapturedSession]:
         with self._db.read() as session:
-            marks = session.execute(select(_marks).order_by(_marks.c.updated_at.desc()).limit(limit)).mappings().all()
+            marks = session.execute(query).mappings().all()
             ids = [m["session_id"] for m in marks]
             s = _summaries.c
             rows = (

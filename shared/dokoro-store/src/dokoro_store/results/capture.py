@@ -18,13 +18,13 @@ class CaptureReport(Result):
     status: Literal["captured", "nothing new", "off", "excluded"]
     why: str | None = Field(default=None, description="Why nothing was captured (capture off, an excluded folder).")
     lines: int = Field(default=0, description="Lines read by this call.")
-    turns: int = Field(default=0, description="Turn documents written or refreshed by this call.")
+    turns: int = Field(default=0, description="Turn documents new or changed by this call.")
     tools: int = Field(default=0, description="Tool calls found by this call.")
     skipped: int = Field(default=0, description="Lines skipped (not JSON, unknown shape, too long).")
     problems: dict[str, int] = Field(default_factory=dict, description="Skipped lines by reason.")
     read_to: int = Field(default=0, description="The byte offset the next read starts from.")
     done: bool = Field(default=True, description="False: the call's bound stopped it; the next call goes on.")
-    summary: Literal["written", "agent's kept", "none"] = "none"
+    summary: Literal["written", "unchanged", "agent's kept", "none"] = "none"
     total_turns: int = Field(default=0, description="Turns of this session in the store after the call.")
 
 

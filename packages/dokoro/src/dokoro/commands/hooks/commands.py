@@ -309,10 +309,12 @@ def forget_session(path: Path | None, session_id: str, yes: bool) -> None:
     """Remove a captured session: its turns, its captured summary and its mark."""
     store = open_for_command(path)
     try:
-        turns = store.capture.turns_of(session_id, limit=1000)
+        found = store.capture.session(session_id)
         out = console()
         out.print(
-            f"Session {session_id}: {len(turns)} captured turn(s) will be removed.", markup=False, highlight=False
+            f"Session {session_id}: {found.turns if found else 0} captured turn(s) will be removed.",
+            markup=False,
+            highlight=False,
         )
         if not go_ahead(out, "Forget it?", dry_run=False, yes=yes, verb="forgotten"):
             return
