@@ -242,6 +242,8 @@ def _one_case(alice: Store, bob: Store, folder: Path, files: list[tuple[str, byt
     assert {i: after[i] for i in before} == before  # alice's memories as they were: owner, trust, state, text
     assert all(m.agent_id in (None, "alice", "bob") for m in rows)
     assert not [m for m in rows if m.agent_id == "alice" and m.id not in before and m.title != "Still working"]
+    # Nor a person's: bob's folder never makes a user-stated memory no agent wrote.
+    assert not [m for m in rows if m.agent_id is None and m.trust == "user-stated" and m.id not in before]
 
 
 _case = st.lists(

@@ -17,8 +17,9 @@ What a file may do, whoever wrote it (:class:`Caller` answers each question):
 - ``state``: retire or bring back a memory the caller may change; never approve a proposal
   (``dokoro memory approve``) nor propose one;
 - ``agent``, ``id``, dates, chain, revision, dependencies: the database's; never changed;
-- a memory the database lacks: restored as the file says only by a person or by the agent that
-  wrote it (a file naming another agent is refused: a fabricated memory never speaks for another).
+- a memory the database lacks: restored as the file says only when the caller may change it (a person;
+  an agent its own, or one nobody owns): a file naming another agent, or a person (user-stated, no
+  agent), is refused — a fabricated memory never speaks for another.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 
 from dokoro_store.walls.ownership import known_agent, memory_keeper
 
-__all__ = ["PERSON", "TRUST_RANK", "Caller", "lower_trust"]
+__all__ = ["A_PERSON", "TRUST_RANK", "Caller", "lower_trust"]
 
 # Higher is more trusted; a file never moves a memory up this scale.
 TRUST_RANK = {"imported": 0, "agent-inferred": 1, "user-stated": 2}
@@ -58,10 +59,6 @@ class Caller:
         person's, user-stated and written by no agent, is a person's), as every memory tool applies it."""
         return memory_keeper(agent_id, trust, self.agent)
 
-    def may_restore(self, author: str | None) -> bool:
-        """Whether the caller may restore, as its file says, a memory ``author`` wrote."""
-        return self.person or known_agent(author) in (None, self.agent)
-
     def version_trust(self, file_trust: str, row_trust: str) -> str:
         """The trust of a new version the caller's edit makes (never above the edited memory's,
         unless a person vouches for it)."""
@@ -76,4 +73,4 @@ class Caller:
         return "a person" if self.person else f"agent {self.agent}"
 
 
-PERSON = Caller()
+A_PERSON = Caller()  # the caller without identity (walls.ownership.PERSON names a person as an owner)

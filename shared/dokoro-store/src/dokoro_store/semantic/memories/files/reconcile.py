@@ -36,6 +36,7 @@ from dokoro_store.semantic.memories.files.run import RERENDER, Gone, Run, lstat
 from dokoro_store.semantic.memories.owners import asked, owner_words
 from dokoro_store.semantic.memories.repository import is_memory_id
 from dokoro_store.walls import containment as walls
+from dokoro_store.walls.ownership import PERSON
 
 __all__ = ["FILE_DELETED", "GateCheck", "Reconciler"]
 
@@ -385,11 +386,13 @@ class Reconciler:
                 f"id {memory_id!r} is not a memory id dokoro wrote (mem_YYYYMMDD_hex), so it restores nothing; "
                 "remove the id line to remember the file as a new memory"
             )
-        if not run.caller.may_restore(fields.agent):
+        keeper = run.caller.keeper(fields.agent, fields.trust)
+        if keeper is not None:  # the walls' one rule: a file naming another agent, or a person, speaks for nobody
+            own_call = "" if keeper == PERSON else f"{keeper}'s own call or "
             return "skipped", (
-                f"{memory_id} is {fields.agent}'s memory, which the database lacks: {run.caller.describe()} does not "
-                f"restore another's memory from a file; {fields.agent}'s own call or a person's `dokoro memory "
-                "reindex` restores it"
+                f"{memory_id} is {owner_words(keeper)} by its file, which the database lacks: "
+                f"{run.caller.describe()} does not restore another's memory from a file; {own_call}a person's "
+                "`dokoro memory reindex` restores it"
             )
         return None
 

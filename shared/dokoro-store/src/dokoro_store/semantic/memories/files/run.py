@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dokoro_store.results.memories import FileChange, FileProblem, FilesSync
-from dokoro_store.semantic.memories.files.authority import PERSON, Caller
+from dokoro_store.semantic.memories.files.authority import A_PERSON, Caller
 from dokoro_store.semantic.memories.files.manifest import Manifest
 from dokoro_store.walls.secrets import redact
 
@@ -50,7 +50,7 @@ class Run:
     budget: int | None = None
     deferred: int = 0
     # Who the changes a file makes are made by (:mod:`.authority`).
-    caller: Caller = PERSON
+    caller: Caller = A_PERSON
 
     def problem(self, path: str, reason: str) -> str:
         """Report a file (once per call), its reason redacted of secrets; the reason as reported."""
