@@ -84,7 +84,9 @@ def _launcher() -> str:
     """How the client should run dokoro: ``dokoro`` when that is this one on the PATH, else its path."""
     here = Path(sys.argv[0]).resolve() if sys.argv and sys.argv[0] else None
     found = shutil.which("dokoro")
-    if here is not None and here.name == "__main__.py":
+    if here is not None and (here.name == "__main__.py" or not here.name.startswith("dokoro")):
+        # `python -m dokoro`, or dokoro's commands called from another program (a test runner):
+        # this interpreter runs dokoro's module.
         return f"{shlex.quote(sys.executable)} -m dokoro"
     if found and (here is None or Path(found).resolve() == here):
         return "dokoro"
@@ -205,14 +207,14 @@ def status(json: JsonOption = False, path: PathOption = None) -> None:
 
 def _warm_state(root: Path, url: str | None) -> str:
     """Whether the store's warm hook server (:mod:`.warm`) is up, in words."""
-    import os
     import socket
 
     from dokoro.commands.hooks.warm import socket_path
+    from dokoro.commands.quick import embedder_choice, hooks_warm
 
-    if os.environ.get("DOKORO_HOOK_WARM", "on").strip().lower() in ("0", "off", "false", "no"):
+    if not hooks_warm():
         return "off (DOKORO_HOOK_WARM)"
-    path = socket_path(root, url, os.environ.get("DOKORO_EMBEDDER", "auto").strip().lower())
+    path = socket_path(root, url, embedder_choice() or "auto")  # the hook's own choice (run.py)
     if path is None:
         return "unavailable (no private runtime folder)"
     with socket.socket(socket.AF_UNIX) as probe:
