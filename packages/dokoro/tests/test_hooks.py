@@ -303,6 +303,23 @@ def test_session_start_says_nothing_on_an_empty_store_and_the_rules_otherwise(pr
     assert len(output["additionalContext"]) <= 400 * 4 + 200
 
 
+def test_hooks_status_says_when_each_hook_last_ran_and_what_it_did(
+    project: Path, transcript: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    Store.open(project / "dokoro").close()
+    before = runner.invoke(app, ["hooks", "status", "--path", str(project / "dokoro")])
+    hook("session-end", _payload("SessionEnd", project, transcript, reason="other"), project)
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("DOKORO_HOOK_WARM", "off")
+    after = runner.invoke(app, ["hooks", "status", "--path", str(project / "dokoro")])
+
+    assert before.exit_code == after.exit_code == 0, after.output
+    assert "none yet" in before.stdout and "none yet" not in after.stdout
+    (line,) = [ln for ln in after.stdout.splitlines() if ln.strip().startswith("session-end ")]
+    assert "captured: 4 turn(s)" in line and " ms)" in line  # what it did, and how long it took
+    assert "Recently captured sessions:" in after.stdout and SESSION in after.stdout
+
+
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 def test_a_later_session_is_told_what_an_earlier_one_said_in_other_words(
     backend: str, project: Path, transcript: Path, request: pytest.FixtureRequest

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from dokoro_store.housekeeping.gitignore import write_gitignore
     from dokoro_store.housekeeping.health import diagnose
     from dokoro_store.housekeeping.init import init_folder
+    from dokoro_store.index.config import EMBEDDER_CHOICES
     from dokoro_store.index.ranking.calibration import CLOSE_MATCH
     from dokoro_store.index.scope import DocScope
     from dokoro_store.limits import MAX_COUNT, MAX_INT32, MAX_TOKEN_COUNT
@@ -74,6 +75,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CLOSE_MATCH",
     "DEFAULT_OLLAMA_URL",
+    "EMBEDDER_CHOICES",
     "MAX_COUNT",
     "MAX_INT32",
     "MAX_LIST",
@@ -153,6 +155,7 @@ _HOMES = {
     "StorePaths": "paths",
     "resolve_dokoro_path": "paths",
     "RetrievalConfig": "retrieval",
+    "EMBEDDER_CHOICES": "index.config",
     "ConflictError": "errors",
     "DokoroError": "errors",
     "InvalidArgumentError": "errors",

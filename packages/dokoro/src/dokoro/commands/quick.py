@@ -16,8 +16,6 @@ from pathlib import Path
 
 __all__ = ["run_quick"]
 
-_EMBEDDERS = ("auto", "onnx", "static", "ollama", "hashing", "none")
-
 
 def run_quick(argv: list[str]) -> int | None:
     """The exit code of the command in ``argv`` (``argv[0]`` is ``hook`` or ``rules``), or None
@@ -31,6 +29,19 @@ def run_quick(argv: list[str]) -> int | None:
     if argv[0] == "rules":
         return _rules(argv[1:])
     return None
+
+
+def embedder_choice() -> str | None:
+    """``DOKORO_EMBEDDER`` as the store reads it (None: not one it knows)."""
+    from dokoro_store import EMBEDDER_CHOICES
+
+    choice = os.environ.get("DOKORO_EMBEDDER", "auto").strip().lower()
+    return choice if choice in EMBEDDER_CHOICES else None
+
+
+def hooks_warm() -> bool:
+    """Whether hooks go through the store's warm server (``DOKORO_HOOK_WARM``, on unless switched off)."""
+    return os.environ.get("DOKORO_HOOK_WARM", "on").strip().lower() not in ("0", "off", "false", "no")
 
 
 def _rules_options(argv: list[str]) -> tuple[bool, Path | None] | None:
@@ -51,8 +62,8 @@ def _rules_options(argv: list[str]) -> tuple[bool, Path | None] | None:
 
 def _rules(argv: list[str]) -> int | None:
     parsed = _rules_options(argv)
-    embedder = os.environ.get("DOKORO_EMBEDDER", "auto").strip().lower()
-    if parsed is None or embedder not in _EMBEDDERS:
+    embedder = embedder_choice()
+    if parsed is None or embedder is None:
         return None
     as_json, path = parsed
     from dokoro_store import DokoroError, NoStoreError, RetrievalConfig, Store, StorePaths, resolve_dokoro_path

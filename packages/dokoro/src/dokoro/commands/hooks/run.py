@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dokoro.commands.hooks.events import CAPTURE_EVENTS, CLIENT_EVENTS, EVENTS, MAX_EVENT_BYTES, HookEvent, parse_event
+from dokoro.commands.quick import embedder_choice, hooks_warm
 
 if TYPE_CHECKING:
     from dokoro_store import Store, StorePaths
@@ -38,7 +39,6 @@ __all__ = ["DEFAULT_BUDGET", "DEFAULT_TIMEOUT", "HookOptions", "main", "parse_ar
 # `dokoro hooks install`, is longer).
 DEFAULT_TIMEOUT = {"session-start": 5.0, "prompt": 2.0, "pre-compact": 50.0, "stop": 50.0, "session-end": 50.0}
 DEFAULT_BUDGET = {"session-start": 1500, "prompt": 500}  # tokens of additional context
-_EMBEDDERS = ("auto", "onnx", "static", "ollama", "hashing", "none")
 USAGE = (
     "usage: dokoro hook {session-start|prompt|pre-compact|stop|session-end} "
     "[--path FOLDER] [--timeout SECONDS] [--budget TOKENS] [--min-relevance R]\n"
@@ -59,7 +59,6 @@ class HookOptions:
 class _Outcome:
     output: str = ""
     outcome: str = ""
-    detail: str = ""
     error: BaseException | None = None
     extra: dict[str, object] = field(default_factory=dict)
 
@@ -123,8 +122,7 @@ def _store_root(options: HookOptions, cwd: Path) -> tuple[Path, str | None]:
 
 
 def _embedder_choice() -> str:
-    choice = os.environ.get("DOKORO_EMBEDDER", "auto").strip().lower()
-    return choice if choice in _EMBEDDERS else "auto"
+    return embedder_choice() or "auto"
 
 
 def open_store(root: Path, url: str | None) -> Store:
@@ -233,9 +231,8 @@ def answer_request(store: Store, request: dict[str, Any]) -> dict[str, Any]:
         record_hook_run(store.paths, name, "error", detail, warm=True)
         return {"error": detail}
     ms = round((time.monotonic() - began) * 1000)
-    extra = {k: v for k, v in result.extra.items() if k != "session"}
-    record_hook_run(store.paths, options.event, result.outcome or "done", result.detail, ms=ms,
-                    session=event.session_id, warm=True, **extra)  # fmt: skip
+    record_hook_run(store.paths, options.event, result.outcome or "done", "", ms=ms,
+                    session=event.session_id, warm=True, **result.extra)  # fmt: skip
     return {"output": result.output, "outcome": result.outcome}
 
 
@@ -325,7 +322,7 @@ def main(argv: list[str]) -> int:
     if problem is not None:
         _journal(paths, options, "error", problem)
         return 0
-    if os.environ.get("DOKORO_HOOK_WARM", "on").strip().lower() not in ("0", "off", "false", "no"):
+    if hooks_warm():
         left = options.timeout - (time.monotonic() - began)
         if _warm(options, argv, asdict(event), root, url, left):
             return 0  # answered (and journaled) by the warm server
@@ -345,5 +342,5 @@ def main(argv: list[str]) -> int:
     if result.output:
         sys.stdout.write(result.output)
         sys.stdout.flush()
-    _journal(paths, options, result.outcome or "done", result.detail, ms=ms, session=event.session_id, **result.extra)
+    _journal(paths, options, result.outcome or "done", "", ms=ms, session=event.session_id, **result.extra)
     return 0
