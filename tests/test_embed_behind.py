@@ -190,3 +190,27 @@ def test_a_search_after_a_stream_of_writes_embeds_the_last_few_and_leaves_the_re
 
         assert store.docs.embed_written() == 5 and store.episodic.embed_written() == 5  # the step's share
         assert _unembedded_summaries(store) == 0 and _doc_embedder(store, "note-00") == HASHING
+
+
+def test_a_recall_embeds_at_most_one_batch_of_what_another_process_left(
+    tmp_path: Path, database_url: str | None, monkeypatch
+) -> None:
+    """Summaries another process left without vectors (a killed writer's) are the step's sweep: a
+    recall meanwhile embeds one batch of them, never the whole backlog."""
+    import dokoro_store.background.write_behind as write_behind
+    from sqlalchemy import text
+
+    monkeypatch.setattr(write_behind, "EMBED_DELAY", 3600.0)  # the sweep is held back
+    count = write_behind.BATCH * 2 + 3
+    root = tmp_path / "dokoro"
+    with Store.open(root, database_url=database_url, retrieval=BEHIND) as store:
+        for n in range(count):
+            store.episodic.add_summary(f"s-{n:02d}", "m", f"session {n} fixed the login race")
+        store.episodic.embed_written()
+        with store.db.engine.begin() as connection:  # as a killed writer leaves them
+            connection.execute(text("UPDATE conversation_summaries SET embedding = NULL, embedder = NULL"))
+    with Store.open(root, database_url=database_url, retrieval=BEHIND) as store:  # the next process
+        store.episodic.recall(query="which database keeps tokens?")
+        assert _unembedded_summaries(store) == count - write_behind.BATCH
+        assert store.episodic.embed_written() == count - write_behind.BATCH  # the sweep's share
+        assert _unembedded_summaries(store) == 0

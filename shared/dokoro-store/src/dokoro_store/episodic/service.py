@@ -442,10 +442,11 @@ class EpisodicService:
         try:
             import numpy as np
 
-            if newest:  # embedded now, as the write-behind step would a moment later
-                self._vectors.embed_ids(embedder, newest)
-            elif waiting:
-                self._vectors.embed_missing(embedder)
+            # Embedded now, as the write-behind step would a moment later: this process's newest, or
+            # one batch of what another process left; never a whole backlog (the step sweeps it).
+            batch = newest or (self._vectors.unembedded(None, BATCH) if waiting else [])
+            if batch:
+                self._vectors.embed_ids(embedder, batch)
             query_vector = embedder.embed([query], query=True)[0]
             closest = self._vectors.nearest(embedder.id, query_vector, depth, where)
             nearest = {row_id: cosine for row_id, cosine in closest if cosine >= VECTOR_FLOOR}

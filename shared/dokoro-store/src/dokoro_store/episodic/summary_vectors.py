@@ -167,18 +167,6 @@ class SummaryVectors:
         except DokoroError:
             log.warning("dokoro: could not embed a session summary now; recall will embed it later", exc_info=True)
 
-    def embed_missing(self, embedder: Embedder) -> int:
-        """Embed the summaries without a vector, oldest first, in batches (through the partial index
-        of unembedded rows); returns how many. Each batch is read after the last one's highest id,
-        so a row that cannot be kept is not read again in this pass."""
-        done, after = 0, 0
-        while True:
-            ids = self.unembedded(after, _BATCH)
-            if not ids:
-                return done
-            done += self.embed_ids(embedder, ids)
-            after = ids[-1]
-
     def unembedded(self, after: int | None, limit: int) -> list[int]:
         """Up to ``limit`` ids of summaries without a vector, in id order, after ``after``."""
         with self._db.read() as session:
