@@ -1,9 +1,10 @@
 """The application state every tool reaches, and the store behind it, opened in the background.
 
 A server answers ``initialize`` and ``tools/list`` without waiting for its store:
-:class:`StoreOpener` opens it in a thread, started by a stdio server's entry point before the MCP
-SDK is imported (``dokoro_server.entry.prepare``, so the first tool call finds it open) or else
-once the client has listed the tools; a tool that needs it while it is opening waits for it.
+:class:`StoreOpener` opens it in a thread, made by a stdio server's entry point
+(``dokoro_server.entry.prepare``) and started once the SDK is imported, before the handshake (so the
+first tool call finds it open), or else once the client has listed the tools; a tool that needs it
+while it is opening waits for it.
 """
 
 from __future__ import annotations

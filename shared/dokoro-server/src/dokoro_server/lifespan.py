@@ -2,9 +2,9 @@
 store, opened in the background unless the caller hands one over.
 
 :func:`store_middleware` starts opening the store once the client's handshake is done (right
-after the first ``tools/list`` answer, as a rule) when nothing has started it yet: a stdio server's
-entry point starts it at the process's start, before the MCP SDK loads (``dokoro_server.entry``);
-a server built in a test or for HTTP opens it here. A tool call waits for the store while it is
+after the first ``tools/list`` answer, as a rule) when nothing has started it yet: a stdio server
+starts it once the MCP SDK is loaded, before the handshake (``dokoro_server.entry``); a server built
+in a test or for HTTP opens it here. A tool call waits for the store while it is
 opening, and a store that cannot be opened answers every tool call with the reason and the fix.
 """
 

@@ -271,6 +271,4 @@ class WorkspaceIndex:
         imported = and_(or_(*prefixes, column.in_(RENDERED_FILES)), not_(or_(*own)))
         with self._db.read() as session:
             ids = [str(doc_id) for doc_id in session.execute(select(docs_table.c.id).where(imported)).scalars()]
-        for doc_id in ids:
-            self._docs.delete(doc_id)
-        return len(ids)
+        return sum(self._docs.delete_many(ids[i : i + 500]) for i in range(0, len(ids), 500))
