@@ -98,18 +98,21 @@ def rewrite_of(context: Any) -> Rewrite | None:
         app = context.request_context.lifespan_context if context is not None else None
     except LookupError:  # no request
         return None
-    # The lifespan context is the kit's AppState; read by name, so this module and app.py do not
-    # import each other.
-    rewrite = getattr(app, "rewrite", None)
-    return rewrite if callable(rewrite) else None
+    return _app_rewrite(app)
 
 
 def rewrite_for(app: Any) -> Rewrite:
     """The rewrite of the answers of the server whose state is ``app`` (an ``AppState``), also when
     its store could not be opened (the answer that says why); the identity when even its folder
-    cannot be named. Read by name, as :func:`rewrite_of` does: this module does not import app.py."""
+    cannot be named."""
+    return _app_rewrite(app) or _same
+
+
+def _app_rewrite(app: Any) -> Rewrite | None:
+    # The lifespan context is the kit's AppState; read by name, so this module and app.py do not
+    # import each other.
     rewrite = getattr(app, "rewrite", None)
-    return rewrite if callable(rewrite) else _same
+    return rewrite if callable(rewrite) else None
 
 
 def rewritten(result: CallToolResult, rewrite: Rewrite) -> CallToolResult:
