@@ -31,19 +31,6 @@ def run_quick(argv: list[str]) -> int | None:
     return None
 
 
-def embedder_choice() -> str | None:
-    """``DOKORO_EMBEDDER`` as the store reads it (None: not one it knows)."""
-    from dokoro_store import EMBEDDER_CHOICES
-
-    choice = os.environ.get("DOKORO_EMBEDDER", "auto").strip().lower()
-    return choice if choice in EMBEDDER_CHOICES else None
-
-
-def hooks_warm() -> bool:
-    """Whether hooks go through the store's warm server (``DOKORO_HOOK_WARM``, on unless switched off)."""
-    return os.environ.get("DOKORO_HOOK_WARM", "on").strip().lower() not in ("0", "off", "false", "no")
-
-
 def _rules_options(argv: list[str]) -> tuple[bool, Path | None] | None:
     as_json, path = False, None
     rest = list(argv)
@@ -62,6 +49,8 @@ def _rules_options(argv: list[str]) -> tuple[bool, Path | None] | None:
 
 def _rules(argv: list[str]) -> int | None:
     parsed = _rules_options(argv)
+    from dokoro.commands.environment import embedder_choice
+
     embedder = embedder_choice()
     if parsed is None or embedder is None:
         return None

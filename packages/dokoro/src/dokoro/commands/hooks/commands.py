@@ -209,8 +209,8 @@ def _warm_state(root: Path, url: str | None) -> str:
     """Whether the store's warm hook server (:mod:`.warm`) is up, in words."""
     import socket
 
+    from dokoro.commands.environment import embedder_choice, hooks_warm
     from dokoro.commands.hooks.warm import socket_path
-    from dokoro.commands.quick import embedder_choice, hooks_warm
 
     if not hooks_warm():
         return "off (DOKORO_HOOK_WARM)"

@@ -27,8 +27,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dokoro.commands.environment import embedder_choice, hooks_warm
 from dokoro.commands.hooks.events import CAPTURE_EVENTS, CLIENT_EVENTS, EVENTS, MAX_EVENT_BYTES, HookEvent, parse_event
-from dokoro.commands.quick import embedder_choice, hooks_warm
 
 if TYPE_CHECKING:
     from dokoro_store import Store, StorePaths
